@@ -1,0 +1,74 @@
+package wire
+
+import (
+	"time"
+
+	"github.com/sirupsen/logrus"
+)
+
+// Config tunes a Server. Start from DefaultConfig and fill Versions.
+type Config struct {
+	// MaxRequestBytes bounds one request frame (Kafka's socket.request.max.bytes).
+	// A frame that claims more closes the connection, with a log line, before
+	// anything is allocated for it.
+	MaxRequestBytes int32
+
+	// Versions maps an API key to the versions the broker handles. It is what
+	// ApiVersions advertises and what is accepted: a request for a key that is
+	// missing, or a version outside its range, closes the connection, as Kafka
+	// does. ApiVersions (key 18) is answered by wire itself; if the map has no
+	// entry for it, wire advertises 0–3. Ranges beyond what kmsg can decode are
+	// clamped (with a warning) when the Server is built.
+	Versions map[int16]VersionRange
+
+	// IdleTimeout closes a connection that has neither sent a request nor had
+	// one in progress for this long (Kafka's connections.max.idle.ms).
+	IdleTimeout time.Duration
+
+	// WriteTimeout bounds how long one write to a client may make no progress
+	// before the connection is closed, so a stalled reader cannot pin a
+	// goroutine and the file handles of a pending Fetch forever.
+	WriteTimeout time.Duration
+
+	// PipelineDepth is how many requests of one connection may be read and
+	// decoded ahead of the one being handled. Read-ahead is also bounded in
+	// bytes: beyond the first queued request, no more than MaxRequestBytes of
+	// frames wait per connection.
+	PipelineDepth int
+
+	// Sendfile sends Fetch record bytes with sendfile(2) when the connection is
+	// a *net.TCPConn on Linux. False forces the user-space copy (pread and
+	// write) that TLS will need.
+	Sendfile bool
+
+	// Log receives connection-level events (closed for a bad frame, idle,
+	// handler panics). Nil means logrus's standard logger.
+	Log *logrus.Entry
+}
+
+// VersionRange is an inclusive range of API versions.
+type VersionRange struct{ Min, Max int16 }
+
+// Contains reports whether v is inside the range.
+func (r VersionRange) Contains(v int16) bool { return v >= r.Min && v <= r.Max }
+
+// Default values, chosen to match Kafka's broker defaults where one exists.
+const (
+	DefaultMaxRequestBytes = 100 << 20 // socket.request.max.bytes
+	DefaultIdleTimeout     = 10 * time.Minute
+	DefaultWriteTimeout    = 30 * time.Second
+	DefaultPipelineDepth   = 8
+)
+
+// DefaultConfig returns a working configuration with no API versions: the
+// broker fills Versions with what it handles.
+func DefaultConfig() Config {
+	return Config{
+		MaxRequestBytes: DefaultMaxRequestBytes,
+		Versions:        map[int16]VersionRange{},
+		IdleTimeout:     DefaultIdleTimeout,
+		WriteTimeout:    DefaultWriteTimeout,
+		PipelineDepth:   DefaultPipelineDepth,
+		Sendfile:        true,
+	}
+}

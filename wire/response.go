@@ -1,0 +1,81 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Response is what a Handler returns for a Request. It is one of:
+//
+//   - a kmsg.Response of the request's API key: wire sets its version to the
+//     request's and encodes it, with response header v1 (tagged fields) for
+//     flexible versions;
+//   - a *FetchResponse, for Fetch requests: encoded by hand, records sent
+//     with sendfile(2);
+//   - NoResponse: nothing is written (Produce with acks=0);
+//   - CloseConnection: the connection is closed once the responses to
+//     earlier requests are written (Kafka does this when an acks=0 Produce
+//     fails, so the client notices and refreshes its metadata).
+//
+// Anything else, including nil, is a handler bug: wire logs it and closes the
+// connection, since the client would wait forever for an answer.
+type Response any
+
+type noResponse struct{}
+
+type closeConnection struct{}
+
+// NoResponse tells wire to write nothing for the request.
+var NoResponse Response = noResponse{}
+
+// CloseConnection tells wire to close the connection after the responses to
+// earlier requests have been written.
+var CloseConnection Response = closeConnection{}
+
+// Handler serves decoded requests. ServeKafka is called for one connection's
+// requests one at a time, in the order they arrived; different connections
+// are served concurrently. ctx is cancelled when the connection closes
+// (client gone, protocol error, or Shutdown's deadline passing), so a long
+// poll should select on it.
+type Handler interface {
+	ServeKafka(ctx context.Context, req *Request) Response
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, req *Request) Response
+
+// ServeKafka calls f.
+func (f HandlerFunc) ServeKafka(ctx context.Context, req *Request) Response { return f(ctx, req) }
+
+// fixedVersion is a kmsg response encoded at its own version rather than the
+// request's: the UNSUPPORTED_VERSION answer to ApiVersions is always v0.
+type fixedVersion struct {
+	resp    kmsg.Response
+	version int16
+}
+
+// errCloseRequested ends a connection on the handler's CloseConnection.
+var errCloseRequested = errors.New("handler asked to close the connection")
+
+// appendKmsgResponse appends a whole response frame (size, header, body).
+func appendKmsgResponse(dst []byte, req *Request, resp kmsg.Response, version int16) ([]byte, error) {
+	if resp.Key() != req.APIKey {
+		return dst, fmt.Errorf("handler answered %s request with a %s response",
+			kmsg.NameForKey(req.APIKey), kmsg.NameForKey(resp.Key()))
+	}
+	resp.SetVersion(version)
+	start := len(dst)
+	dst = appendResponseHeader(dst, req.CorrelationID, resp.IsFlexible() && resp.Key() != apiKeyApiVersions)
+	dst = resp.AppendTo(dst)
+	if len(dst)-start-4 > maxFrameSize {
+		return dst[:start], fmt.Errorf("%s response of %d bytes does not fit a frame", kmsg.NameForKey(req.APIKey), len(dst)-start)
+	}
+	finishFrame(dst[start:])
+	return dst, nil
+}
+
+// maxFrameSize is the largest size an INT32 prefix can state.
+const maxFrameSize = 1<<31 - 1
