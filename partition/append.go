@@ -1,0 +1,276 @@
+package partition
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Append validates batches (one or more RecordBatch v2, back to back), then
+// writes them all or none. It rewrites each batch's baseOffset and partition
+// leader epoch in place in the caller's buffer, which the CRC does not cover;
+// under LogAppendTime it also sets the timestamp-type attribute and
+// maxTimestamp to the broker's clock and recomputes the CRC. A refused batch
+// returns a *BatchError and nothing reaches disk. leaderEpoch -1 means none;
+// an epoch below the log's latest is ErrStaleLeaderEpoch.
+func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendInfo, error) {
+	if len(batches) > maxSegmentBytes {
+		return AppendInfo{}, &BatchError{Kind: Invalid, Reason: fmt.Sprintf("append of %d bytes exceeds a segment", len(batches))}
+	}
+	if leaderEpoch < -1 {
+		return AppendInfo{}, fmt.Errorf("append to %s: leader epoch %d: %w", l.dir, leaderEpoch, ErrStaleLeaderEpoch)
+	}
+	// Validate before taking the lock: CRCs of concurrent produces to one
+	// partition need not queue up.
+	var hs []batchAt
+	records := int64(0)
+	if _, err := scanBatches(batches, func(pos int, h BatchHeader) {
+		hs = append(hs, batchAt{pos, h})
+		records += int64(h.NumRecords)
+	}); err != nil {
+		return AppendInfo{}, err
+	}
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	if l.closed {
+		return AppendInfo{}, ErrClosed
+	}
+	if n := len(l.epochs); n > 0 && leaderEpoch < l.epochs[n-1].Epoch {
+		return AppendInfo{}, fmt.Errorf("append to %s: epoch %d after %d: %w", l.dir, leaderEpoch, l.epochs[n-1].Epoch, ErrStaleLeaderEpoch)
+	}
+	cfg := l.cfg
+	now := cfg.Clock().UnixMilli()
+
+	if err := l.unmarkClean(); err != nil {
+		return AppendInfo{}, err
+	}
+	active := l.segs[len(l.segs)-1]
+	end := active.st.next
+	if active.st.size > 0 && (active.st.size+int64(len(batches)) > cfg.SegmentBytes ||
+		now-active.st.firstTS >= cfg.SegmentAge.Milliseconds() ||
+		end+records-active.base > math.MaxUint32) {
+		var err error
+		if active, err = l.roll(end); err != nil {
+			return AppendInfo{}, err
+		}
+	}
+
+	// Assign offsets and stamp the batches.
+	info := AppendInfo{BaseOffset: end, LogAppendTime: -1, RecordCount: int(records), Bytes: len(batches)}
+	if cfg.LogAppendTime {
+		info.LogAppendTime = now
+	}
+	next := end
+	for i := range hs {
+		b := batches[hs[i].pos : hs[i].pos+int(hs[i].h.Size())]
+		h := &hs[i].h
+		h.BaseOffset, h.PartitionLeaderEpoch = next, leaderEpoch
+		binary.BigEndian.PutUint64(b[offBaseOffset:], uint64(next))
+		binary.BigEndian.PutUint32(b[offLeaderEpoch:], uint32(leaderEpoch))
+		switch {
+		case cfg.LogAppendTime:
+			h.Attributes |= attrTimestampType
+			h.MaxTimestamp = now
+			binary.BigEndian.PutUint16(b[offAttributes:], uint16(h.Attributes))
+			binary.BigEndian.PutUint64(b[offMaxTimestamp:], uint64(now))
+			binary.BigEndian.PutUint32(b[offCRC:], batchCRC(b))
+		case h.LogAppendTime():
+			// A producer cannot choose LogAppendTime; the topic decides.
+			h.Attributes &^= attrTimestampType
+			binary.BigEndian.PutUint16(b[offAttributes:], uint16(h.Attributes))
+			binary.BigEndian.PutUint32(b[offCRC:], batchCRC(b))
+		}
+		next = h.LastOffset() + 1
+	}
+	info.LastOffset = next - 1
+
+	if leaderEpoch >= 0 && (len(l.epochs) == 0 || leaderEpoch > l.epochs[len(l.epochs)-1].Epoch) {
+		// The cache is made durable before the batches it vouches for, so
+		// recovery can check every batch's epoch against it.
+		epochs := append(l.epochs[:len(l.epochs):len(l.epochs)], EpochEntry{Epoch: leaderEpoch, StartOffset: end})
+		if err := writeFileAtomic(l.dir, leaderEpochFile, encodeEpochs(epochs)); err != nil {
+			return AppendInfo{}, fmt.Errorf("append to %s: %w", l.dir, err)
+		}
+		l.mu.Lock()
+		l.epochs = epochs
+		l.mu.Unlock()
+	}
+
+	st := active.st
+	ob, tb := l.entryBuf[:0], l.timeBuf[:0]
+	for _, b := range hs {
+		ob, tb = st.track(active.base, active.st.size+int64(b.pos), b.h, cfg.IndexIntervalBytes, ob, tb)
+	}
+	l.entryBuf, l.timeBuf = ob, tb
+	if err := l.writeAppend(active, batches, ob, tb, cfg.Flush == FlushEveryAppend); err != nil {
+		return AppendInfo{}, fmt.Errorf("append to %s: %w", l.dir, err)
+	}
+	st.dirty = true // indexes, and under other policies the log, await Flush
+	l.mu.Lock()
+	active.st = st
+	l.mu.Unlock()
+	if cfg.Flush == FlushInterval && l.flushTimer == nil {
+		l.bg.Add(1)
+		l.flushTimer = time.AfterFunc(cfg.FlushEvery, func() {
+			defer l.bg.Done()
+			l.appendMu.Lock()
+			l.flushTimer = nil
+			l.appendMu.Unlock()
+			l.Flush()
+		})
+	}
+	return info, nil
+}
+
+// writeAppend writes the batches and their index entries past the active
+// segment's published end, undoing a partial write on error.
+func (l *Log) writeAppend(s *segment, batches, ob, tb []byte, sync bool) error {
+	f, err := s.log.acquire()
+	if err != nil {
+		return err
+	}
+	defer s.log.release()
+	undo := func(err error) error {
+		f.Truncate(s.st.size) // best effort; recovery cuts whatever remains
+		return err
+	}
+	if _, err := f.WriteAt(batches, s.st.size); err != nil {
+		return undo(fmt.Errorf("write %s: %w", s.log.path, err))
+	}
+	if len(ob) > 0 {
+		if err := writeAtHandle(s.offIdx, ob, int64(s.st.offEntries)*offsetEntrySize); err != nil {
+			return undo(err)
+		}
+	}
+	if len(tb) > 0 {
+		if err := writeAtHandle(s.tsIdx, tb, int64(s.st.timeEntries)*timeEntrySize); err != nil {
+			return undo(err)
+		}
+	}
+	if sync {
+		if err := f.Sync(); err != nil {
+			return undo(fmt.Errorf("fsync %s: %w", s.log.path, err))
+		}
+	}
+	return nil
+}
+
+func writeAtHandle(h *fileHandle, b []byte, at int64) error {
+	f, err := h.acquire()
+	if err != nil {
+		return err
+	}
+	defer h.release()
+	if _, err := f.WriteAt(b, at); err != nil {
+		return fmt.Errorf("write %s: %w", h.path, err)
+	}
+	return nil
+}
+
+// roll starts a new active segment at offset base and flushes the old ones
+// in the background, as Kafka does. Called with appendMu held.
+func (l *Log) roll(base int64) (*segment, error) {
+	s, err := createSegment(l.dir, base, l.files)
+	if err != nil {
+		return nil, err
+	}
+	segs := append(l.segs[:len(l.segs):len(l.segs)], s)
+	l.mu.Lock()
+	l.segs = segs
+	l.mu.Unlock()
+	l.bg.Add(1)
+	go func() {
+		defer l.bg.Done()
+		l.Flush()
+	}()
+	return s, nil
+}
+
+// unmarkClean rewrites a "closed cleanly" recovery point before the first
+// change after Open, so a crash from now on makes the next Open walk the tail.
+func (l *Log) unmarkClean() error {
+	if !l.cleanMarked {
+		return nil
+	}
+	if err := l.writeRecoveryPoint(recoveryPoint{Offset: l.recoveryPoint, CleanBase: -1}); err != nil {
+		return err
+	}
+	l.cleanMarked = false
+	return nil
+}
+
+func (l *Log) stopFlushTimer() {
+	if l.flushTimer != nil && l.flushTimer.Stop() {
+		l.bg.Done()
+	}
+	l.flushTimer = nil
+}
+
+// Flush fsyncs every segment written since the last flush, then advances
+// the recovery point to the log end. Appends continue meanwhile, and reads
+// are never blocked by it.
+func (l *Log) Flush() error {
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	l.appendMu.Lock()
+	if l.closed {
+		l.appendMu.Unlock()
+		return ErrClosed
+	}
+	end := l.segs[len(l.segs)-1].st.next
+	var dirty []*segment
+	l.mu.Lock()
+	for _, s := range l.segs {
+		if s.st.dirty {
+			dirty = append(dirty, s)
+			s.st.dirty = false
+		}
+	}
+	l.mu.Unlock()
+	l.appendMu.Unlock()
+
+	var err error
+	for _, s := range dirty {
+		if err = s.sync(); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = syncDir(l.dir)
+	}
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	if err != nil {
+		l.mu.Lock()
+		for _, s := range dirty {
+			s.st.dirty = true
+		}
+		l.mu.Unlock()
+		return fmt.Errorf("flush %s: %w", l.dir, err)
+	}
+	if end <= l.recoveryPoint || l.closed {
+		return nil
+	}
+	if err := l.writeRecoveryPoint(recoveryPoint{Offset: end, CleanBase: -1}); err != nil {
+		return fmt.Errorf("flush %s: %w", l.dir, err)
+	}
+	l.recoveryPoint, l.cleanMarked = end, false
+	return nil
+}
+
+// syncDirty fsyncs every dirty segment; called with appendMu held.
+func (l *Log) syncDirty() error {
+	for _, s := range l.segs {
+		if !s.st.dirty {
+			continue
+		}
+		if err := s.sync(); err != nil {
+			return err
+		}
+		l.mu.Lock()
+		s.st.dirty = false
+		l.mu.Unlock()
+	}
+	return nil
+}

@@ -1,0 +1,147 @@
+package partition
+
+import (
+	"container/list"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+)
+
+// FileCache bounds how many segment and index files are open at once across
+// every Log that shares it, so a node can hold many thousands of partitions.
+// Files open lazily on first use and are reference counted while in use (a
+// Slice being sent, an append, an index lookup); once idle they sit in an LRU
+// list and the least recently used are closed whenever more than maxOpen are
+// open. Files in use are never closed, so the bound is soft: it can be
+// exceeded by the number of files pinned at one moment.
+type FileCache struct {
+	mu      sync.Mutex
+	maxOpen int
+	open    int
+	idle    list.List // of *fileHandle, most recently used at the front
+}
+
+// NewFileCache returns a cache that keeps at most maxOpen idle files open
+// (at least 1).
+func NewFileCache(maxOpen int) *FileCache {
+	if maxOpen < 1 {
+		maxOpen = 1
+	}
+	return &FileCache{maxOpen: maxOpen}
+}
+
+// OpenFiles is how many files the cache holds open right now.
+func (c *FileCache) OpenFiles() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.open
+}
+
+// errFileGone is acquiring a file whose segment was deleted or whose log
+// closed.
+var errFileGone = errors.New("segment file deleted or log closed")
+
+// fileHandle is one file that the cache may open and close behind its
+// owner's back. Its fields are guarded by the cache's mutex.
+type fileHandle struct {
+	cache  *FileCache
+	path   string
+	f      *os.File
+	refs   int
+	elem   *list.Element // in cache.idle while open and unreferenced
+	doomed bool          // removed from its log: close at the last release
+}
+
+func (c *FileCache) handle(path string) *fileHandle {
+	return &fileHandle{cache: c, path: path}
+}
+
+// acquire opens the file if needed and pins it until release.
+func (h *fileHandle) acquire() (*os.File, error) {
+	c := h.cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if h.doomed && h.f == nil {
+		return nil, fmt.Errorf("open %s: %w", h.path, errFileGone)
+	}
+	if h.f == nil {
+		f, err := os.OpenFile(h.path, os.O_RDWR, 0)
+		if err != nil {
+			return nil, fmt.Errorf("open %s: %w", h.path, err)
+		}
+		h.f = f
+		c.open++
+	}
+	if h.elem != nil {
+		c.idle.Remove(h.elem)
+		h.elem = nil
+	}
+	h.refs++
+	c.evictLocked()
+	return h.f, nil
+}
+
+// release unpins the file; an idle file may be closed later to stay in bound.
+func (h *fileHandle) release() {
+	c := h.cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h.refs--
+	if h.refs > 0 {
+		return
+	}
+	if h.refs < 0 {
+		panic("partition: file handle released more than acquired: " + h.path)
+	}
+	if h.doomed {
+		h.closeLocked()
+		return
+	}
+	h.elem = c.idle.PushFront(h)
+	c.evictLocked()
+}
+
+// forget closes the file once nobody uses it; it is never opened again. Used
+// when the file is deleted or its log closes.
+func (h *fileHandle) forget() {
+	c := h.cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h.doomed = true
+	if h.refs == 0 {
+		h.closeLocked()
+	}
+}
+
+// closeIdle closes the file now if nobody uses it, keeping it reopenable.
+func (h *fileHandle) closeIdle() {
+	c := h.cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if h.refs == 0 {
+		h.closeLocked()
+	}
+}
+
+func (h *fileHandle) closeLocked() {
+	if h.elem != nil {
+		h.cache.idle.Remove(h.elem)
+		h.elem = nil
+	}
+	if h.f != nil {
+		h.f.Close() // read-only use or already synced; nothing to report
+		h.f = nil
+		h.cache.open--
+	}
+}
+
+func (c *FileCache) evictLocked() {
+	for c.open > c.maxOpen {
+		back := c.idle.Back()
+		if back == nil {
+			return // everything open is pinned
+		}
+		back.Value.(*fileHandle).closeLocked()
+	}
+}

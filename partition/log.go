@@ -1,0 +1,377 @@
+package partition
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ErrStaleLeaderEpoch refuses an append whose leader epoch is older than one
+// the log has already written: epochs never go backwards within a log.
+var ErrStaleLeaderEpoch = errors.New("leader epoch older than the log's latest")
+
+// Log is one partition's append-only log. All methods are safe for
+// concurrent use.
+type Log struct {
+	dir   string
+	files *FileCache
+
+	// flushMu serializes flushes and truncations, so a recovery point is
+	// never written for bytes a truncation has since replaced.
+	flushMu sync.Mutex
+	// appendMu serializes every writer: append, roll, truncate, retention.
+	// Writers may read segs and seg.st under it without mu.
+	appendMu sync.Mutex
+	// mu guards what readers see: segs, every seg.st, epochs, cfg, closed.
+	mu     sync.RWMutex
+	cfg    Config
+	segs   []*segment // ascending by base; the last is active; replaced, never edited
+	epochs []EpochEntry
+	closed bool
+
+	// Guarded by appendMu.
+	recoveryPoint int64
+	cleanMarked   bool        // the checkpoint on disk still says "closed cleanly"
+	flushTimer    *time.Timer // armed while FlushInterval has unflushed data
+	entryBuf      []byte
+	timeBuf       []byte
+
+	bg sync.WaitGroup // flushes started by rolls and the flush timer
+}
+
+type batchAt struct {
+	pos int
+	h   BatchHeader
+}
+
+// AppendInfo describes a successful Append.
+type AppendInfo struct {
+	BaseOffset    int64 // offset given to the first record
+	LastOffset    int64 // offset given to the last record
+	LogAppendTime int64 // broker time stamped on the batches in ms, -1 under CreateTime
+	RecordCount   int
+	Bytes         int
+}
+
+// Open opens the log in dir, creating the directory if missing, and recovers
+// it: segments after the recovery point are walked batch by batch (length,
+// CRC, contiguous offsets, leader epoch) and cut at the first bad byte, later
+// segments dropped, and their indexes rebuilt; earlier segments' indexes are
+// sanity-checked and rebuilt if they fail.
+func Open(dir string, cfg Config) (*Log, error) {
+	cfg = cfg.normalized()
+	files := cfg.Files
+	if files == nil {
+		files = NewFileCache(privateFileCacheSize)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("open log %s: %w", dir, err)
+	}
+	l := &Log{dir: dir, files: files, cfg: cfg}
+	if err := l.load(); err != nil {
+		for _, s := range l.segs {
+			s.close()
+		}
+		return nil, fmt.Errorf("open log %s: %w", dir, err)
+	}
+	return l, nil
+}
+
+func (l *Log) load() error {
+	entries, err := os.ReadDir(l.dir)
+	if err != nil {
+		return err
+	}
+	var bases []int64
+	logs := map[int64]bool{}
+	for _, e := range entries {
+		if base, ok := parseSegmentName(e.Name()); ok && e.Type().IsRegular() {
+			bases = append(bases, base)
+			logs[base] = true
+		}
+	}
+	for _, e := range entries {
+		name := e.Name()
+		switch {
+		case strings.HasSuffix(name, tempSuffix):
+			// A state file whose replacement never finished; the old one stands.
+			os.Remove(filepath.Join(l.dir, name))
+		case strings.HasSuffix(name, offsetSuffix) || strings.HasSuffix(name, timeIndexSuffix):
+			stem := strings.TrimSuffix(strings.TrimSuffix(name, offsetSuffix), timeIndexSuffix)
+			if base, ok := parseSegmentName(stem + logSuffix); ok && !logs[base] {
+				os.Remove(filepath.Join(l.dir, name)) // index of a deleted segment
+			}
+		}
+	}
+	slices.Sort(bases)
+
+	if len(bases) == 0 {
+		s, err := createSegment(l.dir, 0, l.files)
+		if err != nil {
+			return err
+		}
+		l.segs = []*segment{s}
+		if err := writeFileAtomic(l.dir, leaderEpochFile, encodeEpochs(nil)); err != nil {
+			return err
+		}
+		return l.writeRecoveryPoint(recoveryPoint{Offset: 0, CleanBase: -1})
+	}
+
+	rp := readRecoveryPoint(l.dir)
+	epochs, epochErr := readEpochs(l.dir)
+	_, statErr := os.Stat(filepath.Join(l.dir, leaderEpochFile))
+	learn := epochErr != nil || statErr != nil
+	var epochOK func(int64, int32) bool
+	if learn {
+		// The epoch cache is lost: walk everything and learn it from the batches.
+		rp = recoveryPoint{CleanBase: -1}
+		epochs = nil
+		epochOK = func(off int64, epoch int32) bool {
+			last := int32(-1)
+			if len(epochs) > 0 {
+				last = epochs[len(epochs)-1].Epoch
+			}
+			if epoch < last {
+				return false
+			}
+			if epoch > last {
+				epochs = append(epochs, EpochEntry{Epoch: epoch, StartOffset: off})
+			}
+			return true
+		}
+	} else {
+		epochOK = func(off int64, epoch int32) bool { return epoch == epochAt(epochs, off) }
+	}
+
+	walked := false
+	for i, base := range bases {
+		s := newSegment(l.dir, base, l.files)
+		last := i == len(bases)-1
+		nextBase, maxRel := int64(math.MaxInt64), int64(math.MaxUint32)+1
+		if !last {
+			nextBase = bases[i+1]
+			maxRel = min(maxRel, nextBase-base)
+		}
+		trusted := (!last && nextBase <= rp.Offset) || (last && rp.CleanBase == base)
+		if trusted {
+			err := s.load(maxRel)
+			switch {
+			case err != nil:
+				trusted = false
+			case !last && s.st.next != nextBase:
+				trusted = false
+			case last && (s.st.size != rp.CleanSize || s.st.next != rp.Offset):
+				trusted = false
+			}
+		}
+		if trusted && learn {
+			trusted = false
+		}
+		if !trusted {
+			walked = true
+			if _, err := s.recover(l.cfg.IndexIntervalBytes, epochOK); err != nil {
+				return err
+			}
+		}
+		l.segs = append(l.segs, s)
+		if !last && s.st.next != nextBase {
+			// The walk stopped short of where the next segment starts: what
+			// follows was never made durable in order. Drop it.
+			for _, b := range bases[i+1:] {
+				newSegment(l.dir, b, l.files).remove()
+			}
+			break
+		}
+	}
+	l.cleanMarked = rp.CleanBase >= 0
+
+	end := l.segs[len(l.segs)-1].st.next
+	start := l.segs[0].base
+	kept := truncateEpochs(epochs, start, end)
+	if learn || !slices.Equal(kept, epochs) {
+		if err := writeFileAtomic(l.dir, leaderEpochFile, encodeEpochs(kept)); err != nil {
+			return err
+		}
+	}
+	l.epochs = kept
+	l.recoveryPoint = min(rp.Offset, end)
+	if walked {
+		for _, s := range l.segs {
+			if s.st.dirty {
+				if err := s.sync(); err != nil {
+					return err
+				}
+				s.st.dirty = false
+			}
+		}
+		l.recoveryPoint = end
+		l.cleanMarked = false
+		return l.writeRecoveryPoint(recoveryPoint{Offset: end, CleanBase: -1})
+	}
+	return nil
+}
+
+// epochAt is the leader epoch the cache says wrote offset off, -1 if none.
+func epochAt(entries []EpochEntry, off int64) int32 {
+	i := sort.Search(len(entries), func(i int) bool { return entries[i].StartOffset > off })
+	if i == 0 {
+		return -1
+	}
+	return entries[i-1].Epoch
+}
+
+// truncateEpochs drops entries that start at or past end and moves the entry
+// covering start up to start, dropping those wholly before it.
+func truncateEpochs(entries []EpochEntry, start, end int64) []EpochEntry {
+	out := make([]EpochEntry, 0, len(entries))
+	for i, e := range entries {
+		if e.StartOffset >= end {
+			break
+		}
+		if i+1 < len(entries) && entries[i+1].StartOffset <= start {
+			continue
+		}
+		if e.StartOffset < start {
+			e.StartOffset = start
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func (l *Log) writeRecoveryPoint(rp recoveryPoint) error {
+	return writeFileAtomic(l.dir, recoveryPointFile, rp.encode())
+}
+
+// Dir is the log's directory.
+func (l *Log) Dir() string { return l.dir }
+
+// StartOffset is the first offset still in the log.
+func (l *Log) StartOffset() int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.segs[0].base
+}
+
+// EndOffset is the log end offset: the offset the next record will get.
+func (l *Log) EndOffset() int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.segs[len(l.segs)-1].st.next
+}
+
+// Size is the log's total size in bytes.
+func (l *Log) Size() int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	var n int64
+	for _, s := range l.segs {
+		n += s.st.size
+	}
+	return n
+}
+
+// SegmentCount is how many segments the log has, the active one included.
+func (l *Log) SegmentCount() int {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return len(l.segs)
+}
+
+// SetConfig changes the topic's settings; they apply from the next append or
+// retention pass. The FileCache cannot be changed and is ignored.
+func (l *Log) SetConfig(cfg Config) {
+	cfg = cfg.normalized()
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	cfg.Files = l.cfg.Files
+	l.cfg = cfg
+}
+
+// Config returns the log's current settings, defaults filled in.
+func (l *Log) Config() Config {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.cfg
+}
+
+// LeaderEpochs returns a copy of the leader-epoch cache, oldest first.
+func (l *Log) LeaderEpochs() []EpochEntry {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return slices.Clone(l.epochs)
+}
+
+// EndOffsetForEpoch answers OffsetForLeaderEpoch: the offset after the last
+// record written in epoch, which is the start of the next higher epoch, or
+// the log end offset for the latest epoch. ok is false for an epoch the cache
+// does not cover (before its first entry or after its last).
+func (l *Log) EndOffsetForEpoch(epoch int32) (endOffset int64, ok bool) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if len(l.epochs) == 0 || epoch < l.epochs[0].Epoch {
+		return -1, false
+	}
+	latest := l.epochs[len(l.epochs)-1]
+	if epoch > latest.Epoch {
+		return -1, false
+	}
+	if epoch == latest.Epoch {
+		return l.segs[len(l.segs)-1].st.next, true
+	}
+	i := sort.Search(len(l.epochs), func(i int) bool { return l.epochs[i].Epoch > epoch })
+	return l.epochs[i].StartOffset, true
+}
+
+// Close flushes everything, records that the log closed cleanly (so the next
+// Open need not walk it), and releases its files. Slices already handed out
+// stay readable until released.
+func (l *Log) Close() error {
+	l.flushMu.Lock()
+	l.appendMu.Lock()
+	if l.closed {
+		l.appendMu.Unlock()
+		l.flushMu.Unlock()
+		return ErrClosed
+	}
+	l.stopFlushTimer()
+	err := l.syncDirty()
+	if err == nil {
+		err = syncDir(l.dir)
+	}
+	if err == nil {
+		last := l.segs[len(l.segs)-1]
+		err = l.writeRecoveryPoint(recoveryPoint{Offset: last.st.next, CleanBase: last.base, CleanSize: last.st.size})
+	}
+	l.mu.Lock()
+	l.closed = true
+	for _, s := range l.segs {
+		s.close()
+	}
+	l.mu.Unlock()
+	l.appendMu.Unlock()
+	l.flushMu.Unlock()
+	l.bg.Wait()
+	if err != nil {
+		return fmt.Errorf("close log %s: %w", l.dir, err)
+	}
+	return nil
+}
+
+// Delete closes the log and removes its directory.
+func (l *Log) Delete() error {
+	l.Close() // the data is being thrown away: a failed final flush is moot
+	if err := os.RemoveAll(l.dir); err != nil {
+		return fmt.Errorf("delete log %s: %w", l.dir, err)
+	}
+	return nil
+}

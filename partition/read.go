@@ -1,0 +1,176 @@
+package partition
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Read returns file regions holding whole batches, starting with the batch
+// that contains offset, for at most maxBytes, except that the first batch is
+// returned whole even if larger (so a consumer always progresses). It never
+// includes a batch with a record at or past upTo (the high watermark) or past
+// the log end. An offset before the log start or past its end is
+// ErrOffsetOutOfRange; offset == upTo or the end gives an empty Slice. The
+// caller must Release the Slice once sent; until then its files stay
+// readable even if retention, a roll or the file cache close them.
+func (l *Log) Read(offset int64, maxBytes int, upTo int64) (*Slice, error) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.closed {
+		return nil, ErrClosed
+	}
+	start, end := l.segs[0].base, l.segs[len(l.segs)-1].st.next
+	if offset < start || offset > end {
+		return nil, fmt.Errorf("read %s at %d, log holds [%d, %d): %w", l.dir, offset, start, end, ErrOffsetOutOfRange)
+	}
+	upTo = min(upTo, end)
+	if offset >= upTo {
+		return NewSlice(nil, nil), nil
+	}
+
+	var regions []Region
+	var pinned []*fileHandle
+	unpin := func() {
+		for _, h := range pinned {
+			h.release()
+		}
+	}
+	taken := int64(0)
+	i := l.segmentFor(offset)
+	done := false
+	for ; i < len(l.segs) && !done; i++ {
+		s := l.segs[i]
+		if s.st.size == 0 {
+			continue
+		}
+		f, err := s.log.acquire()
+		if err != nil {
+			unpin()
+			return nil, fmt.Errorf("read %s: %w", l.dir, err)
+		}
+		pinned = append(pinned, s.log)
+		pos := int64(0)
+		if len(regions) == 0 {
+			if pos, err = s.lookup(offset); err != nil {
+				unpin()
+				return nil, fmt.Errorf("read %s: %w", l.dir, err)
+			}
+		}
+		first := pos
+		for pos < s.st.size {
+			h, err := readHeaderAt(f, pos)
+			if err == nil && (h.Length < minBatchLength || h.Size() > s.st.size-pos) {
+				err = fmt.Errorf("batch at %s:%d has length %d", s.log.path, pos, h.Length)
+			}
+			if err != nil {
+				unpin()
+				return nil, fmt.Errorf("read %s: %w", l.dir, err)
+			}
+			if h.LastOffset() < offset {
+				pos += h.Size()
+				first = pos
+				continue
+			}
+			if h.LastOffset() >= upTo || (taken > 0 && taken+h.Size() > int64(maxBytes)) {
+				done = true
+				break
+			}
+			taken += h.Size()
+			pos += h.Size()
+		}
+		if pos > first {
+			regions = append(regions, Region{File: f, Position: first, Length: pos - first})
+		} else {
+			pinned = pinned[:len(pinned)-1]
+			s.log.release()
+		}
+	}
+	return NewSlice(regions, unpin), nil
+}
+
+// segmentFor is the index of the segment holding offset. Called under mu.
+func (l *Log) segmentFor(offset int64) int {
+	i := sort.Search(len(l.segs), func(i int) bool { return l.segs[i].base > offset })
+	return max(i-1, 0)
+}
+
+// lookup is a position in the segment at or before the batch holding offset,
+// from the offset index. Called under Log.mu.
+func (s *segment) lookup(offset int64) (int64, error) {
+	if s.st.offEntries == 0 || offset < s.base {
+		return 0, nil
+	}
+	f, err := s.offIdx.acquire()
+	if err != nil {
+		return 0, err
+	}
+	defer s.offIdx.release()
+	rel := min(offset-s.base, int64(^uint32(0)))
+	e, ok, err := floorOffsetEntry(f, s.st.offEntries, uint32(rel))
+	if err != nil || !ok {
+		return 0, err
+	}
+	return int64(e.pos), nil
+}
+
+// OffsetForTime finds the first batch whose maxTimestamp is >= ts and returns
+// its base offset and maxTimestamp (ListOffsets by time; the batch is the
+// unit stored, so the offset may precede the first matching record within
+// it). If no batch qualifies it returns EndOffset() and -1.
+func (l *Log) OffsetForTime(ts int64) (offset int64, timestamp int64, err error) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.closed {
+		return 0, 0, ErrClosed
+	}
+	for _, s := range l.segs {
+		if s.st.size == 0 || s.st.maxTS < ts {
+			continue
+		}
+		pos, err := s.timeLookup(ts)
+		if err != nil {
+			return 0, 0, fmt.Errorf("offset for time %d in %s: %w", ts, l.dir, err)
+		}
+		f, err := s.log.acquire()
+		if err != nil {
+			return 0, 0, fmt.Errorf("offset for time %d in %s: %w", ts, l.dir, err)
+		}
+		for pos < s.st.size {
+			h, herr := readHeaderAt(f, pos)
+			if herr == nil && h.Length < minBatchLength {
+				herr = fmt.Errorf("batch at %s:%d has length %d", s.log.path, pos, h.Length)
+			}
+			if herr != nil {
+				s.log.release()
+				return 0, 0, fmt.Errorf("offset for time %d in %s: %w", ts, l.dir, herr)
+			}
+			if h.MaxTimestamp >= ts {
+				s.log.release()
+				return h.BaseOffset, h.MaxTimestamp, nil
+			}
+			pos += h.Size()
+		}
+		s.log.release()
+		// maxTS said a batch qualifies; the index and log disagree.
+		return 0, 0, fmt.Errorf("offset for time %d in %s: segment %d has no batch at its newest timestamp %d", ts, l.dir, s.base, s.st.maxTS)
+	}
+	return l.segs[len(l.segs)-1].st.next, -1, nil
+}
+
+// timeLookup is a position in the segment before which no batch has a
+// timestamp >= ts. Called under Log.mu.
+func (s *segment) timeLookup(ts int64) (int64, error) {
+	if s.st.timeEntries == 0 {
+		return 0, nil
+	}
+	f, err := s.tsIdx.acquire()
+	if err != nil {
+		return 0, err
+	}
+	e, ok, err := floorTimeEntry(f, s.st.timeEntries, ts)
+	s.tsIdx.release()
+	if err != nil || !ok {
+		return 0, err
+	}
+	return s.lookup(s.base + int64(e.rel))
+}

@@ -1,0 +1,313 @@
+package partition
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+const (
+	logSuffix       = ".log"
+	offsetSuffix    = ".index"
+	timeIndexSuffix = ".timeindex"
+)
+
+// segment is one %020d.log file and its two indexes. Its files are opened
+// through the FileCache on demand, so an idle segment is just this struct.
+type segment struct {
+	base               int64
+	log, offIdx, tsIdx *fileHandle
+
+	// st is written by the appender (holding Log.appendMu) under Log.mu and
+	// read by everyone under Log.mu.
+	st segState
+}
+
+// segState is everything about a segment's contents that is kept in memory.
+// Readers see only what an append has published here, never a half-written
+// batch.
+type segState struct {
+	size        int64 // bytes of whole, published batches
+	next        int64 // offset after the last batch
+	maxTS       int64 // newest batch maxTimestamp, -1 if empty
+	maxTSOffset int64 // base offset of the first batch with maxTS
+	firstTS     int64 // maxTimestamp of the first batch (drives segment.ms), -1 if empty
+	offEntries  int   // offset index entries written
+	timeEntries int   // time index entries written
+	lastTimeTS  int64 // timestamp of the last time index entry, -1 if none
+	sinceIndex  int64 // log bytes since the last offset index entry
+	dirty       bool  // written since the last fsync
+}
+
+func segmentName(dir string, base int64, suffix string) string {
+	return filepath.Join(dir, fmt.Sprintf("%020d", base)+suffix)
+}
+
+// parseSegmentName returns the base offset of a %020d.log name.
+func parseSegmentName(name string) (int64, bool) {
+	stem, ok := strings.CutSuffix(name, logSuffix)
+	if !ok || len(stem) != 20 {
+		return 0, false
+	}
+	base, err := strconv.ParseInt(stem, 10, 64)
+	return base, err == nil && base >= 0
+}
+
+func newSegment(dir string, base int64, files *FileCache) *segment {
+	return &segment{
+		base:   base,
+		log:    files.handle(segmentName(dir, base, logSuffix)),
+		offIdx: files.handle(segmentName(dir, base, offsetSuffix)),
+		tsIdx:  files.handle(segmentName(dir, base, timeIndexSuffix)),
+		st:     emptySegState(base),
+	}
+}
+
+func emptySegState(base int64) segState {
+	return segState{next: base, maxTS: -1, maxTSOffset: -1, firstTS: -1, lastTimeTS: -1}
+}
+
+// createSegment makes empty files for a new segment, replacing any leftovers.
+func createSegment(dir string, base int64, files *FileCache) (*segment, error) {
+	s := newSegment(dir, base, files)
+	for _, h := range []*fileHandle{s.log, s.offIdx, s.tsIdx} {
+		f, err := os.OpenFile(h.path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("create segment %s: %w", h.path, err)
+		}
+		f.Close()
+	}
+	return s, nil
+}
+
+// remove forgets the segment's files and unlinks them. Slices still being
+// sent keep their descriptors, so their bytes stay readable until released.
+func (s *segment) remove() error {
+	var first error
+	for _, h := range []*fileHandle{s.log, s.offIdx, s.tsIdx} {
+		h.forget()
+		if err := os.Remove(h.path); err != nil && !errors.Is(err, os.ErrNotExist) && first == nil {
+			first = fmt.Errorf("delete segment file: %w", err)
+		}
+	}
+	return first
+}
+
+// close drops the segment's descriptors once idle (Log.Close).
+func (s *segment) close() {
+	s.log.forget()
+	s.offIdx.forget()
+	s.tsIdx.forget()
+}
+
+// sync fsyncs the log and both indexes. A segment deleted meanwhile needs
+// no sync.
+func (s *segment) sync() error {
+	for _, h := range []*fileHandle{s.log, s.offIdx, s.tsIdx} {
+		f, err := h.acquire()
+		if errors.Is(err, errFileGone) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		err = f.Sync()
+		h.release()
+		if err != nil {
+			return fmt.Errorf("fsync %s: %w", h.path, err)
+		}
+	}
+	return nil
+}
+
+// track advances st past the batch h written at pos and appends the index
+// entries that batch earns to ob and tb. Append and recovery both use it, so
+// a rebuilt index is byte for byte the one appends would have written.
+func (st *segState) track(base, pos int64, h BatchHeader, interval int, ob, tb []byte) ([]byte, []byte) {
+	indexed := false
+	if st.sinceIndex >= int64(interval) && pos > 0 {
+		ob = putOffsetEntry(ob, offsetEntry{rel: uint32(h.BaseOffset - base), pos: uint32(pos)})
+		st.offEntries++
+		st.sinceIndex = 0
+		indexed = true
+	}
+	st.sinceIndex += h.Size()
+	if st.firstTS < 0 && st.size == 0 {
+		st.firstTS = h.MaxTimestamp
+	}
+	if h.MaxTimestamp > st.maxTS {
+		st.maxTS, st.maxTSOffset = h.MaxTimestamp, h.BaseOffset
+	}
+	if indexed && st.maxTS > st.lastTimeTS {
+		tb = putTimeEntry(tb, timeEntry{ts: st.maxTS, rel: uint32(st.maxTSOffset - base)})
+		st.timeEntries++
+		st.lastTimeTS = st.maxTS
+	}
+	st.size = pos + h.Size()
+	st.next = h.LastOffset() + 1
+	return ob, tb
+}
+
+// readHeaderAt reads the batch header at pos of a log file.
+func readHeaderAt(f *os.File, pos int64) (BatchHeader, error) {
+	var b [BatchHeaderSize]byte
+	if _, err := f.ReadAt(b[:], pos); err != nil {
+		return BatchHeader{}, fmt.Errorf("read batch header at %s:%d: %w", f.Name(), pos, err)
+	}
+	return ParseBatchHeader(b[:])
+}
+
+// load brings a segment whose data is known durable into memory cheaply: it
+// sanity-checks both indexes and reads only the batch headers after the last
+// offset index entry. maxRel bounds the segment's relative offsets. Any
+// inconsistency is returned as an error, and the caller rebuilds by recover.
+func (s *segment) load(maxRel int64) error {
+	fi, err := os.Stat(s.log.path)
+	if err != nil {
+		return err
+	}
+	size := fi.Size()
+	if size > maxSegmentBytes {
+		return fmt.Errorf("segment %s is %d bytes, beyond the index's reach", s.log.path, size)
+	}
+	sum, err := checkIndexes(s.offIdx.path, s.tsIdx.path, size, maxRel)
+	if err != nil {
+		return err
+	}
+	st := emptySegState(s.base)
+	st.offEntries, st.timeEntries = sum.offsetEntries, sum.timeEntries
+	pos := int64(0)
+	if sum.offsetEntries > 0 {
+		pos = int64(sum.lastOffset.pos)
+		st.next = s.base + int64(sum.lastOffset.rel)
+	}
+	if sum.timeEntries > 0 {
+		st.maxTS, st.maxTSOffset, st.lastTimeTS = sum.lastTime.ts, s.base+int64(sum.lastTime.rel), sum.lastTime.ts
+	}
+	st.sinceIndex = size - pos
+	f, err := s.log.acquire()
+	if err != nil {
+		return err
+	}
+	defer s.log.release()
+	if size > 0 {
+		first, err := readHeaderAt(f, 0)
+		if err != nil {
+			return err
+		}
+		st.firstTS = first.MaxTimestamp
+	}
+	for pos < size {
+		h, err := readHeaderAt(f, pos)
+		if err != nil {
+			return err
+		}
+		if h.Magic != 2 || h.Length < minBatchLength || h.Size() > size-pos || h.BaseOffset != st.next ||
+			!relOK(s.base, h.LastOffset()) || int64(h.LastOffset()-s.base) >= maxRel {
+			return fmt.Errorf("batch at %s:%d does not follow its index", s.log.path, pos)
+		}
+		if h.MaxTimestamp > st.maxTS {
+			st.maxTS, st.maxTSOffset = h.MaxTimestamp, h.BaseOffset
+		}
+		st.next = h.LastOffset() + 1
+		pos += h.Size()
+	}
+	st.size = size
+	s.st = st
+	return nil
+}
+
+// recover walks the whole segment, checking every batch's length, CRC and
+// format and that offsets ascend from the segment's base, rebuilds both
+// indexes from what it finds, and truncates the log at the first bad byte.
+// epochOK says whether a batch may carry the leader epoch it does (the
+// epoch field is not under the CRC, so the epoch cache vouches for it). It
+// reports whether anything was cut.
+func (s *segment) recover(interval int, epochOK func(offset int64, epoch int32) bool) (truncated bool, err error) {
+	f, err := s.log.acquire()
+	if err != nil {
+		return false, err
+	}
+	defer s.log.release()
+	fi, err := f.Stat()
+	if err != nil {
+		return false, fmt.Errorf("stat %s: %w", s.log.path, err)
+	}
+	size := fi.Size()
+	if size > maxSegmentBytes {
+		size = maxSegmentBytes // whatever lies past the index's reach is cut
+	}
+	st := emptySegState(s.base)
+	var ob, tb []byte
+	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 64<<10)
+	buf := make([]byte, 0, 64<<10)
+	pos := int64(0)
+	for pos < size {
+		if size-pos < BatchHeaderSize {
+			break
+		}
+		buf = buf[:BatchHeaderSize]
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return false, fmt.Errorf("recover %s at %d: %w", s.log.path, pos, err)
+		}
+		h, _ := ParseBatchHeader(buf)
+		if h.Length < minBatchLength || h.Size() > size-pos {
+			break
+		}
+		if int64(cap(buf)) < h.Size() {
+			nb := make([]byte, h.Size())
+			copy(nb, buf)
+			buf = nb
+		}
+		buf = buf[:h.Size()]
+		if _, err := io.ReadFull(r, buf[BatchHeaderSize:]); err != nil {
+			return false, fmt.Errorf("recover %s at %d: %w", s.log.path, pos, err)
+		}
+		if _, bad := validateBatch(buf); bad != nil {
+			break
+		}
+		// Offsets are assigned contiguously, so anything else is damage to
+		// the baseOffset field, which the CRC does not cover.
+		if h.BaseOffset != st.next || !relOK(s.base, h.LastOffset()) || !epochOK(h.BaseOffset, h.PartitionLeaderEpoch) {
+			break
+		}
+		ob, tb = st.track(s.base, pos, h, interval, ob, tb)
+		pos += h.Size()
+	}
+	if pos < fi.Size() {
+		if err := f.Truncate(pos); err != nil {
+			return false, fmt.Errorf("truncate %s at %d: %w", s.log.path, pos, err)
+		}
+		truncated = true
+	}
+	if err := rewriteFile(s.offIdx, ob); err != nil {
+		return truncated, err
+	}
+	if err := rewriteFile(s.tsIdx, tb); err != nil {
+		return truncated, err
+	}
+	st.dirty = true
+	s.st = st
+	return truncated, nil
+}
+
+// rewriteFile replaces a file's contents with b (index rebuilds).
+func rewriteFile(h *fileHandle, b []byte) error {
+	f, err := os.OpenFile(h.path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("rebuild %s: %w", h.path, err)
+	}
+	defer f.Close()
+	if err := f.Truncate(0); err != nil {
+		return fmt.Errorf("rebuild %s: %w", h.path, err)
+	}
+	if _, err := f.WriteAt(b, 0); err != nil {
+		return fmt.Errorf("rebuild %s: %w", h.path, err)
+	}
+	return nil
+}
