@@ -1,0 +1,120 @@
+// Command spool runs a Spool node and talks to one: `spool node` serves the
+// Kafka protocol; `spool topic`, `spool produce` and `spool consume` are small
+// clients built on franz-go for operators and scripts.
+//
+// Every flag has a SPOOL_* environment equivalent: the flag name upper-cased
+// with dashes as underscores (--data-dir is SPOOL_DATA_DIR, --brokers is
+// SPOOL_BROKERS). A flag given on the command line wins over the environment.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+func main() {
+	if err := newRootCmd().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "spool:", err)
+		os.Exit(1)
+	}
+}
+
+// globals are the flags every client command shares.
+type globals struct {
+	brokers string
+	timeout time.Duration
+}
+
+func newRootCmd() *cobra.Command {
+	g := &globals{}
+	root := &cobra.Command{
+		Use:           "spool",
+		Short:         "Spool: a distributed log that speaks the Kafka protocol",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			return bindEnv(cmd.Flags())
+		},
+	}
+	root.PersistentFlags().StringVar(&g.brokers, "brokers", "127.0.0.1:9092", "comma-separated Kafka addresses of Spool nodes (SPOOL_BROKERS)")
+	root.PersistentFlags().DurationVar(&g.timeout, "timeout", 10*time.Second, "how long client commands wait for a node to answer (SPOOL_TIMEOUT)")
+	root.AddCommand(newNodeCmd(), newTopicCmd(g), newProduceCmd(g), newConsumeCmd(g))
+	return root
+}
+
+// envName is the environment variable standing for a flag.
+func envName(flag string) string {
+	return "SPOOL_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+// bindEnv sets every flag not given on the command line from its SPOOL_*
+// variable, if that is set.
+func bindEnv(fs *pflag.FlagSet) error {
+	var err error
+	fs.VisitAll(func(f *pflag.Flag) {
+		if err != nil || f.Changed || f.Name == "help" {
+			return
+		}
+		v, ok := os.LookupEnv(envName(f.Name))
+		if !ok {
+			return
+		}
+		if e := fs.Set(f.Name, v); e != nil {
+			err = fmt.Errorf("%s=%q: %w", envName(f.Name), v, e)
+		}
+	})
+	return err
+}
+
+func (g *globals) seeds() []string {
+	var out []string
+	for _, s := range strings.Split(g.brokers, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// client connects to the brokers and checks, within --timeout, that one
+// answers, so a missing node is a clear error instead of a hang.
+func (g *globals) client(ctx context.Context, opts ...kgo.Opt) (*kgo.Client, error) {
+	seeds := g.seeds()
+	if len(seeds) == 0 {
+		return nil, errors.New("no brokers given (set --brokers or SPOOL_BROKERS)")
+	}
+	opts = append([]kgo.Opt{
+		kgo.SeedBrokers(seeds...),
+		kgo.DialTimeout(g.timeout),
+		kgo.ClientID("spool-cli"),
+	}, opts...)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka client: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, g.timeout)
+	defer cancel()
+	if err := cl.Ping(pctx); err != nil {
+		cl.Close()
+		return nil, fmt.Errorf("no Spool node answered at %s within %v: is `spool node` running? (set --brokers): %w", g.brokers, g.timeout, err)
+	}
+	return cl, nil
+}
+
+// admin is client wrapped for admin requests.
+func (g *globals) admin(ctx context.Context) (*kadm.Client, func(), error) {
+	cl, err := g.client(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return kadm.NewClient(cl), cl.Close, nil
+}

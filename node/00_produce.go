@@ -1,0 +1,221 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/hashicorp/go-metrics"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/partition"
+	"github.com/spool-log/spool/wire"
+)
+
+// Produce: v3-9
+//
+// Behavior:
+// * Each partition's records must be exactly one RecordBatch v2 (Kafka's rule
+//   for magic 2); partition.Append validates it (length, magic, CRC, counts)
+//   and stores it byte for byte, compressed or not, after rewriting its base
+//   offset.
+// * acks 0, 1 and -1. On a single node a batch is committed when appended;
+//   with the every-append flush policy Append has fsynced before it returns,
+//   so acks=-1 (and 1) answer only after the bytes are durable. acks=0 gets
+//   no response; if any partition failed the connection is closed instead,
+//   as Kafka does, so the client refreshes its metadata.
+// * Idempotent producers: sequence numbers are checked per producer and
+//   partition (last five batches remembered). A retried batch that was
+//   already written answers with its original offset; a gap is
+//   OUT_OF_ORDER_SEQUENCE_NUMBER; an older epoch INVALID_PRODUCER_EPOCH.
+// * Transactional and control batches are refused (no transactions).
+// * Unknown topics are auto-created when allowed, as Kafka does.
+//
+// Version notes:
+// * v3: RecordBatch format, transactional id (must be null here)
+// * v5: LogStartOffset in response
+// * v8: RecordErrors and ErrorMessage in response
+// * v9: flexible versions
+
+func (n *Node) handleProduce(ctx context.Context, wreq *wire.Request) wire.Response {
+	req := wreq.Body.(*kmsg.ProduceRequest)
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	failed := false
+
+	for _, rt := range req.Topics {
+		st := kmsg.NewProduceResponseTopic()
+		st.Topic = rt.Topic
+		topicErr := n.produceTopicError(req, rt.Topic)
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewProduceResponseTopicPartition()
+			sp.Partition = rp.Partition
+			if topicErr != nil {
+				sp.ErrorCode = topicErr.Code
+			} else {
+				n.producePartition(rt.Topic, rp, &sp, req.Version)
+			}
+			if sp.ErrorCode != 0 {
+				failed = true
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+
+	if req.Acks == 0 {
+		if failed {
+			return wire.CloseConnection
+		}
+		return wire.NoResponse
+	}
+	return resp
+}
+
+// produceTopicError checks what applies to a whole topic.
+func (n *Node) produceTopicError(req *kmsg.ProduceRequest, topic string) *kerr.Error {
+	switch req.Acks {
+	case -1, 0, 1:
+	default:
+		return kerr.InvalidRequiredAcks
+	}
+	if req.TransactionID != nil {
+		return kerr.TransactionalIDAuthorizationFailed
+	}
+	if err := ValidateTopicName(topic); err != nil {
+		return kerr.InvalidTopicException
+	}
+	if _, ok := n.catalog.Topic(topic); !ok {
+		if !n.cfg.AutoCreateTopics {
+			return kerr.UnknownTopicOrPartition
+		}
+		if kerrOf(n.autoCreateTopic(topic)) != nil {
+			return kerr.UnknownTopicOrPartition
+		}
+	}
+	return nil
+}
+
+func (n *Node) producePartition(topic string, rp kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition, version int16) {
+	fail := func(e *kerr.Error, msg string) {
+		sp.ErrorCode = e.Code
+		sp.BaseOffset = -1
+		sp.LogAppendTime = -1
+		if version >= 8 && msg != "" {
+			sp.ErrorMessage = &msg
+		}
+	}
+	p, errCode := n.leaderPartition(topic, rp.Partition)
+	if errCode != nil {
+		fail(errCode, "")
+		return
+	}
+	records := rp.Records
+	if len(records) > int(p.settings.MaxMessageBytes) {
+		fail(kerr.MessageTooLarge, "")
+		return
+	}
+	h, err := partition.ParseBatchHeader(records)
+	if err != nil {
+		fail(kerr.CorruptMessage, err.Error())
+		return
+	}
+	if h.Size() != int64(len(records)) {
+		if h.Size() < int64(len(records)) && h.Size() > 0 {
+			fail(kerr.InvalidRecord, "a produce request must hold exactly one record batch per partition")
+		} else {
+			fail(kerr.CorruptMessage, "batch length does not match the records size")
+		}
+		return
+	}
+	if h.Transactional() || h.Control() {
+		fail(kerr.InvalidRecord, "transactional and control batches are not supported")
+		return
+	}
+
+	p.appendMu.Lock()
+	dupOffset, dup, seqErr := p.producers.check(h)
+	if seqErr != nil || dup {
+		p.appendMu.Unlock()
+		if seqErr != nil {
+			fail(seqErr, "")
+			return
+		}
+		sp.BaseOffset = dupOffset
+		sp.LogAppendTime = -1
+		sp.LogStartOffset = p.log.StartOffset()
+		return
+	}
+	info, err := p.log.Append(records, 0)
+	if err == nil {
+		p.producers.record(h, info.BaseOffset, time.Now())
+	}
+	p.appendMu.Unlock()
+
+	if err != nil {
+		var be *partition.BatchError
+		switch {
+		case errors.As(err, &be) && be.Kind == partition.Invalid:
+			fail(kerr.InvalidRecord, be.Error())
+		case errors.As(err, &be):
+			fail(kerr.CorruptMessage, be.Error())
+		case errors.Is(err, partition.ErrClosed):
+			fail(kerr.UnknownTopicOrPartition, "")
+		default:
+			n.log.WithError(err).WithField("topic", topic).WithField("partition", rp.Partition).Error("append failed")
+			fail(kerr.KafkaStorageError, "")
+		}
+		return
+	}
+	p.notify()
+
+	sp.BaseOffset = info.BaseOffset
+	sp.LogAppendTime = -1
+	if p.settings.LogAppendTime {
+		sp.LogAppendTime = info.LogAppendTime
+	}
+	sp.LogStartOffset = p.log.StartOffset()
+
+	n.stats.bytesIn.Add(int64(info.Bytes))
+	n.stats.recordsIn.Add(int64(info.RecordCount))
+	n.stats.batchesIn.Add(1)
+	labels := []metrics.Label{{Name: "topic", Value: topic}}
+	n.metrics.IncrCounterWithLabels([]string{"produce", "bytes"}, float32(info.Bytes), labels)
+	n.metrics.IncrCounterWithLabels([]string{"produce", "records"}, float32(info.RecordCount), labels)
+}
+
+// leaderPartition returns the local partition if this node leads it, or the
+// error a client should get: unknown topic or partition, or not the leader.
+func (n *Node) leaderPartition(topic string, index int32) (*localPartition, *kerr.Error) {
+	spec, ok := n.catalog.Topic(topic)
+	if !ok || index < 0 || index >= spec.Partitions {
+		return nil, kerr.UnknownTopicOrPartition
+	}
+	leader := n.leaderOf(spec, index)
+	if leader < 0 {
+		return nil, kerr.LeaderNotAvailable
+	}
+	if leader != n.cfg.NodeID {
+		return nil, kerr.NotLeaderForPartition
+	}
+	p := n.partition(topic, index)
+	if p == nil || p.topicID != spec.ID {
+		// In the catalog but not (yet) open here: the client retries.
+		return nil, kerr.LeaderNotAvailable
+	}
+	return p, nil
+}
+
+// leaderOf is the partition's first live replica, or -1.
+func (n *Node) leaderOf(spec TopicSpec, index int32) int32 {
+	live := make(map[int32]bool)
+	for _, b := range n.cluster.Brokers() {
+		live[b.ID] = true
+	}
+	for _, r := range spec.Replicas[index] {
+		if live[r] {
+			return r
+		}
+	}
+	return -1
+}

@@ -1,0 +1,158 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/partition"
+	"github.com/spool-log/spool/wire"
+)
+
+// ListOffsets: v1-7
+//
+// Behavior:
+// * Timestamp -2 (earliest) is the log start offset, -1 (latest) the high
+//   watermark, both with timestamp -1.
+// * Timestamp -3 (max timestamp, v7) is the base offset of the first batch
+//   carrying the largest timestamp in the log, found from the batch headers
+//   (one small read per batch; clients rarely ask). Kafka answers the
+//   record's own offset; batches are not decompressed here to find it.
+// * Timestamp T >= 0 is the base offset of the first batch whose max
+//   timestamp is >= T, from the partition's time index (clients skip the
+//   earlier records of that batch); none gives offset -1 and timestamp -1.
+// * Isolation level makes no difference (no transactions).
+//
+// Version notes:
+// * v1: single offset per partition (v0's OldStyleOffsets not offered)
+// * v2: IsolationLevel
+// * v4: CurrentLeaderEpoch in request, LeaderEpoch in response (always 0)
+// * v6: flexible versions
+// * v7: max timestamp (-3)
+
+const (
+	listLatest   = -1
+	listEarliest = -2
+	listMaxTime  = -3
+)
+
+func (n *Node) handleListOffsets(ctx context.Context, wreq *wire.Request) wire.Response {
+	req := wreq.Body.(*kmsg.ListOffsetsRequest)
+	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	for _, rt := range req.Topics {
+		st := kmsg.NewListOffsetsResponseTopic()
+		st.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewListOffsetsResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.Offset, sp.Timestamp, sp.LeaderEpoch = -1, -1, -1
+			if e := n.listOffset(rt.Topic, rp, &sp, req.Version); e != nil {
+				sp.ErrorCode = e.Code
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
+}
+
+func (n *Node) listOffset(topic string, rp kmsg.ListOffsetsRequestTopicPartition, sp *kmsg.ListOffsetsResponseTopicPartition, version int16) *kerr.Error {
+	p, code := n.leaderPartition(topic, rp.Partition)
+	if code != nil {
+		return code
+	}
+	sp.LeaderEpoch = 0
+	switch ts := rp.Timestamp; {
+	case ts == listEarliest:
+		sp.Offset = p.log.StartOffset()
+	case ts == listLatest:
+		sp.Offset = p.log.EndOffset()
+	case ts == listMaxTime && version >= 7:
+		maxTS, err := p.maxTimestamp()
+		if err != nil {
+			return n.readError(topic, rp.Partition, err)
+		}
+		if maxTS < 0 {
+			return nil // empty log
+		}
+		off, t, err := p.log.OffsetForTime(maxTS)
+		if err != nil {
+			return n.readError(topic, rp.Partition, err)
+		}
+		sp.Offset, sp.Timestamp = off, t
+	case ts >= 0:
+		off, t, err := p.log.OffsetForTime(ts)
+		if err != nil {
+			return n.readError(topic, rp.Partition, err)
+		}
+		if t < 0 { // no batch that new: Kafka answers -1, -1
+			sp.Offset, sp.Timestamp = -1, -1
+		} else {
+			sp.Offset, sp.Timestamp = off, t
+		}
+	default:
+		return kerr.InvalidRequest
+	}
+	return nil
+}
+
+func (n *Node) readError(topic string, index int32, err error) *kerr.Error {
+	switch {
+	case errors.Is(err, partition.ErrClosed):
+		return kerr.UnknownTopicOrPartition
+	case errors.Is(err, partition.ErrOffsetOutOfRange):
+		return kerr.OffsetOutOfRange
+	}
+	n.log.WithError(err).WithField("topic", topic).WithField("partition", index).Error("offset lookup failed")
+	return kerr.KafkaStorageError
+}
+
+// maxTimestamp is the largest batch max-timestamp in the log, or -1 if the
+// log is empty. It reads only batch headers.
+func (p *localPartition) maxTimestamp() (int64, error) {
+	maxTS := int64(-1)
+	end := p.log.EndOffset()
+	off := p.log.StartOffset()
+	hdr := make([]byte, partition.BatchHeaderSize)
+	for off < end {
+		s, err := p.log.Read(off, 4<<20, end)
+		if errors.Is(err, partition.ErrOffsetOutOfRange) {
+			// Retention moved the start meanwhile: go on from there.
+			if start := p.log.StartOffset(); start > off {
+				off = start
+				continue
+			}
+		}
+		if err != nil {
+			return -1, err
+		}
+		advanced := false
+		for _, r := range s.Regions {
+			for pos, stop := r.Position, r.Position+r.Length; pos+partition.BatchHeaderSize <= stop; {
+				if _, err := r.File.ReadAt(hdr, pos); err != nil {
+					s.Release()
+					return -1, fmt.Errorf("read batch header at %d: %w", pos, err)
+				}
+				h, err := partition.ParseBatchHeader(hdr)
+				if err != nil || h.Size() <= 0 {
+					s.Release()
+					return -1, fmt.Errorf("parse batch header at %d: %v", pos, err)
+				}
+				if h.LastOffset() >= off {
+					maxTS = max(maxTS, h.MaxTimestamp)
+					off = h.LastOffset() + 1
+					advanced = true
+				}
+				pos += h.Size()
+			}
+		}
+		s.Release()
+		if !advanced {
+			break
+		}
+	}
+	return maxTS, nil
+}

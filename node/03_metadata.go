@@ -1,0 +1,145 @@
+package node
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/wire"
+)
+
+// Metadata: v1-12
+//
+// Behavior:
+// * Brokers are the cluster's live brokers; the controller is the cluster's
+//   choice (this node when alone).
+// * Null topics lists every topic; an empty list lists none.
+// * Per partition: replicas in succession order, leader = first live
+//   replica (LEADER_NOT_AVAILABLE with leader -1 if none), ISR = the live
+//   replicas, offline = the others. LeaderEpoch is always 0.
+// * Unknown topics are auto-created when the node allows it and the request
+//   does (AllowAutoTopicCreation, v4+; always for v1-3). Invalid names get
+//   INVALID_TOPIC_EXCEPTION and are never created.
+// * Topics can be asked for by id (v10+); an unknown id gets UNKNOWN_TOPIC_ID.
+//
+// Version notes:
+// * v1: ControllerID, IsInternal, Rack
+// * v2: ClusterID
+// * v3: ThrottleMillis
+// * v4: AllowAutoTopicCreation
+// * v5: OfflineReplicas
+// * v7: LeaderEpoch
+// * v8: AuthorizedOperations (not computed: left at "not requested")
+// * v9: flexible versions
+// * v10: TopicID
+
+func (n *Node) handleMetadata(ctx context.Context, wreq *wire.Request) wire.Response {
+	req := wreq.Body.(*kmsg.MetadataRequest)
+	resp := req.ResponseKind().(*kmsg.MetadataResponse)
+
+	brokers := n.cluster.Brokers()
+	live := make(map[int32]bool, len(brokers))
+	for _, b := range brokers {
+		live[b.ID] = true
+		sb := kmsg.NewMetadataResponseBroker()
+		sb.NodeID = b.ID
+		sb.Host = b.Host
+		sb.Port = b.Port
+		if b.Rack != "" {
+			rack := b.Rack
+			sb.Rack = &rack
+		}
+		resp.Brokers = append(resp.Brokers, sb)
+	}
+	clusterID := n.cluster.ClusterID()
+	resp.ClusterID = &clusterID
+	resp.ControllerID = n.cluster.ControllerID()
+
+	allowAuto := n.cfg.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
+
+	addTopic := func(spec TopicSpec) {
+		st := kmsg.NewMetadataResponseTopic()
+		st.Topic = kmsg.StringPtr(spec.Name)
+		st.TopicID = spec.ID
+		for i, replicas := range spec.Replicas {
+			sp := kmsg.NewMetadataResponseTopicPartition()
+			sp.Partition = int32(i)
+			sp.Leader = -1
+			sp.LeaderEpoch = 0
+			sp.Replicas = append([]int32(nil), replicas...)
+			sp.ISR = []int32{}
+			sp.OfflineReplicas = []int32{}
+			for _, r := range replicas {
+				if live[r] {
+					if sp.Leader < 0 {
+						sp.Leader = r
+					}
+					sp.ISR = append(sp.ISR, r)
+				} else {
+					sp.OfflineReplicas = append(sp.OfflineReplicas, r)
+				}
+			}
+			if sp.Leader < 0 {
+				sp.ErrorCode = kerr.LeaderNotAvailable.Code
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	addError := func(name *string, id TopicID, e *kerr.Error) {
+		st := kmsg.NewMetadataResponseTopic()
+		st.Topic = name
+		st.TopicID = id
+		st.ErrorCode = e.Code
+		resp.Topics = append(resp.Topics, st)
+	}
+
+	if req.Topics == nil {
+		for _, spec := range n.catalog.Topics() {
+			addTopic(spec)
+		}
+		return resp
+	}
+	seen := make(map[string]bool, len(req.Topics))
+	for _, rt := range req.Topics {
+		var spec TopicSpec
+		var ok bool
+		switch {
+		case rt.Topic == nil && rt.TopicID != (TopicID{}):
+			if spec, ok = n.catalog.TopicByID(rt.TopicID); !ok {
+				addError(nil, rt.TopicID, kerr.UnknownTopicID)
+				continue
+			}
+		case rt.Topic == nil:
+			continue
+		default:
+			name := *rt.Topic
+			if err := ValidateTopicName(name); err != nil {
+				addError(kmsg.StringPtr(name), TopicID{}, kerr.InvalidTopicException)
+				continue
+			}
+			if spec, ok = n.catalog.Topic(name); !ok {
+				if !allowAuto {
+					addError(kmsg.StringPtr(name), TopicID{}, kerr.UnknownTopicOrPartition)
+					continue
+				}
+				if e := kerrOf(n.autoCreateTopic(name)); e != nil {
+					addError(kmsg.StringPtr(name), TopicID{}, e)
+					continue
+				}
+				if spec, ok = n.catalog.Topic(name); !ok {
+					// Deleted again between creation and now.
+					addError(kmsg.StringPtr(name), TopicID{}, kerr.UnknownTopicOrPartition)
+					continue
+				}
+			}
+		}
+		if seen[spec.Name] {
+			continue
+		}
+		seen[spec.Name] = true
+		addTopic(spec)
+	}
+	return resp
+}

@@ -1,0 +1,197 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/wire"
+)
+
+// CreateTopics: v2-5
+//
+// Behavior:
+// * NumPartitions -1 means DefaultPartitions; ReplicationFactor -1 means 1
+//   (the cluster's Place decides whether a factor can be met).
+// * Configs retention.ms, retention.bytes, segment.bytes, segment.ms,
+//   message.timestamp.type, max.message.bytes and cleanup.policy=delete are
+//   accepted; anything else is INVALID_CONFIG, not silently dropped.
+// * Manual replica assignments are refused (INVALID_REQUEST): placement is
+//   the cluster's job.
+// * ValidateOnly checks everything and creates nothing.
+// * A created topic's partitions are open before the response is sent, so a
+//   produce right after succeeds.
+//
+// Version notes:
+// * v4: same as v3 (v4 exists for KIP-464 default partitions/replicas)
+// * v5: flexible versions; NumPartitions, ReplicationFactor and Configs in
+//   the response
+
+// maxPartitionsPerTopic bounds what one request can make the node create:
+// every partition is a directory and open files.
+const maxPartitionsPerTopic = 10_000
+
+var errReplicationFactor = errors.New("invalid replication factor")
+
+// topicError is a Kafka error with a message for the client.
+type topicError struct {
+	err *kerr.Error
+	msg string
+}
+
+func (e *topicError) Error() string { return e.err.Message + ": " + e.msg }
+
+func kerrOf(err error) *kerr.Error {
+	if err == nil {
+		return nil
+	}
+	var te *topicError
+	if errors.As(err, &te) {
+		return te.err
+	}
+	return kerr.UnknownServerError
+}
+
+func (n *Node) handleCreateTopics(ctx context.Context, wreq *wire.Request) wire.Response {
+	req := wreq.Body.(*kmsg.CreateTopicsRequest)
+	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
+	seen := make(map[string]int)
+	for _, rt := range req.Topics {
+		seen[rt.Topic]++
+	}
+	for _, rt := range req.Topics {
+		st := kmsg.NewCreateTopicsResponseTopic()
+		st.Topic = rt.Topic
+		st.NumPartitions = -1
+		st.ReplicationFactor = -1
+		fail := func(e *kerr.Error, msg string) {
+			st.ErrorCode = e.Code
+			if msg != "" {
+				st.ErrorMessage = &msg
+			}
+		}
+		configs := make(map[string]string, len(rt.Configs))
+		var cfgErr string
+		for _, c := range rt.Configs {
+			if c.Value == nil {
+				cfgErr = fmt.Sprintf("config %q has a null value", c.Name)
+				continue
+			}
+			configs[c.Name] = *c.Value
+		}
+		switch {
+		case seen[rt.Topic] > 1:
+			fail(kerr.InvalidRequest, "topic named more than once in the request")
+		case len(rt.ReplicaAssignment) > 0:
+			fail(kerr.InvalidRequest, "manual replica assignment is not supported; placement is chosen by the cluster")
+		case cfgErr != "":
+			fail(kerr.InvalidConfig, cfgErr)
+		default:
+			spec, err := n.createTopic(rt.Topic, rt.NumPartitions, rt.ReplicationFactor, configs, req.ValidateOnly)
+			if err != nil {
+				var te *topicError
+				if errors.As(err, &te) {
+					fail(te.err, te.msg)
+				} else {
+					n.log.WithError(err).WithField("topic", rt.Topic).Error("create topic")
+					fail(kerr.UnknownServerError, err.Error())
+				}
+				break
+			}
+			st.TopicID = spec.ID
+			st.NumPartitions = spec.Partitions
+			st.ReplicationFactor = spec.ReplicationFactor
+			if req.Version >= 5 {
+				settings, _ := parseTopicConfigs(n.cfg.Topic, spec.Configs)
+				for _, e := range settings.describe() {
+					c := kmsg.NewCreateTopicsResponseTopicConfig()
+					c.Name = e.Name
+					v := e.Value
+					c.Value = &v
+					c.Source = int8(kmsg.ConfigSourceDefaultConfig)
+					if _, ok := spec.Configs[e.Name]; ok {
+						c.Source = int8(kmsg.ConfigSourceDynamicTopicConfig)
+					}
+					st.Configs = append(st.Configs, c)
+				}
+			}
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
+}
+
+// createTopic validates and records a topic, then opens its local
+// partitions. partitions and rf of -1 mean the defaults.
+func (n *Node) createTopic(name string, partitions int32, rf int16, configs map[string]string, validateOnly bool) (TopicSpec, error) {
+	if err := ValidateTopicName(name); err != nil {
+		return TopicSpec{}, &topicError{kerr.InvalidTopicException, err.Error()}
+	}
+	if partitions == -1 {
+		partitions = n.cfg.DefaultPartitions
+	}
+	if partitions < 1 || partitions > maxPartitionsPerTopic {
+		return TopicSpec{}, &topicError{kerr.InvalidPartitions, "partitions must be between 1 and " + strconv.Itoa(maxPartitionsPerTopic)}
+	}
+	if rf == -1 {
+		rf = 1
+	}
+	if rf < 1 {
+		return TopicSpec{}, &topicError{kerr.InvalidReplicationFactor, "replication factor must be at least 1"}
+	}
+	if _, err := parseTopicConfigs(n.cfg.Topic, configs); err != nil {
+		return TopicSpec{}, &topicError{kerr.InvalidConfig, err.Error()}
+	}
+
+	n.createMu.Lock()
+	defer n.createMu.Unlock()
+	if _, ok := n.catalog.Topic(name); ok {
+		return TopicSpec{}, &topicError{kerr.TopicAlreadyExists, "topic " + name + " already exists"}
+	}
+	replicas, err := n.cluster.Place(name, partitions, rf)
+	if err != nil {
+		if errors.Is(err, errReplicationFactor) {
+			return TopicSpec{}, &topicError{kerr.InvalidReplicationFactor, err.Error()}
+		}
+		return TopicSpec{}, fmt.Errorf("place topic %s: %w", name, err)
+	}
+	spec := TopicSpec{
+		Name:              name,
+		ID:                NewTopicID(),
+		Partitions:        partitions,
+		ReplicationFactor: rf,
+		Replicas:          replicas,
+	}
+	if len(configs) > 0 {
+		spec.Configs = configs
+	}
+	if validateOnly {
+		return spec, nil
+	}
+	if err := n.catalog.Create(spec); err != nil {
+		if errors.Is(err, ErrTopicExists) {
+			return TopicSpec{}, &topicError{kerr.TopicAlreadyExists, "topic " + name + " already exists"}
+		}
+		return TopicSpec{}, fmt.Errorf("record topic %s: %w", name, err)
+	}
+	if err := n.reconcile(); err != nil {
+		return spec, fmt.Errorf("open partitions of %s: %w", name, err)
+	}
+	n.log.WithField("topic", name).WithField("partitions", partitions).WithField("replication_factor", rf).Info("topic created")
+	return spec, nil
+}
+
+// autoCreateTopic creates a topic with the defaults, for Metadata and
+// Produce on an unknown name. Losing a race to another creator is fine.
+func (n *Node) autoCreateTopic(name string) error {
+	_, err := n.createTopic(name, -1, -1, nil, false)
+	var te *topicError
+	if errors.As(err, &te) && te.err == kerr.TopicAlreadyExists {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,64 @@
+package node
+
+import (
+	"context"
+	"time"
+
+	"github.com/hashicorp/go-metrics"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/wire"
+)
+
+// apiHandler answers one decoded request. Handlers never return nil: a
+// request that gets no answer returns wire.NoResponse.
+type apiHandler func(n *Node, ctx context.Context, req *wire.Request) wire.Response
+
+type api struct {
+	versions wire.VersionRange
+	handle   apiHandler // nil for ApiVersions, which wire answers itself
+}
+
+// apis is the one table of what this broker speaks: it is what ApiVersions
+// advertises and what wire accepts, and ServeKafka dispatches through it.
+// Consumer-group APIs (FindCoordinator, JoinGroup, SyncGroup, Heartbeat,
+// LeaveGroup, OffsetCommit, OffsetFetch, ListGroups, DescribeGroups,
+// DeleteGroups) are added here as rows pointing at their 08_*.go... files.
+var apis = map[int16]api{
+	int16(kmsg.Produce):         {wire.VersionRange{Min: 3, Max: 9}, (*Node).handleProduce},
+	int16(kmsg.Fetch):           {wire.VersionRange{Min: 4, Max: 12}, (*Node).handleFetch},
+	int16(kmsg.ListOffsets):     {wire.VersionRange{Min: 1, Max: 7}, (*Node).handleListOffsets},
+	int16(kmsg.Metadata):        {wire.VersionRange{Min: 1, Max: 12}, (*Node).handleMetadata},
+	int16(kmsg.ApiVersions):     {wire.VersionRange{Min: 0, Max: 3}, nil},
+	int16(kmsg.CreateTopics):    {wire.VersionRange{Min: 2, Max: 5}, (*Node).handleCreateTopics},
+	int16(kmsg.DeleteTopics):    {wire.VersionRange{Min: 1, Max: 4}, (*Node).handleDeleteTopics},
+	int16(kmsg.InitProducerID):  {wire.VersionRange{Min: 0, Max: 4}, (*Node).handleInitProducerID},
+	int16(kmsg.DescribeConfigs): {wire.VersionRange{Min: 1, Max: 4}, (*Node).handleDescribeConfigs},
+}
+
+// Versions returns the API version table for wire.Config.Versions.
+func Versions() map[int16]wire.VersionRange {
+	out := make(map[int16]wire.VersionRange, len(apis))
+	for k, a := range apis {
+		out[k] = a.versions
+	}
+	return out
+}
+
+// ServeKafka implements wire.Handler: it dispatches through apis and records
+// per-API request counts and latency.
+func (n *Node) ServeKafka(ctx context.Context, req *wire.Request) wire.Response {
+	a, ok := apis[req.APIKey]
+	if !ok || a.handle == nil || !a.versions.Contains(req.APIVersion) {
+		// wire filters with the same table, so this is a bug; closing
+		// the connection is safer than a reply the client cannot parse.
+		n.log.WithField("api_key", req.APIKey).WithField("api_version", req.APIVersion).Error("request outside the API table reached the handler")
+		return wire.CloseConnection
+	}
+	start := time.Now()
+	resp := a.handle(n, ctx, req)
+	labels := []metrics.Label{{Name: "api", Value: kmsg.NameForKey(req.APIKey)}}
+	n.metrics.IncrCounterWithLabels([]string{"kafka", "requests"}, 1, labels)
+	n.metrics.MeasureSinceWithLabels([]string{"kafka", "request", "latency"}, start, labels)
+	return resp
+}

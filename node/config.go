@@ -1,0 +1,139 @@
+package node
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/spool-log/spool/partition"
+)
+
+// Config is everything a Node needs. DefaultConfig gives a usable single-node
+// broker on 127.0.0.1:9092 keeping its data in ./spool-data.
+type Config struct {
+	// DataDir holds one directory per local partition (<topic>-<n>) plus
+	// the node's own small files: the topic catalog and the producer-id
+	// block.
+	DataDir string
+
+	// KafkaAddr is the host:port the Kafka listener binds. Port 0 picks a
+	// free port; KafkaAddr() reports the bound address after Start.
+	KafkaAddr string
+	// AdvertisedKafkaAddr is what Metadata tells clients to connect to.
+	// Empty means the bound Kafka address.
+	AdvertisedKafkaAddr string
+	// AdminAddr is the host:port of the admin HTTP server. Empty disables it.
+	AdminAddr string
+
+	// NodeID is this broker's id in Metadata (and in the cluster). It is
+	// also the high 31 bits of every producer id this node hands out, so
+	// two nodes never issue the same one.
+	NodeID int32
+	// Rack is reported in Metadata; empty means none.
+	Rack string
+
+	// AutoCreateTopics lets Metadata (and Produce) create unknown topics
+	// with DefaultPartitions partitions and the default topic config.
+	AutoCreateTopics bool
+	// DefaultPartitions is the partition count of auto-created topics and
+	// of CreateTopics requests that ask for -1.
+	DefaultPartitions int32
+
+	// Topic is the default configuration of every topic; a topic's own
+	// configs (retention.ms, ...) override it.
+	Topic TopicDefaults
+
+	// MaxRequestBytes bounds one Kafka request frame; a bigger one closes
+	// the connection.
+	MaxRequestBytes int32
+	// MaxOpenFiles bounds the segment files held open across all
+	// partitions (shared partition.FileCache).
+	MaxOpenFiles int
+
+	// RetentionCheckInterval is how often every partition enforces its
+	// retention.
+	RetentionCheckInterval time.Duration
+	// ProducerIDExpiry is how long a producer's sequence state is kept
+	// after its last append (Kafka's producer.id.expiration.ms).
+	ProducerIDExpiry time.Duration
+
+	// Logger receives the node's logs; nil means logrus's standard logger.
+	Logger logrus.FieldLogger
+
+	// Cluster and Catalog replace the single-node implementations; nil
+	// means a cluster of this node alone and a catalog file in DataDir.
+	Cluster Cluster
+	Catalog Catalog
+}
+
+// TopicDefaults is the broker-wide default topic configuration.
+type TopicDefaults struct {
+	RetentionAge    time.Duration // retention.ms; <0 keeps forever
+	RetentionBytes  int64         // retention.bytes; <0 means unbounded
+	SegmentBytes    int64         // segment.bytes
+	SegmentAge      time.Duration // segment.ms
+	LogAppendTime   bool          // message.timestamp.type=LogAppendTime
+	MaxMessageBytes int32         // max.message.bytes: largest batch accepted
+	Flush           partition.FlushPolicy
+	FlushEvery      time.Duration // for FlushInterval
+}
+
+// DefaultConfig returns the configuration `spool node` runs with when given no
+// flags.
+func DefaultConfig() Config {
+	pc := partition.DefaultConfig()
+	return Config{
+		DataDir:                "./spool-data",
+		KafkaAddr:              "127.0.0.1:9092",
+		AdminAddr:              "127.0.0.1:9644",
+		NodeID:                 1,
+		AutoCreateTopics:       true,
+		DefaultPartitions:      1,
+		MaxRequestBytes:        100 << 20,
+		MaxOpenFiles:           1024,
+		RetentionCheckInterval: 30 * time.Second,
+		ProducerIDExpiry:       24 * time.Hour,
+		Topic: TopicDefaults{
+			RetentionAge:    pc.RetentionAge,
+			RetentionBytes:  pc.RetentionBytes,
+			SegmentBytes:    pc.SegmentBytes,
+			SegmentAge:      pc.SegmentAge,
+			LogAppendTime:   pc.LogAppendTime,
+			MaxMessageBytes: 1 << 20 * 8,
+			Flush:           pc.Flush,
+			FlushEvery:      pc.FlushEvery,
+		},
+	}
+}
+
+func (c *Config) validate() error {
+	if c.DataDir == "" {
+		return fmt.Errorf("data dir is empty")
+	}
+	if c.KafkaAddr == "" {
+		return fmt.Errorf("kafka address is empty")
+	}
+	if c.NodeID < 0 {
+		return fmt.Errorf("node id %d is negative", c.NodeID)
+	}
+	if c.DefaultPartitions < 1 {
+		return fmt.Errorf("default partitions %d, want >= 1", c.DefaultPartitions)
+	}
+	if c.MaxRequestBytes <= 0 {
+		return fmt.Errorf("max request bytes %d, want > 0", c.MaxRequestBytes)
+	}
+	if c.MaxOpenFiles <= 0 {
+		c.MaxOpenFiles = 1024
+	}
+	if c.RetentionCheckInterval <= 0 {
+		c.RetentionCheckInterval = 30 * time.Second
+	}
+	if c.ProducerIDExpiry <= 0 {
+		c.ProducerIDExpiry = 24 * time.Hour
+	}
+	if c.Topic.MaxMessageBytes <= 0 {
+		c.Topic.MaxMessageBytes = 8 << 20
+	}
+	return nil
+}

@@ -1,0 +1,345 @@
+package node
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-metrics"
+	promsink "github.com/hashicorp/go-metrics/prometheus"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sirupsen/logrus"
+
+	"github.com/spool-log/spool/partition"
+	"github.com/spool-log/spool/wire"
+)
+
+// Files the node keeps in DataDir beside the partition directories.
+const (
+	catalogFileName     = "topics.json"
+	producerIDsFileName = "producer-ids"
+	clusterIDFileName   = "cluster-id"
+)
+
+// Node is one Spool broker.
+type Node struct {
+	cfg     Config
+	log     logrus.FieldLogger
+	catalog Catalog
+	cluster Cluster
+	files   *partition.FileCache
+	pids    *producerIDs
+
+	mu          sync.RWMutex
+	parts       map[tp]*localPartition
+	reconcileMu sync.Mutex
+	createMu    sync.Mutex // serializes topic creation so auto-create races are benign
+
+	server    *wire.Server
+	kafkaLn   net.Listener
+	kafkaAddr string
+	admin     *http.Server
+	adminLn   net.Listener
+
+	metrics  *metrics.Metrics
+	registry *prometheus.Registry
+	stats    counters
+
+	started  atomic.Bool
+	ready    atomic.Bool
+	closing  chan struct{} // closed when Shutdown begins; ends long polls and loops
+	shutOnce sync.Once
+	loops    sync.WaitGroup
+	serveErr chan error
+}
+
+// counters are the totals /v1/stats reports.
+type counters struct {
+	bytesIn, recordsIn, batchesIn atomic.Int64
+	bytesOut                      atomic.Int64
+}
+
+// New prepares a node: it creates the data directory and loads the catalog
+// and producer-id counter, but opens no partition and binds no socket until
+// Start.
+func New(cfg Config) (*Node, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("node config: %w", err)
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = logrus.StandardLogger()
+	}
+	log = log.WithField("node", cfg.NodeID)
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create data dir %s: %w", cfg.DataDir, err)
+	}
+	n := &Node{
+		cfg:      cfg,
+		log:      log,
+		files:    partition.NewFileCache(cfg.MaxOpenFiles),
+		parts:    make(map[tp]*localPartition),
+		closing:  make(chan struct{}),
+		serveErr: make(chan error, 2),
+	}
+
+	n.catalog = cfg.Catalog
+	if n.catalog == nil {
+		c, err := OpenFileCatalog(filepath.Join(cfg.DataDir, catalogFileName))
+		if err != nil {
+			return nil, err
+		}
+		n.catalog = c
+	}
+	n.cluster = cfg.Cluster
+	if n.cluster == nil {
+		id, err := loadClusterID(filepath.Join(cfg.DataDir, clusterIDFileName))
+		if err != nil {
+			return nil, err
+		}
+		n.cluster = &localCluster{clusterID: id, self: n.self}
+	}
+	pids, err := openProducerIDs(filepath.Join(cfg.DataDir, producerIDsFileName), cfg.NodeID)
+	if err != nil {
+		return nil, err
+	}
+	n.pids = pids
+
+	n.registry = prometheus.NewRegistry()
+	sink, err := promsink.NewPrometheusSinkFrom(promsink.PrometheusOpts{
+		Name:       fmt.Sprintf("spool_node_%d", cfg.NodeID),
+		Registerer: n.registry,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("metrics sink: %w", err)
+	}
+	mc := metrics.DefaultConfig("spool")
+	mc.EnableHostname = false
+	mc.EnableRuntimeMetrics = false
+	mc.EnableServiceLabel = false
+	n.metrics, err = metrics.New(mc, sink)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	return n, nil
+}
+
+// self is this broker as Metadata shows it.
+func (n *Node) self() Broker {
+	host, port, err := splitHostPort(n.AdvertisedKafkaAddr())
+	if err != nil {
+		host, port = "127.0.0.1", 9092
+	}
+	return Broker{ID: n.cfg.NodeID, Host: host, Port: port, Rack: n.cfg.Rack}
+}
+
+// Start opens every local partition, binds the Kafka and admin listeners and
+// starts serving. It returns once the node is ready.
+func (n *Node) Start() error {
+	if !n.started.CompareAndSwap(false, true) {
+		return errors.New("node already started")
+	}
+	if err := n.removeOrphans(); err != nil {
+		return err
+	}
+	if err := n.reconcile(); err != nil {
+		n.closePartitions()
+		return fmt.Errorf("open partitions: %w", err)
+	}
+
+	ln, err := net.Listen("tcp", n.cfg.KafkaAddr)
+	if err != nil {
+		n.closePartitions()
+		return fmt.Errorf("listen for kafka on %s: %w", n.cfg.KafkaAddr, err)
+	}
+	n.kafkaLn = ln
+	n.kafkaAddr = ln.Addr().String()
+
+	if n.cfg.AdminAddr != "" {
+		aln, err := net.Listen("tcp", n.cfg.AdminAddr)
+		if err != nil {
+			ln.Close()
+			n.closePartitions()
+			return fmt.Errorf("listen for admin http on %s: %w", n.cfg.AdminAddr, err)
+		}
+		n.adminLn = aln
+		n.admin = &http.Server{Handler: n.adminHandler(), ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := n.admin.Serve(aln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				n.log.WithError(err).Error("admin http server stopped")
+			}
+		}()
+	}
+
+	wcfg := wire.DefaultConfig()
+	wcfg.MaxRequestBytes = n.cfg.MaxRequestBytes
+	wcfg.Versions = Versions()
+	if e, ok := n.log.(*logrus.Entry); ok {
+		wcfg.Log = e
+	} else {
+		wcfg.Log = logrus.NewEntry(logrus.StandardLogger())
+	}
+	n.server = wire.NewServer(wcfg, n)
+	go func() {
+		if err := n.server.Serve(ln); err != nil && !n.isClosing() {
+			n.log.WithError(err).Error("kafka listener stopped")
+		}
+	}()
+
+	n.loops.Add(2)
+	go n.retentionLoop()
+	go n.catalogLoop()
+	n.ready.Store(true)
+	return nil
+}
+
+// KafkaAddr is the bound Kafka listener address (after Start) or the
+// configured one.
+func (n *Node) KafkaAddr() string {
+	if n.kafkaAddr != "" {
+		return n.kafkaAddr
+	}
+	return n.cfg.KafkaAddr
+}
+
+// AdvertisedKafkaAddr is the address Metadata gives clients.
+func (n *Node) AdvertisedKafkaAddr() string {
+	if n.cfg.AdvertisedKafkaAddr != "" {
+		return n.cfg.AdvertisedKafkaAddr
+	}
+	return n.KafkaAddr()
+}
+
+// AdminAddr is the bound admin HTTP address (after Start) or the configured one.
+func (n *Node) AdminAddr() string {
+	if n.adminLn != nil {
+		return n.adminLn.Addr().String()
+	}
+	return n.cfg.AdminAddr
+}
+
+// NodeID is this broker's id.
+func (n *Node) NodeID() int32 { return n.cfg.NodeID }
+
+// Ready reports whether the node is listening with every partition open.
+func (n *Node) Ready() bool { return n.ready.Load() }
+
+func (n *Node) isClosing() bool {
+	select {
+	case <-n.closing:
+		return true
+	default:
+		return false
+	}
+}
+
+// Shutdown stops accepting connections, lets in-flight requests finish
+// (long polls return early with what they have), then flushes and closes
+// every partition. If ctx ends first, remaining connections are cut.
+func (n *Node) Shutdown(ctx context.Context) error {
+	var err error
+	n.shutOnce.Do(func() {
+		n.ready.Store(false)
+		close(n.closing)
+		var errs []error
+		if n.server != nil {
+			if e := n.server.Shutdown(ctx); e != nil {
+				errs = append(errs, fmt.Errorf("kafka server: %w", e))
+			}
+		}
+		if n.admin != nil {
+			if e := n.admin.Shutdown(ctx); e != nil {
+				n.admin.Close()
+			}
+		}
+		n.loops.Wait()
+		if e := n.closePartitions(); e != nil {
+			errs = append(errs, e)
+		}
+		n.metrics.Shutdown()
+		err = errors.Join(errs...)
+	})
+	return err
+}
+
+// retentionLoop enforces retention on every partition and expires idle
+// producer state.
+func (n *Node) retentionLoop() {
+	defer n.loops.Done()
+	t := time.NewTicker(n.cfg.RetentionCheckInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.closing:
+			return
+		case <-t.C:
+		}
+		n.enforceRetention()
+	}
+}
+
+func (n *Node) enforceRetention() {
+	cutoff := time.Now().Add(-n.cfg.ProducerIDExpiry)
+	for _, p := range n.localPartitions() {
+		deleted, err := p.log.EnforceRetention()
+		if err != nil && !errors.Is(err, partition.ErrClosed) {
+			n.log.WithError(err).WithField("topic", p.topic).WithField("partition", p.index).Warn("retention")
+		}
+		if deleted > 0 {
+			n.log.WithField("topic", p.topic).WithField("partition", p.index).WithField("segments", deleted).Info("retention deleted segments")
+		}
+		p.appendMu.Lock()
+		p.producers.expire(cutoff)
+		p.appendMu.Unlock()
+	}
+	n.metrics.SetGauge([]string{"partitions"}, float32(len(n.localPartitions())))
+}
+
+// catalogLoop opens and closes local partitions when the catalog changes
+// from elsewhere (the cluster layer's gossip).
+func (n *Node) catalogLoop() {
+	defer n.loops.Done()
+	for {
+		select {
+		case <-n.closing:
+			return
+		case <-n.catalog.Changes():
+		}
+		if err := n.reconcile(); err != nil {
+			n.log.WithError(err).Error("applying catalog change")
+		}
+		n.metrics.SetGauge([]string{"partitions"}, float32(len(n.localPartitions())))
+	}
+}
+
+// loadClusterID reads the cluster id, creating one on first start.
+func loadClusterID(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		id := strings.TrimSpace(string(b))
+		if id == "" {
+			return "", fmt.Errorf("cluster id file %s is empty", path)
+		}
+		return id, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("read cluster id: %w", err)
+	}
+	var raw [16]byte
+	_, _ = rand.Read(raw[:])
+	id := "spool-" + hex.EncodeToString(raw[:])
+	if err := writeFileAtomic(path, []byte(id+"\n")); err != nil {
+		return "", err
+	}
+	return id, nil
+}

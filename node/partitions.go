@@ -1,0 +1,299 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spool-log/spool/partition"
+)
+
+// tp names one topic partition.
+type tp struct {
+	topic     string
+	partition int32
+}
+
+// localPartition is a partition whose log lives on this node.
+type localPartition struct {
+	topic    string
+	topicID  TopicID
+	index    int32
+	dir      string
+	log      *partition.Log
+	settings topicSettings
+
+	// appendMu makes the idempotence check and the append one step, so
+	// two batches of one producer cannot both pass the sequence check.
+	appendMu  sync.Mutex
+	producers *producerStates
+
+	// waiters are long-polling fetches to wake when data arrives.
+	waitMu  sync.Mutex
+	waiters map[chan struct{}]struct{}
+}
+
+func partitionDir(dataDir, topic string, p int32) string {
+	return filepath.Join(dataDir, topic+"-"+strconv.FormatInt(int64(p), 10))
+}
+
+// parsePartitionDir splits a <topic>-<n> directory name. The topic may itself
+// contain dashes, so the partition is what follows the last one.
+func parsePartitionDir(name string) (string, int32, bool) {
+	i := strings.LastIndexByte(name, '-')
+	if i <= 0 {
+		return "", 0, false
+	}
+	n, err := strconv.ParseInt(name[i+1:], 10, 32)
+	if err != nil || n < 0 || strconv.FormatInt(n, 10) != name[i+1:] {
+		return "", 0, false
+	}
+	topic := name[:i]
+	if ValidateTopicName(topic) != nil {
+		return "", 0, false
+	}
+	return topic, int32(n), true
+}
+
+// addWaiter registers ch to receive a (non-blocking) signal on every append.
+func (p *localPartition) addWaiter(ch chan struct{}) {
+	p.waitMu.Lock()
+	if p.waiters == nil {
+		p.waiters = make(map[chan struct{}]struct{})
+	}
+	p.waiters[ch] = struct{}{}
+	p.waitMu.Unlock()
+}
+
+func (p *localPartition) removeWaiter(ch chan struct{}) {
+	p.waitMu.Lock()
+	delete(p.waiters, ch)
+	p.waitMu.Unlock()
+}
+
+// notify wakes every waiting fetch. Waiter channels have room for one
+// signal, so a burst of appends costs one wake-up each, never a block.
+func (p *localPartition) notify() {
+	p.waitMu.Lock()
+	for ch := range p.waiters {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+	p.waitMu.Unlock()
+}
+
+// producerRebuildOffsets bounds how far back from the log end the producer
+// state is rebuilt on open. Only the last five batches of each producer
+// matter, and only producers that are still retrying; scanning further
+// would make opening a large partition slow.
+const producerRebuildOffsets = 100_000
+
+// rebuildProducers reads the batch headers of the log's tail (headers only,
+// 61 bytes per batch) and replays them into the producer state.
+func (p *localPartition) rebuildProducers(now time.Time) error {
+	end := p.log.EndOffset()
+	off := max(p.log.StartOffset(), end-producerRebuildOffsets)
+	hdr := make([]byte, partition.BatchHeaderSize)
+	for off < end {
+		s, err := p.log.Read(off, 1<<20, end)
+		if errors.Is(err, partition.ErrOffsetOutOfRange) {
+			return nil // retention moved the start; nothing older matters
+		}
+		if err != nil {
+			return fmt.Errorf("read producer state of %s: %w", p.dir, err)
+		}
+		advanced := false
+		for _, r := range s.Regions {
+			for pos, stop := r.Position, r.Position+r.Length; pos+partition.BatchHeaderSize <= stop; {
+				if _, err := r.File.ReadAt(hdr, pos); err != nil {
+					s.Release()
+					return fmt.Errorf("read batch header at %d in %s: %w", pos, p.dir, err)
+				}
+				h, err := partition.ParseBatchHeader(hdr)
+				if err != nil || h.Size() <= 0 {
+					s.Release()
+					return fmt.Errorf("parse batch header at %d in %s: %v", pos, p.dir, err)
+				}
+				if h.LastOffset() >= off {
+					p.producers.record(h, h.BaseOffset, now)
+					off = h.LastOffset() + 1
+					advanced = true
+				}
+				pos += h.Size()
+			}
+		}
+		s.Release()
+		if !advanced {
+			return nil
+		}
+	}
+	return nil
+}
+
+// openPartition opens (creating if needed) one local partition.
+func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, error) {
+	settings, err := parseTopicConfigs(n.cfg.Topic, spec.Configs)
+	if err != nil {
+		return nil, fmt.Errorf("topic %s config: %w", spec.Name, err)
+	}
+	dir := partitionDir(n.cfg.DataDir, spec.Name, index)
+	log, err := partition.Open(dir, settings.partitionConfig(n.cfg.Topic, n.files))
+	if err != nil {
+		return nil, fmt.Errorf("open partition %s: %w", dir, err)
+	}
+	p := &localPartition{
+		topic:     spec.Name,
+		topicID:   spec.ID,
+		index:     index,
+		dir:       dir,
+		log:       log,
+		settings:  settings,
+		producers: newProducerStates(),
+	}
+	if err := p.rebuildProducers(time.Now()); err != nil {
+		// The data is fine; only duplicate detection across the restart
+		// is lost, as with an expired producer.
+		n.log.WithError(err).WithField("topic", spec.Name).WithField("partition", index).Warn("rebuilding producer state failed")
+		p.producers = newProducerStates()
+	}
+	return p, nil
+}
+
+// partition returns the open local partition, if any.
+func (n *Node) partition(topic string, index int32) *localPartition {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	return n.parts[tp{topic, index}]
+}
+
+// reconcile makes the open partitions match the catalog: it opens every
+// partition this node is a replica of and closes and deletes the ones whose
+// topic is gone (or was recreated under a new id).
+func (n *Node) reconcile() error {
+	n.reconcileMu.Lock()
+	defer n.reconcileMu.Unlock()
+
+	want := make(map[tp]TopicSpec)
+	for _, spec := range n.catalog.Topics() {
+		for i, replicas := range spec.Replicas {
+			for _, r := range replicas {
+				if r == n.cfg.NodeID {
+					want[tp{spec.Name, int32(i)}] = spec
+				}
+			}
+		}
+	}
+
+	var drop []*localPartition
+	n.mu.Lock()
+	for key, p := range n.parts {
+		if spec, ok := want[key]; !ok || spec.ID != p.topicID {
+			drop = append(drop, p)
+			delete(n.parts, key)
+		}
+	}
+	n.mu.Unlock()
+	for _, p := range drop {
+		p.notify()
+		if err := p.log.Delete(); err != nil {
+			n.log.WithError(err).WithField("topic", p.topic).WithField("partition", p.index).Error("delete partition")
+		} else {
+			n.log.WithField("topic", p.topic).WithField("partition", p.index).Info("partition deleted")
+		}
+	}
+
+	var firstErr error
+	for key, spec := range want {
+		if n.partition(key.topic, key.partition) != nil {
+			continue
+		}
+		p, err := n.openPartition(spec, key.partition)
+		if err != nil {
+			n.log.WithError(err).WithField("topic", key.topic).WithField("partition", key.partition).Error("open partition")
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		n.mu.Lock()
+		n.parts[key] = p
+		n.mu.Unlock()
+	}
+	return firstErr
+}
+
+// removeOrphans deletes partition directories that no catalog topic claims:
+// what a crash between the catalog update and the directory removal of a
+// DeleteTopics leaves behind. Without this a recreated topic would find the
+// old topic's records.
+func (n *Node) removeOrphans() error {
+	entries, err := os.ReadDir(n.cfg.DataDir)
+	if err != nil {
+		return fmt.Errorf("list data dir: %w", err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		topic, index, ok := parsePartitionDir(e.Name())
+		if !ok {
+			continue
+		}
+		spec, ok := n.catalog.Topic(topic)
+		if ok && index < spec.Partitions && containsID(spec.Replicas[index], n.cfg.NodeID) {
+			continue
+		}
+		dir := filepath.Join(n.cfg.DataDir, e.Name())
+		n.log.WithField("dir", dir).Warn("removing partition directory of a deleted topic")
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("remove orphan %s: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+func containsID(ids []int32, id int32) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// closePartitions flushes and closes every open partition at shutdown.
+func (n *Node) closePartitions() error {
+	n.mu.Lock()
+	parts := n.parts
+	n.parts = make(map[tp]*localPartition)
+	n.mu.Unlock()
+	var firstErr error
+	for _, p := range parts {
+		p.notify()
+		if err := p.log.Flush(); err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("flush %s: %w", p.dir, err)
+		}
+		if err := p.log.Close(); err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("close %s: %w", p.dir, err)
+		}
+	}
+	return firstErr
+}
+
+// localPartitions returns a snapshot of the open partitions.
+func (n *Node) localPartitions() []*localPartition {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	out := make([]*localPartition, 0, len(n.parts))
+	for _, p := range n.parts {
+		out = append(out, p)
+	}
+	return out
+}

@@ -1,0 +1,177 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/spool-log/spool/partition"
+)
+
+// producerWindow is how many recent batches per producer are remembered for
+// duplicate detection, as in Kafka: an idempotent producer has at most five
+// requests in flight per partition.
+const producerWindow = 5
+
+type batchMeta struct {
+	firstSeq, lastSeq       int32
+	firstOffset, lastOffset int64
+}
+
+type producerEntry struct {
+	epoch      int16
+	batches    []batchMeta // oldest first, at most producerWindow
+	lastAppend time.Time
+}
+
+// producerStates is one partition's idempotence state: for each producer id,
+// its epoch and the sequence numbers of its last few batches. It is rebuilt
+// from the tail of the log when the partition opens, so a restart does not
+// turn a retried batch into a duplicate. Callers hold the partition's append
+// lock.
+type producerStates struct {
+	m map[int64]*producerEntry
+}
+
+func newProducerStates() *producerStates {
+	return &producerStates{m: make(map[int64]*producerEntry)}
+}
+
+func seqAdd(seq int32, delta int32) int32 {
+	if seq > math.MaxInt32-delta {
+		return delta - (math.MaxInt32 - seq) - 1
+	}
+	return seq + delta
+}
+
+// check decides what to do with a batch before it is appended: append it
+// (ok), answer with the offset the same batch got before (dup), or refuse it
+// with a Kafka error.
+func (ps *producerStates) check(h partition.BatchHeader) (dupOffset int64, dup bool, err *kerr.Error) {
+	if h.ProducerID < 0 {
+		return 0, false, nil
+	}
+	e, ok := ps.m[h.ProducerID]
+	if !ok || len(e.batches) == 0 {
+		// Kafka 2.5+ (KIP-360) accepts any first sequence from a producer
+		// it has no state for: the state may have expired or been lost
+		// with retention.
+		return 0, false, nil
+	}
+	switch {
+	case h.ProducerEpoch < e.epoch:
+		return 0, false, kerr.InvalidProducerEpoch
+	case h.ProducerEpoch > e.epoch:
+		if h.BaseSequence != 0 {
+			return 0, false, kerr.OutOfOrderSequenceNumber
+		}
+		return 0, false, nil
+	}
+	last := seqAdd(h.BaseSequence, h.LastOffsetDelta)
+	for _, b := range e.batches {
+		if b.firstSeq == h.BaseSequence && b.lastSeq == last {
+			return b.firstOffset, true, nil
+		}
+	}
+	if want := seqAdd(e.batches[len(e.batches)-1].lastSeq, 1); h.BaseSequence != want {
+		return 0, false, kerr.OutOfOrderSequenceNumber
+	}
+	return 0, false, nil
+}
+
+// record notes a batch that was appended at baseOffset.
+func (ps *producerStates) record(h partition.BatchHeader, baseOffset int64, now time.Time) {
+	if h.ProducerID < 0 {
+		return
+	}
+	e, ok := ps.m[h.ProducerID]
+	if !ok {
+		e = &producerEntry{epoch: h.ProducerEpoch}
+		ps.m[h.ProducerID] = e
+	}
+	if h.ProducerEpoch != e.epoch {
+		e.epoch = h.ProducerEpoch
+		e.batches = e.batches[:0]
+	}
+	e.batches = append(e.batches, batchMeta{
+		firstSeq:    h.BaseSequence,
+		lastSeq:     seqAdd(h.BaseSequence, h.LastOffsetDelta),
+		firstOffset: baseOffset,
+		lastOffset:  baseOffset + int64(h.LastOffsetDelta),
+	})
+	if len(e.batches) > producerWindow {
+		e.batches = append(e.batches[:0], e.batches[len(e.batches)-producerWindow:]...)
+	}
+	e.lastAppend = now
+}
+
+// expire forgets producers idle since before cutoff, as Kafka does after
+// producer.id.expiration.ms, so the map does not grow without bound.
+func (ps *producerStates) expire(cutoff time.Time) int {
+	n := 0
+	for id, e := range ps.m {
+		if e.lastAppend.Before(cutoff) {
+			delete(ps.m, id)
+			n++
+		}
+	}
+	return n
+}
+
+// producerIDBlock is how many producer ids are reserved on disk at a time:
+// the file is rewritten once per block, and a crash skips at most one
+// block's unused ids, never reuses one.
+const producerIDBlock = 1000
+
+// producerIDs hands out producer ids: the node id in the high 32 bits and a
+// counter persisted in DataDir/producer-ids in the low 32, so ids never
+// repeat across restarts or across nodes.
+type producerIDs struct {
+	mu     sync.Mutex
+	path   string
+	nodeID int32
+	next   int64 // next counter value to hand out
+	limit  int64 // counter values below limit are reserved on disk
+}
+
+func openProducerIDs(path string, nodeID int32) (*producerIDs, error) {
+	p := &producerIDs{path: path, nodeID: nodeID}
+	b, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	default:
+		n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("parse %s: %q is not a counter", path, b)
+		}
+		p.next, p.limit = n, n
+	}
+	return p, nil
+}
+
+func (p *producerIDs) allocate() (int64, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.next >= p.limit {
+		limit := p.next + producerIDBlock
+		if limit > math.MaxUint32 {
+			return 0, fmt.Errorf("producer id counter of node %d exhausted", p.nodeID)
+		}
+		if err := writeFileAtomic(p.path, []byte(strconv.FormatInt(limit, 10)+"\n")); err != nil {
+			return 0, fmt.Errorf("reserve producer ids: %w", err)
+		}
+		p.limit = limit
+	}
+	id := int64(p.nodeID)<<32 | p.next
+	p.next++
+	return id, nil
+}
