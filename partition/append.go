@@ -48,7 +48,7 @@ func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendInfo, error) {
 	active := l.segs[len(l.segs)-1]
 	end := active.st.next
 	if active.st.size > 0 && (active.st.size+int64(len(batches)) > cfg.SegmentBytes ||
-		now-active.st.firstTS >= cfg.SegmentAge.Milliseconds() ||
+		now-active.st.rollStart >= cfg.SegmentAge.Milliseconds() ||
 		end+records-active.base > math.MaxUint32) {
 		var err error
 		if active, err = l.roll(end); err != nil {
@@ -98,6 +98,9 @@ func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendInfo, error) {
 	}
 
 	st := active.st
+	if st.size == 0 {
+		st.rollStart = now
+	}
 	ob, tb := l.entryBuf[:0], l.timeBuf[:0]
 	for _, b := range hs {
 		ob, tb = st.track(active.base, active.st.size+int64(b.pos), b.h, cfg.IndexIntervalBytes, ob, tb)

@@ -191,6 +191,10 @@ func (l *Log) load() error {
 		}
 	}
 	l.cleanMarked = rp.CleanBase >= 0
+	// segment.ms counts from the first append a segment got; across a
+	// restart it counts from Open, as producer timestamps cannot be trusted
+	// to say when a segment started.
+	l.segs[len(l.segs)-1].st.rollStart = l.cfg.Clock().UnixMilli()
 
 	end := l.segs[len(l.segs)-1].st.next
 	start := l.segs[0].base

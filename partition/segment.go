@@ -36,7 +36,7 @@ type segState struct {
 	next        int64 // offset after the last batch
 	maxTS       int64 // newest batch maxTimestamp, -1 if empty
 	maxTSOffset int64 // base offset of the first batch with maxTS
-	firstTS     int64 // maxTimestamp of the first batch (drives segment.ms), -1 if empty
+	rollStart   int64 // broker clock (ms) at the first append, or at Open; drives segment.ms
 	offEntries  int   // offset index entries written
 	timeEntries int   // time index entries written
 	lastTimeTS  int64 // timestamp of the last time index entry, -1 if none
@@ -69,7 +69,7 @@ func newSegment(dir string, base int64, files *FileCache) *segment {
 }
 
 func emptySegState(base int64) segState {
-	return segState{next: base, maxTS: -1, maxTSOffset: -1, firstTS: -1, lastTimeTS: -1}
+	return segState{next: base, maxTS: -1, maxTSOffset: -1, lastTimeTS: -1}
 }
 
 // createSegment makes empty files for a new segment, replacing any leftovers.
@@ -137,9 +137,6 @@ func (st *segState) track(base, pos int64, h BatchHeader, interval int, ob, tb [
 		indexed = true
 	}
 	st.sinceIndex += h.Size()
-	if st.firstTS < 0 && st.size == 0 {
-		st.firstTS = h.MaxTimestamp
-	}
 	if h.MaxTimestamp > st.maxTS {
 		st.maxTS, st.maxTSOffset = h.MaxTimestamp, h.BaseOffset
 	}
@@ -195,13 +192,6 @@ func (s *segment) load(maxRel int64) error {
 		return err
 	}
 	defer s.log.release()
-	if size > 0 {
-		first, err := readHeaderAt(f, 0)
-		if err != nil {
-			return err
-		}
-		st.firstTS = first.MaxTimestamp
-	}
 	for pos < size {
 		h, err := readHeaderAt(f, pos)
 		if err != nil {

@@ -1,0 +1,168 @@
+package partition
+
+import (
+	"encoding/binary"
+	"hash/crc32"
+	"os"
+	"testing"
+	"time"
+)
+
+// testRecord is one record for makeBatch.
+type testRecord struct {
+	key, value []byte
+	tsDelta    int64
+	headers    [][2][]byte
+}
+
+// encodeRecords is a minimal Kafka v2 record encoder: zigzag varints, a
+// length prefix per record.
+func encodeRecords(recs []testRecord) []byte {
+	var out []byte
+	for i, r := range recs {
+		body := []byte{0} // attributes
+		body = binary.AppendVarint(body, r.tsDelta)
+		body = binary.AppendVarint(body, int64(i))
+		if r.key == nil {
+			body = binary.AppendVarint(body, -1)
+		} else {
+			body = binary.AppendVarint(body, int64(len(r.key)))
+			body = append(body, r.key...)
+		}
+		if r.value == nil {
+			body = binary.AppendVarint(body, -1)
+		} else {
+			body = binary.AppendVarint(body, int64(len(r.value)))
+			body = append(body, r.value...)
+		}
+		body = binary.AppendVarint(body, int64(len(r.headers)))
+		for _, h := range r.headers {
+			body = binary.AppendVarint(body, int64(len(h[0])))
+			body = append(body, h[0]...)
+			body = binary.AppendVarint(body, int64(len(h[1])))
+			body = append(body, h[1]...)
+		}
+		out = binary.AppendVarint(out, int64(len(body)))
+		out = append(out, body...)
+	}
+	return out
+}
+
+// makeBatchRaw builds a RecordBatch v2 around an already encoded payload.
+func makeBatchRaw(attrs int16, firstTS, maxTS int64, count int32, payload []byte) []byte {
+	b := make([]byte, BatchHeaderSize, BatchHeaderSize+len(payload))
+	be := binary.BigEndian
+	be.PutUint64(b[offBaseOffset:], 0)
+	be.PutUint32(b[offBatchLength:], uint32(BatchHeaderSize-batchOverhead+len(payload)))
+	be.PutUint32(b[offLeaderEpoch:], 0xffffffff)
+	b[offMagic] = 2
+	be.PutUint16(b[offAttributes:], uint16(attrs))
+	be.PutUint32(b[offLastOffsetDelta:], uint32(count-1))
+	be.PutUint64(b[offFirstTimestamp:], uint64(firstTS))
+	be.PutUint64(b[offMaxTimestamp:], uint64(maxTS))
+	be.PutUint64(b[offProducerID:], ^uint64(0))
+	be.PutUint16(b[offProducerEpoch:], 0xffff)
+	be.PutUint32(b[offBaseSequence:], 0xffffffff)
+	be.PutUint32(b[offNumRecords:], uint32(count))
+	b = append(b, payload...)
+	be.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:], crc32.MakeTable(crc32.Castagnoli)))
+	return b
+}
+
+// makeBatch builds an uncompressed batch of records with values, timestamps
+// firstTS, firstTS+1, ...
+func makeBatch(firstTS int64, values ...[]byte) []byte {
+	recs := make([]testRecord, len(values))
+	for i, v := range values {
+		recs[i] = testRecord{key: []byte("k"), value: v, tsDelta: int64(i)}
+	}
+	return makeBatchRaw(0, firstTS, firstTS+int64(len(values))-1, int32(len(values)), encodeRecords(recs))
+}
+
+// sizedBatch builds a batch of n records of recSize-byte values.
+func sizedBatch(firstTS int64, n, recSize int) []byte {
+	vals := make([][]byte, n)
+	for i := range vals {
+		v := make([]byte, recSize)
+		for j := range v {
+			v[j] = byte(i + j)
+		}
+		vals[i] = v
+	}
+	return makeBatch(firstTS, vals...)
+}
+
+// fakeClock is an injectable Config.Clock.
+type fakeClock struct{ now time.Time }
+
+func (c *fakeClock) Now() time.Time          { return c.now }
+func (c *fakeClock) Advance(d time.Duration) { c.now = c.now.Add(d) }
+
+func testConfig() Config {
+	c := DefaultConfig()
+	c.IndexIntervalBytes = 256
+	return c
+}
+
+func openLog(t testing.TB, dir string, cfg Config) *Log {
+	t.Helper()
+	l, err := Open(dir, cfg)
+	if err != nil {
+		t.Fatalf("open %s: %v", dir, err)
+	}
+	return l
+}
+
+func mustAppend(t testing.TB, l *Log, b []byte, epoch int32) AppendInfo {
+	t.Helper()
+	info, err := l.Append(b, epoch)
+	if err != nil {
+		t.Fatalf("append: %v", err)
+	}
+	return info
+}
+
+// readAll returns the bytes of a Slice by reading its regions.
+func readAll(t testing.TB, s *Slice) []byte {
+	t.Helper()
+	var out []byte
+	for _, r := range s.Regions {
+		b := make([]byte, r.Length)
+		if _, err := r.File.ReadAt(b, r.Position); err != nil {
+			t.Fatalf("read region %s@%d+%d: %v", r.File.Name(), r.Position, r.Length, err)
+		}
+		out = append(out, b...)
+	}
+	return out
+}
+
+// batchesIn splits concatenated batches into headers.
+func batchesIn(t testing.TB, b []byte) []BatchHeader {
+	t.Helper()
+	var hs []BatchHeader
+	if _, err := scanBatches(b, func(_ int, h BatchHeader) { hs = append(hs, h) }); err != nil && len(b) > 0 {
+		t.Fatalf("read back batches: %v", err)
+	}
+	return hs
+}
+
+func fileSize(t testing.TB, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+// retry polls cond until it holds or the deadline passes.
+func retry(t testing.TB, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %v", d)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
