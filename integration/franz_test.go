@@ -1,0 +1,211 @@
+package integration
+
+// franz-go (kgo, kadm) against a real node: every codec, keys, headers,
+// CreateTime, several partitions, reads from arbitrary offsets and by time.
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+func franzCodec(name string) kgo.CompressionCodec {
+	switch name {
+	case "gzip":
+		return kgo.GzipCompression()
+	case "snappy":
+		return kgo.SnappyCompression()
+	case "lz4":
+		return kgo.Lz4Compression()
+	case "zstd":
+		return kgo.ZstdCompression()
+	}
+	return kgo.NoCompression()
+}
+
+// TestFranzRoundTrip produces keyed records with headers and CreateTimes to a
+// 3-partition topic created by kadm, once per codec, and reads every
+// partition back: records sit where the key partitioner put them, in produce
+// order, at their acknowledged offsets, byte for byte.
+func TestFranzRoundTrip(t *testing.T) {
+	n := StartNode(t)
+	const partitions = 3
+	for _, codec := range codecNames {
+		t.Run(codec, func(t *testing.T) {
+			topic := uniqueTopic("franz-" + codec)
+			franzCreateTopic(t, n.KafkaAddr, topic, partitions)
+
+			cl := franzClient(t, n.KafkaAddr,
+				kgo.ProducerBatchCompression(franzCodec(codec)),
+				kgo.RequiredAcks(kgo.AllISRAcks()),
+				kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)),
+			)
+			recs := makeRecords(codec, 60, recentBase())
+			franzProduce(t, cl, topic, recs, 20) // 20 records per call: several per batch
+
+			keyed := kgo.StickyKeyPartitioner(nil).ForTopic(topic)
+			used := map[int32]bool{}
+			for _, r := range recs {
+				if want := int32(keyed.Partition(toKgoRecord(topic, r), partitions)); r.Partition != want {
+					t.Fatalf("key %q acknowledged on partition %d, the murmur2 partitioner says %d", r.Key, r.Partition, want)
+				}
+				used[r.Partition] = true
+			}
+			if len(used) != partitions {
+				t.Fatalf("60 keys landed on %d partitions, want all %d", len(used), partitions)
+			}
+			franzVerifyPartitions(t, n.KafkaAddr, topic, recs)
+		})
+	}
+}
+
+// TestFranzOffsetsAndTime reads one partition from arbitrary offsets, lists
+// start/end offsets, and finds offsets by timestamp, both across batches and
+// inside one batch.
+func TestFranzOffsetsAndTime(t *testing.T) {
+	n := StartNode(t)
+	topic := uniqueTopic("franz-offsets")
+	franzCreateTopic(t, n.KafkaAddr, topic, 1)
+	cl := franzClient(t, n.KafkaAddr, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+
+	// 100 records, CreateTimes 10 ms apart; batches of 1 (the first 40) and
+	// of 30 (the rest), so a timestamp can fall inside a batch.
+	recs := makeRecords("t", 100, recentBase())
+	base := recs[0].Timestamp
+	for i := range recs {
+		recs[i].Timestamp = base.Add(time.Duration(i) * 10 * time.Millisecond)
+	}
+	franzProduce(t, cl, topic, recs[:40], 1)
+	franzProduce(t, cl, topic, recs[40:], 30)
+	for i, r := range recs {
+		if r.Offset != int64(i) {
+			t.Fatalf("record %d acknowledged at offset %d, want %d", i, r.Offset, i)
+		}
+	}
+
+	for _, from := range []int64{0, 1, 37, 39, 40, 41, 64, 99} {
+		got := franzConsume(t, n.KafkaAddr, topic, 0, kgo.NewOffset().At(from), 1)
+		checkRecord(t, fmt.Sprintf("read from offset %d", from), recs[from], got[0].Key, got[0].Value, fromKgoHeaders(got[0].Headers), got[0].Timestamp, got[0].Offset)
+	}
+
+	adm := kadm.NewClient(cl)
+	ctx := ctxTimeout(t, 30*time.Second)
+	start, err := adm.ListStartOffsets(ctx, topic)
+	if err != nil {
+		t.Fatalf("list start offsets: %v", err)
+	}
+	end, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		t.Fatalf("list end offsets: %v", err)
+	}
+	if o, _ := start.Lookup(topic, 0); o.Err != nil || o.Offset != 0 {
+		t.Errorf("start offset = %d (%v), want 0", o.Offset, o.Err)
+	}
+	if o, _ := end.Lookup(topic, 0); o.Err != nil || o.Offset != 100 {
+		t.Errorf("end offset = %d (%v), want 100", o.Offset, o.Err)
+	}
+
+	// ListOffsets by time: the first offset whose timestamp is >= the query.
+	for _, c := range []struct {
+		ms   int64
+		want int64
+	}{
+		{base.UnixMilli() - 1000, 0},
+		{base.UnixMilli(), 0},
+		{base.UnixMilli() + 1, 1},
+		{base.UnixMilli() + 10*17 - 3, 17},  // single-record batches
+		{base.UnixMilli() + 10*40, 40},      // first record of a 30-record batch
+		{base.UnixMilli() + 10*55 - 5, 55},  // inside a batch
+		{base.UnixMilli() + 10*99, 99},      // the last record
+		{base.UnixMilli() + 10*99 + 1, 100}, // after everything: the end offset
+	} {
+		listed, err := adm.ListOffsetsAfterMilli(ctx, c.ms, topic)
+		if err != nil {
+			t.Fatalf("list offsets after %d: %v", c.ms, err)
+		}
+		o, ok := listed.Lookup(topic, 0)
+		if !ok || o.Err != nil || o.Offset != c.want {
+			t.Errorf("ListOffsets(timestamp=base%+d ms) = offset %d (err %v), want %d", c.ms-base.UnixMilli(), o.Offset, o.Err, c.want)
+		}
+	}
+
+	// A consumer positioned by time starts at the right record.
+	got := franzConsume(t, n.KafkaAddr, topic, 0, kgo.NewOffset().AfterMilli(base.UnixMilli()+10*73-4), 1)
+	if got[0].Offset != 73 {
+		t.Errorf("consumer at AfterMilli(base+726ms) started at offset %d, want 73", got[0].Offset)
+	}
+}
+
+// TestFranzAdminTopics creates topics with configs through kadm, sees them in
+// Metadata, refuses a duplicate, and deletes one.
+func TestFranzAdminTopics(t *testing.T) {
+	n := StartNode(t)
+	adm := kadm.NewClient(franzClient(t, n.KafkaAddr))
+	ctx := ctxTimeout(t, 30*time.Second)
+	topic := uniqueTopic("franz-admin")
+	resp, err := adm.CreateTopic(ctx, 4, 1, map[string]*string{
+		"retention.ms":  kadm.StringPtr("3600000"),
+		"segment.bytes": kadm.StringPtr("1048576"),
+	}, topic)
+	if err != nil {
+		t.Fatalf("create %s: %v", topic, err)
+	}
+	if resp.NumPartitions != -1 && resp.NumPartitions != 4 {
+		t.Errorf("created with %d partitions, want 4", resp.NumPartitions)
+	}
+	if _, err := adm.CreateTopic(ctx, 4, 1, nil, topic); err != kerr.TopicAlreadyExists {
+		t.Errorf("creating %s twice: %v, want TOPIC_ALREADY_EXISTS", topic, err)
+	}
+	details, err := adm.ListTopics(ctx, topic)
+	if err != nil {
+		t.Fatalf("metadata: %v", err)
+	}
+	d, ok := details[topic]
+	if !ok || d.Err != nil || len(d.Partitions) != 4 {
+		t.Fatalf("metadata for %s: found %v, err %v, %d partitions; want 4", topic, ok, d.Err, len(d.Partitions))
+	}
+	for p, pd := range d.Partitions {
+		if pd.Leader != int32(n.ID) {
+			t.Errorf("partition %d leader %d, want node %d", p, pd.Leader, n.ID)
+		}
+	}
+	rc, err := adm.DescribeTopicConfigs(ctx, topic)
+	if err != nil {
+		t.Fatalf("describe configs: %v", err)
+	}
+	cfg, err := rc.On(topic, nil)
+	if err != nil || cfg.Err != nil {
+		t.Fatalf("describe configs of %s: %v / %v", topic, err, cfg.Err)
+	}
+	found := false
+	for _, c := range cfg.Configs {
+		if c.Key == "retention.ms" {
+			found = true
+			if c.MaybeValue() != "3600000" {
+				t.Errorf("retention.ms = %q, want 3600000", c.MaybeValue())
+			}
+		}
+	}
+	if !found {
+		t.Errorf("describe configs of %s has no retention.ms", topic)
+	}
+
+	del, err := adm.DeleteTopics(ctx, topic)
+	if err != nil || del.Error() != nil {
+		t.Fatalf("delete %s: %v / %v", topic, err, del.Error())
+	}
+	retry(t, 10*time.Second, func() error {
+		details, err := adm.ListTopics(ctx)
+		if err != nil {
+			return err
+		}
+		if details.Has(topic) {
+			return fmt.Errorf("%s still listed after delete", topic)
+		}
+		return nil
+	})
+}
