@@ -47,28 +47,28 @@ func (c *Coordinator) JoinGroup(ctx context.Context, cl Client, req *kmsg.JoinGr
 		}
 		g = c.newGroup(s, req.Group)
 	}
-	reply, wait := c.join(g, cl, req, resp)
+	done, wait := c.join(g, cl, req, resp)
 	if len(g.members) > 0 || len(g.pending) > 0 || len(g.offsets) > 0 || g.generation > 0 {
 		s.groups[g.id] = g // a group that only saw a refused join is not kept
 	}
 	s.mu.Unlock()
-	if !wait {
-		return reply
+	if wait == nil {
+		return done
 	}
 	select {
-	case r := <-reply.(chan *kmsg.JoinGroupResponse):
+	case r := <-wait:
 		return r
 	case <-ctx.Done():
 		return fail(kerr.RebalanceInProgress.Code)
 	}
 }
 
-// join runs under the shard lock. It returns either a finished response
-// (wait false) or the channel the parked request will be answered on.
-func (c *Coordinator) join(g *group, cl Client, req *kmsg.JoinGroupRequest, resp *kmsg.JoinGroupResponse) (any, bool) {
-	fail := func(code int16) (any, bool) {
+// join runs under the shard lock. It returns either a finished response or
+// the channel the parked request will be answered on.
+func (c *Coordinator) join(g *group, cl Client, req *kmsg.JoinGroupRequest, resp *kmsg.JoinGroupResponse) (*kmsg.JoinGroupResponse, chan *kmsg.JoinGroupResponse) {
+	fail := func(code int16) (*kmsg.JoinGroupResponse, chan *kmsg.JoinGroupResponse) {
 		resp.ErrorCode = code
-		return resp, false
+		return resp, nil
 	}
 	if g.state == Dead {
 		return fail(kerr.CoordinatorNotAvailable.Code)
@@ -102,7 +102,7 @@ func (c *Coordinator) join(g *group, cl Client, req *kmsg.JoinGroupRequest, resp
 		if req.InstanceID != nil {
 			g.static[*req.InstanceID] = m.id
 		}
-		return c.addMemberAndRebalance(g, m, req), true
+		return nil, c.addMemberAndRebalance(g, m, req)
 	}
 
 	if _, ok := g.pending[req.MemberID]; ok {
@@ -112,7 +112,7 @@ func (c *Coordinator) join(g *group, cl Client, req *kmsg.JoinGroupRequest, resp
 		g.pending[req.MemberID].timer.Stop()
 		delete(g.pending, req.MemberID)
 		m := &member{id: req.MemberID, clientID: cl.ID, clientHost: cl.Host}
-		return c.addMemberAndRebalance(g, m, req), true
+		return nil, c.addMemberAndRebalance(g, m, req)
 	}
 	if g.isStaticMemberFenced(req.InstanceID, req.MemberID) {
 		return fail(kerr.FencedInstanceID.Code)
@@ -124,23 +124,23 @@ func (c *Coordinator) join(g *group, cl Client, req *kmsg.JoinGroupRequest, resp
 
 	switch g.state {
 	case PreparingRebalance:
-		return c.updateMemberAndRebalance(g, m, req), true
+		return nil, c.updateMemberAndRebalance(g, m, req)
 	case CompletingRebalance:
 		if m.matches(req.Protocols) {
 			// The member missed our answer; give it the same one.
 			g.fillJoin(resp, m.id)
-			return resp, false
+			return resp, nil
 		}
-		return c.updateMemberAndRebalance(g, m, req), true
+		return nil, c.updateMemberAndRebalance(g, m, req)
 	case Stable:
 		if g.leader == m.id || !m.matches(req.Protocols) {
 			// A leader's join forces a rebalance: it is how the
 			// leader reacts to changes outside member metadata,
 			// such as new partitions.
-			return c.updateMemberAndRebalance(g, m, req), true
+			return nil, c.updateMemberAndRebalance(g, m, req)
 		}
 		g.fillJoin(resp, m.id)
-		return resp, false
+		return resp, nil
 	default: // Empty with members cannot happen; let the member start over
 		return fail(kerr.UnknownMemberID.Code)
 	}
@@ -195,7 +195,7 @@ func (c *Coordinator) updateMemberAndRebalance(g *group, m *member, req *kmsg.Jo
 // the old id is fenced. In a Stable group with unchanged protocols nothing
 // is rebalanced: the newcomer gets the current generation back and keeps
 // the old assignment.
-func (c *Coordinator) replaceStaticMember(g *group, cl Client, req *kmsg.JoinGroupRequest, resp *kmsg.JoinGroupResponse, old *member) (any, bool) {
+func (c *Coordinator) replaceStaticMember(g *group, cl Client, req *kmsg.JoinGroupRequest, resp *kmsg.JoinGroupResponse, old *member) (*kmsg.JoinGroupResponse, chan *kmsg.JoinGroupResponse) {
 	old.failJoin(kerr.FencedInstanceID.Code)
 	old.failSync(kerr.FencedInstanceID.Code)
 	if old.sessionTimer != nil {
@@ -239,7 +239,7 @@ func (c *Coordinator) replaceStaticMember(g *group, cl Client, req *kmsg.JoinGro
 			}
 			c.scheduleSession(g, old)
 			resp.ErrorCode = appendErrorCode(err)
-			return resp, false
+			return resp, nil
 		}
 		g.fillJoin(resp, m.id)
 		if m.id == g.leader && req.Version >= 9 {
@@ -248,14 +248,14 @@ func (c *Coordinator) replaceStaticMember(g *group, cl Client, req *kmsg.JoinGro
 			resp.Members = nil
 		}
 		c.scheduleSession(g, m)
-		return resp, false
+		return resp, nil
 	case g.state == CompletingRebalance || g.state == Stable:
 		ch := m.parkJoin(req)
 		c.prepareRebalance(g, "static member "+*req.InstanceID+" rejoined with new metadata")
-		return ch, true
+		return nil, ch
 	default: // PreparingRebalance: take the old member's seat at the barrier
 		ch := m.parkJoin(req)
 		c.tryCompleteJoin(g)
-		return ch, true
+		return nil, ch
 	}
 }

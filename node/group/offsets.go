@@ -1,0 +1,251 @@
+package group
+
+import (
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// OffsetCommit stores committed offsets, Kafka's handleCommitOffsets. A
+// commit with generation < 0 is a "simple" commit from a consumer that
+// manages its own partitions (or an admin resetting offsets) and is only
+// accepted while the group has no members; otherwise the member id and
+// generation must be current. Offsets are durable in __consumer_offsets
+// before the commit is acknowledged.
+func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
+	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+	for _, t := range req.Topics {
+		rt := kmsg.NewOffsetCommitResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetCommitResponseTopicPartition()
+			rp.Partition = p.Partition
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	setAll := func(code int16) *kmsg.OffsetCommitResponse {
+		for i := range resp.Topics {
+			for j := range resp.Topics[i].Partitions {
+				if resp.Topics[i].Partitions[j].ErrorCode == 0 {
+					resp.Topics[i].Partitions[j].ErrorCode = code
+				}
+			}
+		}
+		return resp
+	}
+
+	s, code := c.lockShard(req.Group)
+	if code != 0 {
+		return setAll(code)
+	}
+	defer s.mu.Unlock()
+	g := s.groups[req.Group]
+	created := false
+	if g == nil {
+		if req.Generation >= 0 {
+			// A generation from a group this coordinator does not
+			// know: the member is from a group that is gone.
+			return setAll(kerr.IllegalGeneration.Code)
+		}
+		g = c.newGroup(s, req.Group)
+		created = true
+	}
+
+	var m *member
+	switch {
+	case g.state == Dead:
+		return setAll(kerr.CoordinatorNotAvailable.Code)
+	case g.isStaticMemberFenced(req.InstanceID, req.MemberID):
+		return setAll(kerr.FencedInstanceID.Code)
+	case req.Generation < 0 && g.state == Empty:
+		// Simple commit: the group only stores offsets.
+	default:
+		if m = g.members[req.MemberID]; m == nil {
+			return setAll(kerr.UnknownMemberID.Code)
+		}
+		if req.Generation != g.generation {
+			return setAll(kerr.IllegalGeneration.Code)
+		}
+		if g.state == CompletingRebalance {
+			// The member's assignment may be about to change;
+			// it must rejoin before committing.
+			return setAll(kerr.RebalanceInProgress.Code)
+		}
+	}
+
+	now := c.clock.Now().UnixMilli()
+	type pending struct {
+		topic string
+		ti, pi int
+		c      commit
+	}
+	var recs []record
+	var accepted []pending
+	for ti, t := range req.Topics {
+		nparts, known := int32(0), true
+		if c.cfg.PartitionCount != nil {
+			nparts, known = c.cfg.PartitionCount(t.Topic)
+		}
+		for pi, p := range t.Partitions {
+			switch {
+			case !known || c.cfg.PartitionCount != nil && (p.Partition < 0 || p.Partition >= nparts):
+				resp.Topics[ti].Partitions[pi].ErrorCode = kerr.UnknownTopicOrPartition.Code
+				continue
+			case p.Metadata != nil && c.cfg.MaxMetadataBytes > 0 && len(*p.Metadata) > c.cfg.MaxMetadataBytes:
+				resp.Topics[ti].Partitions[pi].ErrorCode = kerr.OffsetMetadataTooLarge.Code
+				continue
+			}
+			cm := commit{offset: p.Offset, leaderEpoch: p.LeaderEpoch, timestamp: now}
+			if p.Metadata != nil {
+				cm.metadata = *p.Metadata
+			}
+			recs = append(recs, record{key: offsetCommitKey(g.id, t.Topic, p.Partition), value: offsetCommitValue(cm)})
+			accepted = append(accepted, pending{t.Topic, ti, pi, cm})
+		}
+	}
+	if err := c.append(s, recs); err != nil {
+		g.logger().WithError(err).Warn("store offset commit")
+		code := appendErrorCode(err)
+		for _, a := range accepted {
+			resp.Topics[a.ti].Partitions[a.pi].ErrorCode = code
+		}
+		return resp
+	}
+	for _, a := range accepted {
+		setCommit(g, a.topic, req.Topics[a.ti].Partitions[a.pi].Partition, a.c)
+	}
+	if created && len(g.offsets) > 0 {
+		s.groups[g.id] = g
+	}
+	if m != nil {
+		c.scheduleSession(g, m)
+	}
+	return resp
+}
+
+// OffsetFetch returns committed offsets, Kafka's handleFetchOffsets: v0–v7
+// ask for one group, v8+ for several; nil topics (v2+) mean every topic the
+// group committed. A partition without a commit, or a group that never
+// existed, answers offset -1 with no error.
+func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
+	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
+	if req.Version >= 8 {
+		for _, rg := range req.Groups {
+			var topics []fetchTopic
+			if rg.Topics != nil {
+				topics = make([]fetchTopic, 0, len(rg.Topics))
+				for _, t := range rg.Topics {
+					topics = append(topics, fetchTopic{t.Topic, t.Partitions})
+				}
+			}
+			sg := kmsg.NewOffsetFetchResponseGroup()
+			sg.Group = rg.Group
+			sg.ErrorCode, sg.Topics = c.fetchOffsets(rg.Group, topics)
+			resp.Groups = append(resp.Groups, sg)
+		}
+		return resp
+	}
+
+	var topics []fetchTopic
+	if req.Topics != nil || req.Version < 2 {
+		topics = make([]fetchTopic, 0, len(req.Topics))
+		for _, t := range req.Topics {
+			topics = append(topics, fetchTopic{t.Topic, t.Partitions})
+		}
+	}
+	code, groupTopics := c.fetchOffsets(req.Group, topics)
+	if code != 0 {
+		if req.Version >= 2 {
+			resp.ErrorCode = code
+			return resp
+		}
+		// v0–v1 have no group error: every partition carries it.
+		groupTopics = nil
+		for _, t := range topics {
+			gt := kmsg.NewOffsetFetchResponseGroupTopic()
+			gt.Topic = t.topic
+			for _, p := range t.partitions {
+				gp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+				gp.Partition, gp.Offset, gp.ErrorCode = p, -1, code
+				gt.Partitions = append(gt.Partitions, gp)
+			}
+			groupTopics = append(groupTopics, gt)
+		}
+	}
+	for _, gt := range groupTopics {
+		rt := kmsg.NewOffsetFetchResponseTopic()
+		rt.Topic = gt.Topic
+		for _, gp := range gt.Partitions {
+			rp := kmsg.NewOffsetFetchResponseTopicPartition()
+			rp.Partition, rp.Offset, rp.LeaderEpoch, rp.Metadata, rp.ErrorCode = gp.Partition, gp.Offset, gp.LeaderEpoch, gp.Metadata, gp.ErrorCode
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
+type fetchTopic struct {
+	topic      string
+	partitions []int32
+}
+
+// fetchOffsets answers one group; nil topics means all committed ones.
+func (c *Coordinator) fetchOffsets(groupID string, topics []fetchTopic) (int16, []kmsg.OffsetFetchResponseGroupTopic) {
+	s, code := c.lockShard(groupID)
+	if code != 0 {
+		return code, nil
+	}
+	defer s.mu.Unlock()
+	g := s.groups[groupID]
+	if g != nil && g.state == Dead {
+		g = nil
+	}
+	lookup := func(topic string, p int32) kmsg.OffsetFetchResponseGroupTopicPartition {
+		rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+		rp.Partition, rp.Offset, rp.Metadata = p, -1, kmsg.StringPtr("")
+		if g == nil {
+			return rp
+		}
+		if cm, ok := g.offsets[topic][p]; ok {
+			rp.Offset, rp.LeaderEpoch, rp.Metadata = cm.offset, cm.leaderEpoch, kmsg.StringPtr(cm.metadata)
+		}
+		return rp
+	}
+	var out []kmsg.OffsetFetchResponseGroupTopic
+	if topics == nil {
+		if g == nil {
+			return 0, nil
+		}
+		names := make([]string, 0, len(g.offsets))
+		for t := range g.offsets {
+			names = append(names, t)
+		}
+		slices.Sort(names)
+		for _, t := range names {
+			rt := kmsg.NewOffsetFetchResponseGroupTopic()
+			rt.Topic = t
+			parts := make([]int32, 0, len(g.offsets[t]))
+			for p := range g.offsets[t] {
+				parts = append(parts, p)
+			}
+			slices.Sort(parts)
+			for _, p := range parts {
+				rt.Partitions = append(rt.Partitions, lookup(t, p))
+			}
+			out = append(out, rt)
+		}
+		return 0, out
+	}
+	for _, t := range topics {
+		rt := kmsg.NewOffsetFetchResponseGroupTopic()
+		rt.Topic = t.topic
+		for _, p := range t.partitions {
+			rt.Partitions = append(rt.Partitions, lookup(t.topic, p))
+		}
+		out = append(out, rt)
+	}
+	return 0, out
+}
