@@ -1,0 +1,224 @@
+package membership
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/serf/serf"
+	"github.com/sirupsen/logrus"
+)
+
+const (
+	snapshotFile = "serf.snapshot"
+	rosterFileName  = "roster.json"
+	catalogFile  = "catalog.json"
+)
+
+// Agent is one node's membership: its Serf agent, roster and topic catalog.
+// Create starts it; Join connects it to a cluster; Leave then Shutdown stop it
+// gracefully (Shutdown alone looks like a crash to the others).
+type Agent struct {
+	cfg   Config
+	log   logrus.FieldLogger
+	serf  *serf.Serf
+	gen   uint64
+	guard *conflictGuard
+
+	roster      *Roster
+	rosterPath  string
+	catalog     *Catalog
+	catalogPath string
+
+	memberEvents *fanout[MemberEvent]
+	topicEvents  *fanout[TopicChange]
+
+	eventCh    chan serf.Event
+	syncCh     chan syncRequest
+	shutdownCh chan struct{}
+	wg         sync.WaitGroup
+
+	localAddr atomic.Value // string, set once Serf is up
+
+	persistMu sync.Mutex // orders roster/catalog file writes and tag updates
+	opMu      sync.Mutex // serialises local topic operations
+
+	mu       sync.Mutex
+	joinErr  error
+	shutdown bool
+}
+
+// Create starts a node's membership from cfg: it bumps the boot generation,
+// loads the roster and catalog from DataDir, and starts Serf, which rejoins
+// the peers of its snapshot by itself. It does not join cfg.Join; call Join.
+func Create(cfg *Config) (*Agent, error) {
+	if cfg == nil {
+		cfg = DefaultConfig()
+	}
+	c := *cfg
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	if c.Log == nil {
+		c.Log = logrus.StandardLogger()
+	}
+	if c.Fetch == nil {
+		c.Fetch = HTTPFetch(nil)
+	}
+	log := c.Log.WithFields(logrus.Fields{"node": c.NodeName, "broker": c.BrokerID})
+	if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create data dir %s: %w", c.DataDir, err)
+	}
+	a := &Agent{
+		cfg:         c,
+		log:         log,
+		rosterPath:  filepath.Join(c.DataDir, rosterFileName),
+		catalogPath: filepath.Join(c.DataDir, catalogFile),
+		eventCh:     make(chan serf.Event, 1024),
+		syncCh:      make(chan syncRequest, 256),
+		shutdownCh:  make(chan struct{}),
+	}
+	a.guard = newConflictGuard(a)
+	a.memberEvents = newFanout[MemberEvent](c.WatchQueueLimit, log, "member event")
+	a.topicEvents = newFanout[TopicChange](c.WatchQueueLimit, log, "topic change")
+
+	var err error
+	if a.gen, err = bumpGeneration(c.DataDir); err != nil {
+		return nil, err
+	}
+	if a.roster, err = loadRoster(a.rosterPath); err != nil {
+		return nil, err
+	}
+	a.roster.Add(c.BrokerID, a.gen)
+	if err := saveRoster(a.rosterPath, a.roster); err != nil {
+		return nil, err
+	}
+	if a.catalog, err = loadCatalog(a.catalogPath); err != nil {
+		return nil, err
+	}
+	tags, err := buildTags(&c, a.gen, a.roster.Digest())
+	if err != nil {
+		return nil, err
+	}
+	sc, err := a.serfConfig(tags)
+	if err != nil {
+		return nil, err
+	}
+	if a.serf, err = serf.Create(sc); err != nil {
+		return nil, fmt.Errorf("start serf on %s:%d: %w", c.BindAddr, c.BindPort, err)
+	}
+	local := a.serf.LocalMember()
+	a.localAddr.Store(memberAddr(local.Addr, local.Port))
+	a.guard.observe(local, false)
+
+	a.wg.Add(2)
+	go a.eventLoop()
+	go a.syncLoop()
+	log.WithFields(logrus.Fields{"gossip": a.localGossipAddr(), "gen": a.gen, "encrypted": sc.MemberlistConfig.Keyring != nil}).
+		Info("membership started")
+	return a, nil
+}
+
+func (a *Agent) serfConfig(tags map[string]string) (*serf.Config, error) {
+	c := &a.cfg
+	sc := serf.DefaultConfig()
+	sc.NodeName = c.NodeName
+	sc.Tags = tags
+	sc.EventCh = a.eventCh
+	sc.SnapshotPath = filepath.Join(c.DataDir, snapshotFile)
+	// A broker restarted after SIGTERM comes back into its cluster from the
+	// snapshot, like one restarted after a crash.
+	sc.RejoinAfterLeave = true
+	sc.Merge = a.guard
+	sc.Logger = newStdLogger(a.log, "serf")
+	sc.ReapInterval = c.ReapInterval
+	sc.ReconnectInterval = c.ReconnectInterval
+	sc.ReconnectTimeout = c.ReconnectTimeout
+	sc.TombstoneTimeout = c.TombstoneTimeout
+	sc.LeavePropagateDelay = c.LeavePropagateDelay
+	sc.BroadcastTimeout = c.BroadcastTimeout
+	// Serf checks name+payload against the limit and then the encoded
+	// message; leave room for the encoding.
+	sc.UserEventSizeLimit = c.UserEventMaxBytes + 128
+	// Query responses travel as single UDP packets.
+	sc.QueryResponseSizeLimit = maxQueryBytes
+	sc.QuerySizeLimit = maxQueryBytes
+
+	ml := *c.Memberlist
+	ml.Name = c.NodeName
+	ml.BindAddr = c.BindAddr
+	ml.BindPort = c.BindPort
+	ml.AdvertiseAddr = c.AdvertiseAddr
+	ml.AdvertisePort = c.AdvertisePort
+	if c.AdvertisePort == 0 {
+		ml.AdvertisePort = c.BindPort
+	}
+	ml.Logger = newStdLogger(a.log, "memberlist")
+	ml.LogOutput = nil
+	keyring, err := buildKeyring(c)
+	if err != nil {
+		return nil, err
+	}
+	ml.Keyring = keyring
+	ml.SecretKey = nil
+	ml.GossipVerifyIncoming = true
+	ml.GossipVerifyOutgoing = true
+	sc.MemberlistConfig = &ml
+	if c.KeyringFile != "" && keyring != nil {
+		sc.KeyringFile = c.KeyringFile
+	}
+	return sc, nil
+}
+
+func (a *Agent) localGossipAddr() string {
+	s, _ := a.localAddr.Load().(string)
+	return s
+}
+
+// Generation is this boot's generation ("gen" tag).
+func (a *Agent) Generation() uint64 { return a.gen }
+
+// Leave leaves the cluster gracefully: peers mark this node left, not failed.
+// Call Shutdown afterwards.
+func (a *Agent) Leave() error {
+	if err := a.serf.Leave(); err != nil {
+		return fmt.Errorf("leave cluster: %w", err)
+	}
+	return nil
+}
+
+// Shutdown stops gossip without leaving (peers will see this node fail,
+// unless Leave ran first) and closes every subscription. Idempotent.
+func (a *Agent) Shutdown() error {
+	a.mu.Lock()
+	if a.shutdown {
+		a.mu.Unlock()
+		return nil
+	}
+	a.shutdown = true
+	a.mu.Unlock()
+	err := a.serf.Shutdown()
+	close(a.shutdownCh)
+	a.wg.Wait()
+	a.memberEvents.close()
+	a.topicEvents.close()
+	if err != nil {
+		return fmt.Errorf("shutdown serf: %w", err)
+	}
+	return nil
+}
+
+// isShutdown reports whether Shutdown has begun.
+func (a *Agent) isShutdown() bool {
+	select {
+	case <-a.shutdownCh:
+		return true
+	default:
+		return false
+	}
+}
+
+var errShutdown = errors.New("membership agent is shut down")

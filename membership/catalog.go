@@ -1,0 +1,199 @@
+package membership
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"sync"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// TopicChange tells a watcher that the entry for a name changed. Old is nil
+// when the name was unknown. New.Deleted means the topic (Old's id) is gone;
+// an Old and New with different ids means the topic was replaced (deleted and
+// created again, or a concurrent create won over the one seen first), so the
+// partitions of Old.ID must go and those of New.ID be opened.
+type TopicChange struct {
+	Old *TopicEntry
+	New TopicEntry
+}
+
+// Catalog is the topic catalog of one node: a map from topic name to the
+// newest TopicEntry seen, tombstones included, plus the node's Lamport clock.
+// Merging is a per-name maximum by version, so any two catalogs that have seen
+// the same entries hold the same map, whatever the order of arrival. Safe for
+// concurrent use.
+type Catalog struct {
+	mu     sync.Mutex
+	clock  uint64
+	topics map[string]TopicEntry
+}
+
+// NewCatalog returns an empty catalog.
+func NewCatalog() *Catalog {
+	return &Catalog{topics: map[string]TopicEntry{}}
+}
+
+// tick advances the Lamport clock for a local operation and returns the time
+// to stamp it with.
+func (c *Catalog) tick() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.clock++
+	return c.clock
+}
+
+// Clock returns the current Lamport time.
+func (c *Catalog) Clock() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.clock
+}
+
+// Merge folds entries into the catalog. Invalid entries are skipped and
+// reported in the error; the valid ones are applied regardless. It returns the
+// changes, in name order.
+func (c *Catalog) Merge(entries []TopicEntry) ([]TopicChange, error) {
+	var errs []error
+	var changes []TopicChange
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, in := range entries {
+		if err := in.validate(); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if in.Lamport > c.clock {
+			c.clock = in.Lamport
+		}
+		cur, ok := c.topics[in.Name]
+		if ok && !in.newerThan(cur) {
+			continue
+		}
+		in = in.clone()
+		c.topics[in.Name] = in
+		ch := TopicChange{New: in.clone()}
+		if ok {
+			old := cur.clone()
+			ch.Old = &old
+		}
+		changes = append(changes, ch)
+	}
+	sort.Slice(changes, func(i, j int) bool { return changes[i].New.Name < changes[j].New.Name })
+	return changes, errors.Join(errs...)
+}
+
+// Get returns the entry for name, tombstone or not.
+func (c *Catalog) Get(name string) (TopicEntry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.topics[name]
+	return e.clone(), ok
+}
+
+// Version returns the version of name's entry, zero if unknown.
+func (c *Catalog) version(name string) (lamport uint64, origin int32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.topics[name]
+	return e.Lamport, e.Origin
+}
+
+// Entries returns every entry, tombstones included, by name.
+func (c *Catalog) Entries() []TopicEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]TopicEntry, 0, len(c.topics))
+	for _, e := range c.topics {
+		out = append(out, e.clone())
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Digest fingerprints the catalog: xxhash64 over, per entry by name, the name,
+// a 0x00, then big-endian Lamport (8), origin (4), the topic id (16) and a
+// deleted byte. A version identifies an entry's content, so equal digests mean
+// equal catalogs.
+func (c *Catalog) Digest() uint64 {
+	h := xxhash.New()
+	var buf []byte
+	for _, e := range c.Entries() {
+		buf = buf[:0]
+		buf = append(buf, e.Name...)
+		buf = append(buf, 0)
+		buf = binary.BigEndian.AppendUint64(buf, e.Lamport)
+		buf = binary.BigEndian.AppendUint32(buf, uint32(e.Origin))
+		buf = append(buf, e.ID[:]...)
+		if e.Deleted {
+			buf = append(buf, 1)
+		} else {
+			buf = append(buf, 0)
+		}
+		_, _ = h.Write(buf)
+	}
+	return h.Sum64()
+}
+
+// CatalogSnapshot is the whole catalog as persisted on disk and served to
+// peers doing anti-entropy.
+type CatalogSnapshot struct {
+	Clock  uint64       `json:"clock"`
+	Topics []TopicEntry `json:"topics"`
+}
+
+// Snapshot copies the catalog.
+func (c *Catalog) Snapshot() CatalogSnapshot {
+	entries := c.Entries()
+	return CatalogSnapshot{Clock: c.Clock(), Topics: entries}
+}
+
+// decodeCatalogSnapshot parses a snapshot from disk or a peer.
+func decodeCatalogSnapshot(raw []byte) (CatalogSnapshot, error) {
+	var s CatalogSnapshot
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return s, fmt.Errorf("decode catalog: %w", err)
+	}
+	return s, nil
+}
+
+// loadCatalog reads the catalog persisted by saveCatalog; a missing file is an
+// empty catalog. A stored entry that fails validation is an error: the file is
+// ours, so damage is reported rather than silently dropped.
+func loadCatalog(path string) (*Catalog, error) {
+	c := NewCatalog()
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read catalog %s: %w", path, err)
+	}
+	s, err := decodeCatalogSnapshot(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if _, err := c.Merge(s.Topics); err != nil {
+		return nil, fmt.Errorf("load catalog %s: %w", path, err)
+	}
+	c.mu.Lock()
+	c.clock = max(c.clock, s.Clock)
+	c.mu.Unlock()
+	return c, nil
+}
+
+func saveCatalog(path string, c *Catalog) error {
+	raw, err := json.Marshal(c.Snapshot())
+	if err != nil {
+		return fmt.Errorf("encode catalog: %w", err)
+	}
+	if err := writeFileAtomic(path, append(raw, '\n'), 0o644); err != nil {
+		return fmt.Errorf("persist catalog: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,174 @@
+package membership
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"time"
+
+	"github.com/hashicorp/go-metrics"
+	"github.com/hashicorp/serf/serf"
+	"github.com/sirupsen/logrus"
+)
+
+// Serf user events and queries Spool uses. Names are short: they count
+// against the user-event and query size limits.
+const (
+	eventTopic         = "spool-topic"      // payload: one TopicEntry, JSON
+	eventTopicHint     = "spool-topic-hint" // payload: topicHint, JSON
+	queryRoster        = "spool-roster"     // payload: encodeRoster; reply: encodeRoster or fetchMe
+	queryCatalogDigest = "spool-cat-digest" // payload: 8-byte digest; reply: 8-byte digest
+)
+
+// maxQueryBytes bounds query payloads and replies: Serf sends replies as a
+// single UDP packet, and memberlist's packets are 1400 bytes.
+const maxQueryBytes = 1200
+
+// fetchMe is the roster reply meaning "too big for a packet: fetch it".
+var fetchMe = []byte{0}
+
+// topicHint announces a catalog operation too big for a user event; peers
+// whose entry for Name is older pull the catalog from Node.
+type topicHint struct {
+	Name    string `json:"name"`
+	Lamport uint64 `json:"lamport"`
+	Origin  int32  `json:"origin"`
+	Node    string `json:"node"`
+}
+
+func (a *Agent) eventLoop() {
+	defer a.wg.Done()
+	for {
+		select {
+		case e := <-a.eventCh:
+			switch e := e.(type) {
+			case serf.MemberEvent:
+				a.handleMemberEvent(e)
+			case serf.UserEvent:
+				a.handleUserEvent(e)
+			case *serf.Query:
+				a.handleQuery(e)
+			}
+		case <-a.shutdownCh:
+			return
+		}
+	}
+}
+
+func (a *Agent) handleMemberEvent(e serf.MemberEvent) {
+	typ, ok := eventTypeFromSerf(e.Type)
+	if !ok {
+		return
+	}
+	now := time.Now()
+	for _, sm := range e.Members {
+		a.guard.observe(sm, typ == EventReap)
+		m, ok := memberFromSerf(sm)
+		if !ok {
+			a.log.WithField("member", sm.Name).Warn("gossip member without a valid broker id tag; ignored")
+			continue
+		}
+		self := m.Name == a.cfg.NodeName
+		if m.Status == StatusAlive && (typ == EventJoin || typ == EventUpdate) {
+			if a.roster.Add(m.BrokerID, m.Gen) {
+				a.requestSync(syncRequest{kind: syncPersistRoster})
+			}
+			if !self && m.RosterDigest != "" && m.RosterDigest != a.roster.Digest() {
+				a.requestSync(syncRequest{kind: syncRosterWith, peer: m.Name})
+			}
+			if !self && typ == EventJoin {
+				a.requestSync(syncRequest{kind: syncCatalogWith, peer: m.Name})
+			}
+		}
+		a.log.WithFields(logrus.Fields{"member": m.Name, "member_broker": m.BrokerID, "status": m.Status, "gossip": m.GossipAddr}).
+			Infof("member %s", typ)
+		a.memberEvents.publish(MemberEvent{Type: typ, Member: m, Time: now})
+	}
+	members := a.Members()
+	if dups := aliveDuplicates(members); len(dups) > 0 {
+		a.log.WithField("duplicates", dups).Error("alive members share a broker id; refusing to trust either (see Health)")
+	}
+	counts := map[MemberStatus]int{StatusAlive: 0, StatusFailed: 0, StatusLeft: 0}
+	for _, m := range members {
+		counts[m.Status]++
+	}
+	for status, n := range counts {
+		metrics.SetGaugeWithLabels([]string{"spool", "membership", "members"}, float32(n),
+			[]metrics.Label{{Name: "status", Value: string(status)}})
+	}
+}
+
+func (a *Agent) handleUserEvent(e serf.UserEvent) {
+	switch e.Name {
+	case eventTopic:
+		var entry TopicEntry
+		if err := json.Unmarshal(e.Payload, &entry); err != nil {
+			a.log.WithError(err).Warn("undecodable topic event; anti-entropy will repair")
+			return
+		}
+		a.mergeCatalog([]TopicEntry{entry}, "event")
+	case eventTopicHint:
+		var h topicHint
+		if err := json.Unmarshal(e.Payload, &h); err != nil {
+			a.log.WithError(err).Warn("undecodable topic hint; anti-entropy will repair")
+			return
+		}
+		lamport, origin := a.catalog.version(h.Name)
+		newer := h.Lamport > lamport || h.Lamport == lamport && h.Origin > origin
+		if newer && h.Node != a.cfg.NodeName {
+			a.requestSync(syncRequest{kind: syncCatalogPull, peer: h.Node})
+		}
+	}
+}
+
+func (a *Agent) handleQuery(q *serf.Query) {
+	switch q.Name {
+	case queryRoster:
+		if entries, err := decodeRoster(q.Payload); err == nil {
+			if a.roster.Merge(entries) {
+				a.requestSync(syncRequest{kind: syncPersistRoster})
+			}
+		} else if len(q.Payload) > 1 {
+			a.log.WithError(err).WithField("from", q.SourceNode()).Warn("bad roster in query")
+		}
+		reply := encodeRoster(a.roster.Entries())
+		if len(reply) > maxQueryBytes {
+			reply = fetchMe
+		}
+		if err := q.Respond(reply); err != nil {
+			a.log.WithError(err).Debug("respond to roster query")
+		}
+	case queryCatalogDigest:
+		ours := a.catalog.Digest()
+		if err := q.Respond(binary.BigEndian.AppendUint64(nil, ours)); err != nil {
+			a.log.WithError(err).Debug("respond to catalog digest query")
+		}
+		if len(q.Payload) == 8 && binary.BigEndian.Uint64(q.Payload) != ours && q.SourceNode() != a.cfg.NodeName {
+			// Pull both ways: the asker pulls ours on the difference too.
+			a.requestSync(syncRequest{kind: syncCatalogPull, peer: q.SourceNode()})
+		}
+	}
+}
+
+// mergeCatalog folds entries from source into the catalog, persists it and
+// tells watchers, all under persistMu so watchers see changes in the order
+// they were applied.
+func (a *Agent) mergeCatalog(entries []TopicEntry, source string) []TopicChange {
+	a.persistMu.Lock()
+	defer a.persistMu.Unlock()
+	changes, err := a.catalog.Merge(entries)
+	if err != nil {
+		a.log.WithError(err).WithField("source", source).Warn("ignored invalid catalog entries")
+	}
+	if len(changes) == 0 {
+		return nil
+	}
+	if err := saveCatalog(a.catalogPath, a.catalog); err != nil {
+		a.log.WithError(err).Error("persist catalog")
+	}
+	for _, ch := range changes {
+		a.log.WithFields(logrus.Fields{"topic": ch.New.Name, "topic_id": ch.New.ID.String(), "deleted": ch.New.Deleted,
+			"lamport": ch.New.Lamport, "origin": ch.New.Origin, "source": source}).Info("catalog changed")
+		a.topicEvents.publish(ch)
+	}
+	return changes
+}

@@ -1,0 +1,75 @@
+package membership
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+)
+
+// Paths Agent.Handler serves for anti-entropy. The node mounts the handler on
+// its admin listener (the "admin" tag), which is where HTTPFetch looks.
+const (
+	CatalogPath = "/internal/membership/catalog"
+	RosterPath  = "/internal/membership/roster"
+)
+
+// maxFetchBytes bounds a catalog or roster fetched from a peer.
+const maxFetchBytes = 64 << 20
+
+// Handler serves this node's catalog (CatalogSnapshot, JSON) at CatalogPath
+// and roster at RosterPath, for peers doing anti-entropy. Read-only.
+func (a *Agent) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+CatalogPath, func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, a.catalog.Snapshot())
+	})
+	mux.HandleFunc("GET "+RosterPath, func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, rosterFileJSON{Entries: a.roster.Entries()})
+	})
+	return mux
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(raw)
+}
+
+// HTTPFetch returns the default FetchFunc: GET http://<peer.AdminAddr><path>
+// with client (http.DefaultClient when nil), the body bounded to 64 MiB.
+func HTTPFetch(client *http.Client) FetchFunc {
+	if client == nil {
+		client = http.DefaultClient
+	}
+	return func(ctx context.Context, peer Member, path string) ([]byte, error) {
+		if peer.AdminAddr == "" {
+			return nil, fmt.Errorf("fetch %s from %s: peer advertises no admin address", path, peer.Name)
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+peer.AdminAddr+path, nil)
+		if err != nil {
+			return nil, fmt.Errorf("fetch %s from %s: %w", path, peer.Name, err)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return nil, fmt.Errorf("fetch %s from %s: %w", path, peer.Name, err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("fetch %s from %s: HTTP %s", path, peer.Name, resp.Status)
+		}
+		body, err := io.ReadAll(io.LimitReader(resp.Body, maxFetchBytes+1))
+		if err != nil {
+			return nil, fmt.Errorf("fetch %s from %s: %w", path, peer.Name, err)
+		}
+		if len(body) > maxFetchBytes {
+			return nil, fmt.Errorf("fetch %s from %s: body over %d bytes", path, peer.Name, maxFetchBytes)
+		}
+		return body, nil
+	}
+}

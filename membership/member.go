@@ -1,0 +1,115 @@
+package membership
+
+import (
+	"net"
+	"sort"
+	"strconv"
+
+	"github.com/hashicorp/serf/serf"
+)
+
+// MemberStatus is a member's liveness as gossip sees it.
+type MemberStatus string
+
+const (
+	StatusAlive  MemberStatus = "alive"
+	StatusFailed MemberStatus = "failed" // stopped answering probes
+	StatusLeft   MemberStatus = "left"   // left gracefully (or is leaving)
+)
+
+// Member is one Spool node as gossip knows it.
+type Member struct {
+	Name         string       `json:"name"`
+	BrokerID     int32        `json:"brokerId"`
+	Status       MemberStatus `json:"status"`
+	GossipAddr   string       `json:"gossipAddr"`
+	KafkaAddr    string       `json:"kafkaAddr"`
+	AdminAddr    string       `json:"adminAddr"`
+	Rack         string       `json:"rack,omitempty"`
+	Gen          uint64       `json:"gen"`
+	RosterDigest string       `json:"rosterDigest"`
+}
+
+// memberFromSerf converts a Serf member; ok is false for a member without a
+// valid broker id tag (not a Spool node), which Spool ignores.
+func memberFromSerf(m serf.Member) (Member, bool) {
+	id, err := parseBrokerID(m.Tags)
+	if err != nil {
+		return Member{}, false
+	}
+	gen, _ := strconv.ParseUint(m.Tags[TagGeneration], 10, 64)
+	return Member{
+		Name:         m.Name,
+		BrokerID:     id,
+		Status:       statusFromSerf(m.Status),
+		GossipAddr:   net.JoinHostPort(m.Addr.String(), strconv.Itoa(int(m.Port))),
+		KafkaAddr:    m.Tags[TagKafkaAddr],
+		AdminAddr:    m.Tags[TagAdminAddr],
+		Rack:         m.Tags[TagRack],
+		Gen:          gen,
+		RosterDigest: m.Tags[TagRosterDigest],
+	}, true
+}
+
+func statusFromSerf(s serf.MemberStatus) MemberStatus {
+	switch s {
+	case serf.StatusAlive:
+		return StatusAlive
+	case serf.StatusFailed:
+		return StatusFailed
+	default: // leaving, left
+		return StatusLeft
+	}
+}
+
+// Members returns every Spool node gossip knows of, this one included, by
+// broker id then name. Failed and left members stay listed until Serf reaps
+// them (ReconnectTimeout / TombstoneTimeout).
+func (a *Agent) Members() []Member {
+	var out []Member
+	for _, sm := range a.serf.Members() {
+		if m, ok := memberFromSerf(sm); ok {
+			out = append(out, m)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].BrokerID != out[j].BrokerID {
+			return out[i].BrokerID < out[j].BrokerID
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// LiveBrokers returns the alive members by broker id. With a duplicate id
+// (which the agent refuses, see Health) the first by name is kept.
+func (a *Agent) LiveBrokers() map[int32]Member {
+	out := map[int32]Member{}
+	for _, m := range a.Members() {
+		if m.Status != StatusAlive {
+			continue
+		}
+		if _, dup := out[m.BrokerID]; !dup {
+			out[m.BrokerID] = m
+		}
+	}
+	return out
+}
+
+// Leader returns the leader of a partition with the given replicas: the first
+// replica, in succession order, that is alive. ok is false when no replica is
+// alive, which the node answers with LEADER_NOT_AVAILABLE.
+func Leader(replicas []int32, live map[int32]Member) (leader int32, ok bool) {
+	for _, b := range replicas {
+		if _, alive := live[b]; alive {
+			return b, true
+		}
+	}
+	return -1, false
+}
+
+// Local returns this node as a Member.
+func (a *Agent) Local() Member {
+	m, _ := memberFromSerf(a.serf.LocalMember())
+	return m
+}

@@ -1,0 +1,245 @@
+package membership
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"math/rand/v2"
+	"time"
+
+	"github.com/hashicorp/serf/serf"
+)
+
+type syncKind int
+
+const (
+	syncPersistRoster syncKind = iota // write the roster and republish "rv"
+	syncRosterWith                    // exchange rosters with peer
+	syncCatalogWith                   // compare catalog digests with peer, pull if different
+	syncCatalogPull                   // pull peer's catalog
+)
+
+type syncRequest struct {
+	kind syncKind
+	peer string
+}
+
+// requestSync queues work for the sync loop without blocking the caller
+// (often Serf's event loop). If the queue is full the request is dropped: the
+// periodic anti-entropy round covers it.
+func (a *Agent) requestSync(r syncRequest) {
+	select {
+	case a.syncCh <- r:
+	default:
+		a.log.WithField("kind", r.kind).Debug("sync queue full; leaving it to anti-entropy")
+	}
+}
+
+// syncLoop runs everything that waits on the network or the disk outside
+// Serf's event loop: roster persistence and tag updates, roster and catalog
+// exchanges, and the periodic anti-entropy round.
+func (a *Agent) syncLoop() {
+	defer a.wg.Done()
+	ticker := time.NewTicker(a.cfg.SyncInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-a.shutdownCh:
+			return
+		case r := <-a.syncCh:
+			// Collapse what queued up meanwhile: one exchange per peer and
+			// kind is enough.
+			batch := map[syncRequest]bool{r: true}
+			order := []syncRequest{r}
+		drain:
+			for {
+				select {
+				case r := <-a.syncCh:
+					if !batch[r] {
+						batch[r] = true
+						order = append(order, r)
+					}
+				default:
+					break drain
+				}
+			}
+			for _, r := range order {
+				if a.isShutdown() {
+					return
+				}
+				a.runSync(r)
+			}
+		case <-ticker.C:
+			a.antiEntropyRound()
+		}
+	}
+}
+
+func (a *Agent) runSync(r syncRequest) {
+	if r.kind == syncPersistRoster {
+		a.persistRoster()
+		return
+	}
+	peer, ok := a.aliveMember(r.peer)
+	if !ok {
+		return
+	}
+	switch r.kind {
+	case syncRosterWith:
+		a.exchangeRoster(peer)
+	case syncCatalogWith:
+		a.compareCatalog(peer)
+	case syncCatalogPull:
+		a.pullCatalog(peer)
+	}
+}
+
+func (a *Agent) aliveMember(name string) (Member, bool) {
+	for _, m := range a.Members() {
+		if m.Name == name && m.Status == StatusAlive {
+			return m, true
+		}
+	}
+	return Member{}, false
+}
+
+// antiEntropyRound compares the catalog with one random live peer, and the
+// roster with one live peer whose "rv" tag differs from ours.
+func (a *Agent) antiEntropyRound() {
+	a.persistRoster()
+	var peers, rosterPeers []Member
+	digest := a.roster.Digest()
+	for _, m := range a.Members() {
+		if m.Status != StatusAlive || m.Name == a.cfg.NodeName {
+			continue
+		}
+		peers = append(peers, m)
+		if m.RosterDigest != digest {
+			rosterPeers = append(rosterPeers, m)
+		}
+	}
+	if len(peers) > 0 {
+		a.compareCatalog(peers[rand.IntN(len(peers))])
+	}
+	if len(rosterPeers) > 0 {
+		a.exchangeRoster(rosterPeers[rand.IntN(len(rosterPeers))])
+	}
+}
+
+// persistRoster writes the roster and republishes the "rv" tag when the
+// roster changed since the last time.
+func (a *Agent) persistRoster() {
+	a.persistMu.Lock()
+	defer a.persistMu.Unlock()
+	digest := a.roster.Digest()
+	tags := a.serf.LocalMember().Tags
+	if tags[TagRosterDigest] == digest {
+		return
+	}
+	if err := saveRoster(a.rosterPath, a.roster); err != nil {
+		a.log.WithError(err).Error("persist roster")
+		return
+	}
+	next := make(map[string]string, len(tags))
+	for k, v := range tags {
+		next[k] = v
+	}
+	next[TagRosterDigest] = digest
+	if err := a.serf.SetTags(next); err != nil {
+		a.log.WithError(err).Warn("publish roster digest tag")
+	}
+}
+
+// query sends a Serf query to one peer and returns its first reply, or nil
+// after SyncTimeout.
+func (a *Agent) query(peer Member, name string, payload []byte) []byte {
+	resp, err := a.serf.Query(name, payload, &serf.QueryParam{FilterNodes: []string{peer.Name}, Timeout: a.cfg.SyncTimeout})
+	if err != nil {
+		a.log.WithError(err).WithField("peer", peer.Name).Debugf("query %s", name)
+		return nil
+	}
+	defer resp.Close()
+	select {
+	case r, ok := <-resp.ResponseCh():
+		if ok {
+			return r.Payload
+		}
+	case <-a.shutdownCh:
+	}
+	return nil
+}
+
+// exchangeRoster sends our roster to peer in a query and merges the one it
+// replies with; a roster too big for a packet goes over Fetch instead.
+func (a *Agent) exchangeRoster(peer Member) {
+	payload := encodeRoster(a.roster.Entries())
+	if len(payload) > maxQueryBytes {
+		payload = fetchMe
+	}
+	reply := a.query(peer, queryRoster, payload)
+	var entries []RosterEntry
+	switch {
+	case len(reply) > 1:
+		var err error
+		if entries, err = decodeRoster(reply); err != nil {
+			a.log.WithError(err).WithField("peer", peer.Name).Warn("bad roster reply")
+			return
+		}
+	default: // no reply or fetchMe
+		raw, err := a.fetch(peer, RosterPath)
+		if err != nil {
+			a.log.WithError(err).WithField("peer", peer.Name).Warn("fetch roster")
+			return
+		}
+		var f rosterFileJSON
+		if err := json.Unmarshal(raw, &f); err != nil {
+			a.log.WithError(err).WithField("peer", peer.Name).Warn("decode fetched roster")
+			return
+		}
+		if len(f.Entries) > maxRosterEntries {
+			return
+		}
+		entries = f.Entries
+	}
+	if a.roster.Merge(entries) {
+		a.persistRoster()
+	}
+}
+
+// compareCatalog asks peer for its catalog digest and pulls its catalog when
+// it differs from ours.
+func (a *Agent) compareCatalog(peer Member) {
+	ours := a.catalog.Digest()
+	reply := a.query(peer, queryCatalogDigest, binary.BigEndian.AppendUint64(nil, ours))
+	if len(reply) != 8 || binary.BigEndian.Uint64(reply) == a.catalog.Digest() {
+		return
+	}
+	a.pullCatalog(peer)
+}
+
+func (a *Agent) pullCatalog(peer Member) {
+	raw, err := a.fetch(peer, CatalogPath)
+	if err != nil {
+		a.log.WithError(err).WithField("peer", peer.Name).Warn("fetch catalog for anti-entropy")
+		return
+	}
+	snap, err := decodeCatalogSnapshot(raw)
+	if err != nil {
+		a.log.WithError(err).WithField("peer", peer.Name).Warn("decode fetched catalog")
+		return
+	}
+	a.mergeCatalog(snap.Topics, "anti-entropy:"+peer.Name)
+}
+
+func (a *Agent) fetch(peer Member, path string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.SyncTimeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-a.shutdownCh:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return a.cfg.Fetch(ctx, peer, path)
+}

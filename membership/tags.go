@@ -1,0 +1,56 @@
+package membership
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Tag keys gossiped by every Spool node. Together they stay well under
+// memberlist's 512-byte metadata limit; Create refuses a config whose tags
+// would not fit.
+const (
+	TagBrokerID     = "id"
+	TagKafkaAddr    = "kafka"
+	TagAdminAddr    = "admin"
+	TagRack         = "rack"
+	TagGeneration   = "gen"
+	TagRosterDigest = "rv"
+)
+
+// maxTagBytes is memberlist's MetaMaxSize; serf msgpack-encodes the tag map
+// into it with a few bytes of framing per string.
+const maxTagBytes = 512
+
+func buildTags(c *Config, gen uint64, rosterDigest string) (map[string]string, error) {
+	tags := map[string]string{
+		TagBrokerID:     strconv.FormatInt(int64(c.BrokerID), 10),
+		TagKafkaAddr:    c.KafkaAddr,
+		TagAdminAddr:    c.AdminAddr,
+		TagRack:         c.Rack,
+		TagGeneration:   strconv.FormatUint(gen, 10),
+		TagRosterDigest: rosterDigest,
+	}
+	// Upper bound of serf's encoding: 1 magic byte, a map header of up to 5
+	// bytes, and up to 5 bytes of header per key and per value.
+	size := 6
+	for k, v := range tags {
+		size += len(k) + len(v) + 10
+	}
+	if size > maxTagBytes {
+		return nil, fmt.Errorf("member tags need up to %d bytes, over the %d-byte gossip limit (shorten the advertised addresses or rack)", size, maxTagBytes)
+	}
+	return tags, nil
+}
+
+// parseBrokerID reads the "id" tag.
+func parseBrokerID(tags map[string]string) (int32, error) {
+	raw, ok := tags[TagBrokerID]
+	if !ok {
+		return 0, fmt.Errorf("no %q tag", TagBrokerID)
+	}
+	id, err := strconv.ParseInt(raw, 10, 32)
+	if err != nil || id < 0 {
+		return 0, fmt.Errorf("bad %q tag %q", TagBrokerID, raw)
+	}
+	return int32(id), nil
+}

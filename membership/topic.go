@@ -1,0 +1,196 @@
+package membership
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+)
+
+// Bounds on what a topic entry may hold. Entries arrive from peers, so they are
+// checked before they are stored or allocated against.
+const (
+	MaxTopicNameLen      = 249
+	MaxPartitions        = 100_000
+	MaxReplicationFactor = 64
+	maxConfigEntries     = 256
+	maxConfigKeyLen      = 255
+	maxConfigValueLen    = 4096
+)
+
+var (
+	ErrInvalidTopic             = errors.New("invalid topic name")
+	ErrInvalidPartitions        = errors.New("invalid partition count")
+	ErrInvalidReplicationFactor = errors.New("invalid replication factor")
+	ErrInvalidConfig            = errors.New("invalid topic config")
+	ErrTopicExists              = errors.New("topic already exists")
+	ErrUnknownTopic             = errors.New("unknown topic")
+)
+
+// TopicID is the 16-byte id Kafka clients know a topic by (Metadata v10+,
+// Fetch v13+). A new one is drawn for every create, so a topic deleted and
+// created again under the same name has a new id.
+type TopicID [16]byte
+
+func newTopicID() (TopicID, error) {
+	var id TopicID
+	for id == (TopicID{}) {
+		if _, err := rand.Read(id[:]); err != nil {
+			return id, fmt.Errorf("draw topic id: %w", err)
+		}
+	}
+	return id, nil
+}
+
+// String is the hex of the 16 bytes in UUID grouping.
+func (id TopicID) String() string {
+	h := hex.EncodeToString(id[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+// MarshalText encodes the id as 32 hex digits.
+func (id TopicID) MarshalText() ([]byte, error) {
+	return []byte(hex.EncodeToString(id[:])), nil
+}
+
+// UnmarshalText accepts 32 hex digits.
+func (id *TopicID) UnmarshalText(b []byte) error {
+	if len(b) != 32 {
+		return fmt.Errorf("topic id: want 32 hex digits, got %d bytes", len(b))
+	}
+	_, err := hex.Decode(id[:], b)
+	if err != nil {
+		return fmt.Errorf("topic id: %w", err)
+	}
+	return nil
+}
+
+// TopicSpec is what a client asks for when it creates a topic.
+type TopicSpec struct {
+	Name              string
+	Partitions        int32
+	ReplicationFactor int16
+	Config            map[string]string
+}
+
+// TopicEntry is one topic as the catalog holds it. Replicas[p] lists the
+// brokers of partition p in succession order (the first live one leads).
+//
+// (Lamport, Origin) is the entry's version: of two entries for one name the
+// one with the higher Lamport time wins, then the higher origin broker id, then
+// the higher topic id bytes (only reachable by a bug, kept so the order is
+// total). A delete is a tombstone (Deleted, no replicas) with its own, higher,
+// Lamport time, so it beats the create it deletes and loses to a later create.
+type TopicEntry struct {
+	Name              string            `json:"name"`
+	ID                TopicID           `json:"id"`
+	Partitions        int32             `json:"partitions,omitempty"`
+	ReplicationFactor int16             `json:"replicationFactor,omitempty"`
+	Replicas          [][]int32         `json:"replicas,omitempty"`
+	Config            map[string]string `json:"config,omitempty"`
+	Deleted           bool              `json:"deleted,omitempty"`
+	Lamport           uint64            `json:"lamport"`
+	Origin            int32             `json:"origin"`
+}
+
+// newerThan reports whether e's version sorts above o's.
+func (e TopicEntry) newerThan(o TopicEntry) bool {
+	if e.Lamport != o.Lamport {
+		return e.Lamport > o.Lamport
+	}
+	if e.Origin != o.Origin {
+		return e.Origin > o.Origin
+	}
+	if c := bytes.Compare(e.ID[:], o.ID[:]); c != 0 {
+		return c > 0
+	}
+	return e.Deleted && !o.Deleted
+}
+
+func (e TopicEntry) clone() TopicEntry {
+	out := e
+	if e.Replicas != nil {
+		out.Replicas = make([][]int32, len(e.Replicas))
+		for i, rs := range e.Replicas {
+			out.Replicas[i] = append([]int32(nil), rs...)
+		}
+	}
+	if e.Config != nil {
+		out.Config = make(map[string]string, len(e.Config))
+		for k, v := range e.Config {
+			out.Config[k] = v
+		}
+	}
+	return out
+}
+
+// ValidateTopicName applies Kafka's rules: 1 to 249 characters of
+// [a-zA-Z0-9._-], and neither "." nor "..". A valid name is safe as a path
+// component.
+func ValidateTopicName(name string) error {
+	if len(name) == 0 || len(name) > MaxTopicNameLen {
+		return fmt.Errorf("%w: %q: length %d not in 1..%d", ErrInvalidTopic, name, len(name), MaxTopicNameLen)
+	}
+	if name == "." || name == ".." {
+		return fmt.Errorf("%w: %q", ErrInvalidTopic, name)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+		if !ok {
+			return fmt.Errorf("%w: %q: character %q not in [a-zA-Z0-9._-]", ErrInvalidTopic, name, c)
+		}
+	}
+	return nil
+}
+
+func validateConfig(cfg map[string]string) error {
+	if len(cfg) > maxConfigEntries {
+		return fmt.Errorf("%w: %d entries, at most %d", ErrInvalidConfig, len(cfg), maxConfigEntries)
+	}
+	for k, v := range cfg {
+		if len(k) == 0 || len(k) > maxConfigKeyLen || len(v) > maxConfigValueLen {
+			return fmt.Errorf("%w: key %.40q or its value too long", ErrInvalidConfig, k)
+		}
+	}
+	return nil
+}
+
+// validate checks an entry received from anywhere before it is stored.
+func (e TopicEntry) validate() error {
+	if err := ValidateTopicName(e.Name); err != nil {
+		return err
+	}
+	if e.Deleted {
+		if len(e.Replicas) != 0 {
+			return fmt.Errorf("topic %s: tombstone carries replicas", e.Name)
+		}
+		return nil
+	}
+	if e.Partitions < 1 || e.Partitions > MaxPartitions {
+		return fmt.Errorf("topic %s: %w: %d not in 1..%d", e.Name, ErrInvalidPartitions, e.Partitions, MaxPartitions)
+	}
+	if e.ReplicationFactor < 1 || e.ReplicationFactor > MaxReplicationFactor {
+		return fmt.Errorf("topic %s: %w: %d not in 1..%d", e.Name, ErrInvalidReplicationFactor, e.ReplicationFactor, MaxReplicationFactor)
+	}
+	if int32(len(e.Replicas)) != e.Partitions {
+		return fmt.Errorf("topic %s: %d replica lists for %d partitions", e.Name, len(e.Replicas), e.Partitions)
+	}
+	for p, rs := range e.Replicas {
+		if len(rs) == 0 || len(rs) > int(e.ReplicationFactor) {
+			return fmt.Errorf("topic %s partition %d: %d replicas, want 1..%d", e.Name, p, len(rs), e.ReplicationFactor)
+		}
+		seen := make(map[int32]bool, len(rs))
+		for _, b := range rs {
+			if seen[b] {
+				return fmt.Errorf("topic %s partition %d: broker %d listed twice", e.Name, p, b)
+			}
+			seen[b] = true
+		}
+	}
+	if e.ID == (TopicID{}) {
+		return fmt.Errorf("topic %s: zero topic id", e.Name)
+	}
+	return validateConfig(e.Config)
+}
