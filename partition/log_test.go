@@ -132,10 +132,10 @@ func TestReadBounds(t *testing.T) {
 	check(0, 1, end, 0)                         // first batch whole despite maxBytes
 	check(0, int(sizes[0]+sizes[1]), end, 0, 2) // whole batches up to maxBytes
 	check(0, int(sizes[0]+sizes[1])-1, end, 0)
-	check(0, 1<<20, 4, 0, 2)   // never past upTo
-	check(0, 1<<20, 5, 0, 2)   // batch 4-5 crosses upTo
-	check(4, 1<<20, 4)         // at upTo: empty
-	check(end, 1<<20, end)     // at the end: empty
+	check(0, 1<<20, 4, 0, 2) // never past upTo
+	check(0, 1<<20, 5, 0, 2) // batch 4-5 crosses upTo
+	check(4, 1<<20, 4)       // at upTo: empty
+	check(end, 1<<20, end)   // at the end: empty
 	check(0, 1<<20, end+10, 0, 2, 4, 6)
 	for _, off := range []int64{-1, end + 1} {
 		if _, err := l.Read(off, 100, end); !errors.Is(err, ErrOffsetOutOfRange) {
