@@ -1,0 +1,30 @@
+# A NixOS configuration that sets every services.spool option, so that CI
+# (nix/ci-check.sh, via eval-example.nix) evaluates all of the module's code paths,
+# not only those the cluster test uses. It is also a reference for operators.
+{ ... }:
+{
+  services.spool = {
+    enable = true;
+    nodeId = 7;
+    dataDir = "/var/lib/spool-a";
+    listenAddress = "::";
+    advertisedAddress = "fd00::7";
+    kafkaPort = 19092;
+    gossipPort = 17946;
+    adminPort = 19644;
+    adminListenAddress = "::1";
+    join = [ "spool-1.internal:17946" "[fd00::2]:17946" ];
+    rack = "eu-west-1a";
+    gossipKeyFile = "/run/secrets/spool-gossip-key";
+    openFirewall = true;
+    logLevel = "warn";
+    logFormat = "text";
+    settings = {
+      retention-ms = 7 * 24 * 3600 * 1000;
+      retention-bytes = -1;
+      segment-bytes = 256 * 1024 * 1024;
+      flush-policy = "interval";
+    };
+    extraFlags = [ "--auto-create-topics=false" ];
+  };
+}

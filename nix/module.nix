@@ -1,0 +1,258 @@
+# NixOS module: services.spool runs one Spool node (`spool node`) as a hardened
+# systemd service. Three machines with this module, each with its own nodeId and
+# `join` pointing at the others, form a cluster (see nix/test.nix).
+#
+# The gossip key is given as a FILE path (gossipKeyFile), read by systemd at start
+# with LoadCredential=, so it never enters the Nix store and the service's dynamic
+# user can read it without owning it.
+{ self }:
+{ config, lib, pkgs, utils, ... }:
+let
+  cfg = config.services.spool;
+  inherit (lib) mkOption mkIf types;
+
+  # host:port, with IPv6 literals bracketed.
+  hostPort = host: port:
+    if lib.hasInfix ":" host then "[${host}]:${toString port}" else "${host}:${toString port}";
+
+  # A path to a secret: absolute, given as a string (a Nix path value would be
+  # copied into the world-readable store), and not already in the store.
+  secretPath = types.addCheck types.str
+    (s: lib.hasPrefix "/" s && !lib.hasPrefix "${builtins.storeDir}/" s)
+    // { description = "absolute path outside the Nix store, as a string (not a Nix path value)"; };
+
+  credentialName = "gossip-key";
+  privilegedPort = builtins.any (p: p < 1024) [ cfg.kafkaPort cfg.gossipPort cfg.adminPort ];
+
+  settingFlags = lib.concatLists (lib.mapAttrsToList
+    (name: value: lib.optional (value != null) "--${name}=${toString value}")
+    cfg.settings);
+
+  args =
+    [
+      "node"
+      "--node-id=${toString cfg.nodeId}"
+      "--data-dir=${cfg.dataDir}"
+      "--kafka-addr=${hostPort cfg.listenAddress cfg.kafkaPort}"
+      "--gossip-addr=${hostPort cfg.listenAddress cfg.gossipPort}"
+      "--admin-addr=${hostPort cfg.adminListenAddress cfg.adminPort}"
+      "--log-level=${cfg.logLevel}"
+      "--log-format=${cfg.logFormat}"
+    ]
+    ++ lib.optionals (cfg.advertisedAddress != null) [
+      "--advertise-kafka-addr=${hostPort cfg.advertisedAddress cfg.kafkaPort}"
+      "--advertise-gossip-addr=${hostPort cfg.advertisedAddress cfg.gossipPort}"
+    ]
+    ++ map (peer: "--join=${peer}") cfg.join
+    ++ lib.optional (cfg.rack != null) "--rack=${cfg.rack}"
+    ++ settingFlags
+    ++ cfg.extraFlags;
+in
+{
+  options.services.spool = {
+    enable = lib.mkEnableOption "Spool, a distributed log that speaks the Kafka protocol";
+
+    package = mkOption {
+      type = types.package;
+      default = self.packages.${pkgs.stdenv.hostPlatform.system}.default;
+      defaultText = lib.literalExpression "spool.packages.\${system}.default";
+      description = "The Spool package; its `spool` binary runs the node and is put on PATH for the CLI.";
+    };
+
+    nodeId = mkOption {
+      type = types.ints.between 0 2147483647;
+      example = 1;
+      description = "Broker id (int32), unique in the cluster and never reused for another machine.";
+    };
+
+    dataDir = mkOption {
+      type = types.strMatching "/var/lib/[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*";
+      default = "/var/lib/spool";
+      description = ''
+        Where the node keeps its partitions and state. It is systemd's StateDirectory
+        (the service runs with DynamicUser), so it must lie under /var/lib.
+      '';
+    };
+
+    listenAddress = mkOption {
+      type = types.str;
+      default = "0.0.0.0";
+      example = "::";
+      description = "Address the Kafka and gossip listeners bind.";
+    };
+
+    advertisedAddress = mkOption {
+      type = types.nullOr types.str;
+      default = null;
+      example = "spool-1.internal";
+      description = ''
+        Host name or IP that clients and other nodes use to reach this node; it is
+        advertised with the Kafka and gossip ports. Null lets Spool use the bound
+        addresses, which is wrong when listening on 0.0.0.0 in a real cluster.
+      '';
+    };
+
+    kafkaPort = mkOption { type = types.port; default = 9092; description = "Kafka protocol port."; };
+    gossipPort = mkOption { type = types.port; default = 7946; description = "Serf gossip port (TCP and UDP)."; };
+    adminPort = mkOption { type = types.port; default = 9644; description = "Admin HTTP API port (metrics, members)."; };
+
+    adminListenAddress = mkOption {
+      type = types.str;
+      default = "127.0.0.1";
+      description = "Address the admin HTTP API binds. It is unauthenticated: keep it on loopback or a private network.";
+    };
+
+    join = mkOption {
+      type = types.listOf (types.strMatching "[^[:space:]]+:[0-9]+");
+      default = [ ];
+      example = [ "spool-1.internal:7946" "spool-2.internal:7946" ];
+      description = "Gossip addresses (host:port) of peers to join at start. Listing every other node is fine.";
+    };
+
+    rack = mkOption {
+      type = types.nullOr types.nonEmptyStr;
+      default = null;
+      example = "eu-west-1a";
+      description = "Rack (failure domain) reported to clients and used for placement.";
+    };
+
+    gossipKeyFile = mkOption {
+      type = types.nullOr secretPath;
+      default = null;
+      example = "/run/secrets/spool-gossip-key";
+      description = ''
+        File holding the gossip encryption key, base64 of 32 random bytes
+        (`head -c32 /dev/urandom | base64`), the same on every node. Read by systemd (LoadCredential=) when the service starts; it
+        is never copied into the Nix store. Give it as a string, not a Nix path.
+      '';
+    };
+
+    openFirewall = mkOption {
+      type = types.bool;
+      default = false;
+      description = "Open the Kafka port (TCP) and the gossip port (TCP and UDP). The admin port is never opened.";
+    };
+
+    logLevel = mkOption {
+      type = types.enum [ "trace" "debug" "info" "warn" "error" ];
+      default = "info";
+      description = "Log level.";
+    };
+
+    logFormat = mkOption {
+      type = types.enum [ "text" "json" ];
+      default = "json";
+      description = "Log format; journald keeps either.";
+    };
+
+    settings = mkOption {
+      description = ''
+        Broker-wide defaults, each passed as `--NAME=VALUE` to `spool node` when not
+        null. A topic's own configs (retention.ms, ...) override them.
+      '';
+      default = { };
+      example = { retention-ms = 7 * 24 * 3600 * 1000; segment-bytes = 256 * 1024 * 1024; };
+      type = types.submodule {
+        options = {
+          retention-ms = mkOption {
+            type = types.nullOr types.int;
+            default = null;
+            description = "Default retention.ms: how long records are kept; -1 keeps them forever.";
+          };
+          retention-bytes = mkOption {
+            type = types.nullOr types.int;
+            default = null;
+            description = "Default retention.bytes per partition; -1 means unbounded.";
+          };
+          segment-bytes = mkOption {
+            type = types.nullOr types.ints.positive;
+            default = null;
+            description = "Default segment.bytes: size at which a partition rolls to a new segment file.";
+          };
+          flush-policy = mkOption {
+            type = types.nullOr (types.enum [ "every-append" "interval" "os" ]);
+            default = null;
+            description = "When appends are fsynced.";
+          };
+        };
+      };
+    };
+
+    extraFlags = mkOption {
+      type = types.listOf types.str;
+      default = [ ];
+      example = [ "--auto-create-topics=false" ];
+      description = "More flags for `spool node`, appended last.";
+    };
+  };
+
+  config = mkIf cfg.enable {
+    assertions = [
+      {
+        assertion = cfg.kafkaPort != cfg.gossipPort && cfg.kafkaPort != cfg.adminPort && cfg.gossipPort != cfg.adminPort;
+        message = "services.spool: kafkaPort, gossipPort and adminPort must differ.";
+      }
+    ];
+
+    environment.systemPackages = [ cfg.package ];
+
+    networking.firewall = mkIf cfg.openFirewall {
+      allowedTCPPorts = [ cfg.kafkaPort cfg.gossipPort ];
+      allowedUDPPorts = [ cfg.gossipPort ];
+    };
+
+    systemd.services.spool = {
+      description = "Spool node ${toString cfg.nodeId}";
+      wantedBy = [ "multi-user.target" ];
+      wants = [ "network-online.target" ];
+      after = [ "network-online.target" ];
+      serviceConfig = {
+        # %d is systemd's credentials directory; it is appended unescaped because
+        # escapeSystemdExecArgs would turn the % into %%.
+        ExecStart = utils.escapeSystemdExecArgs ([ (lib.getExe cfg.package) ] ++ args)
+          + lib.optionalString (cfg.gossipKeyFile != null) " --gossip-key-file=%d/${credentialName}";
+        LoadCredential = lib.optional (cfg.gossipKeyFile != null) "${credentialName}:${cfg.gossipKeyFile}";
+
+        # SIGTERM makes `spool node` leave the gossip cluster gracefully before exiting.
+        KillSignal = "SIGTERM";
+        KillMode = "mixed";
+        TimeoutStopSec = "45s";
+        Restart = "on-failure";
+        RestartSec = "2s";
+
+        DynamicUser = true;
+        StateDirectory = lib.removePrefix "/var/lib/" cfg.dataDir;
+        StateDirectoryMode = "0700";
+        WorkingDirectory = cfg.dataDir;
+        UMask = "0077";
+        LimitNOFILE = 1048576;
+
+        NoNewPrivileges = true;
+        ProtectSystem = "strict";
+        ProtectHome = true;
+        PrivateTmp = true;
+        PrivateDevices = true;
+        PrivateUsers = !privilegedPort;
+        ProtectClock = true;
+        ProtectHostname = true;
+        ProtectKernelLogs = true;
+        ProtectKernelModules = true;
+        ProtectKernelTunables = true;
+        ProtectControlGroups = true;
+        ProtectProc = "invisible";
+        ProcSubset = "pid";
+        RestrictAddressFamilies = [ "AF_INET" "AF_INET6" "AF_UNIX" "AF_NETLINK" ];
+        RestrictNamespaces = true;
+        RestrictRealtime = true;
+        RestrictSUIDSGID = true;
+        LockPersonality = true;
+        MemoryDenyWriteExecute = true;
+        RemoveIPC = true;
+        SystemCallArchitectures = "native";
+        SystemCallFilter = [ "@system-service" "~@privileged" ];
+        CapabilityBoundingSet = if privilegedPort then "CAP_NET_BIND_SERVICE" else "";
+        AmbientCapabilities = if privilegedPort then "CAP_NET_BIND_SERVICE" else "";
+      };
+    };
+  };
+}
