@@ -13,9 +13,9 @@ import (
 )
 
 const (
-	snapshotFile = "serf.snapshot"
-	rosterFileName  = "roster.json"
-	catalogFile  = "catalog.json"
+	snapshotFile   = "serf.snapshot"
+	rosterFileName = "roster.json"
+	catalogFile    = "catalog.json"
 )
 
 // Agent is one node's membership: its Serf agent, roster and topic catalog.
@@ -200,8 +200,8 @@ func (a *Agent) Shutdown() error {
 	}
 	a.shutdown = true
 	a.mu.Unlock()
-	err := a.serf.Shutdown()
 	close(a.shutdownCh)
+	err := a.serf.Shutdown()
 	a.wg.Wait()
 	a.memberEvents.close()
 	a.topicEvents.close()

@@ -131,6 +131,9 @@ func (a *Agent) antiEntropyRound() {
 func (a *Agent) persistRoster() {
 	a.persistMu.Lock()
 	defer a.persistMu.Unlock()
+	if a.isShutdown() {
+		return
+	}
 	digest := a.roster.Digest()
 	tags := a.serf.LocalMember().Tags
 	if tags[TagRosterDigest] == digest {
