@@ -27,8 +27,7 @@ type Log interface {
 type MemLog struct {
 	mu    sync.Mutex
 	parts map[int32][][]byte
-	// FailAppends, when set, makes every Append return it.
-	FailAppends error
+	fail  error
 }
 
 // NewMemLog returns an empty MemLog.
@@ -38,8 +37,8 @@ func NewMemLog() *MemLog { return &MemLog{parts: make(map[int32][][]byte)} }
 func (l *MemLog) Append(p int32, batch []byte) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.FailAppends != nil {
-		return l.FailAppends
+	if l.fail != nil {
+		return l.fail
 	}
 	if err := decodeBatches(batch, func(record) error { return nil }); err != nil {
 		return fmt.Errorf("append to %s-%d: %w", TopicName, p, err)
@@ -66,4 +65,12 @@ func (l *MemLog) Batches(p int32) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.parts[p])
+}
+
+// SetFailAppends makes every later Append return err (nil: succeed again),
+// to test what clients see when the log refuses writes.
+func (l *MemLog) SetFailAppends(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.fail = err
 }

@@ -77,7 +77,7 @@ func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCo
 
 	now := c.clock.Now().UnixMilli()
 	type pending struct {
-		topic string
+		topic  string
 		ti, pi int
 		c      commit
 	}
