@@ -1,0 +1,87 @@
+package membership
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+)
+
+func TestRosterMergeAndDecommission(t *testing.T) {
+	log := newTestLogger(t)
+	// a+b form a cluster and c another; joining merges the rosters.
+	a := startNode(t, log, 1)
+	b := startNode(t, log, 2)
+	c := startNode(t, log, 3)
+	b.join(t, a)
+	c.join(t, b)
+	wantRoster := func(want string, nodes ...*testNode) func() error {
+		return func() error {
+			for _, n := range nodes {
+				if got := fmt.Sprint(n.Roster()); got != want {
+					return fmt.Errorf("%s roster %s, want %s", n.cfg.NodeName, got, want)
+				}
+			}
+			d := nodes[0].RosterDigest()
+			for _, n := range nodes {
+				if n.RosterDigest() != d || n.Local().RosterDigest != d {
+					return fmt.Errorf("%s digest/tag not settled", n.cfg.NodeName)
+				}
+			}
+			return nil
+		}
+	}
+	eventually(t, 10*time.Second, "rosters merged", wantRoster("[1 2 3]", a, b, c))
+
+	// Failed and left members stay in the roster.
+	if err := c.Leave(); err != nil {
+		t.Fatal(err)
+	}
+	c.stop()
+	eventually(t, 5*time.Second, "c left", wantStatus(a.Agent, "node-3", StatusLeft))
+	if got := fmt.Sprint(a.Roster()); got != "[1 2 3]" {
+		t.Fatalf("leaving changed the roster: %s", got)
+	}
+
+	if err := a.Decommission(2); !errors.Is(err, ErrBrokerAlive) {
+		t.Fatalf("decommission of a live broker: %v", err)
+	}
+	if err := a.Decommission(3); err != nil {
+		t.Fatal(err)
+	}
+	// b still holds 3 alive at the same generation; merging must not bring
+	// it back anywhere.
+	eventually(t, 10*time.Second, "decommission spread", wantRoster("[1 2]", a, b))
+
+	// A node that never saw broker 3 learns the tombstone with the roster,
+	// and placement no longer uses 3.
+	d := startNode(t, log, 4)
+	d.join(t, a)
+	eventually(t, 10*time.Second, "newcomer roster", wantRoster("[1 2 4]", a, b, d))
+	var tomb bool
+	for _, e := range d.RosterEntries() {
+		tomb = tomb || e.ID == 3 && e.Decommissioned
+	}
+	if !tomb {
+		t.Fatalf("newcomer lacks the tombstone of 3: %+v", d.RosterEntries())
+	}
+	e, err := d.CreateTopic(TopicSpec{Name: "after", Partitions: 16, ReplicationFactor: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rs := range e.Replicas {
+		for _, id := range rs {
+			if id == 3 {
+				t.Fatalf("decommissioned broker placed: %v", e.Replicas)
+			}
+		}
+	}
+
+	// Rebooting broker 3 (a new generation) is the way back in.
+	c2 := startNode(t, log, 3, withDir(c.cfg.DataDir))
+	if c2.Generation() != 2 {
+		t.Fatalf("generation %d", c2.Generation())
+	}
+	c2.join(t, a)
+	eventually(t, 10*time.Second, "rebooted broker back", wantRoster("[1 2 3 4]", a, b, c2, d))
+}
