@@ -1,0 +1,267 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/spool-log/spool/node/group"
+	"github.com/spool-log/spool/partition"
+)
+
+// This file connects the consumer-group coordinator (package group) to the
+// node: __consumer_offsets is an ordinary topic of the catalog, placed like
+// any other, and this node coordinates the groups of each of its partitions
+// that it leads, loading a partition's groups the first time it is asked
+// about them and dropping them when it stops leading it.
+//
+// The coordinator is created on the first group request and closed when the
+// node starts shutting down, which answers parked JoinGroup/SyncGroup
+// requests so that graceful shutdown does not wait out rebalance timeouts.
+
+// groupCoordinators holds each node's coordinator. It lives beside Node
+// rather than in it so that the group code stays in files of its own.
+var groupCoordinators sync.Map // *Node → *groupNode
+
+type groupNode struct {
+	once  sync.Once
+	coord *group.Coordinator
+	err   error
+
+	loadMu sync.Mutex // one replay at a time; Load is idempotent
+}
+
+// Environment overrides of the coordinator's defaults, following the
+// SPOOL_* convention; tests and small deployments shorten the join delay.
+const (
+	envGroupInitialDelay = "SPOOL_GROUP_INITIAL_REBALANCE_DELAY" // group.initial.rebalance.delay.ms, a Go duration
+	envGroupMinSession   = "SPOOL_GROUP_MIN_SESSION_TIMEOUT"     // group.min.session.timeout.ms
+	envGroupMaxSession   = "SPOOL_GROUP_MAX_SESSION_TIMEOUT"     // group.max.session.timeout.ms
+	envOffsetsPartitions = "SPOOL_OFFSETS_TOPIC_PARTITIONS"      // offsets.topic.num.partitions
+)
+
+// offsetsTopicConfigs keep committed offsets forever: the partition layer
+// has no compaction yet, so the topic must not be trimmed by retention.
+var offsetsTopicConfigs = map[string]string{
+	"retention.ms":    "-1",
+	"retention.bytes": "-1",
+	"segment.bytes":   strconv.Itoa(100 << 20), // offsets.topic.segment.bytes
+}
+
+func (n *Node) groupConfig() (group.Config, error) {
+	cfg := group.DefaultConfig()
+	cfg.Logger = n.log
+	cfg.PartitionCount = func(topic string) (int32, bool) {
+		spec, ok := n.catalog.Topic(topic)
+		return spec.Partitions, ok
+	}
+	for env, dst := range map[string]*time.Duration{
+		envGroupInitialDelay: &cfg.InitialRebalanceDelay,
+		envGroupMinSession:   &cfg.MinSessionTimeout,
+		envGroupMaxSession:   &cfg.MaxSessionTimeout,
+	} {
+		if v := os.Getenv(env); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				return cfg, fmt.Errorf("%s=%q: want a non-negative duration", env, v)
+			}
+			*dst = d
+		}
+	}
+	if v := os.Getenv(envOffsetsPartitions); v != "" {
+		p, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || p < 1 || p > maxPartitionsPerTopic {
+			return cfg, fmt.Errorf("%s=%q: want 1..%d", envOffsetsPartitions, v, maxPartitionsPerTopic)
+		}
+		cfg.Partitions = int32(p)
+	}
+	// An existing topic decides: a group's partition must never change.
+	if spec, ok := n.catalog.Topic(group.TopicName); ok {
+		cfg.Partitions = spec.Partitions
+	}
+	return cfg, nil
+}
+
+// groups returns the node's coordinator, creating it (and
+// __consumer_offsets) on first use.
+func (n *Node) groups() (*group.Coordinator, *groupNode, error) {
+	if n.isClosing() {
+		return nil, nil, errors.New("node shutting down")
+	}
+	v, _ := groupCoordinators.LoadOrStore(n, &groupNode{})
+	gn := v.(*groupNode)
+	gn.once.Do(func() {
+		cfg, err := n.groupConfig()
+		if err != nil {
+			gn.err = err
+			return
+		}
+		if _, ok := n.catalog.Topic(group.TopicName); !ok {
+			rf := int16(min(3, len(n.cluster.Brokers()))) // offsets.topic.replication.factor, capped by the cluster
+			if _, err := n.createTopic(group.TopicName, cfg.Partitions, rf, offsetsTopicConfigs, false); err != nil && kerrOf(err) != kerr.TopicAlreadyExists {
+				gn.err = fmt.Errorf("create %s: %w", group.TopicName, err)
+				return
+			}
+		}
+		gn.coord, gn.err = group.New(cfg, offsetsLog{n})
+		if gn.err != nil {
+			return
+		}
+		go func() {
+			<-n.closing
+			gn.coord.Close()
+			groupCoordinators.Delete(n)
+		}()
+	})
+	if gn.err != nil {
+		// Retry creation on a later request rather than failing forever.
+		groupCoordinators.CompareAndDelete(n, gn)
+		return nil, nil, gn.err
+	}
+	return gn.coord, gn, nil
+}
+
+// groupCoordinatorFor returns the coordinator if this node coordinates
+// groupID, loading the group's partition when needed, or the error code the
+// client should see: NOT_COORDINATOR sends it back to FindCoordinator.
+func (n *Node) groupCoordinatorFor(groupID string) (*group.Coordinator, int16) {
+	coord, gn, err := n.groups()
+	if err != nil {
+		n.log.WithError(err).Warn("group coordinator unavailable")
+		return nil, kerr.CoordinatorNotAvailable.Code
+	}
+	if code := n.ensureGroupPartition(coord, gn, coord.Partition(groupID)); code != 0 {
+		return nil, code
+	}
+	return coord, 0
+}
+
+// ensureGroupPartition loads partition p of __consumer_offsets if this node
+// leads it, and unloads it if it no longer does.
+func (n *Node) ensureGroupPartition(coord *group.Coordinator, gn *groupNode, p int32) int16 {
+	_, e := n.leaderPartition(group.TopicName, p)
+	switch e {
+	case nil:
+	case kerr.NotLeaderForPartition:
+		coord.Unload(p)
+		return kerr.NotCoordinator.Code
+	default:
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	if coord.Loaded(p) {
+		return 0
+	}
+	gn.loadMu.Lock()
+	defer gn.loadMu.Unlock()
+	if err := coord.Load(p); err != nil {
+		n.log.WithError(err).WithField("partition", p).Error("load consumer groups")
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	return 0
+}
+
+// loadAllGroupPartitions loads every partition this node leads, for the
+// requests that span all groups (ListGroups).
+func (n *Node) loadAllGroupPartitions() (*group.Coordinator, int16) {
+	coord, gn, err := n.groups()
+	if err != nil {
+		return nil, kerr.CoordinatorNotAvailable.Code
+	}
+	var code int16
+	for p := range coord.Partitions() {
+		if c := n.ensureGroupPartition(coord, gn, p); c != 0 && c != kerr.NotCoordinator.Code {
+			code = c
+		}
+	}
+	return coord, code
+}
+
+// groupClient is who sent a request, as DescribeGroups shows it.
+func groupClient(clientID *string, remote net.Addr) group.Client {
+	var c group.Client
+	if clientID != nil {
+		c.ID = *clientID
+	}
+	if remote != nil {
+		host := remote.String()
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		c.Host = "/" + host
+	}
+	return c
+}
+
+// offsetsLog is group.Log on the node's partition logs.
+type offsetsLog struct{ n *Node }
+
+func (l offsetsLog) Append(p int32, batch []byte) error {
+	lp, e := l.n.leaderPartition(group.TopicName, p)
+	if e != nil {
+		return e
+	}
+	lp.appendMu.Lock()
+	_, err := lp.log.Append(batch, -1)
+	if err == nil {
+		// A commit is acknowledged only once it is on disk, whatever
+		// the topic's flush policy.
+		err = lp.log.Flush()
+	}
+	lp.appendMu.Unlock()
+	if err != nil {
+		return fmt.Errorf("append to %s-%d: %w", group.TopicName, p, err)
+	}
+	lp.notify()
+	return nil
+}
+
+func (l offsetsLog) Replay(p int32, fn func([]byte) error) error {
+	lp, e := l.n.leaderPartition(group.TopicName, p)
+	if e != nil {
+		return e
+	}
+	const chunk = 1 << 20
+	off, end := lp.log.StartOffset(), lp.log.EndOffset()
+	for off < end {
+		s, err := lp.log.Read(off, chunk, end)
+		if err != nil {
+			return fmt.Errorf("read %s-%d at %d: %w", group.TopicName, p, off, err)
+		}
+		buf := make([]byte, 0, s.Size())
+		for _, r := range s.Regions {
+			b := make([]byte, r.Length)
+			if _, err := r.File.ReadAt(b, r.Position); err != nil {
+				s.Release()
+				return fmt.Errorf("read %s-%d at %d: %w", group.TopicName, p, off, err)
+			}
+			buf = append(buf, b...)
+		}
+		s.Release()
+		if len(buf) == 0 {
+			return nil
+		}
+		next := off
+		for pos := 0; pos+partition.BatchHeaderSize <= len(buf); {
+			h, err := partition.ParseBatchHeader(buf[pos:])
+			if err != nil || h.Size() <= 0 || pos+int(h.Size()) > len(buf) {
+				return fmt.Errorf("parse batch of %s-%d at offset %d: %v", group.TopicName, p, next, err)
+			}
+			next = h.LastOffset() + 1
+			pos += int(h.Size())
+		}
+		if next <= off {
+			return fmt.Errorf("replay of %s-%d stuck at offset %d", group.TopicName, p, off)
+		}
+		if err := fn(buf); err != nil {
+			return fmt.Errorf("replay %s-%d: %w", group.TopicName, p, err)
+		}
+		off = next
+	}
+	return nil
+}
