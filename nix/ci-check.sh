@@ -63,14 +63,13 @@ ensure_tools() {
   [ -z "$untracked" ] || fail "untracked Nix files (flakes ignore them): git add $(echo $untracked)"
 }
 
-nix_eval() { # nix_eval ATTR [extra args] -> prints value; on error prints nix's message
-  local out
-  if ! out=$("${NIX[@]}" eval "${OVERRIDE[@]}" ".#$1" "${@:2}" 2>&1); then
-    echo "$out" | grep -v "^warning: \(Git tree\|not writing modified lock\)" >&2
-    return 1
-  fi
-  # nix 2.8 prints lock-file notes on stderr, merged above; keep only the value (last line).
-  echo "$out" | tail -n 1
+nix_eval() { # nix_eval ATTR [extra args] -> prints the value; on error, nix's message
+  local err rc=0
+  err=$(mktemp)
+  "${NIX[@]}" eval "${OVERRIDE[@]}" ".#$1" "${@:2}" 2>"$err" || rc=$?
+  [ $rc = 0 ] || grep -v "^warning: \(Git tree\|not writing modified lock\)" "$err" >&2
+  rm -f "$err"
+  return $rc
 }
 
 # ---- stages ----
@@ -144,7 +143,7 @@ check_pyflakes() {
     || { rm -rf "$work"; fail "cannot list the test's nodes"; }
   # The globals nixpkgs' test driver gives a test script (test_driver/driver.py
   # test_symbols), plus one variable per machine.
-  builtins="$nodes,start_all,test_script,machines,vlans,driver,log,create_machine,run_tests,join_all,retry,serial_stdout_off,serial_stdout_on,polling_condition,Machine,t"
+  builtins="$nodes,start_all,subtest,test_script,dump_machine_ssh,machines,vlans,driver,log,create_machine,run_tests,join_all,retry,serial_stdout_off,serial_stdout_on,polling_condition,Machine,t"
   if ! PYFLAKES_BUILTINS="$builtins" pyflakes3 "$script"; then
     echo "--- testScript as extracted:" >&2; cat -n "$script" >&2; rm -rf "$work"
     fail "pyflakes found problems in the testScript of nix/test.nix (above)"

@@ -8,12 +8,14 @@ let
   nodeIds = { spool1 = 1; spool2 = 2; spool3 = 3; };
   keyFile = "/run/keys/spool-gossip-key";
 
-  node = name: id: { lib, ... }: {
+  node = name: id: { config, lib, ... }: {
     imports = [ self.nixosModules.default ];
     services.spool = {
       enable = true;
       nodeId = id;
-      advertisedAddress = name;
+      # An IP, not a name: gossip advertises addresses, and the test network
+      # gives each machine 192.168.1.N.
+      advertisedAddress = config.networking.primaryIPAddress;
       join = map (peer: "${peer}:7946") (builtins.filter (peer: peer != name) (builtins.attrNames nodeIds));
       rack = "rack-${toString id}";
       gossipKeyFile = keyFile;

@@ -155,6 +155,8 @@ let
       vlans = mkOption { type = types.listOf types.ints.unsigned; default = [ 1 ]; };
       graphics = mkOption { type = types.bool; default = true; };
     };
+    # nixos/lib/testing/network.nix: node N (in name order) is 192.168.1.N on vlan 1.
+    options.networking.primaryIPAddress = mkOption { type = types.str; default = ""; };
   };
 
   nixosSystem = { system ? "x86_64-linux", modules, specialArgs ? { }, extraModules ? [ ] }:
@@ -203,10 +205,17 @@ let
         ];
         specialArgs = { hostPkgs = pkgs; };
       }).config;
+      nodeNumber = name: builtins.length (builtins.filter (n: n < name) (builtins.attrNames test.nodes)) + 1;
       nodes = lib.mapAttrs
         (name: nodeModule: nixosSystem {
           inherit system;
-          extraModules = [ vm { networking.hostName = lib.mkDefault name; } ];
+          extraModules = [
+            vm
+            {
+              networking.hostName = lib.mkDefault name;
+              networking.primaryIPAddress = "192.168.1.${toString (nodeNumber name)}";
+            }
+          ];
           modules = [ test.defaults nodeModule ];
         })
         test.nodes;
