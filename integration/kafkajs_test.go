@@ -370,6 +370,7 @@ func TestKafkajsGroupRebalance(t *testing.T) {
 
 	a := startJSMember(t, n.KafkaAddr, "a", group, topic)
 	retry(t, 30*time.Second, func() error {
+		a.mustRun()
 		if got, _ := a.assignment(); !reflect.DeepEqual(got, all) {
 			return fmt.Errorf("member a alone: assigned %v, want %v", got, all)
 		}
@@ -378,6 +379,8 @@ func TestKafkajsGroupRebalance(t *testing.T) {
 	b := startJSMember(t, n.KafkaAddr, "b", group, topic)
 	var aParts, bParts []int32
 	retry(t, 30*time.Second, func() error {
+		a.mustRun()
+		b.mustRun()
 		aParts, _ = a.assignment()
 		bParts, _ = b.assignment()
 		union := append(append([]int32(nil), aParts...), bParts...)
@@ -420,6 +423,7 @@ func TestKafkajsGroupRebalance(t *testing.T) {
 	// offsets (or earlier: at-least-once), so a reads every later message.
 	b.signal(syscall.SIGKILL)
 	retry(t, 30*time.Second, func() error {
+		a.mustRun()
 		if got, _ := a.assignment(); !reflect.DeepEqual(got, all) {
 			return fmt.Errorf("after b died: a assigned %v, want %v", got, all)
 		}

@@ -181,9 +181,11 @@ const commands = {
         assignment: payload.memberAssignment[topic] || [],
       })
     )
-    consumer.on(consumer.events.CRASH, ({ payload }) =>
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
       emit({ event: 'crash', error: String(payload.error), restart: payload.restart })
-    )
+      // kafkajs gives up on this member: exit, so the test fails now rather than at its deadline.
+      if (!payload.restart) process.exit(1)
+    })
     process.on('SIGTERM', async () => {
       await consumer.disconnect()
       emit({ event: 'left' })
