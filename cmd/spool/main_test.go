@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/spool-log/spool/node"
+)
+
+// runCLI runs the spool command in-process and returns what it printed.
+func runCLI(t testing.TB, stdin string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	return runCLIContext(ctx, stdin, args...)
+}
+
+func runCLIContext(ctx context.Context, stdin string, args ...string) (string, string, error) {
+	root := newRootCmd()
+	var out, errb bytes.Buffer
+	root.SetArgs(args)
+	root.SetIn(strings.NewReader(stdin))
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	err := root.ExecuteContext(ctx)
+	return out.String(), errb.String(), err
+}
+
+// testNode starts an in-process node on free loopback ports.
+func testNode(t testing.TB) *node.Node {
+	t.Helper()
+	cfg := node.DefaultConfig()
+	cfg.DataDir = t.TempDir()
+	cfg.KafkaAddr = "127.0.0.1:0"
+	cfg.AdminAddr = "127.0.0.1:0"
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	cfg.Logger = log
+	n, err := node.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		n.Shutdown(ctx)
+	})
+	return n
+}
+
+// freeAddr is a loopback address whose port was free a moment ago.
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func TestNoNodeAnswersIsAClearError(t *testing.T) {
+	addr := freeAddr(t) // nothing listens here
+	_, _, err := runCLI(t, "", "topic", "list", "--brokers", addr, "--timeout", "1s")
+	if err == nil {
+		t.Fatal("topic list with no node succeeded")
+	}
+	if !strings.Contains(err.Error(), "no Spool node answered at "+addr) || !strings.Contains(err.Error(), "--brokers") {
+		t.Fatalf("error does not say what to do: %v", err)
+	}
+}
+
+func TestBrokersFromEnvironment(t *testing.T) {
+	n := testNode(t)
+	t.Setenv("SPOOL_BROKERS", n.KafkaAddr())
+	if _, _, err := runCLI(t, "", "topic", "create", "envtopic", "-p", "1"); err != nil {
+		t.Fatalf("topic create with SPOOL_BROKERS: %v", err)
+	}
+	// A flag beats the environment.
+	t.Setenv("SPOOL_BROKERS", freeAddr(t))
+	out, _, err := runCLI(t, "", "topic", "list", "--brokers", n.KafkaAddr())
+	if err != nil || !strings.Contains(out, "envtopic") {
+		t.Fatalf("topic list with --brokers over SPOOL_BROKERS: %v\n%s", err, out)
+	}
+}
+
+func TestEnvName(t *testing.T) {
+	for flag, want := range map[string]string{
+		"data-dir":             "SPOOL_DATA_DIR",
+		"brokers":              "SPOOL_BROKERS",
+		"advertise-kafka-addr": "SPOOL_ADVERTISE_KAFKA_ADDR",
+	} {
+		if got := envName(flag); got != want {
+			t.Errorf("envName(%q) = %q, want %q", flag, got, want)
+		}
+	}
+}
