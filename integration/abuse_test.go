@@ -74,22 +74,7 @@ func roundTripRaw(t testing.TB, c net.Conn, req kmsg.Request, corr int32) kmsg.R
 	if _, err := c.Write(frame); err != nil {
 		t.Fatalf("write %s v%d: %v", kmsg.NameForKey(req.Key()), req.GetVersion(), err)
 	}
-	var size [4]byte
-	if _, err := io.ReadFull(c, size[:]); err != nil {
-		t.Fatalf("read %s v%d response size: %v", kmsg.NameForKey(req.Key()), req.GetVersion(), err)
-	}
-	n := int32(binary.BigEndian.Uint32(size[:]))
-	if n < 4 || n > 16<<20 {
-		t.Fatalf("%s v%d response size %d", kmsg.NameForKey(req.Key()), req.GetVersion(), n)
-	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(c, body); err != nil {
-		t.Fatalf("read %s v%d response: %v", kmsg.NameForKey(req.Key()), req.GetVersion(), err)
-	}
-	if got := int32(binary.BigEndian.Uint32(body)); got != corr {
-		t.Fatalf("%s v%d response correlation id %d, want %d", kmsg.NameForKey(req.Key()), req.GetVersion(), got, corr)
-	}
-	body = body[4:]
+	body := readRawResponse(t, c, corr)
 	resp := req.ResponseKind()
 	if resp.IsFlexible() && req.Key() != 18 { // response header v1: tagged fields
 		if len(body) == 0 || body[0] != 0 {
@@ -101,6 +86,28 @@ func roundTripRaw(t testing.TB, c net.Conn, req kmsg.Request, corr int32) kmsg.R
 		t.Fatalf("decode %s v%d response: %v", kmsg.NameForKey(req.Key()), req.GetVersion(), err)
 	}
 	return resp
+}
+
+// readRawResponse reads one response frame and returns what follows the
+// correlation id.
+func readRawResponse(t testing.TB, c net.Conn, corr int32) []byte {
+	t.Helper()
+	var size [4]byte
+	if _, err := io.ReadFull(c, size[:]); err != nil {
+		t.Fatalf("read response size (correlation %d): %v", corr, err)
+	}
+	n := int32(binary.BigEndian.Uint32(size[:]))
+	if n < 4 || n > 16<<20 {
+		t.Fatalf("response size %d (correlation %d)", n, corr)
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(c, body); err != nil {
+		t.Fatalf("read response (correlation %d): %v", corr, err)
+	}
+	if got := int32(binary.BigEndian.Uint32(body)); got != corr {
+		t.Fatalf("response correlation id %d, want %d", got, corr)
+	}
+	return body[4:]
 }
 
 // rawRecordBatch is a valid, uncompressed v2 batch of one record.
@@ -223,6 +230,27 @@ func TestAbuseFramesAndNames(t *testing.T) {
 			c.(*net.TCPConn).CloseWrite()
 		}
 		expectClosedByServer(t, c, f.name)
+		c.Close()
+	}
+
+	// ApiVersions at a version from the future: UNSUPPORTED_VERSION in a v0
+	// body (v0 response header) that lists what is supported.
+	{
+		c := dialRaw(t, n.KafkaAddr)
+		req := kmsg.NewPtrApiVersionsRequest()
+		req.Version = 99
+		req.ClientSoftwareName, req.ClientSoftwareVersion = "spool-abuse", "1"
+		if _, err := c.Write(kmsg.NewRequestFormatter().AppendRequest(nil, req, 42)); err != nil {
+			t.Fatalf("write ApiVersions v99: %v", err)
+		}
+		body := readRawResponse(t, c, 42)
+		resp := kmsg.NewPtrApiVersionsResponse()
+		resp.Version = 0
+		if err := resp.ReadFrom(body); err != nil {
+			t.Errorf("ApiVersions v99: response is not a v0 body: %v", err)
+		} else if resp.ErrorCode != kerr.UnsupportedVersion.Code || len(resp.ApiKeys) == 0 {
+			t.Errorf("ApiVersions v99: error %s with %d keys, want UNSUPPORTED_VERSION listing the supported keys", errName(resp.ErrorCode), len(resp.ApiKeys))
+		}
 		c.Close()
 	}
 

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func franzCodec(name string) kgo.CompressionCodec {
@@ -208,4 +209,86 @@ func TestFranzAdminTopics(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestFranzAcks produces with acks=0 (no response at all, so a broker that
+// answered would break the connection's correlation) and acks=1, then reads
+// everything back.
+func TestFranzAcks(t *testing.T) {
+	n := StartNode(t)
+	for _, c := range []struct {
+		name string
+		acks kgo.Acks
+	}{{"acks0", kgo.NoAck()}, {"acks1", kgo.LeaderAck()}} {
+		t.Run(c.name, func(t *testing.T) {
+			topic := uniqueTopic("franz-" + c.name)
+			franzCreateTopic(t, n.KafkaAddr, topic, 1)
+			cl := franzClient(t, n.KafkaAddr, kgo.RequiredAcks(c.acks), kgo.DisableIdempotentWrite())
+			recs := makeRecords(c.name, 200, recentBase())
+			for start := 0; start < len(recs); start += 20 {
+				var krs []*kgo.Record
+				for i := start; i < start+20; i++ {
+					krs = append(krs, toKgoRecord(topic, recs[i]))
+				}
+				if err := cl.ProduceSync(ctxTimeout(t, 30*time.Second), krs...).FirstErr(); err != nil {
+					t.Fatalf("produce %s: %v", c.name, err)
+				}
+			}
+			adm := kadm.NewClient(cl)
+			retry(t, 10*time.Second, func() error {
+				end, err := adm.ListEndOffsets(ctxTimeout(t, 5*time.Second), topic)
+				if err != nil {
+					return err
+				}
+				if o, _ := end.Lookup(topic, 0); o.Offset != int64(len(recs)) {
+					return fmt.Errorf("end offset %d (%v), want %d", o.Offset, o.Err, len(recs))
+				}
+				return nil
+			})
+			for i := range recs {
+				recs[i].Partition, recs[i].Offset = 0, int64(i)
+			}
+			franzVerifyPartitions(t, n.KafkaAddr, topic, recs)
+		})
+	}
+}
+
+// TestFranzApiVersions checks that the node advertises at least the version
+// ranges the clients in these tests (and librdkafka, kafkajs) need.
+func TestFranzApiVersions(t *testing.T) {
+	n := StartNode(t)
+	cl := franzClient(t, n.KafkaAddr)
+	resp, err := kmsg.NewPtrApiVersionsRequest().RequestWith(ctxTimeout(t, 10*time.Second), cl)
+	if err != nil {
+		t.Fatalf("ApiVersions: %v", err)
+	}
+	if resp.ErrorCode != 0 {
+		t.Fatalf("ApiVersions error %s", errName(resp.ErrorCode))
+	}
+	have := map[int16]kmsg.ApiVersionsResponseApiKey{}
+	for _, k := range resp.ApiKeys {
+		have[k.ApiKey] = k
+	}
+	for _, need := range []struct {
+		key      int16
+		min, max int16
+	}{
+		{18, 0, 3}, // ApiVersions
+		{3, 1, 12}, // Metadata
+		{0, 3, 9},  // Produce
+		{1, 4, 12}, // Fetch
+		{2, 1, 7},  // ListOffsets
+		{19, 2, 5}, // CreateTopics
+		{20, 1, 4}, // DeleteTopics
+		{32, 1, 4}, // DescribeConfigs
+	} {
+		k, ok := have[need.key]
+		if !ok {
+			t.Errorf("%s (key %d) not advertised", kmsg.NameForKey(need.key), need.key)
+			continue
+		}
+		if k.MinVersion > need.min || k.MaxVersion < need.max {
+			t.Errorf("%s advertised v%d–%d, need at least v%d–%d", kmsg.NameForKey(need.key), k.MinVersion, k.MaxVersion, need.min, need.max)
+		}
+	}
 }
