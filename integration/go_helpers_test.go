@@ -103,7 +103,8 @@ func headersEqual(a, b []testHeader) bool {
 }
 
 // byPartition groups acknowledged records by partition, in offset order.
-func byPartition(recs []testRecord) map[int32][]testRecord {
+func byPartition(t testing.TB, recs []testRecord) map[int32][]testRecord {
+	t.Helper()
 	out := map[int32][]testRecord{}
 	for _, r := range recs {
 		out[r.Partition] = append(out[r.Partition], r)
@@ -111,7 +112,7 @@ func byPartition(recs []testRecord) map[int32][]testRecord {
 	for p, rs := range out {
 		for i := 1; i < len(rs); i++ {
 			if rs[i].Offset <= rs[i-1].Offset {
-				panic(fmt.Sprintf("partition %d: acknowledged offsets not increasing in produce order: %d then %d", p, rs[i-1].Offset, rs[i].Offset))
+				t.Fatalf("partition %d: acknowledged offsets not increasing in produce order: %d then %d", p, rs[i-1].Offset, rs[i].Offset)
 			}
 		}
 	}
@@ -224,7 +225,7 @@ func franzConsume(t testing.TB, addr, topic string, partition int32, offset kgo.
 // on and checks each comes back, in produce order, at its acknowledged offset.
 func franzVerifyPartitions(t testing.TB, addr, topic string, recs []testRecord) {
 	t.Helper()
-	for p, want := range byPartition(recs) {
+	for p, want := range byPartition(t, recs) {
 		got := franzConsume(t, addr, topic, p, kgo.NewOffset().At(want[0].Offset), len(want))
 		for i, r := range got {
 			checkRecord(t, fmt.Sprintf("franz-go read of %s/%d", topic, p), want[i], r.Key, r.Value, fromKgoHeaders(r.Headers), r.Timestamp, r.Offset)

@@ -193,7 +193,7 @@ func TestKafkaGoRoundTrip(t *testing.T) {
 			if len(used) != partitions {
 				t.Fatalf("60 keys landed on %d partitions, want all %d", len(used), partitions)
 			}
-			for p, want := range byPartition(recs) {
+			for p, want := range byPartition(t, recs) {
 				got := kafkaGoRead(t, n.KafkaAddr, topic, int(p), kafka.FirstOffset, len(want))
 				for i, m := range got {
 					checkRecord(t, fmt.Sprintf("kafka-go read of %s/%d", topic, p), want[i], m.Key, m.Value, fromKafkaGoHeaders(m.Headers), m.Time, m.Offset)

@@ -172,7 +172,7 @@ func TestSaramaRoundTrip(t *testing.T) {
 			if len(used) != partitions {
 				t.Fatalf("60 keys landed on %d partitions, want all %d", len(used), partitions)
 			}
-			for p, want := range byPartition(recs) {
+			for p, want := range byPartition(t, recs) {
 				got := saramaConsume(t, n.KafkaAddr, topic, p, sarama.OffsetOldest, len(want))
 				for i, m := range got {
 					if m.Partition != p {
