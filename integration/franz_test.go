@@ -292,3 +292,34 @@ func TestFranzApiVersions(t *testing.T) {
 		}
 	}
 }
+
+// TestFranzLogAppendTime: a topic with message.timestamp.type=LogAppendTime
+// serves the broker's append time, not the producer's CreateTime, and marks
+// the records as such.
+func TestFranzLogAppendTime(t *testing.T) {
+	n := StartNode(t)
+	topic := uniqueTopic("franz-lat")
+	adm := kadm.NewClient(franzClient(t, n.KafkaAddr))
+	if _, err := adm.CreateTopic(ctxTimeout(t, 10*time.Second), 1, 1, map[string]*string{
+		"message.timestamp.type": kadm.StringPtr("LogAppendTime"),
+	}, topic); err != nil {
+		t.Fatalf("create %s: %v", topic, err)
+	}
+	cl := franzClient(t, n.KafkaAddr, kgo.ProducerBatchCompression(kgo.Lz4Compression()))
+	recs := makeRecords("lat", 10, time.Now().Add(-3*time.Hour))
+	before := time.Now().Add(-time.Second).Truncate(time.Millisecond)
+	franzProduce(t, cl, topic, recs, 10)
+	after := time.Now().Add(time.Second)
+	got := franzConsume(t, n.KafkaAddr, topic, 0, kgo.NewOffset().AtStart(), len(recs))
+	for i, r := range got {
+		if r.Attrs.TimestampType() != 1 {
+			t.Errorf("offset %d: timestamp type %d, want 1 (LogAppendTime)", r.Offset, r.Attrs.TimestampType())
+		}
+		if r.Timestamp.Before(before) || r.Timestamp.After(after) {
+			t.Errorf("offset %d: timestamp %v is not the append time (produced between %v and %v; CreateTime was %v)", r.Offset, r.Timestamp, before, after, recs[i].Timestamp)
+		}
+		if string(r.Value) != string(recs[i].Value) {
+			t.Errorf("offset %d: value %q, want %q", r.Offset, r.Value, recs[i].Value)
+		}
+	}
+}
