@@ -34,6 +34,17 @@ var apis = map[int16]api{
 	int16(kmsg.DeleteTopics):    {wire.VersionRange{Min: 1, Max: 4}, (*Node).handleDeleteTopics},
 	int16(kmsg.InitProducerID):  {wire.VersionRange{Min: 0, Max: 4}, (*Node).handleInitProducerID},
 	int16(kmsg.DescribeConfigs): {wire.VersionRange{Min: 1, Max: 4}, (*Node).handleDescribeConfigs},
+
+	int16(kmsg.OffsetCommit):    {wire.VersionRange{Min: 0, Max: 8}, (*Node).handleOffsetCommit},
+	int16(kmsg.OffsetFetch):     {wire.VersionRange{Min: 0, Max: 8}, (*Node).handleOffsetFetch},
+	int16(kmsg.FindCoordinator): {wire.VersionRange{Min: 0, Max: 4}, (*Node).handleFindCoordinator},
+	int16(kmsg.JoinGroup):       {wire.VersionRange{Min: 0, Max: 9}, (*Node).handleJoinGroup},
+	int16(kmsg.Heartbeat):       {wire.VersionRange{Min: 0, Max: 4}, (*Node).handleHeartbeat},
+	int16(kmsg.LeaveGroup):      {wire.VersionRange{Min: 0, Max: 5}, (*Node).handleLeaveGroup},
+	int16(kmsg.SyncGroup):       {wire.VersionRange{Min: 0, Max: 5}, (*Node).handleSyncGroup},
+	int16(kmsg.DescribeGroups):  {wire.VersionRange{Min: 0, Max: 5}, (*Node).handleDescribeGroups},
+	int16(kmsg.ListGroups):      {wire.VersionRange{Min: 0, Max: 5}, (*Node).handleListGroups},
+	int16(kmsg.DeleteGroups):    {wire.VersionRange{Min: 0, Max: 2}, (*Node).handleDeleteGroups},
 }
 
 // Versions returns the API version table for wire.Config.Versions.

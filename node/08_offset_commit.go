@@ -1,0 +1,50 @@
+package node
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/wire"
+)
+
+// OffsetCommit: v0-8
+//
+// Behavior:
+// * Served by the group's coordinator (package group): a member commits with
+//   its member id and current generation (ILLEGAL_GENERATION,
+//   UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS while the group completes a
+//   rebalance, FENCED_INSTANCE_ID for a replaced static member); generation
+//   -1 is a "simple" commit, accepted only while the group has no members.
+// * Offsets are appended to __consumer_offsets and flushed before the
+//   response, so an acknowledged commit survives a crash.
+// * Unknown topics or partitions get UNKNOWN_TOPIC_OR_PARTITION; metadata
+//   over 4 KiB OFFSET_METADATA_TOO_LARGE.
+//
+// Version notes:
+// * v1: Generation, MemberID, per-partition Timestamp (ignored: the commit
+//   time is the broker's)
+// * v2-4: RetentionTimeMillis (ignored: offsets do not expire)
+// * v6: LeaderEpoch
+// * v7: InstanceID
+// * v8: flexible versions
+
+func (n *Node) handleOffsetCommit(ctx context.Context, wreq *wire.Request) wire.Response {
+	req := wreq.Body.(*kmsg.OffsetCommitRequest)
+	coord, code := n.groupCoordinatorFor(req.Group)
+	if code != 0 {
+		resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+		for _, t := range req.Topics {
+			rt := kmsg.NewOffsetCommitResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewOffsetCommitResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p.Partition, code
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp
+	}
+	return coord.OffsetCommit(req)
+}

@@ -1,0 +1,68 @@
+package node
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/wire"
+)
+
+// OffsetFetch: v0-8
+//
+// Behavior:
+// * Committed offsets from the group's coordinator. A partition without a
+//   commit, and every partition of a group that never existed, answers
+//   offset -1 with no error, so a new consumer starts from its reset policy.
+// * Null topics (v2+) return every partition the group committed.
+// * RequireStable (v7+) needs no waiting: there are no transactional
+//   commits.
+//
+// Version notes:
+// * v0: offsets were in ZooKeeper in Kafka; here v0 and v1 read the same store
+// * v2: top-level ErrorCode, null topics for "all"
+// * v5: LeaderEpoch
+// * v6: flexible versions
+// * v7: RequireStable
+// * v8: several groups per request; each group is checked against its own
+//   coordinator
+
+func (n *Node) handleOffsetFetch(ctx context.Context, wreq *wire.Request) wire.Response {
+	req := wreq.Body.(*kmsg.OffsetFetchRequest)
+	if req.Version < 8 {
+		coord, code := n.groupCoordinatorFor(req.Group)
+		if code != 0 {
+			resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
+			resp.ErrorCode = code
+			for _, t := range req.Topics { // v0-1 carry the error per partition
+				rt := kmsg.NewOffsetFetchResponseTopic()
+				rt.Topic = t.Topic
+				for _, p := range t.Partitions {
+					rp := kmsg.NewOffsetFetchResponseTopicPartition()
+					rp.Partition, rp.Offset, rp.ErrorCode = p, -1, code
+					rt.Partitions = append(rt.Partitions, rp)
+				}
+				resp.Topics = append(resp.Topics, rt)
+			}
+			return resp
+		}
+		return coord.OffsetFetch(req)
+	}
+
+	// v8: answer the groups this node coordinates through the coordinator
+	// and mark the rest NOT_COORDINATOR, keeping the request's order.
+	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
+	for _, rg := range req.Groups {
+		coord, code := n.groupCoordinatorFor(rg.Group)
+		if code != 0 {
+			sg := kmsg.NewOffsetFetchResponseGroup()
+			sg.Group, sg.ErrorCode = rg.Group, code
+			resp.Groups = append(resp.Groups, sg)
+			continue
+		}
+		one := *req
+		one.Groups = []kmsg.OffsetFetchRequestGroup{rg}
+		resp.Groups = append(resp.Groups, coord.OffsetFetch(&one).Groups...)
+	}
+	return resp
+}

@@ -1,0 +1,92 @@
+package node
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/node/group"
+	"github.com/spool-log/spool/wire"
+)
+
+// FindCoordinator: v0-4
+//
+// Behavior:
+// * A group's coordinator is the leader of __consumer_offsets partition
+//   abs(javaHashCode(group)) % partitions, as in Kafka, so any node answers
+//   for any group from the catalog and the cluster view. The topic is
+//   created on the first group request.
+// * Transaction coordinators are not offered (no transactions):
+//   COORDINATOR_NOT_AVAILABLE. Other key types: INVALID_REQUEST.
+//
+// Version notes:
+// * v1: CoordinatorType, ErrorMessage
+// * v3: flexible versions
+// * v4: several keys per request (KIP-699), answered one by one
+
+func (n *Node) handleFindCoordinator(ctx context.Context, wreq *wire.Request) wire.Response {
+	req := wreq.Body.(*kmsg.FindCoordinatorRequest)
+	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
+	if req.Version < 4 {
+		c := n.findCoordinator(req.CoordinatorType, req.CoordinatorKey)
+		resp.ErrorCode, resp.NodeID, resp.Host, resp.Port = c.ErrorCode, c.NodeID, c.Host, c.Port
+		if c.ErrorCode != 0 {
+			resp.ErrorMessage = kmsg.StringPtr(kerr.ErrorForCode(c.ErrorCode).Error())
+		}
+		return resp
+	}
+	for _, key := range req.CoordinatorKeys {
+		resp.Coordinators = append(resp.Coordinators, n.findCoordinator(req.CoordinatorType, key))
+	}
+	return resp
+}
+
+func (n *Node) findCoordinator(keyType int8, key string) kmsg.FindCoordinatorResponseCoordinator {
+	c := kmsg.NewFindCoordinatorResponseCoordinator()
+	c.Key, c.NodeID, c.Port = key, -1, -1
+	fail := func(e *kerr.Error) kmsg.FindCoordinatorResponseCoordinator {
+		c.ErrorCode = e.Code
+		c.ErrorMessage = kmsg.StringPtr(e.Error())
+		return c
+	}
+	switch keyType {
+	case 0:
+	case 1:
+		return fail(kerr.CoordinatorNotAvailable)
+	default:
+		return fail(kerr.InvalidRequest)
+	}
+	if key == "" {
+		return fail(kerr.InvalidGroupID)
+	}
+	coord, gn, err := n.groups()
+	if err != nil {
+		n.log.WithError(err).Warn("group coordinator unavailable")
+		return fail(kerr.CoordinatorNotAvailable)
+	}
+	p := coord.Partition(key)
+	spec, ok := n.catalog.Topic(group.TopicName)
+	if !ok || p >= spec.Partitions {
+		return fail(kerr.CoordinatorNotAvailable)
+	}
+	leader := n.leaderOf(spec, p)
+	if leader < 0 {
+		return fail(kerr.CoordinatorNotAvailable)
+	}
+	if leader == n.cfg.NodeID {
+		// Load now, so the client's first group request finds the
+		// groups of the partition ready.
+		if code := n.ensureGroupPartition(coord, gn, p); code != 0 {
+			c.ErrorCode = code
+			return c
+		}
+	}
+	for _, b := range n.cluster.Brokers() {
+		if b.ID == leader {
+			c.NodeID, c.Host, c.Port = b.ID, b.Host, b.Port
+			return c
+		}
+	}
+	return fail(kerr.CoordinatorNotAvailable)
+}

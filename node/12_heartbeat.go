@@ -1,0 +1,33 @@
+package node
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/wire"
+)
+
+// Heartbeat: v0-4
+//
+// Behavior:
+// * Restarts the member's session timeout. REBALANCE_IN_PROGRESS tells the
+//   member to rejoin; ILLEGAL_GENERATION and UNKNOWN_MEMBER_ID that it was
+//   left behind; FENCED_INSTANCE_ID that another process took its static
+//   instance id.
+//
+// Version notes:
+// * v1: ThrottleMillis
+// * v3: InstanceID
+// * v4: flexible versions
+
+func (n *Node) handleHeartbeat(ctx context.Context, wreq *wire.Request) wire.Response {
+	req := wreq.Body.(*kmsg.HeartbeatRequest)
+	coord, code := n.groupCoordinatorFor(req.Group)
+	if code != 0 {
+		resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
+		resp.ErrorCode = code
+		return resp
+	}
+	return coord.Heartbeat(req)
+}

@@ -1,0 +1,33 @@
+package node
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/wire"
+)
+
+// LeaveGroup: v0-5
+//
+// Behavior:
+// * Removes the members and rebalances the rest at once, rather than after
+//   their session timeout.
+//
+// Version notes:
+// * v1: ThrottleMillis
+// * v3: a batch of members, each by member id or static instance id, with
+//   per-member errors
+// * v4: flexible versions
+// * v5: Reason (ignored)
+
+func (n *Node) handleLeaveGroup(ctx context.Context, wreq *wire.Request) wire.Response {
+	req := wreq.Body.(*kmsg.LeaveGroupRequest)
+	coord, code := n.groupCoordinatorFor(req.Group)
+	if code != 0 {
+		resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
+		resp.ErrorCode = code
+		return resp
+	}
+	return coord.LeaveGroup(req)
+}

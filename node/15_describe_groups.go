@@ -1,0 +1,42 @@
+package node
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/wire"
+)
+
+// DescribeGroups: v0-5
+//
+// Behavior:
+// * State, protocol type and members (client id and host); the protocol,
+//   each member's metadata and assignment only while the group is Stable,
+//   as Kafka does. An unknown group is reported Dead with no error.
+// * Each group is answered by its own coordinator; groups another node
+//   coordinates get NOT_COORDINATOR.
+//
+// Version notes:
+// * v1: ThrottleMillis
+// * v3: AuthorizedOperations (READ, DESCRIBE, DELETE: there are no ACLs)
+// * v4: InstanceID of members
+// * v5: flexible versions
+
+func (n *Node) handleDescribeGroups(ctx context.Context, wreq *wire.Request) wire.Response {
+	req := wreq.Body.(*kmsg.DescribeGroupsRequest)
+	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
+	for _, id := range req.Groups {
+		coord, code := n.groupCoordinatorFor(id)
+		if code != 0 {
+			dg := kmsg.NewDescribeGroupsResponseGroup()
+			dg.Group, dg.ErrorCode = id, code
+			resp.Groups = append(resp.Groups, dg)
+			continue
+		}
+		one := *req
+		one.Groups = []string{id}
+		resp.Groups = append(resp.Groups, coord.DescribeGroups(&one).Groups...)
+	}
+	return resp
+}

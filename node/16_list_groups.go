@@ -1,0 +1,36 @@
+package node
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/wire"
+)
+
+// ListGroups: v0-5
+//
+// Behavior:
+// * The groups this node coordinates (clients ask every broker and merge).
+//   Every partition of __consumer_offsets this node leads is loaded first.
+//
+// Version notes:
+// * v1: ThrottleMillis
+// * v3: flexible versions
+// * v4: StatesFilter, GroupState
+// * v5: TypesFilter, GroupType (always "classic")
+
+func (n *Node) handleListGroups(ctx context.Context, wreq *wire.Request) wire.Response {
+	req := wreq.Body.(*kmsg.ListGroupsRequest)
+	coord, code := n.loadAllGroupPartitions()
+	if coord == nil {
+		resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
+		resp.ErrorCode = code
+		return resp
+	}
+	resp := coord.ListGroups(req)
+	if resp.ErrorCode == 0 {
+		resp.ErrorCode = code
+	}
+	return resp
+}
