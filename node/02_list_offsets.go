@@ -17,13 +17,13 @@ import (
 // Behavior:
 // * Timestamp -2 (earliest) is the log start offset, -1 (latest) the high
 //   watermark, both with timestamp -1.
-// * Timestamp -3 (max timestamp, v7) is the base offset of the first batch
-//   carrying the largest timestamp in the log, found from the batch headers
-//   (one small read per batch; clients rarely ask). Kafka answers the
-//   record's own offset; batches are not decompressed here to find it.
-// * Timestamp T >= 0 is the base offset of the first batch whose max
-//   timestamp is >= T, from the partition's time index (clients skip the
-//   earlier records of that batch); none gives offset -1 and timestamp -1.
+// * Timestamp -3 (max timestamp, v7) is the first record carrying the
+//   largest timestamp in the log; the batch is found from the batch headers
+//   (one small read per batch; clients rarely ask).
+// * Timestamp T >= 0 is the first record whose timestamp is >= T: the time
+//   index finds the batch, then that one batch is read (and decompressed)
+//   to find the record, as Kafka does (records.go). None gives offset -1
+//   and timestamp -1.
 // * Isolation level makes no difference (no transactions).
 //
 // Version notes:
@@ -78,21 +78,17 @@ func (n *Node) listOffset(topic string, rp kmsg.ListOffsetsRequestTopicPartition
 		if maxTS < 0 {
 			return nil // empty log
 		}
-		off, t, err := p.log.OffsetForTime(maxTS)
+		off, t, err := p.recordOffsetForTime(maxTS)
 		if err != nil {
 			return n.readError(topic, rp.Partition, err)
 		}
 		sp.Offset, sp.Timestamp = off, t
 	case ts >= 0:
-		off, t, err := p.log.OffsetForTime(ts)
+		off, t, err := p.recordOffsetForTime(ts)
 		if err != nil {
 			return n.readError(topic, rp.Partition, err)
 		}
-		if t < 0 { // no batch that new: Kafka answers -1, -1
-			sp.Offset, sp.Timestamp = -1, -1
-		} else {
-			sp.Offset, sp.Timestamp = off, t
-		}
+		sp.Offset, sp.Timestamp = off, t // -1, -1 when no record is that new
 	default:
 		return kerr.InvalidRequest
 	}

@@ -608,3 +608,46 @@ func TestShutdownEndsLongPoll(t *testing.T) {
 		t.Fatalf("shutdown with a waiting fetch: %v", err)
 	}
 }
+
+func TestListOffsetsByTimeInsideCompressedBatches(t *testing.T) {
+	n := startNode(t, testConfig(t, t.TempDir()))
+	adm := newAdmin(t, n)
+	codecs := map[string]kgo.CompressionCodec{
+		"none": kgo.NoCompression(), "gzip": kgo.GzipCompression(), "snappy": kgo.SnappyCompression(),
+		"lz4": kgo.Lz4Compression(), "zstd": kgo.ZstdCompression(),
+	}
+	base := time.Now().Add(-time.Hour).Truncate(time.Second)
+	for name, codec := range codecs {
+		topic := "bytime-" + name
+		createTopic(t, adm, topic, 1, nil)
+		prod := newClient(t, n, kgo.DefaultProduceTopic(topic), kgo.ProducerBatchCompression(codec), kgo.ProducerLinger(time.Second))
+		var rs []*kgo.Record
+		for i := 0; i < 50; i++ {
+			rs = append(rs, &kgo.Record{Value: []byte(recordValue(i)), Timestamp: base.Add(time.Duration(i) * 10 * time.Millisecond)})
+		}
+		// One ProduceSync call lingers into a single batch.
+		if err := prod.ProduceSync(testCtx(t), rs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		if segs := n.partition(topic, 0).log.EndOffset(); segs != 50 {
+			t.Fatalf("%s: end offset %d", name, segs)
+		}
+		for _, i := range []int{0, 1, 17, 49} {
+			ms := base.Add(time.Duration(i)*10*time.Millisecond - 5*time.Millisecond).UnixMilli()
+			got, err := adm.ListOffsetsAfterMilli(testCtx(t), ms, topic)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o, _ := got.Lookup(topic, 0); o.Offset != int64(i) {
+				t.Errorf("%s: offset at %d ms = %d, want %d", name, ms, o.Offset, i)
+			}
+		}
+		maxes, err := adm.ListMaxTimestampOffsets(testCtx(t), topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o, _ := maxes.Lookup(topic, 0); o.Offset != 49 {
+			t.Errorf("%s: max timestamp offset %d, want 49", name, o.Offset)
+		}
+	}
+}
