@@ -107,6 +107,45 @@ check_eval() {
   ep=$(nix_eval packages.x86_64-linux.image.imageName --raw) || fail "image has no imageName"
   [ "$ep" = spool ] || fail "image name is $ep, expected spool"
 
+  # What the issue asks of the image and the unit, read back from the evaluation.
+  local drv
+  drv=$(nix_eval packages.x86_64-linux.image.drvPath --raw) || fail "image does not evaluate"
+  "${NIX[@]}" show-derivation "$drv" 2>/dev/null | python3 -c '
+import json, sys
+env = next(iter(json.load(sys.stdin).values()))["env"]
+cfg = json.loads(env["config"])  # the stand-in keeps the OCI config as JSON
+problems = []
+if cfg.get("User", "root").split(":")[0] in ("", "0", "root"):
+    problems.append("image must run as a non-root User")
+if cfg.get("Entrypoint", [])[-1:] != ["node"]:
+    problems.append("image Entrypoint must be `spool node`")
+for port in ("9092/tcp", "7946/tcp", "7946/udp", "9644/tcp"):
+    if port not in cfg.get("ExposedPorts", {}):
+        problems.append("image must expose " + port)
+if "/var/lib/spool" not in cfg.get("Volumes", {}):
+    problems.append("image must declare the /var/lib/spool volume")
+for p in problems:
+    print("   " + p, file=sys.stderr)
+sys.exit(1 if problems else 0)
+' || fail "the OCI image config is missing something the issue requires (above); see nix/image.nix"
+  local unit
+  unit=$(nix_eval checks.x86_64-linux.cluster.nodes.spool1.systemd.services.spool.serviceConfig --json) \
+    || fail "cannot read the test machines' spool unit"
+  echo "$unit" | python3 -c '
+import json, sys
+sc = json.load(sys.stdin)
+want = {"DynamicUser": True, "NoNewPrivileges": True, "ProtectSystem": "strict",
+        "Restart": "on-failure", "KillSignal": "SIGTERM"}
+problems = [f"{k}={v!r} (have {sc.get(k)!r})" for k, v in want.items() if sc.get(k) != v]
+if "--gossip-key-file=%d/" not in sc.get("ExecStart", "") or not any(
+        c.startswith("gossip-key:/run/") for c in sc.get("LoadCredential", [])):
+    problems.append("gossip key must come from LoadCredential= of a file outside the store")
+for p in problems:
+    print("   unit needs " + p, file=sys.stderr)
+sys.exit(1 if problems else 0)
+' || fail "the spool systemd unit lacks required hardening (above); see nix/module.nix"
+  echo "   image: non-root, entrypoint spool node, ports and volume; unit: hardened, key via LoadCredential"
+
   # The module in a configuration that sets every option (not only the test's).
   local out
   if ! out=$(nix-instantiate --eval --strict --read-write-mode nix/ci/eval-example.nix 2>&1); then
