@@ -32,7 +32,7 @@ buildGoModule {
   pname = "spool";
   inherit version src;
 
-  vendorHash = "sha256-bT49VhW1PTSD+rswoAwDdK+oFDaZ6L5baZcXCRNvcyA=";
+  vendorHash = "sha256-Uuu0SCz3QofvtI3NhESEmaNyEZw0fZ+//QpXJTaUscY=";
 
   subPackages = [ "cmd/spool" ];
   env.CGO_ENABLED = 0;
