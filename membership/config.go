@@ -165,10 +165,13 @@ func (c *Config) UseTimings(profile string) error {
 		c.SyncInterval = 2 * time.Second
 	case TimingsFast:
 		ml := memberlist.DefaultLocalConfig()
-		ml.ProbeInterval = 200 * time.Millisecond
-		ml.ProbeTimeout = 100 * time.Millisecond
-		ml.GossipInterval = 20 * time.Millisecond
-		ml.SuspicionMult = 2
+		// Fast, yet with slack for a loaded CI machine (or the race
+		// detector): a probe timeout much below 200 ms makes healthy
+		// members flap to suspect.
+		ml.ProbeInterval = 250 * time.Millisecond
+		ml.ProbeTimeout = 200 * time.Millisecond
+		ml.GossipInterval = 30 * time.Millisecond
+		ml.SuspicionMult = 3
 		ml.RetransmitMult = 6
 		ml.PushPullInterval = 2 * time.Second
 		ml.TCPTimeout = 2 * time.Second
