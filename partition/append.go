@@ -106,12 +106,22 @@ func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendInfo, error) {
 		ob, tb = st.track(active.base, active.st.size+int64(b.pos), b.h, cfg.IndexIntervalBytes, ob, tb)
 	}
 	l.entryBuf, l.timeBuf = ob, tb
-	if err := l.writeAppend(active, batches, ob, tb, cfg.Flush == FlushEveryAppend); err != nil {
+	if err := l.writeAppend(active, batches, cfg.Flush == FlushEveryAppend); err != nil {
+		return AppendInfo{}, fmt.Errorf("append to %s: %w", l.dir, err)
+	}
+	pendOff, err := stageIndex(active.offIdx, active.pendOff, ob, active.fileOffEntries(), offsetEntrySize)
+	var pendTime []byte
+	if err == nil {
+		pendTime, err = stageIndex(active.tsIdx, active.pendTime, tb, active.fileTimeEntries(), timeEntrySize)
+	}
+	if err != nil {
+		l.undoAppend(active)
 		return AppendInfo{}, fmt.Errorf("append to %s: %w", l.dir, err)
 	}
 	st.dirty = true // indexes, and under other policies the log, await Flush
 	l.mu.Lock()
 	active.st = st
+	active.pendOff, active.pendTime = pendOff, pendTime
 	l.mu.Unlock()
 	if cfg.Flush == FlushInterval && l.flushTimer == nil {
 		l.bg.Add(1)
@@ -126,36 +136,52 @@ func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendInfo, error) {
 	return info, nil
 }
 
-// writeAppend writes the batches and their index entries past the active
-// segment's published end, undoing a partial write on error.
-func (l *Log) writeAppend(s *segment, batches, ob, tb []byte, sync bool) error {
+// writeAppend writes the batches past the active segment's published end,
+// undoing a partial write on error.
+func (l *Log) writeAppend(s *segment, batches []byte, sync bool) error {
 	f, err := s.log.acquire()
 	if err != nil {
 		return err
 	}
 	defer s.log.release()
-	undo := func(err error) error {
-		f.Truncate(s.st.size) // best effort; recovery cuts whatever remains
-		return err
-	}
 	if _, err := f.WriteAt(batches, s.st.size); err != nil {
-		return undo(fmt.Errorf("write %s: %w", s.log.path, err))
-	}
-	if len(ob) > 0 {
-		if err := writeAtHandle(s.offIdx, ob, int64(s.st.offEntries)*offsetEntrySize); err != nil {
-			return undo(err)
-		}
-	}
-	if len(tb) > 0 {
-		if err := writeAtHandle(s.tsIdx, tb, int64(s.st.timeEntries)*timeEntrySize); err != nil {
-			return undo(err)
-		}
+		l.undoAppend(s)
+		return fmt.Errorf("write %s: %w", s.log.path, err)
 	}
 	if sync {
 		if err := f.Sync(); err != nil {
-			return undo(fmt.Errorf("fsync %s: %w", s.log.path, err))
+			l.undoAppend(s)
+			return fmt.Errorf("fsync %s: %w", s.log.path, err)
 		}
 	}
+	return nil
+}
+
+// undoAppend cuts what a failed append wrote past the published end. Best
+// effort: recovery would cut an unvouched tail anyway.
+func (l *Log) undoAppend(s *segment) {
+	if f, err := s.log.acquire(); err == nil {
+		f.Truncate(s.st.size)
+		s.log.release()
+	}
+}
+
+// writePending writes a segment's pending index entries to its files; called
+// with appendMu held.
+func (l *Log) writePending(s *segment) error {
+	if len(s.pendOff) > 0 {
+		if err := writeAtHandle(s.offIdx, s.pendOff, int64(s.fileOffEntries())*offsetEntrySize); err != nil {
+			return err
+		}
+	}
+	if len(s.pendTime) > 0 {
+		if err := writeAtHandle(s.tsIdx, s.pendTime, int64(s.fileTimeEntries())*timeEntrySize); err != nil {
+			return err
+		}
+	}
+	l.mu.Lock()
+	s.pendOff, s.pendTime = s.pendOff[:0], s.pendTime[:0]
+	l.mu.Unlock()
 	return nil
 }
 
@@ -222,6 +248,12 @@ func (l *Log) Flush() error {
 		return ErrClosed
 	}
 	end := l.segs[len(l.segs)-1].st.next
+	for _, s := range l.segs {
+		if err := l.writePending(s); err != nil {
+			l.appendMu.Unlock()
+			return fmt.Errorf("flush %s: %w", l.dir, err)
+		}
+	}
 	var dirty []*segment
 	l.mu.Lock()
 	for _, s := range l.segs {
@@ -267,6 +299,9 @@ func (l *Log) syncDirty() error {
 	for _, s := range l.segs {
 		if !s.st.dirty {
 			continue
+		}
+		if err := l.writePending(s); err != nil {
+			return err
 		}
 		if err := s.sync(); err != nil {
 			return err

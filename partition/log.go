@@ -118,10 +118,15 @@ func (l *Log) load() error {
 			return err
 		}
 		l.segs = []*segment{s}
-		if err := writeFileAtomic(l.dir, leaderEpochFile, encodeEpochs(nil)); err != nil {
-			return err
+		// No fsyncs for a new log, so creating thousands stays cheap: if a
+		// crash loses these files, the next Open finds either no segment
+		// (a new log again) or no epoch file, and then learns the epochs by
+		// walking every batch. A missing recovery point means the same walk.
+		path := filepath.Join(l.dir, leaderEpochFile)
+		if err := os.WriteFile(path, encodeEpochs(nil), 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
 		}
-		return l.writeRecoveryPoint(recoveryPoint{Offset: 0, CleanBase: -1})
+		return nil
 	}
 
 	rp := readRecoveryPoint(l.dir)

@@ -100,13 +100,21 @@ func (s *segment) lookup(offset int64) (int64, error) {
 	if s.st.offEntries == 0 || offset < s.base {
 		return 0, nil
 	}
+	rel := uint32(min(offset-s.base, int64(^uint32(0))))
+	if n := len(s.pendOff) / offsetEntrySize; n > 0 && offsetEntryAt(s.pendOff, 0).rel <= rel {
+		i := sort.Search(n, func(i int) bool { return offsetEntryAt(s.pendOff, i).rel > rel })
+		return int64(offsetEntryAt(s.pendOff, i-1).pos), nil
+	}
+	n := s.fileOffEntries()
+	if n == 0 {
+		return 0, nil
+	}
 	f, err := s.offIdx.acquire()
 	if err != nil {
 		return 0, err
 	}
 	defer s.offIdx.release()
-	rel := min(offset-s.base, int64(^uint32(0)))
-	e, ok, err := floorOffsetEntry(f, s.st.offEntries, uint32(rel))
+	e, ok, err := floorOffsetEntry(f, n, rel)
 	if err != nil || !ok {
 		return 0, err
 	}
@@ -160,17 +168,25 @@ func (l *Log) OffsetForTime(ts int64) (offset int64, timestamp int64, err error)
 // timeLookup is a position in the segment before which no batch has a
 // timestamp >= ts. Called under Log.mu.
 func (s *segment) timeLookup(ts int64) (int64, error) {
-	if s.st.timeEntries == 0 {
-		return 0, nil
-	}
-	f, err := s.tsIdx.acquire()
-	if err != nil {
-		return 0, err
-	}
-	e, ok, err := floorTimeEntry(f, s.st.timeEntries, ts)
-	s.tsIdx.release()
-	if err != nil || !ok {
-		return 0, err
+	var e timeEntry
+	if n := len(s.pendTime) / timeEntrySize; n > 0 && timeEntryAt(s.pendTime, 0).ts < ts {
+		i := sort.Search(n, func(i int) bool { return timeEntryAt(s.pendTime, i).ts >= ts })
+		e = timeEntryAt(s.pendTime, i-1)
+	} else {
+		n := s.fileTimeEntries()
+		if n == 0 {
+			return 0, nil
+		}
+		f, err := s.tsIdx.acquire()
+		if err != nil {
+			return 0, err
+		}
+		var ok bool
+		e, ok, err = floorTimeEntry(f, n, ts)
+		s.tsIdx.release()
+		if err != nil || !ok {
+			return 0, err
+		}
 	}
 	return s.lookup(s.base + int64(e.rel))
 }

@@ -62,6 +62,7 @@ func TestCrashRecoveryEveryByte(t *testing.T) {
 	name := func(suffix string) string { return filepath.Base(segmentName(src, 0, suffix)) }
 	var states []indexState // states[k]: after k batches
 	capture := func() {
+		writeIndexes(t, l)
 		states = append(states, indexState{
 			log:       mustRead(t, filepath.Join(src, name(logSuffix))),
 			index:     mustRead(t, filepath.Join(src, name(offsetSuffix))),
@@ -295,6 +296,19 @@ func TestRecoveryDropsSegmentsAfterDamage(t *testing.T) {
 	for _, base := range []int64{8, 12, 16} {
 		if _, err := os.Stat(segmentName(dir, base, logSuffix)); !os.IsNotExist(err) {
 			t.Fatalf("segment %d survived: %v", base, err)
+		}
+	}
+}
+
+// writeIndexes writes the index entries a log still holds in memory, so a
+// test can compare index files.
+func writeIndexes(t testing.TB, l *Log) {
+	t.Helper()
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	for _, s := range l.segs {
+		if err := l.writePending(s); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package partition
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -26,6 +27,43 @@ type segment struct {
 	// st is written by the appender (holding Log.appendMu) under Log.mu and
 	// read by everyone under Log.mu.
 	st segState
+	// pendOff and pendTime hold the newest index entries, not yet written to
+	// the index files: writing them in batches of indexFlushBytes saves two
+	// syscalls per append. Guarded like st; st's entry counts include them.
+	pendOff, pendTime []byte
+}
+
+// indexFlushBytes bounds the index entries a segment holds in memory.
+const indexFlushBytes = 1024
+
+func offsetEntryAt(b []byte, i int) offsetEntry {
+	return offsetEntry{rel: binary.BigEndian.Uint32(b[i*offsetEntrySize:]), pos: binary.BigEndian.Uint32(b[i*offsetEntrySize+4:])}
+}
+
+func timeEntryAt(b []byte, i int) timeEntry {
+	return timeEntry{ts: int64(binary.BigEndian.Uint64(b[i*timeEntrySize:])), rel: binary.BigEndian.Uint32(b[i*timeEntrySize+8:])}
+}
+
+// fileOffEntries and fileTimeEntries count the entries in the index files.
+func (s *segment) fileOffEntries() int  { return s.st.offEntries - len(s.pendOff)/offsetEntrySize }
+func (s *segment) fileTimeEntries() int { return s.st.timeEntries - len(s.pendTime)/timeEntrySize }
+
+// stageIndex adds entries to a segment's pending ones, writing them all to
+// the file at fileEntries once they pass indexFlushBytes. It returns the new
+// pending entries, to publish under Log.mu. Bytes past a pending slice's
+// length are never read, so appending in place races with no reader.
+func stageIndex(h *fileHandle, pending, add []byte, fileEntries, entrySize int) ([]byte, error) {
+	if len(add) == 0 {
+		return pending, nil
+	}
+	pending = append(pending, add...)
+	if len(pending) < indexFlushBytes {
+		return pending, nil
+	}
+	if err := writeAtHandle(h, pending, int64(fileEntries)*int64(entrySize)); err != nil {
+		return nil, err
+	}
+	return pending[:0], nil
 }
 
 // segState is everything about a segment's contents that is kept in memory.
@@ -209,6 +247,7 @@ func (s *segment) load(maxRel int64) error {
 	}
 	st.size = size
 	s.st = st
+	s.pendOff, s.pendTime = nil, nil
 	return nil
 }
 
@@ -283,6 +322,7 @@ func (s *segment) recover(interval int, epochOK func(offset int64, epoch int32) 
 	}
 	st.dirty = true
 	s.st = st
+	s.pendOff, s.pendTime = nil, nil
 	return truncated, nil
 }
 
