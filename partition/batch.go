@@ -225,26 +225,21 @@ func validateRecord(r []byte) (offsetDelta int64, reason string) {
 		return 0, "empty record"
 	}
 	pos := 1 // attributes
-	if _, n := varint(r[pos:]); n <= 0 {
+	_, n := varint(r[pos:])
+	if n <= 0 {
 		return 0, "bad timestamp delta"
-	} else {
-		pos += n
 	}
-	offsetDelta, n := varint(r[pos:])
+	pos += n
+	offsetDelta, n = varint(r[pos:])
 	if n <= 0 {
 		return 0, "bad offset delta"
 	}
 	pos += n
-	// key, value
-	for _, what := range [2]string{"key", "value"} {
-		l, n := varint(r[pos:])
-		if n <= 0 || l < -1 || l > int64(len(r)-pos-n) {
-			return 0, "bad " + what + " length"
-		}
-		pos += n
-		if l > 0 {
-			pos += int(l)
-		}
+	if pos = skipBytes(r, pos, -1); pos < 0 {
+		return 0, "bad key length"
+	}
+	if pos = skipBytes(r, pos, -1); pos < 0 {
+		return 0, "bad value length"
 	}
 	headers, n := varint(r[pos:])
 	if n <= 0 || headers < 0 || headers > int64(len(r)-pos) {
@@ -252,18 +247,11 @@ func validateRecord(r []byte) (offsetDelta int64, reason string) {
 	}
 	pos += n
 	for i := int64(0); i < headers; i++ {
-		kl, n := varint(r[pos:])
-		if n <= 0 || kl < 0 || kl > int64(len(r)-pos-n) {
+		if pos = skipBytes(r, pos, 0); pos < 0 {
 			return 0, "bad header key length"
 		}
-		pos += n + int(kl)
-		vl, n := varint(r[pos:])
-		if n <= 0 || vl < -1 || vl > int64(len(r)-pos-n) {
+		if pos = skipBytes(r, pos, -1); pos < 0 {
 			return 0, "bad header value length"
-		}
-		pos += n
-		if vl > 0 {
-			pos += int(vl)
 		}
 	}
 	if pos != len(r) {
@@ -272,16 +260,30 @@ func validateRecord(r []byte) (offsetDelta int64, reason string) {
 	return offsetDelta, ""
 }
 
-// varint decodes a zigzag varint of at most 10 bytes (Kafka's varint and
-// varlong). n is the bytes used, or <= 0 if b ends early or the value overflows.
-func varint(b []byte) (int64, int) {
-	// Fast path: most lengths and deltas fit one byte.
-	if len(b) > 0 && b[0] < 0x80 {
-		u := uint64(b[0])
-		return int64(u>>1) ^ -int64(u&1), 1
+// skipBytes skips a varint-length-prefixed byte string at pos whose length
+// may be as low as minLen (-1 for nullable). It returns the position after
+// it, or -1 if it is malformed or runs past r.
+func skipBytes(r []byte, pos int, minLen int64) int {
+	l, n := varint(r[pos:])
+	if n <= 0 || l < minLen || l > int64(len(r)-pos-n) {
+		return -1
 	}
-	u, n := binary.Uvarint(b)
-	return int64(u>>1) ^ -int64(u&1), n
+	return pos + n + int(max(l, 0))
+}
+
+// varint decodes a zigzag varint of at most 10 bytes (Kafka's varint and
+// varlong). n is the bytes used, or 0 if b ends first. Overlong values wrap
+// rather than fail; every decoded length is bounds-checked by its caller.
+func varint(b []byte) (int64, int) {
+	var u uint64
+	for i := 0; i < len(b) && i < 10; i++ {
+		c := b[i]
+		u |= uint64(c&0x7f) << (7 * i)
+		if c < 0x80 {
+			return int64(u>>1) ^ -int64(u&1), i + 1
+		}
+	}
+	return 0, 0
 }
 
 // batchCRC computes the CRC-32C a batch's header should carry.
