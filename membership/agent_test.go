@@ -20,7 +20,7 @@ func TestJoinFailLeave(t *testing.T) {
 	c.join(t, a)
 
 	for _, n := range []*testNode{a, b, c} {
-		eventually(t, 5*time.Second, "everyone alive", func() error {
+		eventually(t, slow(5*time.Second), "everyone alive", func() error {
 			if got := aliveCount(n.Agent); got != 3 {
 				return fmt.Errorf("%s sees %d alive", n.cfg.NodeName, got)
 			}
@@ -41,9 +41,9 @@ func TestJoinFailLeave(t *testing.T) {
 	// A crash: no leave. Peers must mark it failed.
 	crashed := time.Now()
 	c.stop()
-	eventually(t, 10*time.Second, "crash detected", wantStatus(a.Agent, "node-3", StatusFailed))
+	eventually(t, slow(10*time.Second), "crash detected", wantStatus(a.Agent, "node-3", StatusFailed))
 	failA := time.Since(crashed)
-	eventually(t, 10*time.Second, "crash detected by b", wantStatus(b.Agent, "node-3", StatusFailed))
+	eventually(t, slow(10*time.Second), "crash detected by b", wantStatus(b.Agent, "node-3", StatusFailed))
 	t.Logf("failure of node-3 seen by node-1 after %v, by all after %v", failA.Round(time.Millisecond), time.Since(crashed).Round(time.Millisecond))
 
 	// A graceful stop: peers mark it left.
@@ -51,10 +51,10 @@ func TestJoinFailLeave(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.stop()
-	eventually(t, 5*time.Second, "leave seen", wantStatus(a.Agent, "node-2", StatusLeft))
+	eventually(t, slow(5*time.Second), "leave seen", wantStatus(a.Agent, "node-2", StatusLeft))
 
 	seen := map[string]bool{}
-	eventually(t, 5*time.Second, "events streamed", func() error {
+	eventually(t, slow(5*time.Second), "events streamed", func() error {
 		for {
 			select {
 			case e := <-events:

@@ -73,6 +73,18 @@ func TestCatalogSpreadsAndPersists(t *testing.T) {
 	if _, err := a.CreateTopic(TopicSpec{Name: "bad", Partitions: 1, ReplicationFactor: 4}); !errors.Is(err, ErrInvalidReplicationFactor) {
 		t.Fatalf("replication factor over the roster: %v", err)
 	}
+	// A caller that placed the topic itself keeps its id and replicas.
+	given := TopicSpec{Name: "given", Partitions: 2, ReplicationFactor: 2, ID: TopicID{0x42}, Replicas: [][]int32{{3, 1}, {2, 3}}}
+	if got, err := a.CreateTopic(given); err != nil || got.ID != given.ID || fmt.Sprint(got.Replicas) != "[[3 1] [2 3]]" {
+		t.Fatalf("create with given placement: %v %v", got, err)
+	}
+	for _, bad := range [][][]int32{{{1}, {2}}, {{1, 1}, {2, 3}}, {{1, 2}}} {
+		spec := given
+		spec.Name, spec.Replicas = "given-bad", bad
+		if _, err := a.CreateTopic(spec); err == nil {
+			t.Fatalf("accepted replicas %v", bad)
+		}
+	}
 	eventually(t, 10*time.Second, "catalog converged", sameCatalog(a, b, c))
 	for _, n := range nodes {
 		if got, ok := n.Topic("clicks"); !ok || got.ID != big.ID || len(got.Replicas) != 500 {
@@ -80,8 +92,8 @@ func TestCatalogSpreadsAndPersists(t *testing.T) {
 		}
 	}
 
-	if _, err := b.DeleteTopic("clicks"); err != nil {
-		t.Fatal(err)
+	if gone, err := b.DeleteTopic("clicks"); err != nil || gone.ID != big.ID || gone.Deleted {
+		t.Fatalf("delete returned %v, %v; want the live entry it deleted", gone.ID, err)
 	}
 	if _, err := b.DeleteTopic("clicks"); !errors.Is(err, ErrUnknownTopic) {
 		t.Fatalf("second delete: %v", err)

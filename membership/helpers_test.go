@@ -2,6 +2,7 @@ package membership
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -13,6 +14,20 @@ import (
 
 	"github.com/sirupsen/logrus"
 )
+
+// gossipTimings picks the timing profile of test agents. The default keeps
+// the suite fast; measure the production profiles with e.g.
+//
+//	go test ./membership -run TestJoinFailLeave -v -membership.timings=lan
+var gossipTimings = flag.String("membership.timings", TimingsFast, "gossip timings of test agents: fast, local or lan")
+
+// slow scales a deadline for the slower, production timing profiles.
+func slow(d time.Duration) time.Duration {
+	if *gossipTimings == TimingsFast {
+		return d
+	}
+	return 10 * d
+}
 
 // eventually polls cond until it returns nil or the deadline passes.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() error) {
@@ -87,7 +102,7 @@ func startNode(t *testing.T, log logrus.FieldLogger, id int32, opts ...nodeOpt) 
 		t.Fatal(err)
 	}
 	cfg := DefaultConfig()
-	if err := cfg.UseTimings(TimingsFast); err != nil {
+	if err := cfg.UseTimings(*gossipTimings); err != nil {
 		t.Fatal(err)
 	}
 	cfg.NodeName = fmt.Sprintf("node-%d", id)

@@ -35,11 +35,12 @@ type TopicID [16]byte
 
 func newTopicID() (TopicID, error) {
 	var id TopicID
-	for id == (TopicID{}) {
-		if _, err := rand.Read(id[:]); err != nil {
-			return id, fmt.Errorf("draw topic id: %w", err)
-		}
+	if _, err := rand.Read(id[:]); err != nil {
+		return id, fmt.Errorf("draw topic id: %w", err)
 	}
+	// A version-4 UUID, as Kafka draws them; never all zero.
+	id[6] = id[6]&0x0f | 0x40
+	id[8] = id[8]&0x3f | 0x80
 	return id, nil
 }
 
@@ -54,8 +55,9 @@ func (id TopicID) MarshalText() ([]byte, error) {
 	return []byte(hex.EncodeToString(id[:])), nil
 }
 
-// UnmarshalText accepts 32 hex digits.
+// UnmarshalText accepts 32 hex digits, dashed (UUID form) or not.
 func (id *TopicID) UnmarshalText(b []byte) error {
+	b = bytes.ReplaceAll(b, []byte("-"), nil)
 	if len(b) != 32 {
 		return fmt.Errorf("topic id: want 32 hex digits, got %d bytes", len(b))
 	}
@@ -66,12 +68,18 @@ func (id *TopicID) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// TopicSpec is what a client asks for when it creates a topic.
+// TopicSpec is what a client asks for when it creates a topic. ID and
+// Replicas are normally left empty: CreateTopic draws the id and places the
+// replicas over the roster. A caller that already chose them (the node's
+// CreateTopics path, which places through its Cluster) may pass them; they
+// are validated as any entry from a peer.
 type TopicSpec struct {
 	Name              string
 	Partitions        int32
 	ReplicationFactor int16
 	Config            map[string]string
+	ID                TopicID
+	Replicas          [][]int32
 }
 
 // TopicEntry is one topic as the catalog holds it. Replicas[p] lists the
@@ -183,6 +191,9 @@ func (e TopicEntry) validate() error {
 		}
 		seen := make(map[int32]bool, len(rs))
 		for _, b := range rs {
+			if b < 0 {
+				return fmt.Errorf("topic %s partition %d: negative broker id %d", e.Name, p, b)
+			}
 			if seen[b] {
 				return fmt.Errorf("topic %s partition %d: broker %d listed twice", e.Name, p, b)
 			}

@@ -35,19 +35,36 @@ func (a *Agent) CreateTopic(spec TopicSpec) (TopicEntry, error) {
 	if cur, ok := a.catalog.Get(spec.Name); ok && !cur.Deleted {
 		return TopicEntry{}, fmt.Errorf("create topic %s: %w", spec.Name, ErrTopicExists)
 	}
-	id, err := newTopicID()
-	if err != nil {
-		return TopicEntry{}, fmt.Errorf("create topic %s: %w", spec.Name, err)
+	id := spec.ID
+	if id == (TopicID{}) {
+		var err error
+		if id, err = newTopicID(); err != nil {
+			return TopicEntry{}, fmt.Errorf("create topic %s: %w", spec.Name, err)
+		}
+	}
+	replicas := spec.Replicas
+	if replicas == nil {
+		replicas = PlaceTopic(spec.Name, spec.Partitions, roster, int(spec.ReplicationFactor))
 	}
 	entry := TopicEntry{
 		Name:              spec.Name,
 		ID:                id,
 		Partitions:        spec.Partitions,
 		ReplicationFactor: spec.ReplicationFactor,
-		Replicas:          PlaceTopic(spec.Name, spec.Partitions, roster, int(spec.ReplicationFactor)),
-		Lamport:           a.catalog.tick(),
+		Replicas:          replicas,
 		Origin:            a.cfg.BrokerID,
 	}
+	entry = entry.clone()
+	for p, rs := range entry.Replicas {
+		if len(rs) != int(spec.ReplicationFactor) {
+			return TopicEntry{}, fmt.Errorf("create topic %s: %w: partition %d has %d replicas",
+				spec.Name, ErrInvalidReplicationFactor, p, len(rs))
+		}
+	}
+	if err := entry.validate(); err != nil {
+		return TopicEntry{}, fmt.Errorf("create topic: %w", err)
+	}
+	entry.Lamport = a.catalog.tick()
 	if len(spec.Config) > 0 {
 		entry.Config = make(map[string]string, len(spec.Config))
 		for k, v := range spec.Config {
@@ -60,8 +77,8 @@ func (a *Agent) CreateTopic(spec TopicSpec) (TopicEntry, error) {
 }
 
 // DeleteTopic replaces a live topic by a tombstone with a new Lamport time,
-// persists and broadcasts it. The tombstone keeps the topic's id, so nodes
-// know which partitions to delete.
+// persists and broadcasts it, and returns the entry it deleted. The tombstone
+// keeps the topic's id, so nodes know which partitions to delete.
 func (a *Agent) DeleteTopic(name string) (TopicEntry, error) {
 	a.opMu.Lock()
 	defer a.opMu.Unlock()
@@ -72,7 +89,7 @@ func (a *Agent) DeleteTopic(name string) (TopicEntry, error) {
 	tomb := TopicEntry{Name: name, ID: cur.ID, Deleted: true, Lamport: a.catalog.tick(), Origin: a.cfg.BrokerID}
 	a.mergeCatalog([]TopicEntry{tomb}, "local")
 	a.broadcastTopic(tomb)
-	return tomb, nil
+	return cur, nil
 }
 
 // broadcastTopic spreads one catalog entry: whole in a Serf user event when
