@@ -108,3 +108,19 @@ func TestCatalogPersistence(t *testing.T) {
 		t.Fatal("config lost")
 	}
 }
+
+func TestLeaderSelection(t *testing.T) {
+	live := map[int32]Member{2: {BrokerID: 2}, 3: {BrokerID: 3}}
+	if l, ok := Leader([]int32{1, 3, 2}, live); !ok || l != 3 {
+		t.Fatalf("Leader = %d %v, want 3", l, ok)
+	}
+	if _, ok := Leader([]int32{1, 4}, live); ok {
+		t.Fatal("Leader found among dead replicas")
+	}
+	if _, ok := PreferredLeader([]int32{1, 3}, live); ok {
+		t.Fatal("PreferredLeader moved past a dead first replica")
+	}
+	if l, ok := PreferredLeader([]int32{2, 1}, live); !ok || l != 2 {
+		t.Fatalf("PreferredLeader = %d %v", l, ok)
+	}
+}

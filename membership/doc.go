@@ -16,4 +16,12 @@
 //	catalog.json    the topic catalog, tombstones included
 //
 // Every file but Serf's own is written atomically (temp, fsync, rename, fsync dir).
+//
+// A node uses it like this: Create the Agent before serving, mount
+// Agent.Handler on the admin listener (anti-entropy fetches catalogs and
+// rosters from there), run Join in the background with the --join seeds while
+// /readyz follows Health, call WatchTopics then Topics to open local
+// partitions, answer Metadata from LiveBrokers and each TopicEntry's replicas
+// (Leader / PreferredLeader), create and delete topics with CreateTopic and
+// DeleteTopic, and on SIGTERM call Leave then Shutdown.
 package membership

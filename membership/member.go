@@ -108,6 +108,20 @@ func Leader(replicas []int32, live map[int32]Member) (leader int32, ok bool) {
 	return -1, false
 }
 
+// PreferredLeader returns the first replica if it is alive. Until partitions
+// replicate, only that replica holds the data, so a partition whose first
+// replica is down must be reported LEADER_NOT_AVAILABLE rather than served,
+// empty, by the next one; switch to Leader once replication lands.
+func PreferredLeader(replicas []int32, live map[int32]Member) (leader int32, ok bool) {
+	if len(replicas) == 0 {
+		return -1, false
+	}
+	if _, alive := live[replicas[0]]; alive {
+		return replicas[0], true
+	}
+	return -1, false
+}
+
 // Local returns this node as a Member.
 func (a *Agent) Local() Member {
 	m, _ := memberFromSerf(a.serf.LocalMember())
