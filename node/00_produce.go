@@ -13,7 +13,7 @@ import (
 	"github.com/spool-log/spool/wire"
 )
 
-// Produce: v3-9
+// Produce: v0-9 advertised, v3-9 served
 //
 // Behavior:
 // * Each partition's records must be exactly one RecordBatch v2 (Kafka's rule
@@ -33,6 +33,11 @@ import (
 // * Unknown topics are auto-created when allowed, as Kafka does.
 //
 // Version notes:
+// * v0-2: message sets v0/v1, which Spool does not store: every partition
+//   gets UNSUPPORTED_FOR_MESSAGE_FORMAT. They are advertised only because
+//   librdkafka decides whether it may send gzip, snappy or lz4 batches by
+//   checking that the broker's Produce range includes v0; it then produces
+//   with v3+ like every other client.
 // * v3: RecordBatch format, transactional id (must be null here)
 // * v5: LogStartOffset in response
 // * v8: RecordErrors and ErrorMessage in response
@@ -74,6 +79,9 @@ func (n *Node) handleProduce(ctx context.Context, wreq *wire.Request) wire.Respo
 
 // produceTopicError checks what applies to a whole topic.
 func (n *Node) produceTopicError(req *kmsg.ProduceRequest, topic string) *kerr.Error {
+	if req.Version < 3 {
+		return kerr.UnsupportedForMessageFormat
+	}
 	switch req.Acks {
 	case -1, 0, 1:
 	default:

@@ -25,7 +25,10 @@ type api struct {
 // LeaveGroup, OffsetCommit, OffsetFetch, ListGroups, DescribeGroups,
 // DeleteGroups) are added here as rows pointing at their 08_*.go... files.
 var apis = map[int16]api{
-	int16(kmsg.Produce):         {wire.VersionRange{Min: 3, Max: 9}, (*Node).handleProduce},
+	// Produce v0-2 carry the old message formats, which are refused per
+	// partition; they are advertised because librdkafka compresses with
+	// gzip, snappy and lz4 only if the broker lists Produce v0.
+	int16(kmsg.Produce):         {wire.VersionRange{Min: 0, Max: 9}, (*Node).handleProduce},
 	int16(kmsg.Fetch):           {wire.VersionRange{Min: 4, Max: 12}, (*Node).handleFetch},
 	int16(kmsg.ListOffsets):     {wire.VersionRange{Min: 1, Max: 7}, (*Node).handleListOffsets},
 	int16(kmsg.Metadata):        {wire.VersionRange{Min: 1, Max: 12}, (*Node).handleMetadata},

@@ -651,3 +651,27 @@ func TestListOffsetsByTimeInsideCompressedBatches(t *testing.T) {
 		}
 	}
 }
+
+func TestProduceOldVersionsRefused(t *testing.T) {
+	n := startNode(t, testConfig(t, t.TempDir()))
+	createTopic(t, newAdmin(t, n), "old", 1, nil)
+	for v := int16(0); v < 3; v++ {
+		req := kmsg.NewPtrProduceRequest()
+		req.Version = v
+		req.Acks = 1
+		req.TimeoutMillis = 5000
+		rt := kmsg.NewProduceRequestTopic()
+		rt.Topic = "old"
+		rp := kmsg.NewProduceRequestTopicPartition()
+		rp.Records = rawBatch(-1, -1, -1, time.Now().UnixMilli(), "v")
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp := rawExact[*kmsg.ProduceResponse](t, n.KafkaAddr(), req)
+		if code := resp.Topics[0].Partitions[0].ErrorCode; code != kerr.UnsupportedForMessageFormat.Code {
+			t.Errorf("produce v%d (sent as v%d): error %d, want UNSUPPORTED_FOR_MESSAGE_FORMAT", v, resp.Version, code)
+		}
+	}
+	if end := n.partition("old", 0).log.EndOffset(); end != 0 {
+		t.Fatalf("old-format produce wrote %d records", end)
+	}
+}

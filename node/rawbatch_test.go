@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"hash/crc32"
+	"io"
+	"net"
 	"testing"
 	"time"
 
@@ -77,4 +79,37 @@ func produceRaw(t testing.TB, cl *kgo.Client, topic string, batch []byte) kmsg.P
 		t.Fatalf("produce response has %d topics", len(resp.Topics))
 	}
 	return resp.Topics[0].Partitions[0]
+}
+
+// rawExact sends req at exactly its version over a new connection (kgo
+// raises versions to what the broker supports) and decodes the answer.
+func rawExact[R kmsg.Response](t testing.TB, addr string, req kmsg.Request) R {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(15 * time.Second))
+	if _, err := c.Write(kmsg.NewRequestFormatter(kmsg.FormatterClientID("test")).AppendRequest(nil, req, 7)); err != nil {
+		t.Fatal(err)
+	}
+	var size [4]byte
+	if _, err := io.ReadFull(c, size[:]); err != nil {
+		t.Fatalf("read response size: %v", err)
+	}
+	body := make([]byte, binary.BigEndian.Uint32(size[:]))
+	if _, err := io.ReadFull(c, body); err != nil {
+		t.Fatalf("read response: %v", err)
+	}
+	resp := req.ResponseKind()
+	resp.SetVersion(req.GetVersion())
+	skip := 4 // correlation id
+	if resp.IsFlexible() && req.Key() != int16(kmsg.ApiVersions) {
+		skip++ // empty header tags
+	}
+	if err := resp.ReadFrom(body[skip:]); err != nil {
+		t.Fatalf("decode %s: %v", kmsg.NameForKey(req.Key()), err)
+	}
+	return resp.(R)
 }
