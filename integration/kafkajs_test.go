@@ -194,7 +194,7 @@ func compareJSMessages(t testing.TB, where string, got, want []jsMessage) {
 // reading everything again (at-least-once).
 func TestKafkajsAdminProduceConsume(t *testing.T) {
 	needKafkajs(t)
-	n := StartNode(t)
+	n := StartNode(t, withQuickGroups)
 	const partitions = 3
 	topic := randomTopic("kafkajs-rt")
 
@@ -259,12 +259,21 @@ func TestKafkajsAdminProduceConsume(t *testing.T) {
 	// By time: messages i are at base+i s, so base+2.5 s finds offset 3; a
 	// time after every message finds the end (kafkajs maps -1 to the high
 	// watermark); a time before every message finds offset 0.
-	for _, c := range []struct {
+	cases := []struct {
 		at   time.Time
 		want string
-	}{{base.Add(2500 * time.Millisecond), "3"}, {base.Add(2 * time.Hour), "6"}, {base.Add(-time.Hour), "0"}} {
-		var byTime []jsPartitionOffset
-		runKafkajs(t, n.KafkaAddr, "offsets-by-time", map[string]any{"topic": topic, "timestamp": c.at.UnixMilli()}, &byTime)
+	}{{base.Add(2500 * time.Millisecond), "3"}, {base.Add(2 * time.Hour), "6"}, {base.Add(-time.Hour), "0"}}
+	var timestamps []int64
+	for _, c := range cases {
+		timestamps = append(timestamps, c.at.UnixMilli())
+	}
+	var byTimes [][]jsPartitionOffset
+	runKafkajs(t, n.KafkaAddr, "offsets-by-time", map[string]any{"topic": topic, "timestamps": timestamps}, &byTimes)
+	if len(byTimes) != len(cases) {
+		t.Fatalf("fetchTopicOffsetsByTimestamp: got %d answers for %d timestamps: %+v", len(byTimes), len(cases), byTimes)
+	}
+	for i, c := range cases {
+		byTime := byTimes[i]
 		if len(byTime) != partitions {
 			t.Fatalf("fetchTopicOffsetsByTimestamp(%d): got %+v, want %d partitions", c.at.UnixMilli(), byTime, partitions)
 		}
@@ -360,7 +369,7 @@ func (m *jsMember) values() map[string]int32 {
 // every message, the dead member's unread ones included.
 func TestKafkajsGroupRebalance(t *testing.T) {
 	needKafkajs(t)
-	n := StartNode(t)
+	n := StartNode(t, withQuickGroups)
 	const partitions = 4
 	topic := randomTopic("kafkajs-rebal")
 	createTopicForTest(t, n.KafkaAddr, topic, partitions)

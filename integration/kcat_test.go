@@ -428,6 +428,13 @@ func kcatProduceEach(t testing.TB, addr, topic string, partitions int32, tag str
 	return values
 }
 
+// withQuickGroups starts the node with no initial rebalance delay (Kafka's
+// group.initial.rebalance.delay.ms, 3 s by default), so that each group a
+// test forms is ready at once instead of waiting for more members.
+func withQuickGroups(n *Node) {
+	n.Env = append(n.Env, "SPOOL_GROUP_INITIAL_REBALANCE_DELAY=0s")
+}
+
 // kcatGroupArgs are a balanced consumer's options: start from the earliest
 // offset when the group has none, short session timeout, quick heartbeats.
 func kcatGroupArgs(group string) []string {
@@ -444,7 +451,7 @@ func kcatGroupArgs(group string) []string {
 // run starts at the committed offsets, so it gets exactly the new records.
 func TestKcatConsumerGroup(t *testing.T) {
 	needKcat(t)
-	n := StartNode(t)
+	n := StartNode(t, withQuickGroups)
 	const partitions = 3
 	topic := randomTopic("kcat-grp")
 	createTopicForTest(t, n.KafkaAddr, topic, partitions)
@@ -606,7 +613,7 @@ func kcatValues(p *bgProcess) map[string]int32 {
 // the other takes over all partitions and reads what arrives on them.
 func TestKcatGroupRebalance(t *testing.T) {
 	needKcat(t)
-	n := StartNode(t)
+	n := StartNode(t, withQuickGroups)
 	const partitions = 4
 	topic := randomTopic("kcat-rebal")
 	createTopicForTest(t, n.KafkaAddr, topic, partitions)

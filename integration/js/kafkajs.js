@@ -15,7 +15,7 @@
 //   metadata        {topic}                        -> admin.fetchTopicMetadata
 //   produce         {topic, compression, messages} -> producer.send's RecordMetadata
 //   offsets         {topic}                        -> admin.fetchTopicOffsets
-//   offsets-by-time {topic, timestamp}             -> admin.fetchTopicOffsetsByTimestamp
+//   offsets-by-time {topic, timestamps}            -> admin.fetchTopicOffsetsByTimestamp, per timestamp
 //   consume         {group, topic, expect, lingerMs, autoCommit}
 //                                                  -> {messages} read by a group consumer
 //   member          {group, topic}                 -> events: join, message
@@ -112,8 +112,12 @@ const commands = {
 
   offsets: ({ topic }) => withAdmin(admin => admin.fetchTopicOffsets(topic)),
 
-  'offsets-by-time': ({ topic, timestamp }) =>
-    withAdmin(admin => admin.fetchTopicOffsetsByTimestamp(topic, timestamp)),
+  'offsets-by-time': ({ topic, timestamps }) =>
+    withAdmin(async admin => {
+      const out = []
+      for (const ts of timestamps) out.push(await admin.fetchTopicOffsetsByTimestamp(topic, ts))
+      return out
+    }),
 
   async produce({ topic, compression, messages }) {
     const codec = compressions[compression || 'none']
