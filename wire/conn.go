@@ -309,6 +309,10 @@ func (c *conn) dispatchLoop() {
 		resp := in.answer
 		if resp == nil {
 			resp = c.handle(in.req)
+			if isAcksZeroProduce(in.req) && resp != CloseConnection {
+				releaseResponse(resp)
+				resp = NoResponse // the client reads no answer; one would desynchronize it
+			}
 		}
 		c.unreserve(in.size)
 		c.responses <- outbound{req: in.req, resp: resp}
@@ -412,6 +416,12 @@ func (c *conn) write(fw *frameWriter, out outbound) error {
 	default:
 		return fmt.Errorf("handler returned %T for %s, which wire cannot send", out.resp, kmsg.NameForKey(req.APIKey))
 	}
+}
+
+// isAcksZeroProduce reports a Produce whose client expects no response.
+func isAcksZeroProduce(req *Request) bool {
+	p, ok := req.Body.(*kmsg.ProduceRequest)
+	return ok && p.Acks == 0
 }
 
 // releaseResponse frees what an unsent response holds.

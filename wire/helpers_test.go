@@ -29,14 +29,14 @@ func eventually(t *testing.T, what string, cond func() bool) {
 }
 
 // testLog is a logger that writes into the test's output.
-func testLog(t *testing.T) *logrus.Entry {
+func testLog(t testing.TB) *logrus.Entry {
 	l := logrus.New()
 	l.SetOutput(testWriter{t})
 	l.SetLevel(logrus.DebugLevel)
 	return logrus.NewEntry(l)
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(string(bytes.TrimRight(p, "\n")))
@@ -54,7 +54,7 @@ func testVersions() map[int16]VersionRange {
 }
 
 // startServer serves h on a loopback port until the test ends.
-func startServer(t *testing.T, cfg Config, h Handler) (*Server, string) {
+func startServer(t testing.TB, cfg Config, h Handler) (*Server, string) {
 	t.Helper()
 	if cfg.Log == nil {
 		cfg.Log = testLog(t)
@@ -81,11 +81,11 @@ func startServer(t *testing.T, cfg Config, h Handler) (*Server, string) {
 
 // rawClient speaks the protocol by hand, to see exact bytes.
 type rawClient struct {
-	t  *testing.T
+	t  testing.TB
 	nc net.Conn
 }
 
-func dialRaw(t *testing.T, addr string) *rawClient {
+func dialRaw(t testing.TB, addr string) *rawClient {
 	t.Helper()
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -160,7 +160,7 @@ func (c *rawClient) expectClosed() {
 }
 
 // segmentFile writes data to a file in the test's temp dir and opens it.
-func segmentFile(t *testing.T, data []byte) *os.File {
+func segmentFile(t testing.TB, data []byte) *os.File {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "00000000000000000000.log")
 	if err := os.WriteFile(path, data, 0o644); err != nil {

@@ -15,13 +15,17 @@ import (
 //     flexible versions;
 //   - a *FetchResponse, for Fetch requests: encoded by hand, records sent
 //     with sendfile(2);
-//   - NoResponse: nothing is written (Produce with acks=0);
+//   - NoResponse: nothing is written. A Produce with acks=0 is never
+//     answered whatever the Handler returns (Kafka's clients do not read
+//     one), except that CloseConnection still closes;
 //   - CloseConnection: the connection is closed once the responses to
 //     earlier requests are written (Kafka does this when an acks=0 Produce
 //     fails, so the client notices and refreshes its metadata).
 //
-// Anything else, including nil, is a handler bug: wire logs it and closes the
-// connection, since the client would wait forever for an answer.
+// wire sets the version of a returned kmsg.Response, so a response value must
+// not be shared between requests. Anything else, including nil, is a handler
+// bug: wire logs it and closes the connection, since the client would
+// otherwise wait forever for an answer.
 type Response any
 
 type noResponse struct{}
