@@ -196,6 +196,7 @@ func (n *Node) Start() error {
 		}
 	}()
 
+	n.metrics.SetGauge([]string{"partitions"}, float32(len(n.localPartitions())))
 	n.loops.Add(2)
 	go n.retentionLoop()
 	go n.catalogLoop()
