@@ -15,7 +15,10 @@ func TestBenchKfakeServesAndPersists(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { _, _, err := runCLIContext(ctx, "", "bench", "kfake", "--addr", addr, "--data-dir", dir); done <- err }()
+	go func() {
+		_, _, err := runCLIContext(ctx, "", "bench", "kfake", "--addr", addr, "--data-dir", dir)
+		done <- err
+	}()
 	defer func() { cancel(); <-done }()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
