@@ -675,3 +675,44 @@ func TestProduceOldVersionsRefused(t *testing.T) {
 		t.Fatalf("old-format produce wrote %d records", end)
 	}
 }
+
+func TestProduceRejectsBadBatches(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	cfg.Topic.MaxMessageBytes = 4096
+	n := startNode(t, cfg)
+	createTopic(t, newAdmin(t, n), "strict", 1, nil)
+	cl := newClient(t, n)
+	now := time.Now().UnixMilli()
+
+	badCRC := rawBatch(-1, -1, -1, now, "v")
+	badCRC[len(badCRC)-1] ^= 0xff
+	two := append(rawBatch(-1, -1, -1, now, "a"), rawBatch(-1, -1, -1, now, "b")...)
+	truncated := rawBatch(-1, -1, -1, now, "abc")[:40]
+	huge := rawBatch(-1, -1, -1, now, strings.Repeat("x", 5000))
+	txn := rawBatch(-1, -1, -1, now, "t")
+	txn[22] |= 0x10 // transactional bit (low attribute byte); CRC is recomputed below
+	txn = rawBatchFix(txn)
+
+	for _, c := range []struct {
+		name  string
+		batch []byte
+		want  *kerr.Error
+	}{
+		{"bad crc", badCRC, kerr.CorruptMessage},
+		{"two batches", two, kerr.InvalidRecord},
+		{"truncated", truncated, kerr.CorruptMessage},
+		{"too large", huge, kerr.MessageTooLarge},
+		{"transactional", txn, kerr.InvalidRecord},
+	} {
+		if p := produceRaw(t, cl, "strict", c.batch); p.ErrorCode != c.want.Code {
+			t.Errorf("%s: error %d, want %s", c.name, p.ErrorCode, c.want.Message)
+		}
+	}
+	if end := n.partition("strict", 0).log.EndOffset(); end != 0 {
+		t.Fatalf("refused batches wrote %d records", end)
+	}
+	// The node still serves.
+	if p := produceRaw(t, cl, "strict", rawBatch(-1, -1, -1, now, "ok")); p.ErrorCode != 0 {
+		t.Fatalf("good batch after bad ones: error %d", p.ErrorCode)
+	}
+}

@@ -113,3 +113,9 @@ func rawExact[R kmsg.Response](t testing.TB, addr string, req kmsg.Request) R {
 	}
 	return resp.(R)
 }
+
+// rawBatchFix recomputes a hand-edited batch's CRC.
+func rawBatchFix(b []byte) []byte {
+	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
+	return b
+}
