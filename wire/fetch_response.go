@@ -47,7 +47,9 @@ type FetchTopic struct {
 	Partitions []FetchPartition
 }
 
-// FetchPartition is one partition of a FetchResponse.
+// FetchPartition is one partition of a FetchResponse. Build it with
+// NewFetchPartition: the zero PreferredReadReplica, 0, would send v11+
+// clients to broker 0.
 type FetchPartition struct {
 	Partition            int32
 	ErrorCode            int16
@@ -58,6 +60,18 @@ type FetchPartition struct {
 
 	// Records is sent as the partition's record set; nil sends none.
 	Records *partition.Slice
+}
+
+// NewFetchPartition returns a FetchPartition with no preferred read replica
+// and unknown (-1) offsets, ready for the handler to fill.
+func NewFetchPartition(partition int32) FetchPartition {
+	return FetchPartition{
+		Partition:            partition,
+		HighWatermark:        -1,
+		LastStableOffset:     -1,
+		LogStartOffset:       -1,
+		PreferredReadReplica: -1,
+	}
 }
 
 // Release releases every partition's Slice. wire calls it after sending; a

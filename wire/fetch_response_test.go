@@ -63,11 +63,9 @@ func fetchCase(t *testing.T, version int16) (*FetchResponse, *kmsg.FetchResponse
 		kt := kmsg.NewFetchResponseTopic()
 		kt.Topic, kt.TopicID = tp.name, id
 		for _, p := range tp.parts {
-			fp := FetchPartition{
-				Partition: p.id, ErrorCode: p.err,
-				HighWatermark: 1000 + int64(p.id), LastStableOffset: 900 + int64(p.id), LogStartOffset: 5,
-				PreferredReadReplica: -1,
-			}
+			fp := NewFetchPartition(p.id)
+			fp.ErrorCode = p.err
+			fp.HighWatermark, fp.LastStableOffset, fp.LogStartOffset = 1000+int64(p.id), 900+int64(p.id), 5
 			kp := kmsg.NewFetchResponseTopicPartition()
 			kp.Partition, kp.ErrorCode = p.id, p.err
 			kp.HighWatermark, kp.LastStableOffset, kp.LogStartOffset = fp.HighWatermark, fp.LastStableOffset, 5
@@ -141,6 +139,27 @@ func TestFetchResponseMatchesKmsg(t *testing.T) {
 				t.Fatal("records differ after decoding")
 			}
 		})
+	}
+}
+
+// TestNewFetchPartitionMatchesKmsgDefaults: an untouched partition encodes
+// as kmsg's defaults do (no preferred replica).
+func TestNewFetchPartitionMatchesKmsgDefaults(t *testing.T) {
+	kp := kmsg.NewFetchResponseTopicPartition()
+	kp.Partition, kp.RecordBatches = 3, []byte{}
+	kp.HighWatermark, kp.LastStableOffset, kp.LogStartOffset = -1, -1, -1
+	theirs := kmsg.NewPtrFetchResponse()
+	theirs.Version = 12
+	kt := kmsg.NewFetchResponseTopic()
+	kt.Topic, kt.Partitions = "t", []kmsg.FetchResponseTopicPartition{kp}
+	theirs.Topics = []kmsg.FetchResponseTopic{kt}
+	ours := &FetchResponse{Topics: []FetchTopic{{Topic: "t", Partitions: []FetchPartition{NewFetchPartition(3)}}}}
+	frame, err := encodeFetch(nil, 12, 1, ours)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(frame.buf, kmsgFrame(theirs, 1)) {
+		t.Fatal("default partition differs from kmsg's")
 	}
 }
 
