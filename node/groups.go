@@ -206,13 +206,15 @@ func (l offsetsLog) Append(p int32, batch []byte) error {
 	if e != nil {
 		return e
 	}
+	// A commit is acknowledged only once it is on disk, whatever the
+	// broker's default flush policy: the append itself fsyncs, which is
+	// far cheaper than a Flush (that also rewrites the recovery point).
+	if c := lp.log.Config(); c.Flush != partition.FlushEveryAppend {
+		c.Flush = partition.FlushEveryAppend
+		lp.log.SetConfig(c)
+	}
 	lp.appendMu.Lock()
 	_, err := lp.log.Append(batch, -1)
-	if err == nil {
-		// A commit is acknowledged only once it is on disk, whatever
-		// the topic's flush policy.
-		err = lp.log.Flush()
-	}
 	lp.appendMu.Unlock()
 	if err != nil {
 		return fmt.Errorf("append to %s-%d: %w", group.TopicName, p, err)

@@ -267,3 +267,33 @@ func TestFindCoordinatorUsesOffsetsPartitionLeader(t *testing.T) {
 		t.Fatalf("offset of an unknown group: %+v %v", o, ok)
 	}
 }
+
+// BenchmarkOffsetCommit measures one synchronous OffsetCommit round trip
+// (append to __consumer_offsets and fsync) beside a baseline of one acks=all
+// Produce of a record of similar size, which takes the same path to disk.
+func BenchmarkOffsetCommit(b *testing.B) {
+	b.Setenv(envOffsetsPartitions, "5")
+	n := startNode(b, testConfig(b, b.TempDir()))
+	createTopic(b, newAdmin(b, n), "bench", 1, nil)
+	cl := newClient(b, n, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	adm := kadm.NewClient(cl)
+	ctx := context.Background()
+
+	b.Run("commit", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			var os kadm.Offsets
+			os.Add(kadm.Offset{Topic: "bench", Partition: 0, At: int64(i), LeaderEpoch: -1})
+			if err := adm.CommitAllOffsets(ctx, "bench-group", os); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("produce-baseline", func(b *testing.B) {
+		r := &kgo.Record{Topic: "bench", Partition: 0, Key: []byte("bench-group"), Value: make([]byte, 40)}
+		for b.Loop() {
+			if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
