@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -142,7 +143,9 @@ func (c *conn) readLoop() {
 			c.panicked("reader", r)
 		}
 	}()
-	r := idleReader{c: c}
+	// Buffered so that small pipelined requests cost one read between
+	// them; bufio hands large frames' bodies straight to the socket read.
+	r := bufio.NewReaderSize(idleReader{c: c}, readBufferSize)
 	var scratch [4]byte
 	for {
 		in, err := c.readRequest(r, &scratch)
@@ -224,6 +227,9 @@ func isNetError(err error) bool {
 	return errors.As(err, &ne) || errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, net.ErrClosed) ||
 		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
 }
+
+// readBufferSize is each connection's read buffer.
+const readBufferSize = 16 << 10
 
 // maxKeptWriteBuffer is the largest encode buffer a connection keeps between
 // responses.
