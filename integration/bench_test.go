@@ -1,0 +1,429 @@
+package integration
+
+// Benchmarks for issue 6: real `spool node` processes driven by the
+// `spool bench` command (a separate process, so a node's CPU is its own),
+// every figure reported with b.ReportMetric beside the machine baseline
+// measured the same way. One benchmark op is one record. No figure is
+// asserted: CI runs these with -benchtime=1x so they keep working, and
+// scripts/bench-compare.sh runs them for real and computes the ratios.
+//
+//	go test ./integration -run '^$' -bench . -benchtime 20000x
+//
+// TestBenchCommandEndToEnd (a plain test, so `go test ./...` runs it)
+// drives every bench subcommand against a real node in a few seconds.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	osexec "os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/spool-log/spool/node"
+	"github.com/spool-log/spool/partition"
+	"github.com/spool-log/spool/wire"
+)
+
+var (
+	benchPartitions = flag.Int("bench.partitions", 10000, "partitions BenchmarkIdlePartitions creates")
+	benchProducers  = flag.Int("bench.producers", 4, "producers of the throughput benchmarks")
+)
+
+// benchReport mirrors what `spool bench ... -o json` prints.
+type benchReport struct {
+	Command string `json:"command"`
+	Results []struct {
+		Name          string  `json:"name"`
+		Records       int64   `json:"records"`
+		Bytes         int64   `json:"bytes"`
+		Errors        int64   `json:"errors"`
+		Seconds       float64 `json:"seconds"`
+		RecordsPerSec float64 `json:"records_per_sec"`
+		MBPerSec      float64 `json:"mb_per_sec"`
+		Latency       *struct {
+			Samples int64   `json:"samples"`
+			P50     float64 `json:"p50_ms"`
+			P99     float64 `json:"p99_ms"`
+			P999    float64 `json:"p99_9_ms"`
+		} `json:"latency"`
+		Extra map[string]float64 `json:"extra"`
+	} `json:"results"`
+}
+
+// runBench runs `spool bench args... -o json -q` and decodes its report.
+func runBench(t testing.TB, args ...string) benchReport {
+	t.Helper()
+	args = append(append([]string{"bench"}, args...), "-o", "json", "-q")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := osexec.CommandContext(ctx, spoolBin, args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("spool %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	var rep benchReport
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("spool %s: no JSON report: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	for _, r := range rep.Results {
+		if r.Errors > 0 {
+			t.Fatalf("spool %s: %d errors in %s\n%s", strings.Join(args, " "), r.Errors, r.Name, stderr.String())
+		}
+	}
+	return rep
+}
+
+// report puts one result's figures on b, prefixed with its name.
+func report(b *testing.B, rep benchReport, prefix string) {
+	for _, r := range rep.Results {
+		p := prefix
+		if p == "" {
+			p = r.Name
+		}
+		b.ReportMetric(r.RecordsPerSec, p+"_rec/s")
+		b.ReportMetric(r.MBPerSec, p+"_MB/s")
+		if l := r.Latency; l != nil && l.Samples > 0 {
+			b.ReportMetric(l.P50, p+"_p50_ms")
+			b.ReportMetric(l.P99, p+"_p99_ms")
+			b.ReportMetric(l.P999, p+"_p99.9_ms")
+		}
+		if v, ok := r.Extra["cpu_seconds_per_gb"]; ok {
+			b.ReportMetric(v, p+"_cpu_s/GB")
+		}
+	}
+}
+
+// benchNode is a node as the benchmarks run it: page-cache durability (as
+// Kafka's default, and kfake's), quiet logs.
+func benchNode(t testing.TB) *Node {
+	return StartNode(t, WithArgs("--flush-policy", "os", "--log-level", "warn"))
+}
+
+func count(b *testing.B) string { return strconv.Itoa(max(b.N, 1)) }
+
+// BenchmarkBaseline is the machine's limits: append, copy and round trip.
+func BenchmarkBaseline(b *testing.B) {
+	rep := runBench(b, "baseline", "--duration", "3s", "--producers", strconv.Itoa(*benchProducers),
+		"--record-size", "1024", "--batch-records", "16", "--dir", b.TempDir())
+	report(b, rep, "")
+}
+
+// BenchmarkProduce1KiB is 1 KiB records, acks=1, several producers.
+func BenchmarkProduce1KiB(b *testing.B) {
+	n := benchNode(b)
+	b.ResetTimer()
+	rep := runBench(b, "produce", "--brokers", n.KafkaAddr, "--topic", "p1k", "--partitions", strconv.Itoa(*benchProducers),
+		"--producers", strconv.Itoa(*benchProducers), "--record-size", "1024", "--acks", "1",
+		"--count", count(b), "--duration", "0")
+	b.StopTimer()
+	report(b, rep, "")
+}
+
+// BenchmarkProduce100B runs the same small-record load against Spool and
+// against franz-go's kfake broker keeping its log on disk.
+func BenchmarkProduce100B(b *testing.B) {
+	load := func(b *testing.B, addr string) []string {
+		return []string{"produce", "--brokers", addr, "--topic", "p100", "--partitions", strconv.Itoa(*benchProducers),
+			"--producers", strconv.Itoa(*benchProducers), "--record-size", "100", "--acks", "1",
+			"--count", count(b), "--duration", "0"}
+	}
+	b.Run("spool", func(b *testing.B) {
+		n := benchNode(b)
+		b.ResetTimer()
+		rep := runBench(b, load(b, n.KafkaAddr)...)
+		b.StopTimer()
+		report(b, rep, "")
+	})
+	b.Run("kfake", func(b *testing.B) {
+		c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.DataDir(b.TempDir()), kfake.AllowAutoTopicCreation())
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		b.ResetTimer()
+		rep := runBench(b, load(b, c.ListenAddrs()[0])...)
+		b.StopTimer()
+		report(b, rep, "")
+	})
+}
+
+// BenchmarkConsume1KiB reads 1 KiB records back from the page cache.
+func BenchmarkConsume1KiB(b *testing.B) {
+	n := benchNode(b)
+	runBench(b, "produce", "--brokers", n.KafkaAddr, "--topic", "c1k", "--record-size", "1024", "--count", count(b), "--duration", "0")
+	b.ResetTimer()
+	rep := runBench(b, "consume", "--brokers", n.KafkaAddr, "--topic", "c1k", "--count", count(b))
+	b.StopTimer()
+	report(b, rep, "")
+}
+
+// BenchmarkProduceLatency is acks=1 with one record, hence one request, in
+// flight; compare its p99 with BenchmarkBaseline's rtt_p99_ms.
+func BenchmarkProduceLatency(b *testing.B) {
+	n := benchNode(b)
+	b.ResetTimer()
+	rep := runBench(b, "produce", "--brokers", n.KafkaAddr, "--topic", "lat", "--record-size", "1024",
+		"--acks", "1", "--buffered", "1", "--count", count(b), "--duration", "0")
+	b.StopTimer()
+	report(b, rep, "")
+}
+
+// BenchmarkE2E is produce and consume at once.
+func BenchmarkE2E(b *testing.B) {
+	n := benchNode(b)
+	b.ResetTimer()
+	rep := runBench(b, "e2e", "--brokers", n.KafkaAddr, "--topic", "e2e", "--record-size", "1024", "--count", count(b), "--duration", "0")
+	b.StopTimer()
+	report(b, rep, "")
+}
+
+// BenchmarkFetchSendfileVsCopy serves the same partition to the same
+// consumer (a `spool bench consume` process) once with sendfile(2) and once
+// with the user-space copy, and reports the server's CPU per GB. `spool
+// node` has no switch for the copy path, so this benchmark runs the node in
+// this process with a second wire.Server (Sendfile false) in front of it; the
+// node advertises whichever listener is under test, so the consumer's
+// fetches all go there. This process's CPU time is the server's: the
+// consumer is another process.
+func BenchmarkFetchSendfileVsCopy(b *testing.B) {
+	for _, sendfile := range []bool{true, false} {
+		name := map[bool]string{true: "sendfile", false: "copy"}[sendfile]
+		b.Run(name, func(b *testing.B) {
+			addr := freeAddr(b)
+			cfg := node.DefaultConfig()
+			cfg.DataDir = b.TempDir()
+			cfg.KafkaAddr = "127.0.0.1:0"
+			cfg.AdminAddr = ""
+			cfg.Topic.Flush = partition.FlushOS
+			log := logrus.New()
+			log.SetOutput(io.Discard)
+			cfg.Logger = log
+			if sendfile {
+				cfg.KafkaAddr = addr
+			} else {
+				cfg.AdvertisedKafkaAddr = addr
+			}
+			n, err := node.New(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := n.Start(); err != nil {
+				b.Fatal(err)
+			}
+			defer shutdownNode(b, n)
+			stats := func() wire.Stats { return wire.Stats{} }
+			if !sendfile {
+				wcfg := wire.DefaultConfig()
+				wcfg.Versions = node.Versions()
+				wcfg.MaxRequestBytes = cfg.MaxRequestBytes
+				wcfg.Sendfile = false
+				wcfg.Log = logrus.NewEntry(log)
+				srv := wire.NewServer(wcfg, n)
+				ln, err := net.Listen("tcp", addr)
+				if err != nil {
+					b.Fatal(err)
+				}
+				go srv.Serve(ln)
+				defer func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+					defer cancel()
+					srv.Shutdown(ctx)
+				}()
+				stats = srv.Stats
+			}
+			runBench(b, "produce", "--brokers", addr, "--topic", "sf", "--record-size", "1024",
+				"--count", count(b), "--duration", "0")
+			before := selfCPU()
+			statsBefore := n.Stats()
+			b.ResetTimer()
+			rep := runBench(b, "consume", "--brokers", addr, "--topic", "sf", "--count", count(b))
+			b.StopTimer()
+			cpu := selfCPU() - before
+			report(b, rep, "")
+			gb := float64(rep.Results[0].Bytes) / 1e9
+			b.ReportMetric(cpu.Seconds()/gb, "server_cpu_s/GB")
+			// Make sure the path under test is the one that ran.
+			if sendfile {
+				if d := n.Stats().SendfileBytes - statsBefore.SendfileBytes; d < rep.Results[0].Bytes {
+					b.Fatalf("sendfile path sent %d bytes for %d bytes of values", d, rep.Results[0].Bytes)
+				}
+			} else if c := int64(stats().CopyBytes); c < rep.Results[0].Bytes {
+				b.Fatalf("copy path copied %d bytes for %d bytes of values", c, rep.Results[0].Bytes)
+			}
+		})
+	}
+}
+
+func shutdownNode(t testing.TB, n *node.Node) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := n.Shutdown(ctx); err != nil {
+		t.Errorf("shutdown: %v", err)
+	}
+}
+
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkIdlePartitions creates -bench.partitions partitions (10,000 by
+// default) with kadm on one node and reports what each costs idle (resident
+// memory and Go heap in use, after a GC) and how long a restart takes until
+// the node serves a produce to the last partition.
+func BenchmarkIdlePartitions(b *testing.B) {
+	parts := int32(*benchPartitions)
+	n := benchNode(b)
+	base := processMemory(b, n)
+	b.ResetTimer()
+	cl := franzClient(b, n.KafkaAddr, kgo.RequestTimeoutOverhead(5*time.Minute))
+	adm := kadm.NewClient(cl)
+	start := time.Now()
+	const perTopic = 1000 // several topics, as a real cluster has
+	topics := 0
+	for made := int32(0); made < parts; made += perTopic {
+		np := min(perTopic, parts-made)
+		resp, err := adm.CreateTopic(ctxTimeout(b, 10*time.Minute), np, 1, nil, fmt.Sprintf("idle-%d", topics))
+		if err == nil {
+			err = resp.Err
+		}
+		if err != nil {
+			b.Fatalf("create topic idle-%d with %d partitions: %v", topics, np, err)
+		}
+		topics++
+	}
+	created := time.Since(start)
+	retry(b, 5*time.Minute, func() error {
+		if got := int32(n.Stats(b)["partitions"].(float64)); got < parts {
+			return fmt.Errorf("node has %d of %d partitions", got, parts)
+		}
+		return nil
+	})
+	b.StopTimer()
+	after := processMemory(b, n)
+	b.ReportMetric(created.Seconds(), "create_s")
+	b.ReportMetric(float64(after.rss-base.rss)/float64(parts), "rss_B/partition")
+	b.ReportMetric(float64(after.heapInuse-base.heapInuse)/float64(parts), "heap_B/partition")
+	b.ReportMetric(float64(after.fds-base.fds)/float64(parts), "fds/partition")
+
+	// Restart: from the signal to a produce acknowledged by the last
+	// partition of the last topic.
+	stopped := time.Now()
+	n.Stop()
+	shutdown := time.Since(stopped)
+	restart := time.Now()
+	n.StartNoWait()
+	n.WaitReady(10 * time.Minute)
+	ready := time.Since(restart)
+	last := fmt.Sprintf("idle-%d", topics-1)
+	lastPart := (parts - 1) % perTopic
+	pcl := franzClient(b, n.KafkaAddr, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.DisableIdempotentWrite(), kgo.RequiredAcks(kgo.LeaderAck()))
+	if err := pcl.ProduceSync(ctxTimeout(b, 5*time.Minute), &kgo.Record{Topic: last, Partition: lastPart, Value: []byte("x")}).FirstErr(); err != nil {
+		b.Fatalf("produce to %s/%d after restart: %v", last, lastPart, err)
+	}
+	serving := time.Since(restart)
+	reopened := processMemory(b, n)
+	b.ReportMetric(shutdown.Seconds(), "shutdown_s")
+	b.ReportMetric(ready.Seconds(), "restart_to_ready_s")
+	b.ReportMetric(serving.Seconds(), "restart_to_serving_s")
+	b.ReportMetric(float64(reopened.rss)/float64(parts), "restarted_rss_B/partition_total")
+	b.ReportMetric(float64(reopened.heapInuse)/float64(parts), "restarted_heap_B/partition_total")
+}
+
+// memory is what a node process holds.
+type memory struct {
+	rss       int64 // VmRSS
+	heapInuse int64 // Go HeapInuse after a forced GC
+	fds       int64
+}
+
+// processMemory forces a GC in the node (pprof's heap?gc=1) and reads its
+// heap from the profile's MemStats and its RSS and open files from /proc.
+func processMemory(t testing.TB, n *Node) memory {
+	t.Helper()
+	var m memory
+	resp, err := http.Get("http://" + n.AdminAddr + "/debug/pprof/heap?gc=1&debug=1")
+	if err != nil {
+		t.Fatalf("heap profile: %v", err)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "# HeapInuse = "); ok {
+			m.heapInuse, _ = strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		}
+	}
+	resp.Body.Close()
+	if m.heapInuse == 0 {
+		t.Fatalf("heap profile has no HeapInuse line")
+	}
+	n.mu.Lock()
+	pid := n.cmd.Process.Pid
+	n.mu.Unlock()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatalf("node status: %v", err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			m.rss = kb << 10
+		}
+	}
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatalf("node fds: %v", err)
+	}
+	m.fds = int64(len(fds))
+	return m
+}
+
+// TestBenchCommandEndToEnd runs every `spool bench` subcommand briefly
+// against a real node, so CI covers the command and the benchmarks' plumbing.
+func TestBenchCommandEndToEnd(t *testing.T) {
+	n := benchNode(t)
+	rep := runBench(t, "produce", "--brokers", n.KafkaAddr, "--topic", "cli", "--partitions", "2",
+		"--producers", "2", "--record-size", "1024", "--count", "3000", "--duration", "0")
+	if r := rep.Results[0]; r.Records != 3000 || r.Bytes != 3000*1024 || r.Latency == nil || r.Latency.Samples != 3000 {
+		t.Fatalf("produce: %+v", r)
+	}
+	rep = runBench(t, "consume", "--brokers", n.KafkaAddr, "--topic", "cli")
+	if r := rep.Results[0]; r.Records != 3000 || r.Bytes != 3000*1024 {
+		t.Fatalf("consume of 3000 records: %+v", r)
+	}
+	rep = runBench(t, "e2e", "--brokers", n.KafkaAddr, "--topic", "cli", "--record-size", "100", "--count", "1000", "--duration", "0")
+	if r := rep.Results[0]; r.Records != 1000 || r.Latency == nil || r.Latency.Samples != 1000 {
+		t.Fatalf("e2e: %+v", r)
+	}
+	rep = runBench(t, "baseline", "--duration", "100ms", "--copy-bytes", "2097152", "--dir", t.TempDir())
+	if len(rep.Results) != 3 {
+		t.Fatalf("baseline: %+v", rep.Results)
+	}
+	for _, r := range rep.Results {
+		if r.Bytes <= 0 {
+			t.Fatalf("baseline %s measured nothing: %+v", r.Name, r)
+		}
+	}
+	// The node's counters agree with the bench: 3000 + 1000 records in.
+	if got := n.Stats(t)["records_in"].(float64); got != 4000 {
+		t.Fatalf("node counted %v records in, want 4000", got)
+	}
+}
