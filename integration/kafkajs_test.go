@@ -246,6 +246,11 @@ func TestKafkajsAdminProduceConsume(t *testing.T) {
 	kafkajsProduce(t, n.KafkaAddr, topic, "none", plain)
 	kafkajsProduce(t, n.KafkaAddr, topic, "gzip", gzipped)
 	all := append(append([]jsMessage(nil), plain...), gzipped...)
+	for p := int32(0); p < partitions; p++ {
+		if stored := storedCodecs(t, n.Dir, topic, p); stored[0] != 1 || stored[1] != 1 {
+			t.Fatalf("partition %d: batches by codec id %v, want one uncompressed and one gzip, stored as sent", p, stored)
+		}
+	}
 
 	var offsets []jsPartitionOffset
 	runKafkajs(t, n.KafkaAddr, "offsets", map[string]any{"topic": topic}, &offsets)
