@@ -6,6 +6,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/spool-log/spool/node/group"
 	"github.com/spool-log/spool/partition"
 )
 
@@ -44,6 +45,9 @@ type Config struct {
 	// configs (retention.ms, ...) override it.
 	Topic TopicDefaults
 
+	// Groups configures the consumer-group coordinator.
+	Groups GroupSettings
+
 	// MaxRequestBytes bounds one Kafka request frame; a bigger one closes
 	// the connection.
 	MaxRequestBytes int32
@@ -79,10 +83,29 @@ type TopicDefaults struct {
 	FlushEvery      time.Duration // for FlushInterval
 }
 
+// GroupSettings are the consumer-group coordinator's broker settings.
+type GroupSettings struct {
+	// InitialRebalanceDelay is how long the first rebalance of an empty
+	// group waits for more members (group.initial.rebalance.delay.ms).
+	// Zero completes it as soon as every known member has joined, which
+	// suits tests and single-consumer deployments.
+	InitialRebalanceDelay time.Duration
+	// MinSessionTimeout and MaxSessionTimeout bound the session timeout a
+	// member may ask for (group.min/max.session.timeout.ms).
+	MinSessionTimeout time.Duration
+	MaxSessionTimeout time.Duration
+	// OffsetsTopicPartitions is the partition count __consumer_offsets is
+	// created with (offsets.topic.num.partitions). It decides which
+	// partition, so which node, coordinates each group; once the topic
+	// exists its own count wins, so changing this later has no effect.
+	OffsetsTopicPartitions int32
+}
+
 // DefaultConfig returns the configuration `spool node` runs with when given no
 // flags.
 func DefaultConfig() Config {
 	pc := partition.DefaultConfig()
+	gc := group.DefaultConfig()
 	return Config{
 		DataDir:                "./spool-data",
 		KafkaAddr:              "127.0.0.1:9092",
@@ -103,6 +126,12 @@ func DefaultConfig() Config {
 			MaxMessageBytes: 1 << 20 * 8,
 			Flush:           pc.Flush,
 			FlushEvery:      pc.FlushEvery,
+		},
+		Groups: GroupSettings{
+			InitialRebalanceDelay:  gc.InitialRebalanceDelay,
+			MinSessionTimeout:      gc.MinSessionTimeout,
+			MaxSessionTimeout:      gc.MaxSessionTimeout,
+			OffsetsTopicPartitions: gc.Partitions,
 		},
 	}
 }
@@ -132,8 +161,33 @@ func (c *Config) validate() error {
 	if c.ProducerIDExpiry <= 0 {
 		c.ProducerIDExpiry = 24 * time.Hour
 	}
+	if err := c.Groups.validate(); err != nil {
+		return err
+	}
 	if c.Topic.MaxMessageBytes <= 0 {
 		c.Topic.MaxMessageBytes = 8 << 20
+	}
+	return nil
+}
+
+// validate fills the zero settings that have no meaning (no partitions, a
+// zero session ceiling) with the defaults and refuses impossible ones.
+func (g *GroupSettings) validate() error {
+	def := group.DefaultConfig()
+	if g.OffsetsTopicPartitions == 0 {
+		g.OffsetsTopicPartitions = def.Partitions
+	}
+	if g.MaxSessionTimeout == 0 {
+		g.MaxSessionTimeout = def.MaxSessionTimeout
+	}
+	if g.InitialRebalanceDelay < 0 {
+		return fmt.Errorf("group initial rebalance delay %v is negative", g.InitialRebalanceDelay)
+	}
+	if g.MinSessionTimeout < 0 || g.MaxSessionTimeout < g.MinSessionTimeout {
+		return fmt.Errorf("group session timeouts %v..%v: want 0 <= min <= max", g.MinSessionTimeout, g.MaxSessionTimeout)
+	}
+	if g.OffsetsTopicPartitions < 1 || g.OffsetsTopicPartitions > maxPartitionsPerTopic {
+		return fmt.Errorf("offsets topic partitions %d, want 1..%d", g.OffsetsTopicPartitions, maxPartitionsPerTopic)
 	}
 	return nil
 }

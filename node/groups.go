@@ -4,10 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strconv"
 	"sync"
-	"time"
+	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -25,26 +24,12 @@ import (
 // node starts shutting down, which answers parked JoinGroup/SyncGroup
 // requests so that graceful shutdown does not wait out rebalance timeouts.
 
-// groupCoordinators holds each node's coordinator. It lives beside Node
-// rather than in it so that the group code stays in files of its own.
-var groupCoordinators sync.Map // *Node → *groupNode
-
+// groupNode is the node's coordinator (Node.groupCoord).
 type groupNode struct {
-	once  sync.Once
-	coord *group.Coordinator
-	err   error
-
-	loadMu sync.Mutex // one replay at a time; Load is idempotent
+	coord    atomic.Pointer[group.Coordinator] // nil until the first group request
+	createMu sync.Mutex                        // one creation at a time; a failed one is retried
+	loadMu   sync.Mutex                        // one replay at a time; Load is idempotent
 }
-
-// Environment overrides of the coordinator's defaults, following the
-// SPOOL_* convention; tests and small deployments shorten the join delay.
-const (
-	envGroupInitialDelay = "SPOOL_GROUP_INITIAL_REBALANCE_DELAY" // group.initial.rebalance.delay.ms, a Go duration
-	envGroupMinSession   = "SPOOL_GROUP_MIN_SESSION_TIMEOUT"     // group.min.session.timeout.ms
-	envGroupMaxSession   = "SPOOL_GROUP_MAX_SESSION_TIMEOUT"     // group.max.session.timeout.ms
-	envOffsetsPartitions = "SPOOL_OFFSETS_TOPIC_PARTITIONS"      // offsets.topic.num.partitions
-)
 
 // offsetsTopicConfigs keep committed offsets forever: the partition layer
 // has no compaction yet, so the topic must not be trimmed by retention.
@@ -54,38 +39,24 @@ var offsetsTopicConfigs = map[string]string{
 	"segment.bytes":   strconv.Itoa(100 << 20), // offsets.topic.segment.bytes
 }
 
-func (n *Node) groupConfig() (group.Config, error) {
+// groupConfig is the coordinator's configuration from the node's.
+func (n *Node) groupConfig() group.Config {
 	cfg := group.DefaultConfig()
 	cfg.Logger = n.log
 	cfg.PartitionCount = func(topic string) (int32, bool) {
 		spec, ok := n.catalog.Topic(topic)
 		return spec.Partitions, ok
 	}
-	for env, dst := range map[string]*time.Duration{
-		envGroupInitialDelay: &cfg.InitialRebalanceDelay,
-		envGroupMinSession:   &cfg.MinSessionTimeout,
-		envGroupMaxSession:   &cfg.MaxSessionTimeout,
-	} {
-		if v := os.Getenv(env); v != "" {
-			d, err := time.ParseDuration(v)
-			if err != nil || d < 0 {
-				return cfg, fmt.Errorf("%s=%q: want a non-negative duration", env, v)
-			}
-			*dst = d
-		}
-	}
-	if v := os.Getenv(envOffsetsPartitions); v != "" {
-		p, err := strconv.ParseInt(v, 10, 32)
-		if err != nil || p < 1 || p > maxPartitionsPerTopic {
-			return cfg, fmt.Errorf("%s=%q: want 1..%d", envOffsetsPartitions, v, maxPartitionsPerTopic)
-		}
-		cfg.Partitions = int32(p)
-	}
+	gs := n.cfg.Groups
+	cfg.InitialRebalanceDelay = gs.InitialRebalanceDelay
+	cfg.MinSessionTimeout = gs.MinSessionTimeout
+	cfg.MaxSessionTimeout = gs.MaxSessionTimeout
+	cfg.Partitions = gs.OffsetsTopicPartitions
 	// An existing topic decides: a group's partition must never change.
 	if spec, ok := n.catalog.Topic(group.TopicName); ok {
 		cfg.Partitions = spec.Partitions
 	}
-	return cfg, nil
+	return cfg
 }
 
 // groups returns the node's coordinator, creating it (and
@@ -94,37 +65,34 @@ func (n *Node) groups() (*group.Coordinator, *groupNode, error) {
 	if n.isClosing() {
 		return nil, nil, errors.New("node shutting down")
 	}
-	v, _ := groupCoordinators.LoadOrStore(n, &groupNode{})
-	gn := v.(*groupNode)
-	gn.once.Do(func() {
-		cfg, err := n.groupConfig()
-		if err != nil {
-			gn.err = err
-			return
-		}
-		if _, ok := n.catalog.Topic(group.TopicName); !ok {
-			rf := int16(min(3, len(n.cluster.Brokers()))) // offsets.topic.replication.factor, capped by the cluster
-			if _, err := n.createTopic(group.TopicName, cfg.Partitions, rf, offsetsTopicConfigs, false); err != nil && kerrOf(err) != kerr.TopicAlreadyExists {
-				gn.err = fmt.Errorf("create %s: %w", group.TopicName, err)
-				return
-			}
-		}
-		gn.coord, gn.err = group.New(cfg, offsetsLog{n})
-		if gn.err != nil {
-			return
-		}
-		go func() {
-			<-n.closing
-			gn.coord.Close()
-			groupCoordinators.Delete(n)
-		}()
-	})
-	if gn.err != nil {
-		// Retry creation on a later request rather than failing forever.
-		groupCoordinators.CompareAndDelete(n, gn)
-		return nil, nil, gn.err
+	gn := &n.groupCoord
+	if coord := gn.coord.Load(); coord != nil {
+		return coord, gn, nil
 	}
-	return gn.coord, gn, nil
+	gn.createMu.Lock()
+	defer gn.createMu.Unlock()
+	if coord := gn.coord.Load(); coord != nil {
+		return coord, gn, nil
+	}
+	// A failure leaves coord nil, so a later request tries again rather
+	// than the node failing group requests forever.
+	cfg := n.groupConfig()
+	if _, ok := n.catalog.Topic(group.TopicName); !ok {
+		rf := int16(min(3, len(n.cluster.Brokers()))) // offsets.topic.replication.factor, capped by the cluster
+		if _, err := n.createTopic(group.TopicName, cfg.Partitions, rf, offsetsTopicConfigs, false); err != nil && kerrOf(err) != kerr.TopicAlreadyExists {
+			return nil, nil, fmt.Errorf("create %s: %w", group.TopicName, err)
+		}
+	}
+	coord, err := group.New(cfg, offsetsLog{n})
+	if err != nil {
+		return nil, nil, err
+	}
+	gn.coord.Store(coord)
+	go func() {
+		<-n.closing
+		coord.Close()
+	}()
+	return coord, gn, nil
 }
 
 // groupCoordinatorFor returns the coordinator if this node coordinates

@@ -81,8 +81,7 @@ func runSaramaMember(t *testing.T, ctx context.Context, addr string, h *saramaHa
 }
 
 func TestSaramaConsumerGroup(t *testing.T) {
-	groupTestEnv(t)
-	n := startNode(t, testConfig(t, t.TempDir()))
+	n := startNode(t, groupTestConfig(t, t.TempDir()))
 	createTopic(t, newAdmin(t, n), "sarama-topic", 4, nil)
 	produceTo(t, n, "sarama-topic", 4, 5, 0)
 
@@ -126,8 +125,7 @@ func TestSaramaConsumerGroup(t *testing.T) {
 // speaks the oldest versions (JoinGroup v2, SyncGroup v0, OffsetCommit v2,
 // OffsetFetch v1), and resumes from its commit in a second reader.
 func TestKafkaGoReaderGroup(t *testing.T) {
-	groupTestEnv(t)
-	n := startNode(t, testConfig(t, t.TempDir()))
+	n := startNode(t, groupTestConfig(t, t.TempDir()))
 	createTopic(t, newAdmin(t, n), "kgo-topic", 2, nil)
 	produceTo(t, n, "kgo-topic", 2, 10, 0)
 

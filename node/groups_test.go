@@ -9,17 +9,21 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/node/group"
 )
 
-// groupTestEnv shortens the coordinator's waits so rebalances finish in
-// milliseconds, and keeps __consumer_offsets small.
-func groupTestEnv(t *testing.T) {
-	t.Setenv(envGroupInitialDelay, "0s")
-	t.Setenv(envGroupMinSession, "100ms")
-	t.Setenv(envOffsetsPartitions, "5")
+// groupTestConfig is testConfig with the coordinator's waits shortened so
+// rebalances finish in milliseconds, and a small __consumer_offsets.
+func groupTestConfig(t testing.TB, dir string) Config {
+	cfg := testConfig(t, dir)
+	cfg.Groups.InitialRebalanceDelay = 0
+	cfg.Groups.MinSessionTimeout = 100 * time.Millisecond
+	cfg.Groups.OffsetsTopicPartitions = 5
+	return cfg
 }
 
 func produceTo(t *testing.T, n *Node, topic string, partitions int32, perPartition int, from int) {
@@ -103,8 +107,7 @@ func pollInBackground(t *testing.T, cl *kgo.Client) {
 }
 
 func TestGroupMembersSharePartitionsAndRebalance(t *testing.T) {
-	groupTestEnv(t)
-	n := startNode(t, testConfig(t, t.TempDir()))
+	n := startNode(t, groupTestConfig(t, t.TempDir()))
 	createTopic(t, newAdmin(t, n), "shared", 4, nil)
 
 	groupOpts := []kgo.Opt{
@@ -173,9 +176,8 @@ func TestGroupMembersSharePartitionsAndRebalance(t *testing.T) {
 // restart: what was committed is not read again, what was read but not
 // committed is, and nothing is skipped.
 func TestCommittedOffsetsSurviveRestart(t *testing.T) {
-	groupTestEnv(t)
 	dir := t.TempDir()
-	n := startNode(t, testConfig(t, dir))
+	n := startNode(t, groupTestConfig(t, dir))
 	createTopic(t, newAdmin(t, n), "resume", 2, nil)
 	produceTo(t, n, "resume", 2, 10, 0)
 
@@ -209,7 +211,11 @@ func TestCommittedOffsetsSurviveRestart(t *testing.T) {
 	cl.Close()
 	stopNode(t, n)
 
-	n = startNode(t, testConfig(t, dir))
+	// A different setting after the fact must not move any group: the
+	// existing __consumer_offsets keeps its partition count.
+	cfg := groupTestConfig(t, dir)
+	cfg.Groups.OffsetsTopicPartitions = 7
+	n = startNode(t, cfg)
 	produceTo(t, n, "resume", 2, 5, 10)
 	cl = newClient(t, n, groupOpts...)
 	ctx = testCtx(t)
@@ -240,11 +246,69 @@ func TestCommittedOffsetsSurviveRestart(t *testing.T) {
 	if o, ok := offs.Lookup("resume", 0); !ok || o.At != 6 {
 		t.Fatalf("fetched commit %+v", o)
 	}
+	if spec, _ := n.catalog.Topic(group.TopicName); spec.Partitions != 5 {
+		t.Fatalf("%s has %d partitions after a restart with another setting, want 5", group.TopicName, spec.Partitions)
+	}
+}
+
+// TestGroupSettingsReachTheCoordinator checks Config.Groups is what the
+// coordinator enforces: the session-timeout bounds decide JoinGroup.
+func TestGroupSettingsReachTheCoordinator(t *testing.T) {
+	cfg := groupTestConfig(t, t.TempDir())
+	cfg.Groups.MinSessionTimeout = 100 * time.Millisecond
+	cfg.Groups.MaxSessionTimeout = time.Second
+	n := startNode(t, cfg)
+	cl := newClient(t, n)
+	join := func(session time.Duration) int16 {
+		t.Helper()
+		req := kmsg.NewPtrJoinGroupRequest()
+		req.Group = "bounds"
+		req.SessionTimeoutMillis = int32(session.Milliseconds())
+		req.RebalanceTimeoutMillis = 1000
+		req.ProtocolType = "consumer"
+		p := kmsg.NewJoinGroupRequestProtocol()
+		p.Name = "range"
+		req.Protocols = append(req.Protocols, p)
+		resp, err := req.RequestWith(testCtx(t), cl)
+		if err != nil {
+			t.Fatalf("join group: %v", err)
+		}
+		return resp.ErrorCode
+	}
+	for _, tc := range []struct {
+		session time.Duration
+		want    int16
+	}{
+		{50 * time.Millisecond, kerr.InvalidSessionTimeout.Code},
+		{2 * time.Second, kerr.InvalidSessionTimeout.Code},
+		// Below Kafka's 6 s default minimum: accepted only because of
+		// the setting. A first join without a member id is asked to
+		// rejoin with the one it is given (KIP-394).
+		{200 * time.Millisecond, kerr.MemberIDRequired.Code},
+	} {
+		if got := join(tc.session); got != tc.want {
+			t.Errorf("session timeout %v: error %d, want %d", tc.session, got, tc.want)
+		}
+	}
+}
+
+func TestGroupSettingsValidated(t *testing.T) {
+	for name, mod := range map[string]func(*GroupSettings){
+		"negative delay":   func(g *GroupSettings) { g.InitialRebalanceDelay = -time.Second },
+		"min above max":    func(g *GroupSettings) { g.MinSessionTimeout, g.MaxSessionTimeout = time.Minute, time.Second },
+		"too many offsets": func(g *GroupSettings) { g.OffsetsTopicPartitions = maxPartitionsPerTopic + 1 },
+		"negative offsets": func(g *GroupSettings) { g.OffsetsTopicPartitions = -1 },
+	} {
+		cfg := testConfig(t, t.TempDir())
+		mod(&cfg.Groups)
+		if _, err := New(cfg); err == nil {
+			t.Errorf("%s: New accepted %+v", name, cfg.Groups)
+		}
+	}
 }
 
 func TestFindCoordinatorUsesOffsetsPartitionLeader(t *testing.T) {
-	groupTestEnv(t)
-	n := startNode(t, testConfig(t, t.TempDir()))
+	n := startNode(t, groupTestConfig(t, t.TempDir()))
 	adm := newAdmin(t, n)
 	resp := adm.FindGroupCoordinators(testCtx(t), "a", "b", "c")
 	for _, g := range []string{"a", "b", "c"} {
@@ -272,8 +336,9 @@ func TestFindCoordinatorUsesOffsetsPartitionLeader(t *testing.T) {
 // (append to __consumer_offsets and fsync) beside a baseline of one acks=all
 // Produce of a record of similar size, which takes the same path to disk.
 func BenchmarkOffsetCommit(b *testing.B) {
-	b.Setenv(envOffsetsPartitions, "5")
-	n := startNode(b, testConfig(b, b.TempDir()))
+	cfg := testConfig(b, b.TempDir())
+	cfg.Groups.OffsetsTopicPartitions = 5
+	n := startNode(b, cfg)
 	createTopic(b, newAdmin(b, n), "bench", 1, nil)
 	cl := newClient(b, n, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	adm := kadm.NewClient(cl)

@@ -44,6 +44,7 @@ type Node struct {
 	parts       map[tp]*localPartition
 	reconcileMu sync.Mutex
 	createMu    sync.Mutex // serializes topic creation so auto-create races are benign
+	groupCoord  groupNode  // consumer groups, created on the first group request (groups.go)
 
 	server    *wire.Server
 	kafkaLn   net.Listener
