@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# bench-compare.sh runs issue 6's whole comparison on this machine and prints
+# each figure as a ratio beside its goal, the median of RUNS runs.
+#
+# Every ratio is measured within one run (the same minutes of a shared,
+# noisy machine): the machine baseline (`spool bench baseline`), one Spool
+# node (replication factor 1, page-cache durability), and franz-go's kfake
+# broker keeping its log on disk, driven by the same `spool bench` load.
+#
+#   scripts/bench-compare.sh                 # 3 runs of 10 s per figure
+#   RUNS=5 DURATION=20s scripts/bench-compare.sh
+#   IDLE_PARTITIONS=10000 scripts/bench-compare.sh   # also the 10k-partition figures
+#
+# Environment: RUNS (3), DURATION (10s), PRODUCERS (4), FETCH_RECORDS
+# (200000, records read per sendfile/copy run), IDLE_PARTITIONS (0: skip),
+# KEEP (1: keep the work directory), OUT (a file for the final table).
+set -euo pipefail
+
+RUNS=${RUNS:-3}
+DURATION=${DURATION:-10s}
+PRODUCERS=${PRODUCERS:-4}
+FETCH_RECORDS=${FETCH_RECORDS:-200000}
+IDLE_PARTITIONS=${IDLE_PARTITIONS:-0}
+
+for tool in go jq python3 curl; do
+	command -v "$tool" >/dev/null || { echo "bench-compare: $tool is required" >&2; exit 1; }
+done
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/spool-bench-compare.XXXXXX")
+pids=()
+cleanup() {
+	for pid in "${pids[@]}"; do
+		kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
+	done
+	[[ "${KEEP:-0}" == 1 ]] || rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "bench-compare: building spool (with the kfake subcommand) in $work" >&2
+(cd "$repo" && go build -tags benchkfake -o "$work/spool" ./cmd/spool)
+spool="$work/spool"
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+
+wait_kafka() { # wait until a broker answers a metadata request
+	local addr=$1 deadline=$((SECONDS + 60))
+	until "$spool" topic list --brokers "$addr" --timeout 1s >/dev/null 2>&1; do
+		((SECONDS < deadline)) || { echo "bench-compare: nothing answers on $addr" >&2; exit 1; }
+		sleep 0.2
+	done
+}
+
+bench() { # bench OUTFILE ARGS...: one spool bench run, JSON to OUTFILE
+	local out=$1; shift
+	echo "  spool bench $*" >&2
+	"$spool" bench "$@" -o json -q >"$out"
+}
+
+# fig FILE JQPATH: one number out of a report
+fig() { jq -r "$2" "$1"; }
+
+for run in $(seq 1 "$RUNS"); do
+	echo "bench-compare: run $run of $RUNS" >&2
+	r="$work/run$run"
+	mkdir -p "$r"
+
+	# One Spool node, as `spool node` runs by default but for its ports.
+	kport=$(free_port); aport=$(free_port)
+	"$spool" node --data-dir "$r/spool-data" --kafka-addr "127.0.0.1:$kport" --admin-addr "127.0.0.1:$aport" \
+		--flush-policy os --log-level warn >"$r/node.log" 2>&1 &
+	node_pid=$!; pids+=("$node_pid")
+	spool_addr="127.0.0.1:$kport"
+	wait_kafka "$spool_addr"
+
+	# kfake, one broker, log on disk (no fsync, as Spool's --flush-policy os).
+	fport=$(free_port)
+	"$spool" bench kfake --addr "127.0.0.1:$fport" --data-dir "$r/kfake-data" >"$r/kfake.log" 2>&1 &
+	kfake_pid=$!; pids+=("$kfake_pid")
+	kfake_addr="127.0.0.1:$fport"
+	wait_kafka "$kfake_addr"
+
+	load=(--producers "$PRODUCERS" --partitions "$PRODUCERS" --acks 1 --duration "$DURATION")
+
+	# 1. produce 1 KiB records, several producers; then the append baseline
+	#    with the batches franz-go actually built.
+	bench "$r/produce1k.json" produce --brokers "$spool_addr" --topic p1k --record-size 1024 "${load[@]}"
+	per_batch=$(fig "$r/produce1k.json" '.results[0].extra.records_per_batch // 16 | round | if . < 1 then 1 else . end')
+	bench "$r/baseline.json" baseline --dir "$r" --duration "$DURATION" --record-size 1024 \
+		--batch-records "$per_batch" --producers "$PRODUCERS"
+
+	# 2. produce 100 B records: Spool, then kfake, same load.
+	bench "$r/produce100-spool.json" produce --brokers "$spool_addr" --topic p100 --record-size 100 "${load[@]}"
+	bench "$r/produce100-kfake.json" produce --brokers "$kfake_addr" --topic p100 --record-size 100 "${load[@]}"
+
+	# 3. consume the 1 KiB records of step 1, just written, so from the page cache.
+	bench "$r/consume1k.json" consume --brokers "$spool_addr" --topic p1k
+
+	# 4. p99 produce latency, acks=1, one record (one request) in flight.
+	bench "$r/latency.json" produce --brokers "$spool_addr" --topic lat --record-size 1024 --acks 1 \
+		--buffered 1 --producers 1 --duration "$DURATION"
+
+	kill "$node_pid" "$kfake_pid"; wait "$node_pid" "$kfake_pid" 2>/dev/null || true
+	pids=()
+
+	# 5. fetch with sendfile vs a user-space copy (the node in-process, see
+	#    BenchmarkFetchSendfileVsCopy: `spool node` has no switch for it).
+	echo "  go test -bench BenchmarkFetchSendfileVsCopy -benchtime ${FETCH_RECORDS}x" >&2
+	(cd "$repo" && go test ./integration -run '^$' -bench 'BenchmarkFetchSendfileVsCopy' \
+		-benchtime "${FETCH_RECORDS}x" -count 1 -timeout 20m) >"$r/fetch.txt"
+
+	python3 - "$r" <<'EOF'
+import json, re, sys
+r = sys.argv[1]
+def load(name): return json.load(open(f"{r}/{name}.json"))["results"]
+def res(name, which=None):
+    rs = load(name)
+    return rs[0] if which is None else next(x for x in rs if x["name"] == which)
+fetch = {}
+for line in open(f"{r}/fetch.txt"):
+    m = re.match(r"BenchmarkFetchSendfileVsCopy/(\w+)-\d+\s+\d+\s+\S+ ns/op(.*)", line)
+    if m:
+        fetch[m.group(1)] = {k: float(v) for v, k in re.findall(r"([\d.e+-]+) (\S+)", m.group(2))}
+ratios = {
+    "produce_1k_vs_append": res("produce1k")["mb_per_sec"] / res("baseline", "append")["mb_per_sec"],
+    "produce_100b_vs_kfake": res("produce100-spool")["records_per_sec"] / res("produce100-kfake")["records_per_sec"],
+    "consume_1k_vs_copy": res("consume1k")["mb_per_sec"] / res("baseline", "copy")["mb_per_sec"],
+    "sendfile_vs_copy_throughput": fetch["sendfile"]["consume_MB/s"] / fetch["copy"]["consume_MB/s"],
+    "sendfile_vs_copy_cpu_per_gb": fetch["sendfile"]["server_cpu_s/GB"] / fetch["copy"]["server_cpu_s/GB"],
+    "latency_p99_vs_rtt_p99": res("latency")["latency"]["p99_ms"] / res("baseline", "rtt")["latency"]["p99_ms"],
+}
+absolute = {
+    "produce_1k_MBps": res("produce1k")["mb_per_sec"],
+    "append_MBps": res("baseline", "append")["mb_per_sec"],
+    "produce_100b_spool_rps": res("produce100-spool")["records_per_sec"],
+    "produce_100b_kfake_rps": res("produce100-kfake")["records_per_sec"],
+    "consume_1k_MBps": res("consume1k")["mb_per_sec"],
+    "copy_MBps": res("baseline", "copy")["mb_per_sec"],
+    "fetch_sendfile_MBps": fetch["sendfile"]["consume_MB/s"],
+    "fetch_copy_MBps": fetch["copy"]["consume_MB/s"],
+    "fetch_sendfile_cpu_s_per_GB": fetch["sendfile"]["server_cpu_s/GB"],
+    "fetch_copy_cpu_s_per_GB": fetch["copy"]["server_cpu_s/GB"],
+    "produce_p99_ms": res("latency")["latency"]["p99_ms"],
+    "rtt_p99_ms": res("baseline", "rtt")["latency"]["p99_ms"],
+    "records_per_batch_1k": res("produce1k").get("extra", {}).get("records_per_batch", 0),
+}
+json.dump({"ratios": ratios, "absolute": absolute}, open(f"{r}/ratios.json", "w"), indent=2)
+EOF
+	jq -c .ratios "$r/ratios.json" >&2
+done
+
+idle=""
+if ((IDLE_PARTITIONS > 0)); then
+	echo "bench-compare: $IDLE_PARTITIONS idle partitions (once)" >&2
+	(cd "$repo" && go test ./integration -run '^$' -bench 'BenchmarkIdlePartitions' -benchtime 1x -count 1 \
+		-timeout 60m -bench.partitions "$IDLE_PARTITIONS") >"$work/idle.txt"
+	idle=$(grep '^BenchmarkIdlePartitions' "$work/idle.txt" || true)
+fi
+
+python3 - "$work" "$RUNS" "$IDLE_PARTITIONS" "$idle" <<'EOF' | tee "${OUT:-/dev/null}"
+import json, re, statistics, sys
+work, runs, idle_n, idle = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+per_run = [json.load(open(f"{work}/run{i}/ratios.json")) for i in range(1, runs + 1)]
+rows = [
+    ("produce 1 KiB, acks=1, several producers (MB/s vs append baseline)", "produce_1k_vs_append", ">=", 0.7),
+    ("produce 100 B (records/s vs kfake with on-disk storage)", "produce_100b_vs_kfake", ">=", 1.5),
+    ("consume 1 KiB from page cache (MB/s vs loopback copy)", "consume_1k_vs_copy", ">=", 0.5),
+    ("fetch: sendfile vs user-space copy, throughput", "sendfile_vs_copy_throughput", ">=", 0.9),
+    ("fetch: sendfile vs user-space copy, server CPU per GB", "sendfile_vs_copy_cpu_per_gb", "<=", 1.0),
+    ("p99 produce latency, acks=1, one in flight (vs bare RTT p99)", "latency_p99_vs_rtt_p99", "<=", 1.5),
+]
+print(f"| figure | goal | " + " | ".join(f"run {i}" for i in range(1, runs + 1)) + " | median | met |")
+print("|---|---|" + "---|" * runs + "---|---|")
+for label, key, op, goal in rows:
+    vals = [r["ratios"][key] for r in per_run]
+    med = statistics.median(vals)
+    met = med >= goal if op == ">=" else med <= goal
+    print(f"| {label} | {op.replace('>=', '≥').replace('<=', '≤')} {goal}× | " + " | ".join(f"{v:.2f}×" for v in vals)
+          + f" | **{med:.2f}×** | {'yes' if met else 'NO'} |")
+print()
+print("absolute figures (median of runs; for context only, the machine is shared):")
+for key in per_run[0]["absolute"]:
+    print(f"  {key:32s} {statistics.median(r['absolute'][key] for r in per_run):12.4g}")
+if idle:
+    m = dict((k, float(v)) for v, k in re.findall(r"([\d.e+-]+) (\S+)", idle.split("ns/op", 1)[-1]))
+    per = m.get("heap_B/partition", 0)
+    print()
+    print(f"| {idle_n} idle partitions | figure | goal |")
+    print("|---|---|---|")
+    print(f"| heap in use per idle partition | {per/1024:.1f} KiB | ≤ 16 KiB: {'yes' if per <= 16*1024 else 'NO'} |")
+    print(f"| resident memory per idle partition | {m.get('rss_B/partition', 0)/1024:.1f} KiB | ≤ 16 KiB: {'yes' if m.get('rss_B/partition', 0) <= 16*1024 else 'NO'} |")
+    print(f"| open files per partition | {m.get('fds/partition', 0):.3f} | — |")
+    print(f"| create (kadm, {idle_n} partitions) | {m.get('create_s', 0):.1f} s | — |")
+    print(f"| restart: SIGTERM to exit | {m.get('shutdown_s', 0):.2f} s | — |")
+    print(f"| restart: start to /readyz | {m.get('restart_to_ready_s', 0):.2f} s | reported |")
+    print(f"| restart: start to a produce acknowledged by the last partition | {m.get('restart_to_serving_s', 0):.2f} s | reported |")
+EOF
