@@ -164,6 +164,13 @@ func (c *Config) validate() error {
 	if err := c.Groups.validate(); err != nil {
 		return err
 	}
+	// The same bounds as a topic's own segment.bytes and retention.bytes.
+	if c.Topic.SegmentBytes < 14 || c.Topic.SegmentBytes > 1<<31-1 {
+		return fmt.Errorf("default segment bytes %d, want 14..%d", c.Topic.SegmentBytes, 1<<31-1)
+	}
+	if c.Topic.RetentionBytes < -1 {
+		return fmt.Errorf("default retention bytes %d, want -1 (unbounded) or more", c.Topic.RetentionBytes)
+	}
 	if c.Topic.MaxMessageBytes <= 0 {
 		c.Topic.MaxMessageBytes = 8 << 20
 	}

@@ -10,12 +10,15 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/spool-log/spool/node"
 )
 
 func TestGroupCommands(t *testing.T) {
-	t.Setenv("SPOOL_GROUP_INITIAL_REBALANCE_DELAY", "0s")
-	t.Setenv("SPOOL_OFFSETS_TOPIC_PARTITIONS", "3")
-	n := testNode(t)
+	n := testNode(t, func(c *node.Config) {
+		c.Groups.InitialRebalanceDelay = 0
+		c.Groups.OffsetsTopicPartitions = 3
+	})
 	b := []string{"--brokers", n.KafkaAddr()}
 	run := func(args ...string) (string, error) {
 		t.Helper()

@@ -21,6 +21,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
+// version is the release this binary was built from; builds stamp it with
+// -ldflags "-X main.version=..." (the Nix package does).
+var version = "dev"
+
 func main() {
 	if err := newRootCmd().Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "spool:", err)
@@ -39,6 +43,7 @@ func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "spool",
 		Short:         "Spool: a distributed log that speaks the Kafka protocol",
+		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {

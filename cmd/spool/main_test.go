@@ -33,8 +33,9 @@ func runCLIContext(ctx context.Context, stdin string, args ...string) (string, s
 	return out.String(), errb.String(), err
 }
 
-// testNode starts an in-process node on free loopback ports.
-func testNode(t testing.TB) *node.Node {
+// testNode starts an in-process node on free loopback ports; each option
+// adjusts its config first.
+func testNode(t testing.TB, options ...func(*node.Config)) *node.Node {
 	t.Helper()
 	cfg := node.DefaultConfig()
 	cfg.DataDir = t.TempDir()
@@ -43,6 +44,9 @@ func testNode(t testing.TB) *node.Node {
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	cfg.Logger = log
+	for _, o := range options {
+		o(&cfg)
+	}
 	n, err := node.New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -24,10 +25,15 @@ type nodeFlags struct {
 	flushPolicy     string
 	flushInterval   time.Duration
 	shutdownTimeout time.Duration
+	retentionMs     int64 // becomes cfg.Topic.RetentionAge
 }
 
 func newNodeCmd() *cobra.Command {
 	f := &nodeFlags{cfg: node.DefaultConfig()}
+	f.retentionMs = -1
+	if f.cfg.Topic.RetentionAge >= 0 {
+		f.retentionMs = f.cfg.Topic.RetentionAge.Milliseconds()
+	}
 	cmd := &cobra.Command{
 		Use:   "node",
 		Short: "Run a Spool node (a Kafka-compatible broker)",
@@ -38,7 +44,7 @@ SPOOL_* environment equivalent (--data-dir is SPOOL_DATA_DIR).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return f.run(ctx)
+			return f.run(ctx, cmd.ErrOrStderr())
 		},
 	}
 	fs := cmd.Flags()
@@ -56,6 +62,15 @@ SPOOL_* environment equivalent (--data-dir is SPOOL_DATA_DIR).`,
 	fs.StringVar(&f.flushPolicy, "flush-policy", "os", "when appends are fsynced: every-append, interval or os (SPOOL_FLUSH_POLICY)")
 	fs.DurationVar(&f.flushInterval, "flush-interval", time.Second, "fsync interval for --flush-policy interval (SPOOL_FLUSH_INTERVAL)")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a graceful shutdown waits for in-flight requests (SPOOL_SHUTDOWN_TIMEOUT)")
+	// Broker-wide topic defaults; a topic's own configs override them.
+	fs.Int64Var(&f.retentionMs, "retention-ms", f.retentionMs, "default retention.ms: how long records are kept; -1 keeps them forever (SPOOL_RETENTION_MS)")
+	fs.Int64Var(&f.cfg.Topic.RetentionBytes, "retention-bytes", f.cfg.Topic.RetentionBytes, "default retention.bytes per partition; -1 means unbounded (SPOOL_RETENTION_BYTES)")
+	fs.Int64Var(&f.cfg.Topic.SegmentBytes, "segment-bytes", f.cfg.Topic.SegmentBytes, "default segment.bytes: size at which a partition rolls to a new segment file (SPOOL_SEGMENT_BYTES)")
+	// Consumer groups, named after Kafka's broker settings.
+	fs.DurationVar(&f.cfg.Groups.InitialRebalanceDelay, "group-initial-rebalance-delay", f.cfg.Groups.InitialRebalanceDelay, "how long a new group's first rebalance waits for more members (SPOOL_GROUP_INITIAL_REBALANCE_DELAY)")
+	fs.DurationVar(&f.cfg.Groups.MinSessionTimeout, "group-min-session-timeout", f.cfg.Groups.MinSessionTimeout, "smallest session timeout a group member may ask for (SPOOL_GROUP_MIN_SESSION_TIMEOUT)")
+	fs.DurationVar(&f.cfg.Groups.MaxSessionTimeout, "group-max-session-timeout", f.cfg.Groups.MaxSessionTimeout, "largest session timeout a group member may ask for (SPOOL_GROUP_MAX_SESSION_TIMEOUT)")
+	fs.Int32Var(&f.cfg.Groups.OffsetsTopicPartitions, "offsets-topic-partitions", f.cfg.Groups.OffsetsTopicPartitions, "partitions of __consumer_offsets when it is created; fixed afterwards (SPOOL_OFFSETS_TOPIC_PARTITIONS)")
 	return cmd
 }
 
@@ -71,9 +86,9 @@ func parseFlushPolicy(s string) (partition.FlushPolicy, error) {
 	return 0, fmt.Errorf("flush policy %q: want every-append, interval or os", s)
 }
 
-func newLogger(level, format string) (*logrus.Logger, error) {
+func newLogger(level, format string, out io.Writer) (*logrus.Logger, error) {
 	log := logrus.New()
-	log.SetOutput(os.Stderr)
+	log.SetOutput(out)
 	lvl, err := logrus.ParseLevel(level)
 	if err != nil {
 		return nil, fmt.Errorf("log level: %w", err)
@@ -90,18 +105,36 @@ func newLogger(level, format string) (*logrus.Logger, error) {
 	return log, nil
 }
 
+// config is the node.Config the flags describe.
+func (f *nodeFlags) config() (node.Config, error) {
+	cfg := f.cfg
+	var err error
+	if cfg.Topic.Flush, err = parseFlushPolicy(f.flushPolicy); err != nil {
+		return cfg, err
+	}
+	cfg.Topic.FlushEvery = f.flushInterval
+	switch {
+	case f.retentionMs < -1:
+		return cfg, fmt.Errorf("--retention-ms %d: want -1 (forever) or more", f.retentionMs)
+	case f.retentionMs == -1:
+		cfg.Topic.RetentionAge = -1
+	default:
+		cfg.Topic.RetentionAge = time.Duration(f.retentionMs) * time.Millisecond
+	}
+	return cfg, nil
+}
+
 // run starts the node, logs that it is ready, and shuts it down gracefully
-// when ctx ends (SIGINT or SIGTERM).
-func (f *nodeFlags) run(ctx context.Context) error {
-	log, err := newLogger(f.logLevel, f.logFormat)
+// when ctx ends (SIGINT or SIGTERM). Logs go to logOut (stderr).
+func (f *nodeFlags) run(ctx context.Context, logOut io.Writer) error {
+	log, err := newLogger(f.logLevel, f.logFormat, logOut)
 	if err != nil {
 		return err
 	}
-	cfg := f.cfg
-	if cfg.Topic.Flush, err = parseFlushPolicy(f.flushPolicy); err != nil {
+	cfg, err := f.config()
+	if err != nil {
 		return err
 	}
-	cfg.Topic.FlushEvery = f.flushInterval
 	cfg.Logger = log
 
 	n, err := node.New(cfg)
@@ -118,6 +151,7 @@ func (f *nodeFlags) run(ctx context.Context) error {
 		"admin_addr": n.AdminAddr(),
 		"data_dir":   cfg.DataDir,
 		"flush":      f.flushPolicy,
+		"version":    version,
 	}).Info("spool node ready")
 
 	<-ctx.Done()
