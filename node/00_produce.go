@@ -214,16 +214,7 @@ func (n *Node) leaderPartition(topic string, index int32) (*localPartition, *ker
 	return p, nil
 }
 
-// leaderOf is the partition's first live replica, or -1.
+// leaderOf is the partition's leader in the cluster view, or -1.
 func (n *Node) leaderOf(spec TopicSpec, index int32) int32 {
-	live := make(map[int32]bool)
-	for _, b := range n.cluster.Brokers() {
-		live[b.ID] = true
-	}
-	for _, r := range spec.Replicas[index] {
-		if live[r] {
-			return r
-		}
-	}
-	return -1
+	return n.cluster.Leader(spec.Replicas[index])
 }

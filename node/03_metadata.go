@@ -12,12 +12,16 @@ import (
 // Metadata: v1-12
 //
 // Behavior:
-// * Brokers are the cluster's live brokers; the controller is the cluster's
-//   choice (this node when alone).
+// * Any node answers from its cluster view: brokers are the live members
+//   gossip knows (id, advertised Kafka address, rack); the controller is
+//   the answering node, since every node serves CreateTopics/DeleteTopics.
 // * Null topics lists every topic; an empty list lists none.
-// * Per partition: replicas in succession order, leader = first live
-//   replica (LEADER_NOT_AVAILABLE with leader -1 if none), ISR = the live
-//   replicas, offline = the others. LeaderEpoch is always 0.
+// * Per partition: replicas in succession order (as placed at creation),
+//   offline = the replicas not alive. Until replication lands the data is
+//   on the first replica only, so it leads while alive and ISR = [leader];
+//   with the first replica down the partition has no leader (-1) and
+//   LEADER_NOT_AVAILABLE, never a silently moved, empty one. LeaderEpoch
+//   is always 0.
 // * Unknown topics are auto-created when the node allows it and the request
 //   does (AllowAutoTopicCreation, v4+; always for v1-3). Invalid names get
 //   INVALID_TOPIC_EXCEPTION and are never created.
@@ -71,16 +75,13 @@ func (n *Node) handleMetadata(ctx context.Context, wreq *wire.Request) wire.Resp
 			sp.ISR = []int32{}
 			sp.OfflineReplicas = []int32{}
 			for _, r := range replicas {
-				if live[r] {
-					if sp.Leader < 0 {
-						sp.Leader = r
-					}
-					sp.ISR = append(sp.ISR, r)
-				} else {
+				if !live[r] {
 					sp.OfflineReplicas = append(sp.OfflineReplicas, r)
 				}
 			}
-			if sp.Leader < 0 {
+			if sp.Leader = n.cluster.Leader(replicas); sp.Leader >= 0 {
+				sp.ISR = append(sp.ISR, sp.Leader)
+			} else {
 				sp.ErrorCode = kerr.LeaderNotAvailable.Code
 			}
 			st.Partitions = append(st.Partitions, sp)

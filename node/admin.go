@@ -11,24 +11,41 @@ import (
 
 // adminHandler serves the admin HTTP API:
 //
-//	/healthz       200 while the process serves HTTP at all
-//	/readyz        200 once listening with every partition open, else 503
-//	/metrics       Prometheus text of the node's go-metrics
-//	/v1/stats      JSON counters (wire's sendfile and copy bytes included)
-//	/v1/topics     JSON topic catalog
-//	/debug/pprof/  Go profiling
+//	/healthz        200 while the process serves HTTP, 503 when the cluster
+//	                refuses this node (duplicate broker id or name)
+//	/readyz         200 once serving with every partition open and joined
+//	                to the cluster, else 503 with the reason
+//	/metrics        Prometheus text of the node's go-metrics, Serf's and
+//	                memberlist's included
+//	/v1/stats       JSON counters (wire's sendfile and copy bytes included)
+//	/v1/topics      JSON topic catalog
+//	/v1/members     JSON members as gossip sees them (status, addresses, rack,
+//	                partitions led)
+//	/v1/members/watch  NDJSON stream of membership events, one per line
+//	/v1/placement   JSON replicas and leader per partition (?topic=T for one
+//	                topic) beside where rendezvous over today's roster would
+//	                put them
+//	/v1/roster      JSON roster (decommissioned ids included)
+//	POST /v1/roster/decommission?id=N  removes a stopped broker from the roster
+//	/internal/membership/  catalog and roster for peers' anti-entropy
+//	/debug/pprof/   Go profiling
 func (n *Node) adminHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		if err := n.agent.Health(); err != nil && isRefusal(err) {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
 		w.Write([]byte("ok\n"))
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
-		if !n.Ready() {
-			http.Error(w, "not ready", http.StatusServiceUnavailable)
+		if err := n.readiness(); err != nil {
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
 			return
 		}
 		w.Write([]byte("ready\n"))
 	})
+	n.clusterAdminRoutes(mux)
 	mux.Handle("/metrics", promhttp.HandlerFor(n.registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/v1/stats", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, n.Stats())

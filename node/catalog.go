@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
-	"sync"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/spool-log/spool/membership"
 )
 
-// ErrTopicExists and ErrUnknownTopic are what Catalog.Create and Delete return
+// ErrTopicExists and ErrUnknownTopic are what the catalog's Create and Delete return
 // for a name that is already taken or not there.
 var (
 	ErrTopicExists  = errors.New("topic already exists")
@@ -67,147 +69,151 @@ type TopicSpec struct {
 	Configs  map[string]string `json:"configs,omitempty"`
 }
 
-// Catalog is the set of topics. The single-node FileCatalog keeps it in one
-// file; the cluster layer replaces it with one that gossip keeps in sync.
-type Catalog interface {
-	// Topics returns every topic, sorted by name.
-	Topics() []TopicSpec
-	// Topic looks a topic up by name.
-	Topic(name string) (TopicSpec, bool)
-	// TopicByID looks a topic up by id.
-	TopicByID(id TopicID) (TopicSpec, bool)
-	// Create records a new topic durably, or returns ErrTopicExists.
-	Create(spec TopicSpec) error
-	// Delete removes a topic durably and returns what it was, or returns
-	// ErrUnknownTopic.
-	Delete(name string) (TopicSpec, error)
-	// Changes is signalled after every change, whoever made it, so the
-	// node can open and close local partitions to match.
-	Changes() <-chan struct{}
-}
-
-// FileCatalog is a Catalog persisted as JSON in one file, replaced atomically
-// on every change.
-type FileCatalog struct {
-	path    string
-	mu      sync.RWMutex
-	topics  map[string]TopicSpec
+// gossipCatalog is the topic catalog as the node uses it: the membership
+// agent's, which Serf user events spread and anti-entropy repairs, seen
+// through the node's own types.
+type gossipCatalog struct {
+	agent   *membership.Agent
 	changes chan struct{}
 }
 
-type catalogFile struct {
-	Version int         `json:"version"`
-	Topics  []TopicSpec `json:"topics"`
+// newGossipCatalog subscribes to the agent's catalog changes before anything
+// reads the catalog, so no change falls between a read and the watch.
+func newGossipCatalog(agent *membership.Agent, log logrus.FieldLogger) *gossipCatalog {
+	c := &gossipCatalog{agent: agent, changes: make(chan struct{}, 1)}
+	watch, _ := agent.WatchTopics() // closed by the agent's Shutdown
+	go func() {
+		for ch := range watch {
+			if ch.Old != nil && !ch.Old.Deleted && ch.Old.ID != ch.New.ID && !ch.New.Deleted {
+				// Two nodes created the name at once and the other
+				// create won: reconcile deletes the loser's partitions
+				// (their id no longer matches) and opens the winner's.
+				log.WithFields(logrus.Fields{"topic": ch.New.Name, "lost": ch.Old.ID.String(), "won": ch.New.ID.String()}).
+					Warn("concurrent creates of one topic: keeping the winner, deleting the other's partitions")
+			}
+			c.signal()
+		}
+	}()
+	return c
 }
 
-// OpenFileCatalog loads the catalog at path, or starts an empty one if the
-// file does not exist.
-func OpenFileCatalog(path string) (*FileCatalog, error) {
-	c := &FileCatalog{path: path, topics: make(map[string]TopicSpec), changes: make(chan struct{}, 1)}
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return c, nil
+func specFromEntry(e membership.TopicEntry) TopicSpec {
+	return TopicSpec{
+		Name:              e.Name,
+		ID:                TopicID(e.ID),
+		Partitions:        e.Partitions,
+		ReplicationFactor: e.ReplicationFactor,
+		Replicas:          e.Replicas,
+		Configs:           e.Config,
 	}
-	if err != nil {
-		return nil, fmt.Errorf("read catalog %s: %w", path, err)
-	}
-	var f catalogFile
-	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("parse catalog %s: %w", path, err)
-	}
-	for _, t := range f.Topics {
-		if err := ValidateTopicName(t.Name); err != nil {
-			return nil, fmt.Errorf("catalog %s: %w", path, err)
-		}
-		if t.Partitions < 1 || int(t.Partitions) != len(t.Replicas) {
-			return nil, fmt.Errorf("catalog %s: topic %s has %d partitions and %d replica lists", path, t.Name, t.Partitions, len(t.Replicas))
-		}
-		c.topics[t.Name] = t
-	}
-	return c, nil
 }
 
-func (c *FileCatalog) Topics() []TopicSpec {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	out := make([]TopicSpec, 0, len(c.topics))
-	for _, t := range c.topics {
-		out = append(out, t)
+// Topics returns every topic, sorted by name.
+func (c *gossipCatalog) Topics() []TopicSpec {
+	entries := c.agent.Topics()
+	out := make([]TopicSpec, len(entries))
+	for i, e := range entries {
+		out[i] = specFromEntry(e)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
-func (c *FileCatalog) Topic(name string) (TopicSpec, bool) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	t, ok := c.topics[name]
-	return t, ok
+// Topic looks a topic up by name.
+func (c *gossipCatalog) Topic(name string) (TopicSpec, bool) {
+	e, ok := c.agent.Topic(name)
+	if !ok {
+		return TopicSpec{}, false
+	}
+	return specFromEntry(e), true
 }
 
-func (c *FileCatalog) TopicByID(id TopicID) (TopicSpec, bool) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	for _, t := range c.topics {
-		if t.ID == id {
-			return t, true
+// TopicByID looks a topic up by id.
+func (c *gossipCatalog) TopicByID(id TopicID) (TopicSpec, bool) {
+	for _, e := range c.agent.Topics() {
+		if TopicID(e.ID) == id {
+			return specFromEntry(e), true
 		}
 	}
 	return TopicSpec{}, false
 }
 
-func (c *FileCatalog) Create(spec TopicSpec) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.topics[spec.Name]; ok {
+// Create records a new topic with the id and replicas the node chose, or
+// returns ErrTopicExists.
+func (c *gossipCatalog) Create(spec TopicSpec) error {
+	_, err := c.agent.CreateTopic(membership.TopicSpec{
+		Name:              spec.Name,
+		Partitions:        spec.Partitions,
+		ReplicationFactor: spec.ReplicationFactor,
+		Config:            spec.Configs,
+		ID:                membership.TopicID(spec.ID),
+		Replicas:          spec.Replicas,
+	})
+	switch {
+	case errors.Is(err, membership.ErrTopicExists):
 		return ErrTopicExists
-	}
-	c.topics[spec.Name] = spec
-	if err := c.saveLocked(); err != nil {
-		delete(c.topics, spec.Name)
+	case errors.Is(err, membership.ErrInvalidReplicationFactor):
+		return fmt.Errorf("%w: %v", errReplicationFactor, err)
+	case err != nil:
 		return err
 	}
 	c.signal()
 	return nil
 }
 
-func (c *FileCatalog) Delete(name string) (TopicSpec, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t, ok := c.topics[name]
-	if !ok {
+// Delete removes a topic and returns what it was, or returns ErrUnknownTopic.
+func (c *gossipCatalog) Delete(name string) (TopicSpec, error) {
+	e, err := c.agent.DeleteTopic(name)
+	if errors.Is(err, membership.ErrUnknownTopic) {
 		return TopicSpec{}, ErrUnknownTopic
 	}
-	delete(c.topics, name)
-	if err := c.saveLocked(); err != nil {
-		c.topics[name] = t
+	if err != nil {
 		return TopicSpec{}, err
 	}
 	c.signal()
-	return t, nil
+	return specFromEntry(e), nil
 }
 
-func (c *FileCatalog) Changes() <-chan struct{} { return c.changes }
+// Changes is signalled after every change, whoever made it, so the node can
+// open and close local partitions to match.
+func (c *gossipCatalog) Changes() <-chan struct{} { return c.changes }
 
-func (c *FileCatalog) signal() {
+func (c *gossipCatalog) signal() {
 	select {
 	case c.changes <- struct{}{}:
 	default:
 	}
 }
 
-func (c *FileCatalog) saveLocked() error {
-	f := catalogFile{Version: 1}
-	for _, t := range c.topics {
-		f.Topics = append(f.Topics, t)
+// importLegacyCatalog moves the topics of a single-node catalog file
+// (DATA/topics.json, before nodes formed clusters) into the gossip catalog,
+// once, keeping their ids and replicas; without it the next start would
+// take their partitions for orphans. The file is renamed afterwards.
+func (n *Node) importLegacyCatalog() error {
+	path := filepath.Join(n.cfg.DataDir, legacyCatalogFileName)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
 	}
-	sort.Slice(f.Topics, func(i, j int) bool { return f.Topics[i].Name < f.Topics[j].Name })
-	b, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
-		return fmt.Errorf("encode catalog: %w", err)
+		return fmt.Errorf("read legacy catalog %s: %w", path, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(c.path), 0o755); err != nil {
-		return fmt.Errorf("create catalog dir: %w", err)
+	var f struct {
+		Topics []TopicSpec `json:"topics"`
 	}
-	return writeFileAtomic(c.path, b)
+	if err := json.Unmarshal(b, &f); err != nil {
+		return fmt.Errorf("parse legacy catalog %s: %w", path, err)
+	}
+	for _, t := range f.Topics {
+		if _, ok := n.catalog.Topic(t.Name); ok {
+			continue
+		}
+		if err := n.catalog.Create(t); err != nil && !errors.Is(err, ErrTopicExists) {
+			return fmt.Errorf("import topic %s from %s: %w", t.Name, path, err)
+		}
+		n.log.WithField("topic", t.Name).Info("imported topic from the single-node catalog")
+	}
+	if err := os.Rename(path, path+".imported"); err != nil {
+		return fmt.Errorf("retire legacy catalog %s: %w", path, err)
+	}
+	return nil
 }

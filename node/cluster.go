@@ -3,7 +3,10 @@ package node
 import (
 	"fmt"
 	"net"
+	"sort"
 	"strconv"
+
+	"github.com/spool-log/spool/membership"
 )
 
 // Broker is one live broker as Metadata reports it.
@@ -14,42 +17,75 @@ type Broker struct {
 	Rack string
 }
 
-// Cluster is the node's view of the other brokers. The single-node
-// implementation knows only this node; the membership layer replaces it with
-// one fed by gossip.
-type Cluster interface {
-	// ClusterID is reported in Metadata v2+.
-	ClusterID() string
-	// Brokers lists the live brokers, this one included.
-	Brokers() []Broker
-	// ControllerID is the broker named controller in Metadata; clients
-	// send admin requests (CreateTopics, DeleteTopics) there.
-	ControllerID() int32
-	// Place picks the replicas of each partition of a new topic, in
-	// succession order.
-	Place(topic string, partitions int32, replicationFactor int16) ([][]int32, error)
-}
-
-// localCluster is a cluster of this node alone.
-type localCluster struct {
+// gossipCluster is the node's view of the brokers, from its membership
+// agent: Serf liveness plus the roster placement hashes over.
+type gossipCluster struct {
+	agent     *membership.Agent
 	clusterID string
-	self      func() Broker
+	self      int32
 }
 
-func (c *localCluster) ClusterID() string   { return c.clusterID }
-func (c *localCluster) Brokers() []Broker   { return []Broker{c.self()} }
-func (c *localCluster) ControllerID() int32 { return c.self().ID }
+// ClusterID is reported in Metadata v2+.
+func (c *gossipCluster) ClusterID() string { return c.clusterID }
 
-func (c *localCluster) Place(topic string, partitions int32, rf int16) ([][]int32, error) {
-	if rf != 1 {
-		return nil, fmt.Errorf("%w: replication factor %d, but this cluster has 1 broker", errReplicationFactor, rf)
+// ControllerID is the broker Metadata names controller; clients send
+// CreateTopics and DeleteTopics there. Every node can serve them (the
+// catalog is gossiped), and the node answering is certainly alive, so it
+// names itself.
+func (c *gossipCluster) ControllerID() int32 { return c.self }
+
+// Brokers lists the live brokers, this one included, by id. A member whose
+// advertised Kafka address does not parse is left out: clients could not
+// reach it anyway.
+func (c *gossipCluster) Brokers() []Broker {
+	live := c.agent.LiveBrokers()
+	out := make([]Broker, 0, len(live))
+	for id, m := range live {
+		host, port, err := splitHostPort(m.KafkaAddr)
+		if err != nil {
+			continue
+		}
+		out = append(out, Broker{ID: id, Host: host, Port: port, Rack: m.Rack})
 	}
-	id := c.self().ID
-	out := make([][]int32, partitions)
-	for i := range out {
-		out[i] = []int32{id}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Place picks the replicas of each partition of a new topic, in succession
+// order: rendezvous hashing over the roster (every broker ever seen alive,
+// decommissioned ones excepted), not only over the brokers alive right now.
+func (c *gossipCluster) Place(topic string, partitions int32, rf int16) ([][]int32, error) {
+	roster := c.agent.Roster()
+	if int(rf) > len(roster) {
+		return nil, fmt.Errorf("%w: replication factor %d, but the roster has %d brokers", errReplicationFactor, rf, len(roster))
 	}
-	return out, nil
+	return membership.PlaceTopic(topic, partitions, roster, int(rf)), nil
+}
+
+// Leader is the broker leading a partition with these replicas, or -1.
+// Until replication lands only the first replica holds the data, so it
+// leads while it is alive and nobody does otherwise: the partition is
+// unavailable rather than served, empty, by another replica.
+func (c *gossipCluster) Leader(replicas []int32) int32 {
+	leader, ok := membership.PreferredLeader(replicas, c.agent.LiveBrokers())
+	if !ok {
+		return -1
+	}
+	return leader
+}
+
+// PartitionsLed counts, per live broker, the partitions of topics it leads.
+func (c *gossipCluster) PartitionsLed(topics []TopicSpec) map[int32]int {
+	live := c.agent.LiveBrokers()
+	out := make(map[int32]int, len(live))
+	for _, t := range topics {
+		for _, replicas := range t.Replicas {
+			if leader, ok := membership.PreferredLeader(replicas, live); ok {
+				out[leader]++
+			}
+		}
+	}
+	return out
 }
 
 // splitHostPort parses an advertised address for Metadata.

@@ -65,10 +65,9 @@ type Config struct {
 	// Logger receives the node's logs; nil means logrus's standard logger.
 	Logger logrus.FieldLogger
 
-	// Cluster and Catalog replace the single-node implementations; nil
-	// means a cluster of this node alone and a catalog file in DataDir.
-	Cluster Cluster
-	Catalog Catalog
+	// Gossip is how the node finds its peers. A node alone is a cluster of
+	// one; the topic catalog always lives in the membership agent.
+	Gossip GossipConfig
 }
 
 // TopicDefaults is the broker-wide default topic configuration.
@@ -127,6 +126,7 @@ func DefaultConfig() Config {
 			Flush:           pc.Flush,
 			FlushEvery:      pc.FlushEvery,
 		},
+		Gossip: DefaultGossipConfig(),
 		Groups: GroupSettings{
 			InitialRebalanceDelay:  gc.InitialRebalanceDelay,
 			MinSessionTimeout:      gc.MinSessionTimeout,

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/partition"
 )
 
@@ -20,6 +21,8 @@ func testConfig(t testing.TB, dir string) Config {
 	cfg.DataDir = dir
 	cfg.KafkaAddr = "127.0.0.1:0"
 	cfg.AdminAddr = "127.0.0.1:0"
+	cfg.Gossip.BindAddr = "127.0.0.1:0"
+	cfg.Gossip.Timings = membership.TimingsFast
 	cfg.Topic.Flush = partition.FlushEveryAppend
 	log := logrus.New()
 	log.SetOutput(io.Discard)

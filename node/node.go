@@ -20,25 +20,32 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
 
+	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/partition"
 	"github.com/spool-log/spool/wire"
 )
 
 // Files the node keeps in DataDir beside the partition directories.
 const (
-	catalogFileName     = "topics.json"
-	producerIDsFileName = "producer-ids"
-	clusterIDFileName   = "cluster-id"
+	legacyCatalogFileName = "topics.json" // single-node catalog, imported once
+	producerIDsFileName   = "producer-ids"
+	clusterIDFileName     = "cluster-id"
 )
 
 // Node is one Spool broker.
 type Node struct {
-	cfg     Config
-	log     logrus.FieldLogger
-	catalog Catalog
-	cluster Cluster
-	files   *partition.FileCache
-	pids    *producerIDs
+	cfg   Config
+	log   logrus.FieldLogger
+	files *partition.FileCache
+	pids  *producerIDs
+
+	// The cluster view and the topic catalog, both from the membership
+	// agent, which Start creates once the listeners are bound.
+	agent     *membership.Agent
+	cluster   *gossipCluster
+	catalog   *gossipCatalog
+	clusterID string
+	stopJoin  func()
 
 	mu          sync.RWMutex
 	parts       map[tp]*localPartition
@@ -53,6 +60,7 @@ type Node struct {
 	adminLn   net.Listener
 
 	metrics  *metrics.Metrics
+	sink     *promsink.PrometheusSink
 	registry *prometheus.Registry
 	stats    counters
 
@@ -94,22 +102,11 @@ func New(cfg Config) (*Node, error) {
 		serveErr: make(chan error, 2),
 	}
 
-	n.catalog = cfg.Catalog
-	if n.catalog == nil {
-		c, err := OpenFileCatalog(filepath.Join(cfg.DataDir, catalogFileName))
-		if err != nil {
-			return nil, err
-		}
-		n.catalog = c
+	id, err := loadClusterID(filepath.Join(cfg.DataDir, clusterIDFileName))
+	if err != nil {
+		return nil, err
 	}
-	n.cluster = cfg.Cluster
-	if n.cluster == nil {
-		id, err := loadClusterID(filepath.Join(cfg.DataDir, clusterIDFileName))
-		if err != nil {
-			return nil, err
-		}
-		n.cluster = &localCluster{clusterID: id, self: n.self}
-	}
+	n.clusterID = id
 	pids, err := openProducerIDs(filepath.Join(cfg.DataDir, producerIDsFileName), cfg.NodeID)
 	if err != nil {
 		return nil, err
@@ -117,6 +114,8 @@ func New(cfg Config) (*Node, error) {
 	n.pids = pids
 
 	n.registry = prometheus.NewRegistry()
+	// No Expiration: a gauge set on membership changes only (members,
+	// partitions led) must not vanish from /metrics a minute later.
 	sink, err := promsink.NewPrometheusSinkFrom(promsink.PrometheusOpts{
 		Name:       fmt.Sprintf("spool_node_%d", cfg.NodeID),
 		Registerer: n.registry,
@@ -124,6 +123,7 @@ func New(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metrics sink: %w", err)
 	}
+	n.sink = sink
 	mc := metrics.DefaultConfig("spool")
 	mc.EnableHostname = false
 	mc.EnableRuntimeMetrics = false
@@ -135,51 +135,61 @@ func New(cfg Config) (*Node, error) {
 	return n, nil
 }
 
-// self is this broker as Metadata shows it.
-func (n *Node) self() Broker {
-	host, port, err := splitHostPort(n.AdvertisedKafkaAddr())
-	if err != nil {
-		host, port = "127.0.0.1", 9092
-	}
-	return Broker{ID: n.cfg.NodeID, Host: host, Port: port, Rack: n.cfg.Rack}
-}
-
-// Start opens every local partition, binds the Kafka and admin listeners and
-// starts serving. It returns once the node is ready.
-func (n *Node) Start() error {
+// Start binds the Kafka and admin listeners, starts the membership agent
+// (which joins the cluster in the background), opens every local partition
+// the catalog gives this node and starts serving. It returns once the node
+// serves; /readyz also waits for the cluster join.
+func (n *Node) Start() (err error) {
 	if !n.started.CompareAndSwap(false, true) {
 		return errors.New("node already started")
+	}
+	ln, err := net.Listen("tcp", n.cfg.KafkaAddr)
+	if err != nil {
+		return fmt.Errorf("listen for kafka on %s: %w", n.cfg.KafkaAddr, err)
+	}
+	n.kafkaLn = ln
+	n.kafkaAddr = ln.Addr().String()
+	defer func() {
+		if err != nil {
+			ln.Close()
+			if n.adminLn != nil {
+				n.adminLn.Close()
+			}
+			if n.stopJoin != nil {
+				n.stopJoin()
+			}
+			n.stopMembership()
+			n.closePartitions()
+		}
+	}()
+	if n.cfg.AdminAddr != "" {
+		aln, err := net.Listen("tcp", n.cfg.AdminAddr)
+		if err != nil {
+			return fmt.Errorf("listen for admin http on %s: %w", n.cfg.AdminAddr, err)
+		}
+		n.adminLn = aln
+	}
+	// Tags carry the bound addresses, so the agent starts after the
+	// listeners; partitions open after it, from its catalog.
+	if err := n.startMembership(); err != nil {
+		return err
+	}
+	if err := n.importLegacyCatalog(); err != nil {
+		return err
 	}
 	if err := n.removeOrphans(); err != nil {
 		return err
 	}
 	if err := n.reconcile(); err != nil {
-		n.closePartitions()
 		return fmt.Errorf("open partitions: %w", err)
 	}
-
-	ln, err := net.Listen("tcp", n.cfg.KafkaAddr)
-	if err != nil {
-		n.closePartitions()
-		return fmt.Errorf("listen for kafka on %s: %w", n.cfg.KafkaAddr, err)
-	}
-	n.kafkaLn = ln
-	n.kafkaAddr = ln.Addr().String()
-
-	if n.cfg.AdminAddr != "" {
-		aln, err := net.Listen("tcp", n.cfg.AdminAddr)
-		if err != nil {
-			ln.Close()
-			n.closePartitions()
-			return fmt.Errorf("listen for admin http on %s: %w", n.cfg.AdminAddr, err)
-		}
-		n.adminLn = aln
+	if n.adminLn != nil {
 		n.admin = &http.Server{Handler: n.adminHandler(), ReadHeaderTimeout: 10 * time.Second}
-		go func() {
+		go func(aln net.Listener) {
 			if err := n.admin.Serve(aln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				n.log.WithError(err).Error("admin http server stopped")
 			}
-		}()
+		}(n.adminLn)
 	}
 
 	wcfg := wire.DefaultConfig()
@@ -198,9 +208,12 @@ func (n *Node) Start() error {
 	}()
 
 	n.metrics.SetGauge([]string{"partitions"}, float32(len(n.localPartitions())))
-	n.loops.Add(2)
+	n.metrics.SetGauge([]string{"partitions", "led"}, float32(n.partitionsLed()))
+	memberEvents, _ := n.agent.Subscribe() // closed by the agent's Shutdown
+	n.loops.Add(3)
 	go n.retentionLoop()
 	go n.catalogLoop()
+	go n.membershipLoop(memberEvents)
 	n.ready.Store(true)
 	return nil
 }
@@ -234,7 +247,11 @@ func (n *Node) AdminAddr() string {
 func (n *Node) NodeID() int32 { return n.cfg.NodeID }
 
 // Ready reports whether the node is listening with every partition open.
+// It does not wait for the cluster join; /readyz does.
 func (n *Node) Ready() bool { return n.ready.Load() }
+
+// Membership is the node's membership agent (nil before Start).
+func (n *Node) Membership() *membership.Agent { return n.agent }
 
 func (n *Node) isClosing() bool {
 	select {
@@ -245,13 +262,16 @@ func (n *Node) isClosing() bool {
 	}
 }
 
-// Shutdown stops accepting connections, lets in-flight requests finish
-// (long polls return early with what they have), then flushes and closes
-// every partition. If ctx ends first, remaining connections are cut.
+// Shutdown leaves the cluster gracefully (peers see this node "left" and
+// stop sending clients here), stops accepting connections, lets in-flight
+// requests finish (long polls return early with what they have), then
+// flushes and closes every partition and stops gossip. If ctx ends first,
+// remaining connections are cut.
 func (n *Node) Shutdown(ctx context.Context) error {
 	var err error
 	n.shutOnce.Do(func() {
 		n.ready.Store(false)
+		n.leaveCluster()
 		close(n.closing)
 		var errs []error
 		if n.server != nil {
@@ -266,6 +286,9 @@ func (n *Node) Shutdown(ctx context.Context) error {
 		}
 		n.loops.Wait()
 		if e := n.closePartitions(); e != nil {
+			errs = append(errs, e)
+		}
+		if e := n.stopMembership(); e != nil {
 			errs = append(errs, e)
 		}
 		n.metrics.Shutdown()

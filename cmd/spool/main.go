@@ -34,8 +34,9 @@ func main() {
 
 // globals are the flags every client command shares.
 type globals struct {
-	brokers string
-	timeout time.Duration
+	brokers   string
+	timeout   time.Duration
+	adminAddr string // admin HTTP address, for the cluster commands
 }
 
 func newRootCmd() *cobra.Command {
@@ -51,8 +52,10 @@ func newRootCmd() *cobra.Command {
 		},
 	}
 	root.PersistentFlags().StringVar(&g.brokers, "brokers", "127.0.0.1:9092", "comma-separated Kafka addresses of Spool nodes (SPOOL_BROKERS)")
+	root.PersistentFlags().StringVar(&g.adminAddr, "admin", "127.0.0.1:9644", "admin HTTP address (host:port) of a Spool node, for members, placement and decommission (SPOOL_ADMIN)")
 	root.PersistentFlags().DurationVar(&g.timeout, "timeout", 10*time.Second, "how long client commands wait for a node to answer (SPOOL_TIMEOUT)")
-	root.AddCommand(newNodeCmd(), newTopicCmd(g), newProduceCmd(g), newConsumeCmd(g), newGroupCmd(g), newBenchCmd(g))
+	root.AddCommand(newNodeCmd(), newTopicCmd(g), newProduceCmd(g), newConsumeCmd(g), newGroupCmd(g), newBenchCmd(g),
+		newMembersCmd(g), newPlacementCmd(g), newDecommissionCmd(g))
 	return root
 }
 

@@ -41,6 +41,8 @@ func testNode(t testing.TB, options ...func(*node.Config)) *node.Node {
 	cfg.DataDir = t.TempDir()
 	cfg.KafkaAddr = "127.0.0.1:0"
 	cfg.AdminAddr = "127.0.0.1:0"
+	cfg.Gossip.BindAddr = "127.0.0.1:0"
+	cfg.Gossip.Timings = "fast"
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	cfg.Logger = log

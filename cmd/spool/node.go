@@ -26,6 +26,7 @@ type nodeFlags struct {
 	flushInterval   time.Duration
 	shutdownTimeout time.Duration
 	retentionMs     int64 // becomes cfg.Topic.RetentionAge
+	gossip          gossipFlags
 }
 
 func newNodeCmd() *cobra.Command {
@@ -71,6 +72,8 @@ SPOOL_* environment equivalent (--data-dir is SPOOL_DATA_DIR).`,
 	fs.DurationVar(&f.cfg.Groups.MinSessionTimeout, "group-min-session-timeout", f.cfg.Groups.MinSessionTimeout, "smallest session timeout a group member may ask for (SPOOL_GROUP_MIN_SESSION_TIMEOUT)")
 	fs.DurationVar(&f.cfg.Groups.MaxSessionTimeout, "group-max-session-timeout", f.cfg.Groups.MaxSessionTimeout, "largest session timeout a group member may ask for (SPOOL_GROUP_MAX_SESSION_TIMEOUT)")
 	fs.Int32Var(&f.cfg.Groups.OffsetsTopicPartitions, "offsets-topic-partitions", f.cfg.Groups.OffsetsTopicPartitions, "partitions of __consumer_offsets when it is created; fixed afterwards (SPOOL_OFFSETS_TOPIC_PARTITIONS)")
+	// The cluster: gossip membership and its encryption.
+	addGossipFlags(fs, &f.gossip)
 	return cmd
 }
 
@@ -113,6 +116,9 @@ func (f *nodeFlags) config() (node.Config, error) {
 		return cfg, err
 	}
 	cfg.Topic.FlushEvery = f.flushInterval
+	if err := f.gossip.apply(&cfg); err != nil {
+		return cfg, err
+	}
 	switch {
 	case f.retentionMs < -1:
 		return cfg, fmt.Errorf("--retention-ms %d: want -1 (forever) or more", f.retentionMs)
@@ -149,6 +155,7 @@ func (f *nodeFlags) run(ctx context.Context, logOut io.Writer) error {
 		"kafka_addr": n.KafkaAddr(),
 		"advertised": n.AdvertisedKafkaAddr(),
 		"admin_addr": n.AdminAddr(),
+		"gossip":     n.Membership().Local().GossipAddr,
 		"data_dir":   cfg.DataDir,
 		"flush":      f.flushPolicy,
 		"version":    version,

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/spool-log/spool/node"
+)
+
+func newMembersCmd(g *globals) *cobra.Command {
+	var output string
+	var watch bool
+	cmd := &cobra.Command{
+		Use:   "members",
+		Short: "List the cluster's members as one node's gossip sees them",
+		Long: `List the cluster's members as the --admin node sees them: name, broker id,
+status (alive, failed or left), Kafka and gossip addresses, rack and how many
+partitions each leads. With --watch, stream join, fail, leave, update and reap
+events as they happen, one line each, until interrupted.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "table" && output != "json" {
+				return fmt.Errorf("--output %q: want table or json", output)
+			}
+			if watch {
+				ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+				defer stop()
+				return watchMembers(ctx, g, cmd.OutOrStdout(), output)
+			}
+			var members []node.MemberInfo
+			if err := g.adminJSON(cmd.Context(), "GET", "/v1/members", &members); err != nil {
+				return err
+			}
+			if output == "json" {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(members)
+			}
+			printMembers(cmd.OutOrStdout(), members)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table or json (one JSON object per line with --watch)")
+	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "stream membership events until interrupted")
+	return cmd
+}
+
+func printMembers(out io.Writer, members []node.MemberInfo) {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "NAME\tID\tSTATUS\tKAFKA\tGOSSIP\tRACK\tLED")
+	for _, m := range members {
+		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", m.Name, m.ID, m.Status, m.KafkaAddr, m.GossipAddr, orDash(m.Rack), ledColumn(m))
+	}
+	w.Flush()
+}
+
+func ledColumn(m node.MemberInfo) string {
+	if m.Status != "alive" {
+		return "-"
+	}
+	return strconv.Itoa(m.PartitionsLed)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// watchMembers streams /v1/members/watch: each event as one line of text,
+// or as the node's JSON line with -o json.
+func watchMembers(ctx context.Context, g *globals, out io.Writer, output string) error {
+	resp, cancel, err := g.adminDo(ctx, "GET", "/v1/members/watch", true)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if output == "json" {
+			fmt.Fprintf(out, "%s\n", line)
+			continue
+		}
+		var ev node.MemberEvent
+		if err := json.Unmarshal(line, &ev); err != nil {
+			return fmt.Errorf("decode member event %q: %w", line, err)
+		}
+		m := ev.Member
+		fmt.Fprintf(out, "%s  %-6s  %s  id=%d  status=%s  kafka=%s  gossip=%s  rack=%s\n",
+			ev.Time.Format("2006-01-02T15:04:05.000Z07:00"), ev.Type, m.Name, m.ID, m.Status, m.KafkaAddr, m.GossipAddr, orDash(m.Rack))
+	}
+	if ctx.Err() != nil {
+		return nil // interrupted: the normal way to stop watching
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("watch members at %s: %w", g.adminAddr, err)
+	}
+	return fmt.Errorf("watch members: the node at %s closed the stream (shutting down?)", g.adminAddr)
+}

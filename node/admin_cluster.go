@@ -1,0 +1,178 @@
+package node
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/spool-log/spool/membership"
+)
+
+// The cluster part of the admin API: what SREs look at to see who is in the
+// cluster, who leads what, and where placement would put things today.
+
+// MemberInfo is one member as /v1/members shows it.
+type MemberInfo struct {
+	Name          string `json:"name"`
+	ID            int32  `json:"id"`
+	Status        string `json:"status"` // alive, failed or left
+	KafkaAddr     string `json:"kafka_addr"`
+	AdminAddr     string `json:"admin_addr"`
+	GossipAddr    string `json:"gossip_addr"`
+	Rack          string `json:"rack,omitempty"`
+	Generation    uint64 `json:"generation"`
+	PartitionsLed int    `json:"partitions_led"`
+}
+
+// MemberEvent is one line of /v1/members/watch.
+type MemberEvent struct {
+	Type   string     `json:"type"` // join, fail, leave, update or reap
+	Time   time.Time  `json:"time"`
+	Member MemberInfo `json:"member"`
+}
+
+// PartitionPlacement is one partition as /v1/placement shows it.
+type PartitionPlacement struct {
+	Topic     string  `json:"topic"`
+	Partition int32   `json:"partition"`
+	Replicas  []int32 `json:"replicas"` // recorded at creation, succession order
+	Leader    int32   `json:"leader"`   // -1: unavailable
+	// Preferred is where rendezvous hashing over today's roster would put
+	// the replicas; Differs marks a partition whose recorded replicas are
+	// not that list (the roster changed since the topic was created).
+	Preferred []int32 `json:"preferred"`
+	Differs   bool    `json:"differs"`
+}
+
+func memberInfo(m membership.Member, led map[int32]int) MemberInfo {
+	mi := MemberInfo{
+		Name: m.Name, ID: m.BrokerID, Status: string(m.Status),
+		KafkaAddr: m.KafkaAddr, AdminAddr: m.AdminAddr, GossipAddr: m.GossipAddr,
+		Rack: m.Rack, Generation: m.Gen,
+	}
+	if m.Status == membership.StatusAlive {
+		mi.PartitionsLed = led[m.BrokerID]
+	}
+	return mi
+}
+
+// Members lists the members gossip knows, this node included, by id.
+func (n *Node) Members() []MemberInfo {
+	led := n.cluster.PartitionsLed(n.catalog.Topics())
+	members := n.agent.Members()
+	out := make([]MemberInfo, len(members))
+	for i, m := range members {
+		out[i] = memberInfo(m, led)
+	}
+	return out
+}
+
+// Placement describes every partition of topic, or of every topic when
+// topic is empty; ok is false for an unknown topic.
+func (n *Node) Placement(topic string) (out []PartitionPlacement, ok bool) {
+	topics := n.catalog.Topics()
+	if topic != "" {
+		spec, found := n.catalog.Topic(topic)
+		if !found {
+			return nil, false
+		}
+		topics = []TopicSpec{spec}
+	}
+	roster := n.agent.Roster()
+	out = []PartitionPlacement{}
+	for _, t := range topics {
+		for p, replicas := range t.Replicas {
+			pref := membership.Place(t.Name, int32(p), roster, len(replicas))
+			out = append(out, PartitionPlacement{
+				Topic: t.Name, Partition: int32(p),
+				Replicas:  slices.Clone(replicas),
+				Leader:    n.cluster.Leader(replicas),
+				Preferred: pref,
+				Differs:   !slices.Equal(pref, replicas),
+			})
+		}
+	}
+	return out, true
+}
+
+func (n *Node) clusterAdminRoutes(mux *http.ServeMux) {
+	mux.Handle("/internal/membership/", n.agent.Handler())
+	mux.HandleFunc("GET /v1/members", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, n.Members())
+	})
+	mux.HandleFunc("GET /v1/members/watch", n.serveMemberWatch)
+	mux.HandleFunc("GET /v1/placement", func(w http.ResponseWriter, r *http.Request) {
+		topic := r.URL.Query().Get("topic")
+		out, ok := n.Placement(topic)
+		if !ok {
+			http.Error(w, "unknown topic "+strconv.Quote(topic), http.StatusNotFound)
+			return
+		}
+		writeJSON(w, out)
+	})
+	mux.HandleFunc("GET /v1/roster", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, n.agent.RosterEntries())
+	})
+	mux.HandleFunc("POST /v1/roster/decommission", func(w http.ResponseWriter, r *http.Request) {
+		id, err := strconv.ParseInt(r.URL.Query().Get("id"), 10, 32)
+		if err != nil || id < 0 {
+			http.Error(w, "want ?id=<broker id>", http.StatusBadRequest)
+			return
+		}
+		switch err := n.agent.Decommission(int32(id)); {
+		case errors.Is(err, membership.ErrBrokerAlive):
+			http.Error(w, err.Error(), http.StatusConflict)
+		case errors.Is(err, membership.ErrUnknownBroker):
+			http.Error(w, err.Error(), http.StatusNotFound)
+		case err != nil:
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+		default:
+			n.log.WithField("decommissioned", id).Warn("broker decommissioned through the admin API")
+			writeJSON(w, n.agent.RosterEntries())
+		}
+	})
+}
+
+// serveMemberWatch streams membership events as NDJSON, one flushed line per
+// event, until the client goes away or the node shuts down.
+func (n *Node) serveMemberWatch(w http.ResponseWriter, r *http.Request) {
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	events, cancel := n.agent.Subscribe()
+	defer cancel()
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.WriteHeader(http.StatusOK)
+	flusher.Flush() // the client knows it is subscribed before any event
+	enc := json.NewEncoder(w)
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-n.closing:
+			return
+		case ev, ok := <-events:
+			if !ok {
+				return
+			}
+			led := n.cluster.PartitionsLed(n.catalog.Topics())
+			line := MemberEvent{Type: string(ev.Type), Time: ev.Time, Member: memberInfo(ev.Member, led)}
+			if err := enc.Encode(line); err != nil {
+				return
+			}
+			flusher.Flush()
+		}
+	}
+}
+
+// isRefusal tells a membership error that makes this node unfit to run (the
+// cluster refuses its broker id or name) from a transient one (not joined
+// yet): only the first fails /healthz.
+func isRefusal(err error) bool {
+	return errors.Is(err, membership.ErrDuplicateBrokerID) || errors.Is(err, membership.ErrDuplicateName)
+}

@@ -1,0 +1,224 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+
+	"github.com/hashicorp/go-metrics"
+	"github.com/sirupsen/logrus"
+
+	"github.com/spool-log/spool/membership"
+)
+
+// This file runs the node's membership agent (package membership): gossip,
+// the roster and the topic catalog. A single node is a cluster of one; there
+// is no other code path.
+
+// membershipDir is where the agent keeps its Serf snapshot, boot generation,
+// roster and topic catalog, under the node's DataDir.
+const membershipDir = "cluster"
+
+// GossipConfig is how a node finds and talks to its peers. The node fills in
+// the rest of membership.Config itself (broker id, advertised Kafka and admin
+// addresses, rack, data directory).
+type GossipConfig struct {
+	// NodeName is the gossip member name, unique in the cluster. Empty
+	// means "spool-<NodeID>".
+	NodeName string
+	// BindAddr is the host:port gossip listens on (TCP and UDP). Port 0
+	// picks a free port, which suits only tests: a restarted node rejoins
+	// from its snapshot only if it comes back on the same address.
+	BindAddr string
+	// AdvertiseAddr is the host:port peers reach this node's gossip at,
+	// when it differs from BindAddr (NAT, a 0.0.0.0 bind).
+	AdvertiseAddr string
+	// Join lists gossip addresses of members to join at start; the node
+	// retries with backoff until one answers. A restarted node rejoins the
+	// peers of its snapshot without it.
+	Join []string
+	// Key is the gossip encryption key (32 bytes); KeyringFile a Serf
+	// keyring file. Neither means plaintext gossip.
+	Key         []byte
+	KeyringFile string
+	// Timings names the gossip timing profile: membership.TimingsLAN,
+	// TimingsLocal or TimingsFast (tests on loopback).
+	Timings string
+}
+
+// DefaultGossipConfig is what `spool node` gossips with when given no flags.
+func DefaultGossipConfig() GossipConfig {
+	return GossipConfig{BindAddr: "127.0.0.1:7946", Timings: membership.TimingsLAN}
+}
+
+// membershipConfig maps the node's configuration onto the agent's. It runs
+// after the listeners are bound, so port-0 addresses are resolved.
+func (n *Node) membershipConfig() (*membership.Config, error) {
+	g := n.cfg.Gossip
+	mc := membership.DefaultConfig()
+	if g.Timings != "" {
+		if err := mc.UseTimings(g.Timings); err != nil {
+			return nil, err
+		}
+	}
+	mc.NodeName = g.NodeName
+	if mc.NodeName == "" {
+		mc.NodeName = "spool-" + strconv.Itoa(int(n.cfg.NodeID))
+	}
+	mc.BrokerID = n.cfg.NodeID
+	host, port, err := splitGossipAddr(g.BindAddr)
+	if err != nil {
+		return nil, fmt.Errorf("gossip address: %w", err)
+	}
+	mc.BindAddr, mc.BindPort = host, port
+	if g.AdvertiseAddr != "" {
+		if mc.AdvertiseAddr, mc.AdvertisePort, err = splitGossipAddr(g.AdvertiseAddr); err != nil {
+			return nil, fmt.Errorf("advertised gossip address: %w", err)
+		}
+	}
+	mc.KafkaAddr = n.AdvertisedKafkaAddr()
+	mc.AdminAddr = n.advertisedAdminAddr()
+	mc.Rack = n.cfg.Rack
+	mc.DataDir = filepath.Join(n.cfg.DataDir, membershipDir)
+	mc.Join = g.Join
+	mc.GossipKey = g.Key
+	mc.KeyringFile = g.KeyringFile
+	mc.Log = n.log
+	return mc, nil
+}
+
+func splitGossipAddr(addr string) (string, int, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("%q: %w", addr, err)
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return "", 0, fmt.Errorf("%q: bad port: %w", addr, err)
+	}
+	return host, int(p), nil
+}
+
+// advertisedAdminAddr is the admin address peers fetch anti-entropy state
+// from. A wildcard bind (0.0.0.0, ::) is no address to dial, so the host
+// peers reach this node at (advertised gossip or Kafka host) stands in.
+func (n *Node) advertisedAdminAddr() string {
+	addr := n.AdminAddr()
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || addr == "" {
+		return addr
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsUnspecified() {
+		return addr
+	}
+	for _, cand := range []string{n.cfg.Gossip.AdvertiseAddr, n.AdvertisedKafkaAddr()} {
+		if h, _, err := net.SplitHostPort(cand); err == nil {
+			if ip := net.ParseIP(h); ip == nil || !ip.IsUnspecified() {
+				return net.JoinHostPort(h, port)
+			}
+		}
+	}
+	return addr
+}
+
+// startMembership starts the agent and joins the configured seeds in the
+// background. Serf's and memberlist's metrics go through the global
+// go-metrics, so the global is pointed at this node's Prometheus sink first.
+func (n *Node) startMembership() error {
+	mc, err := n.membershipConfig()
+	if err != nil {
+		return err
+	}
+	gc := metrics.DefaultConfig("")
+	gc.EnableHostname = false
+	gc.EnableRuntimeMetrics = false
+	gc.EnableServiceLabel = false
+	if _, err := metrics.NewGlobal(gc, n.sink); err != nil {
+		return fmt.Errorf("global metrics: %w", err)
+	}
+	agent, err := membership.Create(mc)
+	if err != nil {
+		return err
+	}
+	n.agent = agent
+	n.cluster = &gossipCluster{agent: agent, clusterID: n.clusterID, self: n.cfg.NodeID}
+	n.catalog = newGossipCatalog(agent, n.log)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	n.stopJoin = cancel
+	n.loops.Add(1)
+	go func() {
+		defer n.loops.Done()
+		if err := agent.Join(ctx); err != nil && ctx.Err() == nil {
+			n.log.WithError(err).Error("could not join the cluster; see /readyz")
+		}
+	}()
+	return nil
+}
+
+// leaveCluster leaves gossip gracefully, so peers see this node "left" rather
+// than "failed", and stops joining.
+func (n *Node) leaveCluster() {
+	if n.stopJoin != nil {
+		n.stopJoin()
+	}
+	if n.agent == nil {
+		return
+	}
+	if err := n.agent.Leave(); err != nil {
+		n.log.WithError(err).Warn("leaving the cluster")
+	}
+}
+
+// stopMembership shuts gossip down (after leaveCluster, or as a crash would).
+func (n *Node) stopMembership() error {
+	if n.agent == nil {
+		return nil
+	}
+	if err := n.agent.Shutdown(); err != nil {
+		return fmt.Errorf("membership: %w", err)
+	}
+	return nil
+}
+
+// membershipLoop keeps the partitions-led gauge current as members come
+// and go, and logs who leads what after each change.
+func (n *Node) membershipLoop(events <-chan membership.MemberEvent) {
+	defer n.loops.Done()
+	for {
+		select {
+		case <-n.closing:
+			return
+		case ev, ok := <-events:
+			if !ok {
+				return
+			}
+			led := n.partitionsLed()
+			n.metrics.SetGauge([]string{"partitions", "led"}, float32(led))
+			n.log.WithFields(logrus.Fields{"member": ev.Member.Name, "member_broker": ev.Member.BrokerID, "event": ev.Type, "partitions_led": led}).
+				Debug("cluster view changed")
+		}
+	}
+}
+
+// partitionsLed counts the partitions, of every topic, this node leads.
+func (n *Node) partitionsLed() int {
+	return n.cluster.PartitionsLed(n.catalog.Topics())[n.cfg.NodeID]
+}
+
+// errNotReady explains a 503 from /readyz.
+var errNotReady = errors.New("starting or shutting down")
+
+// readiness is nil when the node serves clients and its membership is sound.
+func (n *Node) readiness() error {
+	if !n.Ready() {
+		return errNotReady
+	}
+	if n.agent != nil {
+		return n.agent.Health()
+	}
+	return nil
+}
