@@ -31,6 +31,8 @@ import (
 //   OUT_OF_ORDER_SEQUENCE_NUMBER; an older epoch INVALID_PRODUCER_EPOCH.
 // * Transactional and control batches are refused (no transactions).
 // * Unknown topics are auto-created when allowed, as Kafka does.
+// * Internal topics (__consumer_offsets) get INVALID_TOPIC_EXCEPTION, as in
+//   Kafka: only the group coordinator appends to them.
 //
 // Version notes:
 // * v0-2: message sets v0/v1, which Spool does not store: every partition
@@ -90,7 +92,7 @@ func (n *Node) produceTopicError(req *kmsg.ProduceRequest, topic string) *kerr.E
 	if req.TransactionID != nil {
 		return kerr.TransactionalIDAuthorizationFailed
 	}
-	if err := ValidateTopicName(topic); err != nil {
+	if err := ValidateTopicName(topic); err != nil || isInternalTopic(topic) {
 		return kerr.InvalidTopicException
 	}
 	if _, ok := n.catalog.Topic(topic); !ok {

@@ -26,6 +26,9 @@ import (
 //   does (AllowAutoTopicCreation, v4+; always for v1-3). Invalid names get
 //   INVALID_TOPIC_EXCEPTION and are never created.
 // * Topics can be asked for by id (v10+); an unknown id gets UNKNOWN_TOPIC_ID.
+// * __consumer_offsets is IsInternal. Auto-creating it makes it as the group
+//   coordinator would (its partition count and configs), never with the
+//   ordinary topic defaults.
 //
 // Version notes:
 // * v1: ControllerID, IsInternal, Rack
@@ -66,6 +69,7 @@ func (n *Node) handleMetadata(ctx context.Context, wreq *wire.Request) wire.Resp
 		st := kmsg.NewMetadataResponseTopic()
 		st.Topic = kmsg.StringPtr(spec.Name)
 		st.TopicID = spec.ID
+		st.IsInternal = isInternalTopic(spec.Name)
 		for i, replicas := range spec.Replicas {
 			sp := kmsg.NewMetadataResponseTopicPartition()
 			sp.Partition = int32(i)

@@ -187,7 +187,15 @@ func (n *Node) createTopic(name string, partitions int32, rf int16, configs map[
 
 // autoCreateTopic creates a topic with the defaults, for Metadata and
 // Produce on an unknown name. Losing a race to another creator is fine.
+// __consumer_offsets is created by the group coordinator, with its own
+// partition count and configs.
 func (n *Node) autoCreateTopic(name string) error {
+	if isInternalTopic(name) {
+		if _, _, err := n.groups(); err != nil {
+			return &topicError{kerr.LeaderNotAvailable, err.Error()}
+		}
+		return nil
+	}
 	_, err := n.createTopic(name, -1, -1, nil, false)
 	var te *topicError
 	if errors.As(err, &te) && te.err == kerr.TopicAlreadyExists {

@@ -19,6 +19,9 @@ import (
 // * In-flight fetches on a deleted partition are woken and answered
 //   UNKNOWN_TOPIC_OR_PARTITION.
 // * The response is sent after local removal; TimeoutMillis is not needed.
+// * Internal topics (__consumer_offsets) get INVALID_TOPIC_EXCEPTION: the
+//   group coordinator's state lives there. Kafka's broker would delete it
+//   (only its kafka-topics tool refuses), losing every group's offsets.
 //
 // Version notes:
 // * v1: ThrottleMillis
@@ -42,6 +45,9 @@ func (n *Node) handleDeleteTopics(ctx context.Context, wreq *wire.Request) wire.
 func (n *Node) deleteTopic(name string) error {
 	if err := ValidateTopicName(name); err != nil {
 		return &topicError{kerr.InvalidTopicException, err.Error()}
+	}
+	if isInternalTopic(name) {
+		return &topicError{kerr.InvalidTopicException, "topic " + name + " is internal and cannot be deleted"}
 	}
 	n.createMu.Lock()
 	defer n.createMu.Unlock()

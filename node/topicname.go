@@ -1,6 +1,17 @@
 package node
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/spool-log/spool/node/group"
+)
+
+// isInternalTopic reports the topics the broker writes for itself:
+// clients see them (Metadata's IsInternal) but may not produce to or delete
+// them.
+func isInternalTopic(name string) bool {
+	return name == group.TopicName
+}
 
 // maxTopicNameLen is Kafka's limit: a topic directory is <topic>-<partition>
 // and must fit a 255-byte file name.
