@@ -28,7 +28,7 @@ func TestNodeCommandServesAndStopsGracefully(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := runCLIContext(ctx, "", "node", "--kafka-addr", kafka, "--admin-addr", admin, "--node-id", "7", "--log-level", "warn")
+		_, _, err := runCLIContext(ctx, "", "node", "--kafka-addr", kafka, "--admin-addr", admin, "--gossip-addr", "127.0.0.1:0", "--node-id", "7", "--log-level", "warn")
 		done <- err
 	}()
 
@@ -101,7 +101,7 @@ func startCLINode(t *testing.T, args ...string) (kafka string, stop func() strin
 	done := make(chan result, 1)
 	go func() {
 		_, stderr, err := runCLIContext(ctx, "", append([]string{"node", "--data-dir", dir,
-			"--kafka-addr", kafka, "--admin-addr", admin}, args...)...)
+			"--kafka-addr", kafka, "--admin-addr", admin, "--gossip-addr", "127.0.0.1:0"}, args...)...)
 		done <- result{stderr, err}
 	}()
 	var stopped *result
