@@ -190,15 +190,22 @@ func placeBounded(partitions int32, brokers []int32, r int, score func(p int32, 
 		for k := 0; len(chosen) < r; k++ {
 			chosen = keepBest(chosen, full[k])
 		}
-		// The first chosen broker with leadership room moves to the front;
-		// the rest keep their score order.
+		// The first chosen broker with leadership room moves to the front
+		// (if none has room, the one leading fewest); the rest keep their
+		// score order.
+		lead := 0
 		for k, i := range chosen {
 			if leads[i] < leaderCap {
-				copy(chosen[1:k+1], chosen[:k])
-				chosen[0] = i
+				lead = k
 				break
 			}
+			if leads[i] < leads[chosen[lead]] {
+				lead = k
+			}
 		}
+		i := chosen[lead]
+		copy(chosen[1:lead+1], chosen[:lead])
+		chosen[0] = i
 		replicas := make([]int32, r)
 		for k, i := range chosen {
 			replicas[k] = brokers[i]

@@ -249,7 +249,16 @@ func TestPlaceTopicValidAndDeterministic(t *testing.T) {
 			if cached := newScoreCache("orders", 200, n).place(roster, r, replicaCapNum, replicaCapDen, leaderCapNum, leaderCapDen); fmt.Sprint(cached) != fmt.Sprint(got) {
 				t.Fatalf("N=%d R=%d: the measured placement differs from PlaceTopic", n, r)
 			}
+			// The leader cap only reorders: the replica sets are those
+			// placed without it.
+			unled := newScoreCache("orders", 200, n).place(roster, r, replicaCapNum, replicaCapDen, 1000, 1)
 			for p, rs := range got {
+				a, b := slices.Clone(rs), slices.Clone(unled[p])
+				slices.Sort(a)
+				slices.Sort(b)
+				if !slices.Equal(a, b) {
+					t.Fatalf("N=%d R=%d partition %d: leader cap changed the replicas %v to %v", n, r, p, unled[p], rs)
+				}
 				if len(rs) != min(r, n) {
 					t.Fatalf("N=%d R=%d partition %d: %v", n, r, p, rs)
 				}
@@ -340,7 +349,8 @@ func PlaceTopicPlain(topic string, partitions int32, roster []int32, r int) [][]
 
 // TestPlacementBalanceAndMovement measures PlaceTopic over 50 topic names
 // (5 in -short) for N = 3, 5, 10, 50 brokers, 1000 partitions, R = 3: for
-// every name the busiest broker holds at most 1.35× the mean, and a join of
+// every name the busiest broker holds at most 1.35× the mean (and leads at
+// most 1.35× the mean number of partitions), and a join of
 // a new broker or the leave of any one moves at most 1.1× the ideal (see
 // placementFigures). Reproduce the figures with:
 //
@@ -361,6 +371,9 @@ func TestPlacementBalanceAndMovement(t *testing.T) {
 			n, len(names), f.balance, f.balanceName, f.leaders, f.join, f.joinName, f.joinOverShare, leave, f.leaderMovesPerChange)
 		if f.balance > 1.35 {
 			t.Errorf("N=%d: topic %s: busiest broker holds %.3f× the mean, want ≤ 1.35", n, f.balanceName, f.balance)
+		}
+		if f.leaders > 1.35 {
+			t.Errorf("N=%d: the busiest broker leads %.3f× the mean, want ≤ 1.35", n, f.leaders)
 		}
 		if f.join > 1.1 {
 			t.Errorf("N=%d: topic %s: a join moves %.3f× the ideal, want ≤ 1.1", n, f.joinName, f.join)
