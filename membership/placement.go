@@ -20,23 +20,31 @@ import (
 //
 // Plain rendezvous moves the least data possible when the roster changes, but
 // its load is a binomial draw: with 1000 partitions, R = 3 and 50 brokers the
-// busiest broker holds 1.30× the mean for one topic name and 1.45× for another.
-// Bounded load caps every broker's share of a topic, which keeps the busiest
-// broker within the cap for every name, at the price of a few extra moves when
-// the roster changes (a capped broker that gains or loses room changes which
-// partitions overflow to their next choice). The cap factors below are the
-// measured trade-off; placement_test.go reports both sides.
+// busiest broker holds 1.30× the mean for topic "orders" and 1.47× for another
+// of 50 names measured. Bounded load caps every broker's share of a topic,
+// which keeps the busiest broker within the cap for every name, at the price
+// of a few extra moves when the roster changes: a capped broker that gains or
+// loses room changes which partitions overflow to their next choice.
+//
+// Movement between two placements of a topic counts, over all partitions, the
+// replicas of the old list missing from the new one (each is a copy onto a
+// new broker; reordering a list moves no data). The necessary movement is, for
+// a join, the replicas the newcomer holds afterwards, and for a leave, the
+// replicas the leaver held; plain rendezvous moves exactly that. The cap
+// factors below are the measured trade-off; placement_test.go reports both
+// sides.
 const (
 	// A broker holds at most ceil(1.3 × R × partitions / brokers) replicas
 	// of one topic. Lower factors balance better and move more on a join or
-	// leave: over 50 topic names at N = 50 (1000 partitions, R = 3), 1.2
-	// moves up to 1.24× the necessary replicas on a leave, 1.3 at most 1.1×.
+	// leave: over 50 topic names at N = 50 (1000 partitions, R = 3), a cap
+	// of 1.2 moves up to 1.25× the necessary replicas on a leave and 1.11×
+	// on a join, 1.3 at most 1.07× and 1.08× (TestPlacementTradeoff).
 	replicaCapNum, replicaCapDen = 13, 10
 	// A broker is the first replica (the preferred leader) of at most
 	// ceil(1.2 × partitions / brokers) partitions of one topic, when one of
-	// the partition's chosen replicas still has room; the leader is only
-	// picked among the replicas already chosen, so this never moves a
-	// replica, it only reorders the list.
+	// the partition's chosen replicas still has room (else the one leading
+	// fewest leads). The leader is only picked among the replicas already
+	// chosen, so this never moves a replica, it only reorders the list.
 	leaderCapNum, leaderCapDen = 12, 10
 )
 
@@ -113,8 +121,10 @@ func Place(topic string, partition int32, roster []int32, r int) []int32 {
 // exceeded rather than the replication factor lowered). The chosen replicas
 // are listed by descending score, except that the first is the best-scoring
 // one that leads fewer than ceil(1.2 × partitions / brokers) partitions so
-// far, which spreads preferred leaders too. When no cap binds — the usual
-// case for a small roster — every list equals Place's.
+// far (or, if none does, the one leading fewest), which spreads preferred
+// leaders too: until partitions replicate, the leader holds the data. When
+// neither cap binds, every list equals Place's. It hashes every (partition,
+// broker) pair once.
 //
 // r is clamped to the roster's size; r <= 0 or an empty roster yields nil
 // lists, and partitions <= 0 yields nil.
