@@ -13,7 +13,8 @@ import (
 // under LogAppendTime it also sets the timestamp-type attribute and
 // maxTimestamp to the broker's clock and recomputes the CRC. A refused batch
 // returns a *BatchError and nothing reaches disk. leaderEpoch -1 means none;
-// an epoch below the log's latest is ErrStaleLeaderEpoch.
+// an epoch below the log's latest is ErrStaleLeaderEpoch. A compacted log
+// (Config.Compact) also refuses records without a key.
 func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendInfo, error) {
 	if len(batches) > maxSegmentBytes {
 		return AppendInfo{}, &BatchError{Kind: Invalid, Reason: fmt.Sprintf("append of %d bytes exceeds a segment", len(batches))}
@@ -30,6 +31,11 @@ func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendInfo, error) {
 		records += int64(h.NumRecords)
 	}); err != nil {
 		return AppendInfo{}, err
+	}
+	if cfg := l.Config(); cfg.Compact {
+		if err := checkKeys(batches, hs, cfg.Codecs); err != nil {
+			return AppendInfo{}, err
+		}
 	}
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()

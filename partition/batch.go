@@ -146,6 +146,15 @@ func scanBatches(b []byte, visit func(pos int, h BatchHeader)) (int, error) {
 // validateBatch checks the batch at the start of b (which may run on past it).
 // The returned error's Offset is relative to b.
 func validateBatch(b []byte) (BatchHeader, *BatchError) {
+	return validateStoredBatch(b, false)
+}
+
+// validateStoredBatch is validateBatch for batches already in a log. With
+// cleaned set it accepts what the log cleaner writes: a batch keeps its
+// offset range (lastOffsetDelta) when records are dropped from it, as
+// Kafka's MemoryRecords.filterTo does, so it may hold fewer records than
+// lastOffsetDelta+1.
+func validateStoredBatch(b []byte, cleaned bool) (BatchHeader, *BatchError) {
 	h, err := ParseBatchHeader(b)
 	if err != nil {
 		be := err.(*BatchError)
@@ -167,7 +176,7 @@ func validateBatch(b []byte) (BatchHeader, *BatchError) {
 	if h.NumRecords <= 0 {
 		return h, invalid(offNumRecords, "record count %d, want > 0", h.NumRecords)
 	}
-	if int64(h.NumRecords) != int64(h.LastOffsetDelta)+1 {
+	if int64(h.NumRecords) != int64(h.LastOffsetDelta)+1 && (!cleaned || int64(h.NumRecords) > int64(h.LastOffsetDelta)+1) {
 		return h, invalid(offNumRecords, "record count %d with lastOffsetDelta %d", int64(h.NumRecords), int64(h.LastOffsetDelta))
 	}
 	switch h.Compression() {

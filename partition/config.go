@@ -49,6 +49,24 @@ type Config struct {
 	// Files bounds the segment files open at once across every Log sharing
 	// it (one per node); nil gives the Log a small private cache.
 	Files *FileCache
+
+	// Compact marks a compacted topic (cleanup.policy=compact): Append
+	// refuses records without a key, and Clean keeps only the newest record
+	// of each key. Retention still applies as configured, so a topic that
+	// is only compacted sets RetentionAge and RetentionBytes to -1.
+	Compact bool
+	// DeleteRetention is how long a tombstone (a record with a nil value)
+	// survives after the cleaning that first saw it (delete.retention.ms).
+	// Default 24 hours; zero lets the next cleaning after that remove them.
+	DeleteRetention time.Duration
+	// MinCleanableRatio is the share of the closed log that must be dirty
+	// (not yet cleaned) before NeedsCleaning says so
+	// (min.cleanable.dirty.ratio). Default 0.5.
+	MinCleanableRatio float64
+	// Codecs compresses and decompresses record payloads for the cleaner
+	// and the key check of compacted topics. Without it, compressed
+	// batches of a compacted topic are refused and cannot be cleaned.
+	Codecs Codecs
 }
 
 // Defaults, as in Apache Kafka.
@@ -58,6 +76,8 @@ const (
 	DefaultIndexIntervalBytes = 4096
 	DefaultRetentionAge       = 7 * 24 * time.Hour
 	DefaultFlushEvery         = time.Second
+	DefaultDeleteRetention    = 24 * time.Hour
+	DefaultMinCleanableRatio  = 0.5
 
 	// privateFileCacheSize bounds the files of a Log opened without a shared
 	// FileCache.
@@ -79,6 +99,8 @@ func DefaultConfig() Config {
 		RetentionBytes:     -1,
 		Flush:              FlushOS,
 		FlushEvery:         DefaultFlushEvery,
+		DeleteRetention:    DefaultDeleteRetention,
+		MinCleanableRatio:  DefaultMinCleanableRatio,
 	}
 }
 
@@ -99,6 +121,9 @@ func (c Config) normalized() Config {
 	}
 	if c.FlushEvery <= 0 {
 		c.FlushEvery = DefaultFlushEvery
+	}
+	if c.MinCleanableRatio <= 0 || c.MinCleanableRatio > 1 {
+		c.MinCleanableRatio = DefaultMinCleanableRatio
 	}
 	if c.Clock == nil {
 		c.Clock = time.Now

@@ -44,6 +44,13 @@ type Log struct {
 	timeBuf       []byte
 
 	bg sync.WaitGroup // flushes started by rolls and the flush timer
+
+	// Log cleaner state (compact.go). cleanMu serializes cleanings;
+	// cleanedTo and deleteHorizon are written under appendMu and mu.
+	cleanMu       sync.Mutex
+	cleanedTo     int64  // first dirty offset: below it the cleaner has run and batches may have gaps
+	deleteHorizon int64  // earliest delete horizon of a batch still holding tombstones below cleanedTo, -1 if none
+	segGen        uint64 // bumped when retention, truncation or a cleaning changes closed segments; guarded by appendMu
 }
 
 type batchAt struct {
@@ -85,6 +92,12 @@ func Open(dir string, cfg Config) (*Log, error) {
 }
 
 func (l *Log) load() error {
+	// A cleaning that crashed mid-swap is finished or undone before the
+	// segments are listed, so they are either all old or all new.
+	if err := finishSwaps(l.dir); err != nil {
+		return err
+	}
+	l.cleanedTo, l.deleteHorizon = readCleanerCheckpoint(l.dir)
 	entries, err := os.ReadDir(l.dir)
 	if err != nil {
 		return err
@@ -165,12 +178,13 @@ func (l *Log) load() error {
 			maxRel = min(maxRel, nextBase-base)
 		}
 		trusted := (!last && nextBase <= rp.Offset) || (last && rp.CleanBase == base)
+		gaps, damaged := l.gapsAllowed(base), false
 		if trusted {
-			err := s.load(maxRel)
+			err := s.load(maxRel, gaps)
 			switch {
 			case err != nil:
 				trusted = false
-			case !last && s.st.next != nextBase:
+			case !last && !endsAt(s.st.next, nextBase, gaps):
 				trusted = false
 			case last && (s.st.size != rp.CleanSize || s.st.next != rp.Offset):
 				trusted = false
@@ -181,12 +195,14 @@ func (l *Log) load() error {
 		}
 		if !trusted {
 			walked = true
-			if _, err := s.recover(l.cfg.IndexIntervalBytes, epochOK); err != nil {
+			if damaged, err = s.recover(l.cfg.IndexIntervalBytes, epochOK, gaps); err != nil {
 				return err
 			}
 		}
 		l.segs = append(l.segs, s)
-		if !last && s.st.next != nextBase {
+		// A segment with cleaner gaps cannot show by its end that it was
+		// cut, so its walk says so.
+		if !last && (!endsAt(s.st.next, nextBase, gaps) || (gaps && damaged)) {
 			// The walk stopped short of where the next segment starts: what
 			// follows was never made durable in order. Drop it.
 			for _, b := range bases[i+1:] {
@@ -379,6 +395,10 @@ func (l *Log) Close() error {
 // Delete closes the log and removes its directory.
 func (l *Log) Delete() error {
 	l.Close() // the data is being thrown away: a failed final flush is moot
+	// A cleaning in progress stops at its next check of closed; wait for it
+	// so that it creates no file in the directory being removed.
+	l.cleanMu.Lock()
+	l.cleanMu.Unlock()
 	if err := os.RemoveAll(l.dir); err != nil {
 		return fmt.Errorf("delete log %s: %w", l.dir, err)
 	}

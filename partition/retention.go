@@ -52,6 +52,7 @@ func (l *Log) EnforceRetention() (deleted int, err error) {
 	l.mu.Lock()
 	l.segs = kept
 	l.epochs = epochs
+	l.segGen++ // a cleaning working on the deleted segments must not swap them back
 	l.mu.Unlock()
 	var errs []error
 	for _, s := range doomed {
@@ -94,6 +95,9 @@ func (l *Log) TruncateTo(offset int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	err := l.truncateLocked(offset)
+	if cerr := l.forgetCleanedAbove(offset); cerr != nil && err == nil {
+		err = cerr
+	}
 	end := l.segs[len(l.segs)-1].st.next
 	epochs := truncateEpochs(l.epochs, l.segs[0].base, end)
 	if !slices.Equal(epochs, l.epochs) {
@@ -165,6 +169,6 @@ func (l *Log) truncateLocked(offset int64) error {
 	}
 	// Rebuild the segment's indexes and state from what remains; the bytes
 	// were validated when appended, so every epoch is accepted.
-	_, err = s.recover(l.cfg.IndexIntervalBytes, func(int64, int32) bool { return true })
+	_, err = s.recover(l.cfg.IndexIntervalBytes, func(int64, int32) bool { return true }, l.gapsAllowed(s.base))
 	return err
 }

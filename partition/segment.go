@@ -199,9 +199,10 @@ func readHeaderAt(f *os.File, pos int64) (BatchHeader, error) {
 
 // load brings a segment whose data is known durable into memory cheaply: it
 // sanity-checks both indexes and reads only the batch headers after the last
-// offset index entry. maxRel bounds the segment's relative offsets. Any
+// offset index entry. maxRel bounds the segment's relative offsets. gaps
+// allows the offset gaps the log cleaner leaves between batches. Any
 // inconsistency is returned as an error, and the caller rebuilds by recover.
-func (s *segment) load(maxRel int64) error {
+func (s *segment) load(maxRel int64, gaps bool) error {
 	fi, err := os.Stat(s.log.path)
 	if err != nil {
 		return err
@@ -235,7 +236,7 @@ func (s *segment) load(maxRel int64) error {
 		if err != nil {
 			return err
 		}
-		if h.Magic != 2 || h.Length < minBatchLength || h.Size() > size-pos || h.BaseOffset != st.next ||
+		if h.Magic != 2 || h.Length < minBatchLength || h.Size() > size-pos || !followsAt(h.BaseOffset, st.next, gaps) ||
 			!relOK(s.base, h.LastOffset()) || int64(h.LastOffset()-s.base) >= maxRel {
 			return fmt.Errorf("batch at %s:%d does not follow its index", s.log.path, pos)
 		}
@@ -255,9 +256,11 @@ func (s *segment) load(maxRel int64) error {
 // format and that offsets ascend from the segment's base, rebuilds both
 // indexes from what it finds, and truncates the log at the first bad byte.
 // epochOK says whether a batch may carry the leader epoch it does (the
-// epoch field is not under the CRC, so the epoch cache vouches for it). It
-// reports whether anything was cut.
-func (s *segment) recover(interval int, epochOK func(offset int64, epoch int32) bool) (truncated bool, err error) {
+// epoch field is not under the CRC, so the epoch cache vouches for it). gaps
+// accepts what the log cleaner writes: offset gaps between batches, and
+// batches holding fewer records than their offset range. It reports whether
+// anything was cut.
+func (s *segment) recover(interval int, epochOK func(offset int64, epoch int32) bool, gaps bool) (truncated bool, err error) {
 	f, err := s.log.acquire()
 	if err != nil {
 		return false, err
@@ -297,12 +300,12 @@ func (s *segment) recover(interval int, epochOK func(offset int64, epoch int32) 
 		if _, err := io.ReadFull(r, buf[BatchHeaderSize:]); err != nil {
 			return false, fmt.Errorf("recover %s at %d: %w", s.log.path, pos, err)
 		}
-		if _, bad := validateBatch(buf); bad != nil {
+		if _, bad := validateStoredBatch(buf, gaps); bad != nil {
 			break
 		}
 		// Offsets are assigned contiguously, so anything else is damage to
 		// the baseOffset field, which the CRC does not cover.
-		if h.BaseOffset != st.next || !relOK(s.base, h.LastOffset()) || !epochOK(h.BaseOffset, h.PartitionLeaderEpoch) {
+		if !followsAt(h.BaseOffset, st.next, gaps) || !relOK(s.base, h.LastOffset()) || !epochOK(h.BaseOffset, h.PartitionLeaderEpoch) {
 			break
 		}
 		ob, tb = st.track(s.base, pos, h, interval, ob, tb)
@@ -324,6 +327,12 @@ func (s *segment) recover(interval int, epochOK func(offset int64, epoch int32) 
 	s.st = st
 	s.pendOff, s.pendTime = nil, nil
 	return truncated, nil
+}
+
+// followsAt reports whether a batch at base may follow a batch ending before
+// next: right after it, or past it in a log with cleaner gaps.
+func followsAt(base, next int64, gaps bool) bool {
+	return base == next || (gaps && base > next)
 }
 
 // rewriteFile replaces a file's contents with b (index rebuilds).
