@@ -40,8 +40,8 @@ type PartitionPlacement struct {
 	Partition int32   `json:"partition"`
 	Replicas  []int32 `json:"replicas"` // recorded at creation, succession order
 	Leader    int32   `json:"leader"`   // -1: unavailable
-	// Preferred is where rendezvous hashing over today's roster would put
-	// the replicas; Differs marks a partition whose recorded replicas are
+	// Preferred is where placement (rendezvous hashing, membership.PlaceTopic)
+	// over today's roster would put the replicas; Differs marks a partition whose recorded replicas are
 	// not that list (the roster changed since the topic was created).
 	Preferred []int32 `json:"preferred"`
 	Differs   bool    `json:"differs"`
@@ -84,8 +84,11 @@ func (n *Node) Placement(topic string) (out []PartitionPlacement, ok bool) {
 	roster := n.agent.Roster()
 	out = []PartitionPlacement{}
 	for _, t := range topics {
+		// The whole topic, as at creation: placement balances load across
+		// a topic's partitions, so one partition's place depends on all.
+		preferred := membership.PlaceTopic(t.Name, t.Partitions, roster, int(t.ReplicationFactor))
 		for p, replicas := range t.Replicas {
-			pref := membership.Place(t.Name, int32(p), roster, len(replicas))
+			pref := preferred[p]
 			out = append(out, PartitionPlacement{
 				Topic: t.Name, Partition: int32(p),
 				Replicas:  slices.Clone(replicas),
