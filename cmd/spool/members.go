@@ -35,7 +35,7 @@ events as they happen, one line each, until interrupted.`,
 			if watch {
 				ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 				defer stop()
-				return watchMembers(ctx, g, cmd.OutOrStdout(), output)
+				return watchMembers(ctx, g, cmd.OutOrStdout(), cmd.ErrOrStderr(), output)
 			}
 			var members []node.MemberInfo
 			if err := g.adminJSON(cmd.Context(), "GET", "/v1/members", &members); err != nil {
@@ -80,13 +80,16 @@ func orDash(s string) string {
 
 // watchMembers streams /v1/members/watch: each event as one line of text,
 // or as the node's JSON line with -o json.
-func watchMembers(ctx context.Context, g *globals, out io.Writer, output string) error {
+func watchMembers(ctx context.Context, g *globals, out, status io.Writer, output string) error {
 	resp, cancel, err := g.adminDo(ctx, "GET", "/v1/members/watch", true)
 	if err != nil {
 		return err
 	}
 	defer cancel()
 	defer resp.Body.Close()
+	// The node subscribes before it answers, so from here on no event is
+	// missed.
+	fmt.Fprintf(status, "watching membership events at %s; interrupt to stop\n", g.adminAddr)
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
