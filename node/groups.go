@@ -31,9 +31,11 @@ type groupNode struct {
 	loadMu   sync.Mutex                        // one replay at a time; Load is idempotent
 }
 
-// offsetsTopicConfigs keep committed offsets forever: the partition layer
-// has no compaction yet, so the topic must not be trimmed by retention.
+// offsetsTopicConfigs keep the newest record of every key forever: the
+// topic is compacted (offsets.topic's cleanup.policy), never trimmed by
+// retention.
 var offsetsTopicConfigs = map[string]string{
+	"cleanup.policy":  "compact",
 	"retention.ms":    "-1",
 	"retention.bytes": "-1",
 	"segment.bytes":   strconv.Itoa(100 << 20), // offsets.topic.segment.bytes

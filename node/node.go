@@ -301,6 +301,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 // producer state.
 func (n *Node) retentionLoop() {
 	defer n.loops.Done()
+	n.startCleaner() // compaction.go: the log cleaner runs beside retention
 	t := time.NewTicker(n.cfg.RetentionCheckInterval)
 	defer t.Stop()
 	for {

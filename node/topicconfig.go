@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -22,6 +23,9 @@ var topicConfigKeys = map[string]kmsg.ConfigType{
 	"message.timestamp.type": kmsg.ConfigTypeString,
 	"max.message.bytes":      kmsg.ConfigTypeInt,
 	"cleanup.policy":         kmsg.ConfigTypeList,
+	// Compaction (compaction.go).
+	"delete.retention.ms":       kmsg.ConfigTypeLong,
+	"min.cleanable.dirty.ratio": kmsg.ConfigTypeDouble,
 }
 
 // topicSettings is a topic's effective configuration: the broker defaults
@@ -33,16 +37,24 @@ type topicSettings struct {
 	SegmentAge      time.Duration
 	LogAppendTime   bool
 	MaxMessageBytes int32
+	// cleanup.policy: Delete applies retention.ms/bytes, Compact keeps the
+	// newest record per key; "compact,delete" does both.
+	Delete, Compact   bool
+	DeleteRetention   time.Duration // delete.retention.ms: how long tombstones outlive their first cleaning
+	MinCleanableRatio float64       // min.cleanable.dirty.ratio
 }
 
 func defaultSettings(d TopicDefaults) topicSettings {
 	return topicSettings{
-		RetentionAge:    d.RetentionAge,
-		RetentionBytes:  d.RetentionBytes,
-		SegmentBytes:    d.SegmentBytes,
-		SegmentAge:      d.SegmentAge,
-		LogAppendTime:   d.LogAppendTime,
-		MaxMessageBytes: d.MaxMessageBytes,
+		RetentionAge:      d.RetentionAge,
+		RetentionBytes:    d.RetentionBytes,
+		SegmentBytes:      d.SegmentBytes,
+		SegmentAge:        d.SegmentAge,
+		LogAppendTime:     d.LogAppendTime,
+		MaxMessageBytes:   d.MaxMessageBytes,
+		Delete:            true,
+		DeleteRetention:   partition.DefaultDeleteRetention,
+		MinCleanableRatio: partition.DefaultMinCleanableRatio,
 	}
 }
 
@@ -108,9 +120,29 @@ func parseTopicConfigs(d TopicDefaults, configs map[string]string) (topicSetting
 			}
 			s.MaxMessageBytes = int32(n)
 		case "cleanup.policy":
-			if v != "delete" {
-				return s, fmt.Errorf("%s=%q: only \"delete\" is supported", k, v)
+			s.Delete, s.Compact = false, false
+			for _, p := range strings.Split(v, ",") {
+				switch strings.TrimSpace(p) {
+				case "delete":
+					s.Delete = true
+				case "compact":
+					s.Compact = true
+				default:
+					return s, fmt.Errorf("%s=%q: want delete, compact or compact,delete", k, v)
+				}
 			}
+		case "delete.retention.ms":
+			n, err := parseLong(k, v, 0)
+			if err != nil {
+				return s, err
+			}
+			s.DeleteRetention = time.Duration(n) * time.Millisecond
+		case "min.cleanable.dirty.ratio":
+			r, err := strconv.ParseFloat(v, 64)
+			if err != nil || r < 0 || r > 1 {
+				return s, fmt.Errorf("%s=%q: want a number from 0 to 1", k, v)
+			}
+			s.MinCleanableRatio = r
 		default:
 			return s, fmt.Errorf("unknown topic config %q", k)
 		}
@@ -136,6 +168,13 @@ func (s topicSettings) partitionConfig(d TopicDefaults, files *partition.FileCac
 	pc.SegmentAge = s.SegmentAge
 	pc.RetentionAge = s.RetentionAge
 	pc.RetentionBytes = s.RetentionBytes
+	if !s.Delete {
+		pc.RetentionAge, pc.RetentionBytes = -1, -1 // compact only: nothing is deleted by age or size
+	}
+	pc.Compact = s.Compact
+	pc.DeleteRetention = s.DeleteRetention
+	pc.MinCleanableRatio = s.MinCleanableRatio
+	pc.Codecs = kafkaCodecs{}
 	pc.LogAppendTime = s.LogAppendTime
 	pc.Flush = d.Flush
 	pc.FlushEvery = d.FlushEvery
@@ -156,10 +195,19 @@ func (s topicSettings) describe() []configEntry {
 	if s.LogAppendTime {
 		ts = "LogAppendTime"
 	}
+	var policy []string
+	if s.Compact {
+		policy = append(policy, "compact")
+	}
+	if s.Delete {
+		policy = append(policy, "delete")
+	}
 	return []configEntry{
-		{"cleanup.policy", "delete"},
+		{"cleanup.policy", strings.Join(policy, ",")},
+		{"delete.retention.ms", ms(s.DeleteRetention)},
 		{"max.message.bytes", strconv.FormatInt(int64(s.MaxMessageBytes), 10)},
 		{"message.timestamp.type", ts},
+		{"min.cleanable.dirty.ratio", strconv.FormatFloat(s.MinCleanableRatio, 'g', -1, 64)},
 		{"retention.bytes", strconv.FormatInt(s.RetentionBytes, 10)},
 		{"retention.ms", ms(s.RetentionAge)},
 		{"segment.bytes", strconv.FormatInt(s.SegmentBytes, 10)},
