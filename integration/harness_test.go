@@ -54,8 +54,11 @@ type Node struct {
 	AdminAddr string
 	// GossipAddr is set for every node; clusters pass it to others' --join.
 	GossipAddr string
-	ExtraArgs  []string
-	Env        []string
+	// Join lists the gossip addresses given as --join; a restart without
+	// them rejoins from the Serf snapshot.
+	Join      []string
+	ExtraArgs []string
+	Env       []string
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -111,9 +114,14 @@ func (n *Node) Args() []string {
 		"--data-dir", n.Dir,
 		"--kafka-addr", n.KafkaAddr,
 		"--admin-addr", n.AdminAddr,
+		"--gossip-addr", n.GossipAddr,
+		"--gossip-timings", "fast",
 		"--node-id", strconv.Itoa(n.ID),
 		"--flush-policy", "every-append",
 		"--log-level", "debug",
+	}
+	for _, j := range n.Join {
+		args = append(args, "--join", j)
 	}
 	return append(args, n.ExtraArgs...)
 }
