@@ -2,12 +2,14 @@
 // partition logs, answers the Kafka APIs that clients send through package
 // wire (produce, fetch, list offsets, metadata, topic admin, producer ids),
 // runs retention, and serves the admin HTTP endpoints (/healthz, /readyz,
-// /metrics, /v1/stats, /debug/pprof/).
+// /metrics, /v1/stats, /v1/members, /v1/placement, /debug/pprof/).
 //
 // Each Kafka API has its own file named after its key (00_produce.go,
 // 01_fetch.go, ...), kfake style; apis.go holds the one table of supported
 // versions and the dispatch. Cluster-wide knowledge (which brokers are alive,
-// which replicas a partition has) comes through the Cluster and Catalog
-// interfaces so that the membership layer can replace the single-node
-// implementations without touching the handlers.
+// which replicas a partition has, which topics exist) comes from the node's
+// membership agent (package membership), started in Start: a node alone is a
+// cluster of one, on the same code path. Until replication lands a
+// partition's data lives on its first replica only, which leads while alive;
+// otherwise the partition is unavailable, never silently moved.
 package node
