@@ -150,27 +150,6 @@ func (l *Log) Clean(upTo int64, mapBytes int) (CleanStats, error) {
 	if err != nil || len(plan.segs) == 0 {
 		return stats, err
 	}
-	// Pin the segments' files for the whole cleaning, so retention or Close
-	// cannot close them under it (they abort it instead).
-	var pinned []*fileHandle
-	defer func() {
-		for _, h := range pinned {
-			h.release()
-		}
-	}()
-	files := make([]*os.File, len(plan.segs))
-	for i, s := range plan.segs {
-		f, err := s.log.acquire()
-		if err != nil {
-			if errors.Is(err, errFileGone) {
-				return stats, ErrCleanAborted
-			}
-			return stats, fmt.Errorf("clean %s: %w", l.dir, err)
-		}
-		pinned = append(pinned, s.log)
-		files[i] = f
-	}
-
 	offsets := map[string]int64{}
 	stats.DirtyFrom, stats.DirtyTo = plan.firstDirty, plan.firstDirty
 	used, n := 0, 0
@@ -183,7 +162,7 @@ func (l *Log) Clean(upTo int64, mapBytes int) (CleanStats, error) {
 		if used >= mapBytes && stats.DirtyTo > plan.firstDirty {
 			break // the map is full: clean up to here, the rest next time
 		}
-		err := l.eachBatch(files[i], plan.sizes[i], s.base, func(batch []byte, h BatchHeader) error {
+		err := l.eachBatch(s, plan.sizes[i], func(batch []byte, h BatchHeader) error {
 			if h.Control() {
 				return nil
 			}
@@ -226,7 +205,7 @@ func (l *Log) Clean(upTo int64, mapBytes int) (CleanStats, error) {
 	gen := plan.gen
 	for start := 0; start < n; {
 		end := groupEnd(plan, start, n)
-		if gen, err = c.cleanGroup(plan, files, start, end, gen); err != nil {
+		if gen, err = c.cleanGroup(plan, start, end, gen); err != nil {
 			return stats, err
 		}
 		start = end
@@ -277,12 +256,21 @@ func groupEnd(p cleanPlan, start, n int) int {
 	return end
 }
 
-// eachBatch calls fn with every batch of the first size bytes of a segment
-// file, checking each as recovery does. The batch slice is reused.
-func (l *Log) eachBatch(f *os.File, size, base int64, fn func(batch []byte, h BatchHeader) error) error {
+// eachBatch calls fn with every batch of the first size bytes of segment s,
+// checking each as recovery does. The batch slice is reused. The file stays
+// pinned meanwhile; a segment that retention or Close dropped aborts.
+func (l *Log) eachBatch(s *segment, size int64, fn func(batch []byte, h BatchHeader) error) error {
+	f, err := s.log.acquire()
+	if errors.Is(err, errFileGone) {
+		return ErrCleanAborted
+	}
+	if err != nil {
+		return err
+	}
+	defer s.log.release()
 	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 64<<10)
 	buf := make([]byte, 0, 64<<10)
-	next := base
+	next := s.base
 	for pos, batches := int64(0), 0; pos < size; batches++ {
 		if batches%256 == 0 && l.isClosed() {
 			return ErrCleanAborted
@@ -386,7 +374,7 @@ func (c *cleaner) filter(dst, batch []byte, h BatchHeader) ([]byte, error) {
 
 // cleanGroup rewrites plan.segs[start:end] into one segment and swaps it in.
 // It returns the log's segment generation after the swap.
-func (c *cleaner) cleanGroup(plan cleanPlan, files []*os.File, start, end int, gen uint64) (uint64, error) {
+func (c *cleaner) cleanGroup(plan cleanPlan, start, end int, gen uint64) (uint64, error) {
 	l := c.l
 	base := plan.segs[start].base
 	groupEnd := plan.ends[end-1]
@@ -407,7 +395,7 @@ func (c *cleaner) cleanGroup(plan cleanPlan, files []*os.File, start, end int, g
 	for i := start; i < end; i++ {
 		c.stats.Segments++
 		c.stats.BytesBefore += plan.sizes[i]
-		err = l.eachBatch(files[i], plan.sizes[i], plan.segs[i].base, func(batch []byte, h BatchHeader) error {
+		err = l.eachBatch(plan.segs[i], plan.sizes[i], func(batch []byte, h BatchHeader) error {
 			var err error
 			if buf, err = c.filter(buf[:0], batch, h); err != nil || len(buf) == 0 {
 				changed = changed || len(buf) == 0
