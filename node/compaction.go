@@ -100,6 +100,8 @@ func (n *Node) cleanLog(p *localPartition) bool {
 		log.WithError(err).Warn("log cleaning failed")
 		n.metrics.IncrCounter([]string{"cleaner", "errors"}, 1)
 		return false
+	case st.Segments == 0:
+		return false // the dirty segments are not yet flushed; the next pass gets them
 	}
 	n.metrics.IncrCounter([]string{"cleaner", "runs"}, 1)
 	n.metrics.IncrCounter([]string{"cleaner", "bytes", "freed"}, float32(st.BytesBefore-st.BytesAfter))
