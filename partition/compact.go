@@ -29,17 +29,21 @@ import (
 // named by the group's first base offset, and swapped in crash-safely:
 //
 //  1. write B.log.cleaned, B.index.cleaned, B.timeindex.cleaned; fsync them
-//  2. advance the cleaner checkpoint past the group (gaps allowed below it)
-//  3. rename the indexes to B.index.swap, B.timeindex.swap
-//  4. rename B.log.cleaned to B.log.E.swap (E: the group's end offset) and
+//  2. rename the indexes to B.index.swap, B.timeindex.swap
+//  3. rename B.log.cleaned to B.log.E.swap (E: the group's end offset) and
 //     fsync the directory: the commit point
-//  5. delete the group's other segments, rename the index swaps and then the
-//     log swap over B's files, fsync the directory
+//  4. delete the group's other segments and rename the index swaps over B's
+//  5. advance the cleaner checkpoint to E (gaps are allowed below it, and
+//     the next cleaning maps keys from there), then rename the log swap
+//     over B.log and fsync the directory
 //
-// Open finishes a swap whose log swap file exists (step 5 again) and
-// otherwise deletes every .cleaned and index .swap file, so a crash leaves
-// either the old segments or the new one, never a mix. Readers holding a
-// Slice of an old segment keep its descriptor until they release it.
+// Open finishes a swap whose log swap file exists (steps 4 and 5 again; not
+// knowing the swapped data's delete horizons, it marks one due so that the
+// next pass recomputes them) and otherwise deletes every .cleaned and index
+// .swap file, so a crash leaves either the old segments or the new one,
+// never a mix, and never a segment with gaps above the checkpoint nor a
+// checkpoint past data that was not cleaned. Readers holding a Slice of an
+// old segment keep its descriptor until they release it.
 
 const (
 	cleanedSuffix         = ".cleaned"
@@ -511,18 +515,21 @@ func (l *Log) swapIn(old []*segment, paths swapFiles, st segState, gen uint64, h
 	}
 	base := old[0].base
 	end := l.segs[i+len(old)].base
-	if cleaned := max(l.cleanedTo, end); cleaned != l.cleanedTo || (horizon >= 0 && (l.deleteHorizon < 0 || horizon < l.deleteHorizon)) {
-		h := l.deleteHorizon
+	markCleaned := func() error {
+		cleaned, h := max(l.cleanedTo, end), l.deleteHorizon
 		if horizon >= 0 && (h < 0 || horizon < h) {
 			h = horizon
 		}
+		if cleaned == l.cleanedTo && h == l.deleteHorizon {
+			return nil
+		}
 		if err := writeCleanerCheckpoint(l.dir, cleaned, h); err != nil {
-			return gen, fmt.Errorf("clean %s: %w", l.dir, err)
+			return err
 		}
 		l.mu.Lock()
 		l.cleanedTo, l.deleteHorizon = cleaned, h
 		l.mu.Unlock()
-		swapStep("checkpoint")
+		return nil
 	}
 	// Pin every old file so a reader never has to reopen one that is
 	// being renamed over or removed.
@@ -560,7 +567,7 @@ func (l *Log) swapIn(old []*segment, paths swapFiles, st segState, gen uint64, h
 	for _, s := range old[1:] {
 		doomed = append(doomed, s.base)
 	}
-	if err := completeSwap(l.dir, paths, doomed); err != nil {
+	if err := completeSwap(l.dir, paths, doomed, markCleaned); err != nil {
 		return gen, fmt.Errorf("clean %s: %w", l.dir, err)
 	}
 	s := newSegment(l.dir, base, l.files)
@@ -576,10 +583,11 @@ func (l *Log) swapIn(old []*segment, paths swapFiles, st segState, gen uint64, h
 	return l.segGen, nil
 }
 
-// completeSwap is step 5: delete the group's other segments (doomed, by
-// base offset), then move the swap files over the first segment's.
-// Idempotent, so Open can redo it.
-func completeSwap(dir string, paths swapFiles, doomed []int64) error {
+// completeSwap is steps 4 and 5: delete the group's other segments (doomed,
+// by base offset), move the index swaps over the first segment's, advance
+// the cleaner checkpoint (markCleaned), and move the log swap over the first
+// segment's log. Idempotent, so Open can redo it.
+func completeSwap(dir string, paths swapFiles, doomed []int64, markCleaned func() error) error {
 	for _, b := range doomed {
 		for _, suffix := range []string{offsetSuffix, timeIndexSuffix, logSuffix} {
 			if err := os.Remove(segmentName(dir, b, suffix)); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -589,6 +597,12 @@ func completeSwap(dir string, paths swapFiles, doomed []int64) error {
 		}
 	}
 	for _, s := range [][2]string{{paths.offSwap, paths.off}, {paths.timeSwap, paths.time}, {paths.logSwap, paths.log}} {
+		if s[0] == paths.logSwap {
+			if err := markCleaned(); err != nil {
+				return fmt.Errorf("finish swap: %w", err)
+			}
+			swapStep("checkpoint")
+		}
 		if err := os.Rename(s[0], s[1]); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("finish swap: %w", err)
 		}
@@ -620,7 +634,11 @@ func finishSwaps(dir string) error {
 				doomed = append(doomed, b)
 			}
 		}
-		if err := completeSwap(dir, swapPaths(dir, s.base, s.end), doomed); err != nil {
+		markCleaned := func() error {
+			cleaned, _ := readCleanerCheckpoint(dir)
+			return writeCleanerCheckpoint(dir, max(cleaned, s.end), 0)
+		}
+		if err := completeSwap(dir, swapPaths(dir, s.base, s.end), doomed, markCleaned); err != nil {
 			return fmt.Errorf("finish cleaning of segment %d: %w", s.base, err)
 		}
 	}
