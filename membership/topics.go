@@ -8,7 +8,7 @@ import (
 )
 
 // CreateTopic adds a topic to the catalog: it places every partition over
-// the current roster (Place, in succession order), draws a topic id, stamps
+// the current roster (PlaceTopic: balanced rendezvous, in succession order), draws a topic id, stamps
 // the entry with a new Lamport time and this broker's id, persists it and
 // broadcasts it. ReplicationFactor must be between 1 and the roster's size.
 //

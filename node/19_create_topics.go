@@ -18,7 +18,8 @@ import (
 // * NumPartitions -1 means DefaultPartitions; ReplicationFactor -1 means 1
 //   (the cluster's Place decides whether a factor can be met).
 // * Configs retention.ms, retention.bytes, segment.bytes, segment.ms,
-//   message.timestamp.type, max.message.bytes and cleanup.policy=delete are
+//   message.timestamp.type, max.message.bytes, cleanup.policy (delete,
+//   compact or both), delete.retention.ms and min.cleanable.dirty.ratio are
 //   accepted; anything else is INVALID_CONFIG, not silently dropped.
 // * Manual replica assignments are refused (INVALID_REQUEST): placement is
 //   the cluster's job.

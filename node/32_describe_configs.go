@@ -15,7 +15,8 @@ import (
 // Behavior:
 // * TOPIC resources list every topic config Spool knows (retention.ms,
 //   retention.bytes, segment.bytes, segment.ms, message.timestamp.type,
-//   max.message.bytes, cleanup.policy), with source DYNAMIC_TOPIC_CONFIG for
+//   max.message.bytes, cleanup.policy, delete.retention.ms,
+//   min.cleanable.dirty.ratio), with source DYNAMIC_TOPIC_CONFIG for
 //   what the topic set and DEFAULT_CONFIG for broker defaults.
 // * BROKER resources (this node's id, or "" for the defaults) list a small,
 //   read-only set of static broker settings.
