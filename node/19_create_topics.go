@@ -12,7 +12,8 @@ import (
 	"github.com/spool-log/spool/wire"
 )
 
-// CreateTopics: v2-5
+// CreateTopics: v2-7 (v6 only adds THROTTLING_QUOTA_EXCEEDED, which Spool never
+// returns; v7 returns the new topic's id)
 //
 // Behavior:
 // * NumPartitions -1 means DefaultPartitions; ReplicationFactor -1 means 1

@@ -33,7 +33,7 @@ var apis = map[int16]api{
 	int16(kmsg.ListOffsets):     {wire.VersionRange{Min: 1, Max: 7}, (*Node).handleListOffsets},
 	int16(kmsg.Metadata):        {wire.VersionRange{Min: 1, Max: 12}, (*Node).handleMetadata},
 	int16(kmsg.ApiVersions):     {wire.VersionRange{Min: 0, Max: 3}, nil},
-	int16(kmsg.CreateTopics):    {wire.VersionRange{Min: 2, Max: 5}, (*Node).handleCreateTopics},
+	int16(kmsg.CreateTopics):    {wire.VersionRange{Min: 2, Max: 7}, (*Node).handleCreateTopics},
 	int16(kmsg.DeleteTopics):    {wire.VersionRange{Min: 1, Max: 4}, (*Node).handleDeleteTopics},
 	int16(kmsg.InitProducerID):  {wire.VersionRange{Min: 0, Max: 4}, (*Node).handleInitProducerID},
 	int16(kmsg.DescribeConfigs): {wire.VersionRange{Min: 1, Max: 4}, (*Node).handleDescribeConfigs},
