@@ -157,8 +157,8 @@ func placeBounded(partitions int32, brokers []int32, r int, score func(p int32, 
 		return out
 	}
 	r = min(r, n)
-	replicaCap := ceilDiv(int64(capNum)*int64(r)*int64(partitions), int64(capDen)*int64(n))
-	leaderCap := ceilDiv(int64(leadNum)*int64(partitions), int64(leadDen)*int64(n))
+	replicaCap := boundedCap(int64(r)*int64(partitions), int64(n), capNum, capDen)
+	leaderCap := boundedCap(int64(partitions), int64(n), leadNum, leadDen)
 
 	load := make([]int64, n)
 	leads := make([]int64, n)
@@ -228,3 +228,11 @@ func placeBounded(partitions int32, brokers []int32, r int, score func(p int32, 
 }
 
 func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
+
+// boundedCap is how many of total items one of n holders may take: the
+// smallest fair share, ceil(total/n), plus the slack (num/den - 1) of the mean
+// rounded down. Rounding the slack down keeps small topics even (6 partitions
+// on 3 brokers: 2 each, not up to 3), while large ones get the full factor.
+func boundedCap(total, n int64, num, den int) int64 {
+	return ceilDiv(total, n) + int64(num-den)*total/(int64(den)*n)
+}

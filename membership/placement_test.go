@@ -407,3 +407,32 @@ func TestPlacementTradeoff(t *testing.T) {
 		}
 	}
 }
+
+// Small topics spread evenly: the cap's slack is rounded down, so a 6-partition
+// topic on 3 brokers with one replica (or with every broker a replica) puts
+// exactly 2 replicas and 2 leaders on each, whatever its name hashes to; with
+// two replicas each broker stays within the cap of 5 replicas and 3 leaders.
+func TestPlaceTopicSmallTopicsEven(t *testing.T) {
+	roster := []int32{1, 2, 3}
+	for _, name := range []string{"events", "orders", "a", "clicks", "payments", "logs"} {
+		for _, rf := range []int{1, 2, 3} {
+			lists := PlaceTopic(name, 6, roster, rf)
+			load := map[int32]int{}
+			leads := map[int32]int{}
+			for _, l := range lists {
+				leads[l[0]]++
+				for _, b := range l {
+					load[b]++
+				}
+			}
+			for _, b := range roster {
+				even := rf != 2 && (load[b] != 2*rf || leads[b] != 2)
+				capped := rf == 2 && (load[b] > 5 || leads[b] > 3)
+				if even || capped {
+					t.Errorf("%s rf=%d: broker %d holds %d replicas and leads %d (%v)",
+						name, rf, b, load[b], leads[b], lists)
+				}
+			}
+		}
+	}
+}
