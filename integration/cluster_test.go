@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -118,6 +119,18 @@ func TestClusterKillAndRestart(t *testing.T) {
 			} else if pm.Leader < 0 || pm.ErrorCode != 0 {
 				t.Errorf("node %d: partition %d: %+v", n.ID, p, pm)
 			}
+		}
+	}
+
+	// An operator describing the topic mid-outage sees every partition, the
+	// dead node's without a leader or offsets, not an error.
+	out, err := Spool(t, "", "topic", "describe", topic, "--brokers", a.KafkaAddr)
+	if err != nil {
+		t.Fatalf("topic describe with node 3 down: %v\n%s", err, out)
+	}
+	for _, p := range onC {
+		if !regexp.MustCompile(fmt.Sprintf(`(?m)^%d\s+none\s+\[3\]\s+\S+\s+-\s+-\s*$`, p)).MatchString(out) {
+			t.Errorf("topic describe shows partition %d of the dead node wrongly:\n%s", p, out)
 		}
 	}
 

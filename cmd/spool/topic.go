@@ -1,12 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kadm"
 )
 
 func newTopicCmd(g *globals) *cobra.Command {
@@ -115,12 +118,14 @@ func newTopicDescribeCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("describe topics: %w", err)
 			}
+			// A partition whose leader is down fails only its own shard: the
+			// rest of the table is what an operator needs most during an outage.
 			starts, err := adm.ListStartOffsets(ctx, args...)
-			if err != nil {
+			if err != nil && !isShardErrors(err) {
 				return fmt.Errorf("list start offsets: %w", err)
 			}
 			ends, err := adm.ListEndOffsets(ctx, args...)
-			if err != nil {
+			if err != nil && !isShardErrors(err) {
 				return fmt.Errorf("list end offsets: %w", err)
 			}
 			configs, err := adm.DescribeTopicConfigs(ctx, args...)
@@ -137,9 +142,12 @@ func newTopicDescribeCmd(g *globals) *cobra.Command {
 				w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(w, "PARTITION\tLEADER\tREPLICAS\tISR\tSTART\tEND")
 				for _, p := range t.Partitions.Sorted() {
-					s, _ := starts.Lookup(name, p.Partition)
-					e, _ := ends.Lookup(name, p.Partition)
-					fmt.Fprintf(w, "%d\t%d\t%v\t%v\t%d\t%d\n", p.Partition, p.Leader, p.Replicas, p.ISR, s.Offset, e.Offset)
+					leader := strconv.Itoa(int(p.Leader))
+					if p.Leader < 0 {
+						leader = "none"
+					}
+					fmt.Fprintf(w, "%d\t%s\t%v\t%v\t%s\t%s\n", p.Partition, leader, p.Replicas, p.ISR,
+						listedOffset(starts, name, p.Partition), listedOffset(ends, name, p.Partition))
 				}
 				w.Flush()
 				rc, err := configs.On(name, nil)
@@ -185,4 +193,21 @@ func newTopicDeleteCmd(g *globals) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// isShardErrors reports whether err is kadm's partial failure: some partitions
+// answered, others (say, those whose leader is down) did not.
+func isShardErrors(err error) bool {
+	var se *kadm.ShardErrors
+	return errors.As(err, &se)
+}
+
+// listedOffset is a partition's offset from a ListOffsets result, or "-" when
+// that partition could not be asked (no leader, or an error of its own).
+func listedOffset(offsets kadm.ListedOffsets, topic string, partition int32) string {
+	o, ok := offsets.Lookup(topic, partition)
+	if !ok || o.Err != nil {
+		return "-"
+	}
+	return strconv.FormatInt(o.Offset, 10)
 }
