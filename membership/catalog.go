@@ -96,12 +96,13 @@ func (c *Catalog) Get(name string) (TopicEntry, bool) {
 	return e.clone(), ok
 }
 
-// Version returns the version of name's entry, zero if unknown.
-func (c *Catalog) version(name string) (lamport uint64, origin int32) {
+// version returns the version of name's entry (Lamport, Auto, Origin; the
+// rest zero), the zero entry if unknown.
+func (c *Catalog) version(name string) TopicEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.topics[name]
-	return e.Lamport, e.Origin
+	return TopicEntry{Lamport: e.Lamport, Auto: e.Auto, Origin: e.Origin}
 }
 
 // Entries returns every entry, tombstones included, by name.
@@ -118,7 +119,7 @@ func (c *Catalog) Entries() []TopicEntry {
 
 // Digest fingerprints the catalog: xxhash64 over, per entry by name, the name,
 // a 0x00, then big-endian Lamport (8), origin (4), the topic id (16) and a
-// deleted byte. A version identifies an entry's content, so equal digests mean
+// flags byte (bit 0 deleted, bit 1 auto). A version identifies an entry's content, so equal digests mean
 // equal catalogs.
 func (c *Catalog) Digest() uint64 {
 	h := xxhash.New()
@@ -130,11 +131,14 @@ func (c *Catalog) Digest() uint64 {
 		buf = binary.BigEndian.AppendUint64(buf, e.Lamport)
 		buf = binary.BigEndian.AppendUint32(buf, uint32(e.Origin))
 		buf = append(buf, e.ID[:]...)
+		var flags byte
 		if e.Deleted {
-			buf = append(buf, 1)
-		} else {
-			buf = append(buf, 0)
+			flags |= 1
 		}
+		if e.Auto {
+			flags |= 2
+		}
+		buf = append(buf, flags)
 		_, _ = h.Write(buf)
 	}
 	return h.Sum64()

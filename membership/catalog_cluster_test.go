@@ -55,9 +55,10 @@ func TestCatalogSpreadsAndPersists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	placed := PlaceTopic("orders", 6, []int32{1, 2, 3}, 3)
 	for p, rs := range small.Replicas {
-		if want := Place("orders", int32(p), []int32{1, 2, 3}, 3); fmt.Sprint(rs) != fmt.Sprint(want) {
-			t.Fatalf("partition %d replicas %v, want rendezvous order %v", p, rs, want)
+		if want := placed[p]; fmt.Sprint(rs) != fmt.Sprint(want) {
+			t.Fatalf("partition %d replicas %v, want PlaceTopic's %v", p, rs, want)
 		}
 	}
 	// Too big for one user event: spread by a hint and a pull.

@@ -31,6 +31,7 @@ var fetchMe = []byte{0}
 type topicHint struct {
 	Name    string `json:"name"`
 	Lamport uint64 `json:"lamport"`
+	Auto    bool   `json:"auto,omitempty"`
 	Origin  int32  `json:"origin"`
 	Node    string `json:"node"`
 }
@@ -112,9 +113,8 @@ func (a *Agent) handleUserEvent(e serf.UserEvent) {
 			a.log.WithError(err).Warn("undecodable topic hint; anti-entropy will repair")
 			return
 		}
-		lamport, origin := a.catalog.version(h.Name)
-		newer := h.Lamport > lamport || h.Lamport == lamport && h.Origin > origin
-		if newer && h.Node != a.cfg.NodeName {
+		hinted := TopicEntry{Lamport: h.Lamport, Auto: h.Auto, Origin: h.Origin}
+		if hinted.newerThan(a.catalog.version(h.Name)) && h.Node != a.cfg.NodeName {
 			a.requestSync(syncRequest{kind: syncCatalogPull, peer: h.Node})
 		}
 	}

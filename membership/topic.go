@@ -2,10 +2,12 @@ package membership
 
 import (
 	"bytes"
-	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sort"
 )
 
 // Bounds on what a topic entry may hold. Entries arrive from peers, so they are
@@ -29,19 +31,64 @@ var (
 )
 
 // TopicID is the 16-byte id Kafka clients know a topic by (Metadata v10+,
-// Fetch v13+). A new one is drawn for every create, so a topic deleted and
-// created again under the same name has a new id.
+// Fetch v13+). It is derived, not drawn (see deriveTopicID): nodes that
+// create one name from the same history with the same spec make the same id,
+// and a topic deleted and created again gets a new one.
 type TopicID [16]byte
 
-func newTopicID() (TopicID, error) {
-	var id TopicID
-	if _, err := rand.Read(id[:]); err != nil {
-		return id, fmt.Errorf("draw topic id: %w", err)
+// topicIDDomain separates Spool's topic-id hash from any other use of SHA-256.
+const topicIDDomain = "spool topic id v1\x00"
+
+// deriveTopicID is the id of a create of spec that replaces pred, the
+// tombstone the catalog holds for the name (the zero entry when the name was
+// never seen): the first 16 bytes of SHA-256 over a domain string, the name,
+// pred's version and id, the partition count, the replication factor and the
+// configs sorted by key, each field length-prefixed or fixed-width, shaped as
+// an RFC 9562 version-8 UUID.
+//
+// Why derived: a node that has not yet heard of a topic created elsewhere a
+// moment ago may auto-create it itself (Metadata, Produce, the group
+// coordinator). With random ids the two creates were different topics and
+// the merge deleted the loser's partitions, records included. With derived
+// ids both creates are one topic: the merge keeps one entry and every
+// partition keeps its data (replica lists are left out of the hash on
+// purpose, see CreateTopic). A delete followed by a create hashes the
+// tombstone's version, so the new topic never reuses the old id.
+//
+// The spec is in the hash because a partition's directory holds data laid
+// out under its topic's configs: two creates with different specs are
+// different topics, and the merge replaces the loser's partitions by the
+// winner's, empty.
+func deriveTopicID(spec TopicSpec, pred TopicEntry) TopicID {
+	h := sha256.New()
+	var buf []byte
+	field := func(s string) {
+		buf = binary.BigEndian.AppendUint32(buf, uint32(len(s)))
+		buf = append(buf, s...)
 	}
-	// A version-4 UUID, as Kafka draws them; never all zero.
-	id[6] = id[6]&0x0f | 0x40
-	id[8] = id[8]&0x3f | 0x80
-	return id, nil
+	buf = append(buf, topicIDDomain...)
+	field(spec.Name)
+	buf = binary.BigEndian.AppendUint64(buf, pred.Lamport)
+	buf = binary.BigEndian.AppendUint32(buf, uint32(pred.Origin))
+	buf = append(buf, pred.ID[:]...)
+	buf = binary.BigEndian.AppendUint32(buf, uint32(spec.Partitions))
+	buf = binary.BigEndian.AppendUint16(buf, uint16(spec.ReplicationFactor))
+	keys := make([]string, 0, len(spec.Config))
+	for k := range spec.Config {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	buf = binary.BigEndian.AppendUint32(buf, uint32(len(keys)))
+	for _, k := range keys {
+		field(k)
+		field(spec.Config[k])
+	}
+	_, _ = h.Write(buf)
+	var id TopicID
+	copy(id[:], h.Sum(nil))
+	id[6] = id[6]&0x0f | 0x80 // version 8: custom
+	id[8] = id[8]&0x3f | 0x80 // RFC 9562 variant; never all zero
+	return id
 }
 
 // String is the hex of the 16 bytes in UUID grouping.
@@ -69,10 +116,15 @@ func (id *TopicID) UnmarshalText(b []byte) error {
 }
 
 // TopicSpec is what a client asks for when it creates a topic. ID and
-// Replicas are normally left empty: CreateTopic draws the id and places the
-// replicas over the roster. A caller that already chose them (the node's
-// CreateTopics path, which places through its Cluster) may pass them; they
-// are validated as any entry from a peer.
+// Replicas are normally left empty: CreateTopic derives the id and places the
+// replicas over the roster. A caller that already has them (a topic imported
+// from a single-node catalog keeps its id; the node's CreateTopics path
+// places through its Cluster, the same PlaceTopic) may pass them; they are
+// validated as any entry from a peer.
+//
+// Auto marks a create nobody asked for by name (auto-creation on Metadata or
+// Produce, __consumer_offsets by the group coordinator): of two concurrent
+// creates of one name, an explicit one wins over an automatic one.
 type TopicSpec struct {
 	Name              string
 	Partitions        int32
@@ -80,16 +132,23 @@ type TopicSpec struct {
 	Config            map[string]string
 	ID                TopicID
 	Replicas          [][]int32
+	Auto              bool
 }
 
 // TopicEntry is one topic as the catalog holds it. Replicas[p] lists the
 // brokers of partition p in succession order (the first live one leads).
 //
-// (Lamport, Origin) is the entry's version: of two entries for one name the
-// one with the higher Lamport time wins, then the higher origin broker id, then
+// (Lamport, Auto, Origin) is the entry's version. Of two entries for one name
+// the one with the higher Lamport time wins; at equal times an explicit
+// create beats an automatic one, then the higher origin broker id wins, then
 // the higher topic id bytes (only reachable by a bug, kept so the order is
-// total). A delete is a tombstone (Deleted, no replicas) with its own, higher,
-// Lamport time, so it beats the create it deletes and loses to a later create.
+// total). A delete is a tombstone (Deleted, no replicas) stamped with a new
+// tick of its node's clock, so it beats the create it deletes. A create is
+// stamped one above the entry it replaces (1 for a name never seen): every
+// create made from the same history carries the same time, so concurrent
+// creates are settled by the tie-breaks above whatever the nodes' clocks, and
+// a delete of any of them beats them all, even a create made by a node that
+// had not seen the delete's sibling create.
 type TopicEntry struct {
 	Name              string            `json:"name"`
 	ID                TopicID           `json:"id"`
@@ -98,6 +157,7 @@ type TopicEntry struct {
 	Replicas          [][]int32         `json:"replicas,omitempty"`
 	Config            map[string]string `json:"config,omitempty"`
 	Deleted           bool              `json:"deleted,omitempty"`
+	Auto              bool              `json:"auto,omitempty"`
 	Lamport           uint64            `json:"lamport"`
 	Origin            int32             `json:"origin"`
 }
@@ -106,6 +166,9 @@ type TopicEntry struct {
 func (e TopicEntry) newerThan(o TopicEntry) bool {
 	if e.Lamport != o.Lamport {
 		return e.Lamport > o.Lamport
+	}
+	if e.Auto != o.Auto {
+		return !e.Auto
 	}
 	if e.Origin != o.Origin {
 		return e.Origin > o.Origin

@@ -8,13 +8,32 @@ import (
 )
 
 // CreateTopic adds a topic to the catalog: it places every partition over
-// the current roster (PlaceTopic: balanced rendezvous, in succession order), draws a topic id, stamps
-// the entry with a new Lamport time and this broker's id, persists it and
-// broadcasts it. ReplicationFactor must be between 1 and the roster's size.
+// the current roster (PlaceTopic: balanced rendezvous, in succession order),
+// derives the topic id (deriveTopicID), stamps the entry one Lamport tick
+// above the tombstone it replaces (1 for a name never seen) with this
+// broker's id, persists it and broadcasts it. ReplicationFactor must be
+// between 1 and the roster's size.
 //
-// Two nodes creating the same name at once both succeed locally; the catalogs
-// then converge on the entry with the higher (Lamport, origin) and the other
-// is replaced everywhere (watchers see a TopicChange with a new id).
+// Two nodes creating the same name at once both succeed locally, and the
+// catalogs converge on one entry (see TopicEntry for the order):
+//
+//   - With the same spec, as two auto-creates with the cluster's defaults,
+//     both entries carry the same id, so the merge changes nothing on disk:
+//     every partition keeps the records written to it meanwhile. Their
+//     replica lists are equal when the two rosters are (placement is a pure
+//     function of name, partition count, roster and factor). Rosters differ
+//     only while a broker's first join is still spreading; then the merge
+//     keeps the winner's lists, a partition whose replicas are on the same
+//     broker in both keeps its data, and a copy on a broker the winner did
+//     not pick is deleted with its records. The id deliberately leaves the
+//     replicas out so that this case loses as little as possible.
+//   - With different specs (an explicit create racing an auto-create, or
+//     two CreateTopics with different partition counts or configs) the ids
+//     differ. An explicit create beats an automatic one, then the higher
+//     origin broker id wins; the loser's partitions are deleted everywhere
+//     and the winner's opened, empty. The loser's CreateTopics response has
+//     already been sent and cannot be taken back: its node logs the loss
+//     (watchers see a TopicChange whose Old, from this node, has another id).
 func (a *Agent) CreateTopic(spec TopicSpec) (TopicEntry, error) {
 	if err := ValidateTopicName(spec.Name); err != nil {
 		return TopicEntry{}, err
@@ -32,15 +51,16 @@ func (a *Agent) CreateTopic(spec TopicSpec) (TopicEntry, error) {
 	}
 	a.opMu.Lock()
 	defer a.opMu.Unlock()
-	if cur, ok := a.catalog.Get(spec.Name); ok && !cur.Deleted {
+	pred, seen := a.catalog.Get(spec.Name)
+	if seen && !pred.Deleted {
 		return TopicEntry{}, fmt.Errorf("create topic %s: %w", spec.Name, ErrTopicExists)
+	}
+	if !seen {
+		pred = TopicEntry{}
 	}
 	id := spec.ID
 	if id == (TopicID{}) {
-		var err error
-		if id, err = newTopicID(); err != nil {
-			return TopicEntry{}, fmt.Errorf("create topic %s: %w", spec.Name, err)
-		}
+		id = deriveTopicID(spec, pred)
 	}
 	replicas := spec.Replicas
 	if replicas == nil {
@@ -52,6 +72,8 @@ func (a *Agent) CreateTopic(spec TopicSpec) (TopicEntry, error) {
 		Partitions:        spec.Partitions,
 		ReplicationFactor: spec.ReplicationFactor,
 		Replicas:          replicas,
+		Auto:              spec.Auto,
+		Lamport:           pred.Lamport + 1,
 		Origin:            a.cfg.BrokerID,
 	}
 	entry = entry.clone()
@@ -61,19 +83,26 @@ func (a *Agent) CreateTopic(spec TopicSpec) (TopicEntry, error) {
 				spec.Name, ErrInvalidReplicationFactor, p, len(rs))
 		}
 	}
-	if err := entry.validate(); err != nil {
-		return TopicEntry{}, fmt.Errorf("create topic: %w", err)
-	}
-	entry.Lamport = a.catalog.tick()
 	if len(spec.Config) > 0 {
 		entry.Config = make(map[string]string, len(spec.Config))
 		for k, v := range spec.Config {
 			entry.Config[k] = v
 		}
 	}
+	if err := entry.validate(); err != nil {
+		return TopicEntry{}, fmt.Errorf("create topic: %w", err)
+	}
 	a.mergeCatalog([]TopicEntry{entry}, "local")
-	a.broadcastTopic(entry)
-	return entry.clone(), nil
+	// A create of the name that arrived from a peer since the check above
+	// may have won; then this one is no create at all.
+	cur, _ := a.catalog.Get(spec.Name)
+	if cur.Deleted || cur.ID != entry.ID {
+		return TopicEntry{}, fmt.Errorf("create topic %s: %w (created concurrently elsewhere)", spec.Name, ErrTopicExists)
+	}
+	if !cur.newerThan(entry) {
+		a.broadcastTopic(entry)
+	}
+	return cur, nil
 }
 
 // DeleteTopic replaces a live topic by a tombstone with a new Lamport time,
@@ -104,7 +133,7 @@ func (a *Agent) broadcastTopic(e TopicEntry) {
 		}
 		return
 	}
-	hint, err := json.Marshal(topicHint{Name: e.Name, Lamport: e.Lamport, Origin: e.Origin, Node: a.cfg.NodeName})
+	hint, err := json.Marshal(topicHint{Name: e.Name, Lamport: e.Lamport, Auto: e.Auto, Origin: e.Origin, Node: a.cfg.NodeName})
 	if err != nil {
 		log.WithError(err).Warn("encode topic hint")
 		return
