@@ -3,6 +3,7 @@ package wire
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -18,27 +19,47 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// A connection runs three goroutines joined by bounded queues:
+// A connection is served by at most three goroutines at a time, playing two
+// roles:
 //
-//	reader:     frames → decoded requests    (reads ahead, up to PipelineDepth
-//	                                          requests and ~MaxRequestBytes)
-//	dispatcher: requests → Handler → responses, one request at a time, in order
-//	writer:     responses → socket, strictly in request order
+//	reader: frames → decoded requests (reads ahead, up to PipelineDepth
+//	        requests and ~MaxRequestBytes)
+//	worker: requests → Handler → response written to the socket, one
+//	        request at a time, strictly in the order read
 //
-// so the next requests are read and decoded while one is handled, and the
-// next is handled while a response is written, yet a connection's requests
-// are handled in the order sent (Kafka's per-connection ordering, which
-// Produce relies on). A long-poll Fetch holds only its own connection.
+// A request that arrives while nothing else is queued or being worked on is
+// handled by the reader itself, which then writes the response: a client
+// with one request in flight costs one goroutine wake-up per request, not
+// three. If that request takes longer than inlineGrace (a long-poll Fetch),
+// a new reader takes over reading, so read-ahead continues and a client that
+// hangs up is noticed (cancelling the handler's context); the old reader
+// finishes its request and then, as the worker, what the new reader queued.
+// Otherwise the reader queues the request for the worker already running.
+// Either way a connection's requests are handled and answered in the order
+// sent (Kafka's per-connection ordering, which Produce relies on), and a
+// long-poll Fetch holds only its own connection.
 //
 // Any failure closes the connection: the socket is closed, the handler's
-// context cancelled, queued requests dropped unhandled and queued Fetch
-// responses released. Shutdown instead stops only the reader; what was read
-// is still handled and answered, and the writer closes the socket last.
+// context cancelled and queued requests dropped unhandled. Shutdown instead
+// stops only reading; what was read is still handled and answered, and the
+// socket is closed once the last goroutine ends.
 
 var (
 	errIdle         = errors.New("connection idle")
 	errShuttingDown = errors.New("server shutting down")
 )
+
+// inlineGrace is how long a reader handling a request itself goes before
+// another reader takes over reading.
+const inlineGrace = time.Millisecond
+
+// producePool holds the frame buffers of Produce requests, the only frames
+// whose buffers wire reuses (see Request.Body).
+var producePool framePool
+
+// apiKeyProduce is Produce's API key, read ahead of the frame to choose its
+// buffer.
+const apiKeyProduce = 0
 
 type conn struct {
 	srv    *Server
@@ -47,26 +68,41 @@ type conn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	requests  chan inbound
-	responses chan outbound
-
-	// mu guards the read-ahead budget and closed; budget waits on cond.
+	// mu guards the read-ahead budget, the queue and the roles; cond
+	// signals budget or queue space and closing.
 	mu          sync.Mutex
 	cond        *sync.Cond
 	queuedBytes int64
-	queued      int
+	queued      int       // requests read and not yet handled (the budget)
+	pending     []inbound // read and waiting for the worker, in order
+	working     bool      // a goroutine is handling and answering requests
+	inline      bool      // ... and it is the reader, handling one itself
+	handedOff   bool      // a new reader took over while the old one was inline
 	closed      bool
 	closeOnce   sync.Once
+
+	goroutines sync.WaitGroup
+	takeover   *time.Timer
 
 	// inFlight counts requests read but not yet answered; while it is
 	// positive the connection is not idle.
 	inFlight     atomic.Int64
 	lastActivity atomic.Int64 // unix nanoseconds
 
-	wbuf []byte
+	// Owned by the current reader; a reader taking over reading goes on
+	// from the same buffer. Buffered so that small pipelined requests cost
+	// one read between them; bufio hands large frames' bodies straight to
+	// the socket read.
+	br           *bufio.Reader
+	sizeBuf      [4]byte
+	readDeadline time.Time
+	// Owned by whoever is working (mu hands the role over).
+	writeDeadline time.Time
+	fw            *frameWriter
+	wbuf          []byte
 }
 
-// outbound is a handled request's response on its way to the writer.
+// outbound is a handled request's response on its way to the socket.
 type outbound struct {
 	req  *Request
 	resp Response
@@ -75,27 +111,31 @@ type outbound struct {
 func newConn(s *Server, nc net.Conn) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &conn{
-		srv:       s,
-		nc:        nc,
-		log:       s.log.WithField("remote", nc.RemoteAddr().String()),
-		ctx:       ctx,
-		cancel:    cancel,
-		requests:  make(chan inbound, s.cfg.PipelineDepth),
-		responses: make(chan outbound, s.cfg.PipelineDepth),
+		srv:    s,
+		nc:     nc,
+		log:    s.log.WithField("remote", nc.RemoteAddr().String()),
+		ctx:    ctx,
+		cancel: cancel,
 	}
 	c.cond = sync.NewCond(&c.mu)
+	c.br = bufio.NewReaderSize(idleReader{c: c}, readBufferSize)
+	tcp, _ := nc.(*net.TCPConn)
+	if !s.cfg.Sendfile {
+		tcp = nil
+	}
+	c.fw = &frameWriter{w: nc, tcp: tcp, refresh: c.extendWriteDeadline, stats: &s.stats}
+	c.takeover = time.AfterFunc(time.Hour, c.takeOver)
+	c.takeover.Stop()
 	c.touch()
 	return c
 }
 
 // serve runs the connection to its end.
 func (c *conn) serve() {
-	var wg sync.WaitGroup
-	wg.Add(3)
-	go func() { defer wg.Done(); c.readLoop() }()
-	go func() { defer wg.Done(); c.dispatchLoop() }()
-	go func() { defer wg.Done(); c.writeLoop() }()
-	wg.Wait()
+	c.goroutines.Add(1)
+	c.readLoop()
+	c.goroutines.Wait()
+	c.takeover.Stop()
 	c.close(nil)
 	c.srv.connDone(c)
 }
@@ -136,32 +176,71 @@ func (c *conn) panicked(where string, r any) {
 
 // ---- reader ----
 
+// readLoop reads requests until reading ends or it hands reading over to a
+// new reader (and becomes the worker).
 func (c *conn) readLoop() {
-	defer close(c.requests)
+	defer c.goroutines.Done()
 	defer func() {
 		if r := recover(); r != nil {
 			c.panicked("reader", r)
 		}
 	}()
-	// Buffered so that small pipelined requests cost one read between
-	// them; bufio hands large frames' bodies straight to the socket read.
-	r := bufio.NewReaderSize(idleReader{c: c}, readBufferSize)
-	var scratch [4]byte
 	for {
-		in, err := c.readRequest(r, &scratch)
+		in, err := c.readRequest(c.br, &c.sizeBuf)
 		if err != nil {
 			c.readFailed(err)
 			return
 		}
 		c.srv.stats.requests.Add(1)
 		c.inFlight.Add(1)
-		select {
-		case c.requests <- in:
-		case <-c.ctx.Done():
-			c.unreserve(in.size)
+
+		c.mu.Lock()
+		for !c.closed && c.working && len(c.pending) >= c.srv.cfg.PipelineDepth {
+			c.cond.Wait()
+		}
+		switch {
+		case c.closed:
+			c.mu.Unlock()
+			c.drop(in)
+			return
+		case c.working:
+			c.pending = append(c.pending, in)
+			c.mu.Unlock()
+			continue
+		}
+		// Nothing queued, nothing being answered: handle it here.
+		c.working, c.inline = true, true
+		c.mu.Unlock()
+		c.takeover.Reset(inlineGrace)
+		c.process(in)
+		c.takeover.Stop()
+		c.mu.Lock()
+		c.inline = false
+		handedOff := c.handedOff
+		c.handedOff = false
+		if !handedOff {
+			// Nobody read meanwhile, so nothing can be queued.
+			c.working = false
+		}
+		c.mu.Unlock()
+		if handedOff {
+			c.work() // another reader reads now; answer what it queued
 			return
 		}
 	}
+}
+
+// takeOver starts a new reader when the reader has been handling one
+// request itself for inlineGrace (the takeover timer's function).
+func (c *conn) takeOver() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.inline || c.handedOff || c.closed {
+		return
+	}
+	c.handedOff = true
+	c.goroutines.Add(1) // the inline reader holds one, so the count is not zero
+	go c.readLoop()
 }
 
 // protocolError marks a client's protocol violation, as opposed to the
@@ -172,8 +251,8 @@ func (e *protocolError) Error() string { return e.err.Error() }
 func (e *protocolError) Unwrap() error { return e.err }
 
 // readRequest reads and decodes the next frame, holding its size in the
-// read-ahead budget until the dispatcher is done with it.
-func (c *conn) readRequest(r io.Reader, scratch *[4]byte) (inbound, error) {
+// read-ahead budget until it has been handled.
+func (c *conn) readRequest(r *bufio.Reader, scratch *[4]byte) (inbound, error) {
 	size, err := readFrameSize(r, scratch, c.srv.cfg.MaxRequestBytes)
 	if err != nil {
 		var sizeErr *frameSizeError
@@ -185,7 +264,22 @@ func (c *conn) readRequest(r io.Reader, scratch *[4]byte) (inbound, error) {
 	if !c.reserve(size) {
 		return inbound{}, net.ErrClosed
 	}
-	frame, err := readFrameBody(r, size)
+	// Only Produce frames, by far the largest and most frequent, go in
+	// pooled buffers; the API key is the header's first field.
+	var pool *framePool
+	key, err := r.Peek(2)
+	if err == nil && int16(binary.BigEndian.Uint16(key)) == apiKeyProduce {
+		pool = &producePool
+	}
+	var (
+		frame []byte
+		buf   *frameBuffer
+	)
+	if err == nil {
+		frame, buf, err = readFrameBody(r, size, pool)
+	} else if errors.Is(err, io.EOF) {
+		err = errFrameTruncated
+	}
 	if err != nil {
 		c.unreserve(size)
 		if errors.Is(err, errFrameTruncated) {
@@ -196,7 +290,11 @@ func (c *conn) readRequest(r io.Reader, scratch *[4]byte) (inbound, error) {
 	in, err := c.srv.decoder.decode(frame, c.nc.RemoteAddr())
 	if err != nil {
 		c.unreserve(size)
+		pool.put(buf)
 		return inbound{}, &protocolError{err}
+	}
+	if pool != nil {
+		in.pool, in.buf = pool, buf
 	}
 	return in, nil
 }
@@ -207,7 +305,7 @@ func (c *conn) readFailed(err error) {
 	var perr *protocolError
 	switch {
 	case errors.Is(err, errShuttingDown):
-		// Leave the queued requests to the dispatcher and writer.
+		// Leave the queued requests to the worker.
 	case errors.As(err, &perr):
 		c.srv.stats.protocolErrors.Add(1)
 		c.log.WithError(err).Warn("closing connection: bad request")
@@ -216,7 +314,7 @@ func (c *conn) readFailed(err error) {
 		c.log.WithField("idle_timeout", c.srv.cfg.IdleTimeout).Debug("closing idle connection")
 		c.close(err)
 	default:
-		c.close(err) // end of stream, reset, or closed by the writer
+		c.close(err) // end of stream, reset, or closed after a failed write
 	}
 }
 
@@ -262,14 +360,19 @@ func (c *conn) unreserve(size int32) {
 
 // idleReader reads from the socket under the idle timeout: a read that times
 // out while a request is in flight, or soon after other activity, is retried,
-// so only a connection with nothing to do is closed.
+// so only a connection with nothing to do is closed. The deadline is moved
+// only when less than half the timeout is left, not at every read: setting
+// it costs a lock and a timer update in the runtime.
 type idleReader struct{ c *conn }
 
 func (r idleReader) Read(p []byte) (int, error) {
 	c := r.c
 	idle := c.srv.cfg.IdleTimeout
 	for {
-		c.nc.SetReadDeadline(time.Now().Add(idle))
+		if now := time.Now(); c.readDeadline.Sub(now) < idle/2 {
+			c.readDeadline = now.Add(idle)
+			c.nc.SetReadDeadline(c.readDeadline)
+		}
 		// Checked after setting the deadline: Shutdown sets closing, then
 		// a past deadline, so one of the two is always seen.
 		if c.srv.closing.Load() {
@@ -285,110 +388,129 @@ func (r idleReader) Read(p []byte) (int, error) {
 		if c.srv.closing.Load() {
 			return n, errShuttingDown
 		}
-		if n > 0 || c.inFlight.Load() > 0 || time.Since(time.Unix(0, c.lastActivity.Load())) < idle {
-			if n > 0 {
-				return n, nil
+		if n > 0 {
+			return n, nil
+		}
+		last := time.Unix(0, c.lastActivity.Load())
+		if c.inFlight.Load() > 0 || time.Since(last) < idle {
+			// Due again a whole timeout after the last activity (which may
+			// be a response written since the deadline was set).
+			c.readDeadline = last.Add(idle)
+			if soonest := time.Now().Add(idle/2 + time.Millisecond); c.readDeadline.Before(soonest) {
+				c.readDeadline = soonest // in flight: look again later
 			}
+			c.nc.SetReadDeadline(c.readDeadline)
 			continue
 		}
 		return n, errIdle
 	}
 }
 
-// ---- dispatcher ----
+// ---- worker ----
 
-func (c *conn) dispatchLoop() {
-	defer close(c.responses)
+// work answers queued requests in order until the queue is empty.
+func (c *conn) work() {
 	defer func() {
 		if r := recover(); r != nil {
-			c.panicked("dispatcher", r)
-		}
-		for in := range c.requests { // closed or panicked: drop the rest
-			c.unreserve(in.size)
+			c.panicked("worker", r)
 		}
 	}()
-	for in := range c.requests {
-		if c.isClosed() {
-			c.unreserve(in.size)
-			continue
-		}
-		resp := in.answer
-		if resp == nil {
-			resp = c.handle(in.req)
-			if isAcksZeroProduce(in.req) && resp != CloseConnection {
-				releaseResponse(resp)
-				resp = NoResponse // the client reads no answer; one would desynchronize it
+	for {
+		c.mu.Lock()
+		if len(c.pending) == 0 || c.closed {
+			dropped := c.pending
+			c.pending = nil
+			c.working = false
+			c.cond.Broadcast()
+			c.mu.Unlock()
+			for _, in := range dropped {
+				c.drop(in)
 			}
+			return
 		}
-		c.unreserve(in.size)
-		c.responses <- outbound{req: in.req, resp: resp}
+		in := c.pending[0]
+		c.pending[0] = inbound{}
+		c.pending = c.pending[1:]
+		c.cond.Broadcast()
+		c.mu.Unlock()
+		c.process(in)
+	}
+}
+
+// drop forgets a request that will not be handled.
+func (c *conn) drop(in inbound) {
+	c.unreserve(in.size)
+	c.inFlight.Add(-1)
+	in.pool.put(in.buf)
+}
+
+// process handles one request and writes its response.
+func (c *conn) process(in inbound) {
+	if c.isClosed() {
+		c.drop(in)
+		return
+	}
+	resp, panicked := in.answer, false
+	if resp == nil {
+		resp, panicked = c.handle(in.req)
+		if isAcksZeroProduce(in.req) && resp != CloseConnection {
+			releaseResponse(resp)
+			resp = NoResponse // the client reads no answer; one would desynchronize it
+		}
+	}
+	c.unreserve(in.size)
+	err := c.write(outbound{req: in.req, resp: resp})
+	if !panicked {
+		// The Handler has returned and its response is on the wire, so
+		// nothing refers to the frame any more (the Request.Body promise).
+		in.pool.put(in.buf)
+	}
+	if cap(c.wbuf) > maxKeptWriteBuffer {
+		c.wbuf = nil // one huge response should not pin its buffer
+	}
+	c.inFlight.Add(-1)
+	c.touch()
+	if err != nil {
+		if errors.Is(err, errCloseRequested) {
+			c.close(nil)
+		} else if isNetError(err) {
+			c.close(err)
+		} else {
+			c.log.WithError(err).WithFields(logrus.Fields{"api_key": in.req.APIKey, "api_version": in.req.APIVersion}).
+				Error("cannot write response; closing connection")
+			c.close(err)
+		}
 	}
 }
 
 // handle calls the Handler, turning a panic into a closed connection.
-func (c *conn) handle(req *Request) (resp Response) {
+func (c *conn) handle(req *Request) (resp Response, panicked bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			c.log.WithFields(logrus.Fields{"panic": r, "api_key": req.APIKey, "api_version": req.APIVersion,
 				"stack": string(debug.Stack())}).Error("handler panicked; closing connection")
-			resp = CloseConnection
+			resp, panicked = CloseConnection, true
 		}
 	}()
-	return c.srv.handler.ServeKafka(c.ctx, req)
+	return c.srv.handler.ServeKafka(c.ctx, req), false
 }
 
-// ---- writer ----
-
-func (c *conn) writeLoop() {
-	defer func() {
-		if r := recover(); r != nil {
-			c.panicked("writer", r)
-		}
-		for out := range c.responses { // closed: release what will never be sent
-			releaseResponse(out.resp)
-		}
-		c.close(nil)
-	}()
-	tcp, _ := c.nc.(*net.TCPConn)
-	if !c.srv.cfg.Sendfile {
-		tcp = nil
+// extendWriteDeadline gives the next chunk of a response WriteTimeout to
+// make progress. Like the read deadline, it moves only once less than half
+// of it is left, so a write that makes no progress fails after between half
+// of WriteTimeout and all of it.
+func (c *conn) extendWriteDeadline() error {
+	now := time.Now()
+	if c.writeDeadline.Sub(now) >= c.srv.cfg.WriteTimeout/2 {
+		return nil
 	}
-	fw := &frameWriter{
-		w:   c.nc,
-		tcp: tcp,
-		refresh: func() error {
-			return c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.WriteTimeout))
-		},
-		stats: &c.srv.stats,
-	}
-	for out := range c.responses {
-		if c.isClosed() {
-			releaseResponse(out.resp)
-			continue
-		}
-		err := c.write(fw, out)
-		if cap(c.wbuf) > maxKeptWriteBuffer {
-			c.wbuf = nil // one huge response should not pin its buffer
-		}
-		c.inFlight.Add(-1)
-		c.touch()
-		if err != nil {
-			if errors.Is(err, errCloseRequested) {
-				c.close(nil)
-			} else if isNetError(err) {
-				c.close(err)
-			} else {
-				c.log.WithError(err).WithFields(logrus.Fields{"api_key": out.req.APIKey, "api_version": out.req.APIVersion}).
-					Error("cannot write response; closing connection")
-				c.close(err)
-			}
-		}
-	}
+	c.writeDeadline = now.Add(c.srv.cfg.WriteTimeout)
+	return c.nc.SetWriteDeadline(c.writeDeadline)
 }
 
 // write sends one response.
-func (c *conn) write(fw *frameWriter, out outbound) error {
-	req := out.req
+func (c *conn) write(out outbound) error {
+	fw, req := c.fw, out.req
 	switch resp := out.resp.(type) {
 	case noResponse:
 		return nil

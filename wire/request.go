@@ -16,8 +16,13 @@ type Request struct {
 	ClientID      *string // nil when the client sent a null client ID
 
 	// Body is the request decoded by kmsg, its version already set. Byte
-	// fields (Produce records) alias the request's frame buffer, which wire
-	// never reuses, so the handler may keep them.
+	// fields alias the request's frame buffer. A Produce request's buffer
+	// is pooled: wire reuses it once the Handler has returned and the
+	// response has been written, so a Handler must copy whatever bytes of a
+	// Produce request (records, tagged fields) it keeps beyond that, and
+	// must not hand them to a goroutine that outlives the call. Other
+	// requests' buffers are never reused, so their byte fields (group
+	// member metadata and assignments, ...) may be kept.
 	Body kmsg.Request
 
 	RemoteAddr net.Addr
@@ -32,6 +37,10 @@ type inbound struct {
 	// size is the frame's length, returned to the read-ahead budget once
 	// the request has been handled.
 	size int32
+	// buf, when set, is the pooled frame buffer the request aliases, given
+	// back to pool once the request has been answered.
+	buf  *frameBuffer
+	pool *framePool
 }
 
 // decoder turns frames into requests under the server's version table.
