@@ -130,6 +130,15 @@ func (n *Node) handleCreateTopics(ctx context.Context, wreq *wire.Request) wire.
 // createTopic validates and records a topic, then opens its local
 // partitions. partitions and rf of -1 mean the defaults.
 func (n *Node) createTopic(name string, partitions int32, rf int16, configs map[string]string, validateOnly bool) (TopicSpec, error) {
+	return n.createTopicAs(name, partitions, rf, configs, validateOnly, false)
+}
+
+// createTopicAs is createTopic for explicit creates (auto false) and for
+// creates nobody asked for by name (auto true), which lose a concurrent
+// conflict to an explicit create. The catalog derives the topic id, so two
+// nodes auto-creating one name with the same defaults create one topic; a
+// ValidateOnly response carries no id (Kafka's zero UUID).
+func (n *Node) createTopicAs(name string, partitions int32, rf int16, configs map[string]string, validateOnly, auto bool) (TopicSpec, error) {
 	if err := ValidateTopicName(name); err != nil {
 		return TopicSpec{}, &topicError{kerr.InvalidTopicException, err.Error()}
 	}
@@ -163,10 +172,10 @@ func (n *Node) createTopic(name string, partitions int32, rf int16, configs map[
 	}
 	spec := TopicSpec{
 		Name:              name,
-		ID:                NewTopicID(),
 		Partitions:        partitions,
 		ReplicationFactor: rf,
 		Replicas:          replicas,
+		AutoCreated:       auto,
 	}
 	if len(configs) > 0 {
 		spec.Configs = configs
@@ -174,7 +183,8 @@ func (n *Node) createTopic(name string, partitions int32, rf int16, configs map[
 	if validateOnly {
 		return spec, nil
 	}
-	if err := n.catalog.Create(spec); err != nil {
+	spec, err = n.catalog.Create(spec)
+	if err != nil {
 		if errors.Is(err, ErrTopicExists) {
 			return TopicSpec{}, &topicError{kerr.TopicAlreadyExists, "topic " + name + " already exists"}
 		}
@@ -198,7 +208,7 @@ func (n *Node) autoCreateTopic(name string) error {
 		}
 		return nil
 	}
-	_, err := n.createTopic(name, -1, -1, nil, false)
+	_, err := n.createTopicAs(name, -1, -1, nil, false, true)
 	var te *topicError
 	if errors.As(err, &te) && te.err == kerr.TopicAlreadyExists {
 		return nil

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -21,18 +20,11 @@ var (
 	ErrUnknownTopic = errors.New("unknown topic")
 )
 
-// TopicID is a topic's UUID (Metadata v10+). It is chosen when the topic is
-// created and never reused, so a recreated topic is a different topic.
+// TopicID is a topic's UUID (Metadata v10+). The membership catalog derives
+// it from the topic's name, spec and the tombstone it replaces, so
+// concurrent creates of one topic agree on it and a recreated topic is a
+// different topic.
 type TopicID [16]byte
-
-// NewTopicID returns a random version-4 UUID.
-func NewTopicID() TopicID {
-	var id TopicID
-	_, _ = rand.Read(id[:])
-	id[6] = id[6]&0x0f | 0x40
-	id[8] = id[8]&0x3f | 0x80
-	return id
-}
 
 func (id TopicID) String() string {
 	h := hex.EncodeToString(id[:])
@@ -67,6 +59,10 @@ type TopicSpec struct {
 	// succession order: the first live one leads.
 	Replicas [][]int32         `json:"replicas"`
 	Configs  map[string]string `json:"configs,omitempty"`
+	// AutoCreated marks a topic nobody created by name (auto-creation on
+	// Metadata or Produce, __consumer_offsets): of two concurrent
+	// creates, an explicit one wins over an automatic one.
+	AutoCreated bool `json:"-"`
 }
 
 // gossipCatalog is the topic catalog as the node uses it: the membership
@@ -79,22 +75,39 @@ type gossipCatalog struct {
 
 // newGossipCatalog subscribes to the agent's catalog changes before anything
 // reads the catalog, so no change falls between a read and the watch.
-func newGossipCatalog(agent *membership.Agent, log logrus.FieldLogger) *gossipCatalog {
+func newGossipCatalog(agent *membership.Agent, self int32, log logrus.FieldLogger) *gossipCatalog {
 	c := &gossipCatalog{agent: agent, changes: make(chan struct{}, 1)}
 	watch, _ := agent.WatchTopics() // closed by the agent's Shutdown
 	go func() {
 		for ch := range watch {
 			if ch.Old != nil && !ch.Old.Deleted && ch.Old.ID != ch.New.ID && !ch.New.Deleted {
-				// Two nodes created the name at once and the other
-				// create won: reconcile deletes the loser's partitions
-				// (their id no longer matches) and opens the winner's.
-				log.WithFields(logrus.Fields{"topic": ch.New.Name, "lost": ch.Old.ID.String(), "won": ch.New.ID.String()}).
-					Warn("concurrent creates of one topic: keeping the winner, deleting the other's partitions")
+				logLostCreate(log, self, ch)
 			}
 			c.signal()
 		}
 	}()
 	return c
+}
+
+// logLostCreate reports two concurrent creates of one name with different
+// specs (equal specs derive one id and never get here): reconcile deletes
+// the loser's partitions, their id no longer matching, and opens the
+// winner's. When the loser was created on this node, its CreateTopics
+// response (or the auto-create a client saw) described a topic that no
+// longer exists; that cannot be taken back, so it is logged as an error for
+// the operator, with both specs.
+func logLostCreate(log logrus.FieldLogger, self int32, ch membership.TopicChange) {
+	fields := logrus.Fields{
+		"topic": ch.New.Name, "lost": ch.Old.ID.String(), "won": ch.New.ID.String(),
+		"lost_origin": ch.Old.Origin, "won_origin": ch.New.Origin,
+		"lost_partitions": ch.Old.Partitions, "won_partitions": ch.New.Partitions,
+		"lost_auto": ch.Old.Auto, "won_auto": ch.New.Auto,
+	}
+	if ch.Old.Origin == self {
+		log.WithFields(fields).Error("a topic created on this node lost to a concurrent create elsewhere; its partitions and their records are deleted, and the client that created it was told a spec that no longer holds")
+		return
+	}
+	log.WithFields(fields).Warn("concurrent creates of one topic: keeping the winner, deleting the other's partitions")
 }
 
 func specFromEntry(e membership.TopicEntry) TopicSpec {
@@ -105,6 +118,7 @@ func specFromEntry(e membership.TopicEntry) TopicSpec {
 		ReplicationFactor: e.ReplicationFactor,
 		Replicas:          e.Replicas,
 		Configs:           e.Config,
+		AutoCreated:       e.Auto,
 	}
 }
 
@@ -137,27 +151,30 @@ func (c *gossipCatalog) TopicByID(id TopicID) (TopicSpec, bool) {
 	return TopicSpec{}, false
 }
 
-// Create records a new topic with the id and replicas the node chose, or
-// returns ErrTopicExists.
-func (c *gossipCatalog) Create(spec TopicSpec) error {
-	_, err := c.agent.CreateTopic(membership.TopicSpec{
+// Create records a new topic and returns it as recorded: the catalog
+// derives its id (a spec.ID is kept, for topics imported with one) and, when
+// spec.Replicas is nil, places it. It returns ErrTopicExists when the name is
+// taken, also when a concurrent create from elsewhere won meanwhile.
+func (c *gossipCatalog) Create(spec TopicSpec) (TopicSpec, error) {
+	e, err := c.agent.CreateTopic(membership.TopicSpec{
 		Name:              spec.Name,
 		Partitions:        spec.Partitions,
 		ReplicationFactor: spec.ReplicationFactor,
 		Config:            spec.Configs,
 		ID:                membership.TopicID(spec.ID),
 		Replicas:          spec.Replicas,
+		Auto:              spec.AutoCreated,
 	})
 	switch {
 	case errors.Is(err, membership.ErrTopicExists):
-		return ErrTopicExists
+		return TopicSpec{}, ErrTopicExists
 	case errors.Is(err, membership.ErrInvalidReplicationFactor):
-		return fmt.Errorf("%w: %v", errReplicationFactor, err)
+		return TopicSpec{}, fmt.Errorf("%w: %v", errReplicationFactor, err)
 	case err != nil:
-		return err
+		return TopicSpec{}, err
 	}
 	c.signal()
-	return nil
+	return specFromEntry(e), nil
 }
 
 // Delete removes a topic and returns what it was, or returns ErrUnknownTopic.
@@ -207,7 +224,7 @@ func (n *Node) importLegacyCatalog() error {
 		if _, ok := n.catalog.Topic(t.Name); ok {
 			continue
 		}
-		if err := n.catalog.Create(t); err != nil && !errors.Is(err, ErrTopicExists) {
+		if _, err := n.catalog.Create(t); err != nil && !errors.Is(err, ErrTopicExists) {
 			return fmt.Errorf("import topic %s from %s: %w", t.Name, path, err)
 		}
 		n.log.WithField("topic", t.Name).Info("imported topic from the single-node catalog")

@@ -80,8 +80,12 @@ func (n *Node) groups() (*group.Coordinator, *groupNode, error) {
 	// than the node failing group requests forever.
 	cfg := n.groupConfig()
 	if _, ok := n.catalog.Topic(group.TopicName); !ok {
-		rf := int16(min(3, len(n.cluster.Brokers()))) // offsets.topic.replication.factor, capped by the cluster
-		if _, err := n.createTopic(group.TopicName, cfg.Partitions, rf, offsetsTopicConfigs, false); err != nil && kerrOf(err) != kerr.TopicAlreadyExists {
+		// offsets.topic.replication.factor, capped by the roster rather
+		// than by the brokers alive now: every node that creates the topic
+		// concurrently must make the same spec, so that the creates derive
+		// one topic id and none of them loses its committed offsets.
+		rf := int16(min(3, len(n.agent.Roster())))
+		if _, err := n.createTopicAs(group.TopicName, cfg.Partitions, rf, offsetsTopicConfigs, false, true); err != nil && kerrOf(err) != kerr.TopicAlreadyExists {
 			return nil, nil, fmt.Errorf("create %s: %w", group.TopicName, err)
 		}
 	}

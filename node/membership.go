@@ -145,7 +145,7 @@ func (n *Node) startMembership() error {
 	}
 	n.agent = agent
 	n.cluster = &gossipCluster{agent: agent, clusterID: n.clusterID, self: n.cfg.NodeID}
-	n.catalog = newGossipCatalog(agent, n.log)
+	n.catalog = newGossipCatalog(agent, n.cfg.NodeID, n.log)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	n.stopJoin = cancel

@@ -1,0 +1,160 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/group"
+)
+
+// startStrangers starts nodes 1..size that know each other's broker ids (a
+// roster file, as nodes that met before keep) but do not gossip yet: each
+// places topics as the cluster would, and none hears the others' creates.
+// joinAll connects them.
+func startStrangers(t *testing.T, size int) []*Node {
+	t.Helper()
+	var roster struct {
+		Entries []membership.RosterEntry `json:"entries"`
+	}
+	for id := 1; id <= size; id++ {
+		roster.Entries = append(roster.Entries, membership.RosterEntry{ID: int32(id), Gen: 1})
+	}
+	raw, err := json.Marshal(roster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nodes []*Node
+	for id := 1; id <= size; id++ {
+		cfg := testConfig(t, t.TempDir())
+		cfg.NodeID = int32(id)
+		if err := os.MkdirAll(filepath.Join(cfg.DataDir, membershipDir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(cfg.DataDir, membershipDir, "roster.json"), raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		nodes = append(nodes, startNode(t, cfg))
+	}
+	return nodes
+}
+
+func joinAll(t *testing.T, nodes []*Node) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, n := range nodes[1:] {
+		if err := n.Membership().Join(ctx, nodes[0].Membership().Local().GossipAddr); err != nil {
+			t.Fatalf("node %d join: %v", n.NodeID(), err)
+		}
+	}
+	waitMembers(t, nodes, len(nodes))
+	retry(t, 20*time.Second, func() error {
+		for _, n := range nodes[1:] {
+			if n.agent.Digest() != nodes[0].agent.Digest() {
+				return fmt.Errorf("node %d catalog differs from node 1's", n.NodeID())
+			}
+		}
+		return nil
+	})
+}
+
+// TestClusterConcurrentAutoCreateKeepsRecords: two nodes auto-create one
+// topic before either hears of the other's create (Metadata on each), and
+// records go to the partition's leader. Once gossip merges the creates, the
+// records must still be there and served from either node.
+func TestClusterConcurrentAutoCreateKeepsRecords(t *testing.T) {
+	nodes := startStrangers(t, 2)
+	// A name whose only partition (DefaultPartitions is 1) is led by node 1,
+	// the lower origin, whose create lost every tie before ids were derived.
+	var topic string
+	for i := 0; topic == ""; i++ {
+		name := fmt.Sprintf("auto-%d", i)
+		if membership.PlaceTopic(name, 1, []int32{1, 2}, 1)[0][0] == 1 {
+			topic = name
+		}
+	}
+	var ids []TopicID
+	for _, n := range nodes {
+		req := kmsg.NewPtrMetadataRequest()
+		req.AllowAutoTopicCreation = true
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(topic)
+		req.Topics = append(req.Topics, rt)
+		resp := rawRequest[*kmsg.MetadataResponse](t, newClient(t, n), req)
+		if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 {
+			t.Fatalf("node %d metadata: %+v", n.NodeID(), resp.Topics)
+		}
+		ids = append(ids, resp.Topics[0].TopicID)
+	}
+	if ids[0] != ids[1] {
+		t.Errorf("the two auto-creates made topic ids %v and %v", ids[0], ids[1])
+	}
+
+	const records = 20
+	cl := newClient(t, nodes[0], kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for i := 0; i < records; i++ {
+		r := kgo.StringRecord(recordValue(i))
+		r.Partition = 0
+		if err := cl.ProduceSync(testCtx(t), r).FirstErr(); err != nil {
+			t.Fatalf("produce %d: %v", i, err)
+		}
+	}
+
+	joinAll(t, nodes)
+	for _, n := range nodes {
+		spec, ok := n.catalog.Topic(topic)
+		if !ok || spec.ID != ids[0] {
+			t.Fatalf("node %d converged on %+v, want id %v", n.NodeID(), spec, ids[0])
+		}
+	}
+	if p := nodes[0].partition(topic, 0); p == nil || p.log.EndOffset() != records {
+		t.Fatalf("leader's partition after the merge: %v", p)
+	}
+	got := consumeAll(t, nodes[1], topic, records)
+	if len(got) != records {
+		t.Fatalf("consumed %d records through node 2, want %d", len(got), records)
+	}
+}
+
+// TestClusterConcurrentOffsetsTopicIsOne: two coordinators create
+// __consumer_offsets before hearing of each other; it must be one topic, so
+// the merge reopens none of its partitions.
+func TestClusterConcurrentOffsetsTopicIsOne(t *testing.T) {
+	nodes := startStrangers(t, 2)
+	var specs []TopicSpec
+	for _, n := range nodes {
+		if _, _, err := n.groups(); err != nil {
+			t.Fatalf("node %d coordinator: %v", n.NodeID(), err)
+		}
+		spec, ok := n.catalog.Topic(group.TopicName)
+		if !ok {
+			t.Fatalf("node %d has no %s", n.NodeID(), group.TopicName)
+		}
+		specs = append(specs, spec)
+	}
+	if specs[0].ID != specs[1].ID {
+		t.Fatalf("%s created as %v and %v", group.TopicName, specs[0].ID, specs[1].ID)
+	}
+	before := map[*localPartition]bool{}
+	for _, p := range nodes[0].localPartitions() {
+		before[p] = true
+	}
+	joinAll(t, nodes)
+	for _, p := range nodes[0].localPartitions() {
+		if !before[p] {
+			t.Fatalf("partition %s-%d was reopened by the merge", p.topic, p.index)
+		}
+	}
+	if len(nodes[0].localPartitions()) != len(before) {
+		t.Fatalf("node 1 holds %d partitions after the merge, %d before", len(nodes[0].localPartitions()), len(before))
+	}
+}
