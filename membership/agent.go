@@ -33,6 +33,10 @@ type Agent struct {
 	catalog     *Catalog
 	catalogPath string
 
+	cidMu         sync.Mutex
+	cid           clusterID // the cluster-wide id adopted so far
+	clusterIDPath string
+
 	memberEvents *fanout[MemberEvent]
 	topicEvents  *fanout[TopicChange]
 
@@ -73,13 +77,14 @@ func Create(cfg *Config) (*Agent, error) {
 		return nil, fmt.Errorf("create data dir %s: %w", c.DataDir, err)
 	}
 	a := &Agent{
-		cfg:         c,
-		log:         log,
-		rosterPath:  filepath.Join(c.DataDir, rosterFileName),
-		catalogPath: filepath.Join(c.DataDir, catalogFile),
-		eventCh:     make(chan serf.Event, 1024),
-		syncCh:      make(chan syncRequest, 256),
-		shutdownCh:  make(chan struct{}),
+		cfg:           c,
+		log:           log,
+		rosterPath:    filepath.Join(c.DataDir, rosterFileName),
+		catalogPath:   filepath.Join(c.DataDir, catalogFile),
+		clusterIDPath: filepath.Join(c.DataDir, clusterIDFile),
+		eventCh:       make(chan serf.Event, 1024),
+		syncCh:        make(chan syncRequest, 256),
+		shutdownCh:    make(chan struct{}),
 	}
 	a.guard = newConflictGuard(a)
 	a.memberEvents = newFanout[MemberEvent](c.WatchQueueLimit, log, "member event")
@@ -99,7 +104,10 @@ func Create(cfg *Config) (*Agent, error) {
 	if a.catalog, err = loadCatalog(a.catalogPath); err != nil {
 		return nil, err
 	}
-	tags, err := buildTags(&c, a.gen, a.roster.Digest())
+	if a.cid, err = loadClusterID(a.clusterIDPath, &c); err != nil {
+		return nil, err
+	}
+	tags, err := buildTags(&c, a.gen, a.roster.Digest(), a.cid.tag())
 	if err != nil {
 		return nil, err
 	}

@@ -44,6 +44,15 @@ type Config struct {
 	AdminAddr string
 	Rack      string
 
+	// ClusterID is this node's proposal for the cluster-wide id, and
+	// ClusterIDBorn when it was first made (e.g. the creation time of the
+	// file it was read from). Used only until the node has adopted an id
+	// (persisted in DataDir): then the cluster's oldest proposal wins and
+	// every node converges on it (see Agent.ClusterID). Empty: a random id,
+	// born now.
+	ClusterID     string
+	ClusterIDBorn time.Time
+
 	// DataDir holds the Serf snapshot, the boot generation, the roster and the
 	// topic catalog. Required; created if missing.
 	DataDir string
@@ -205,6 +214,11 @@ func (c *Config) validate() error {
 	}
 	if c.BindPort < 0 || c.BindPort > 65535 || c.AdvertisePort < 0 || c.AdvertisePort > 65535 {
 		errs = append(errs, fmt.Errorf("gossip port out of range (bind %d, advertise %d)", c.BindPort, c.AdvertisePort))
+	}
+	if c.ClusterID != "" {
+		if err := validateClusterID(c.ClusterID); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if c.Memberlist == nil {
 		errs = append(errs, errors.New("no memberlist timings (start from DefaultConfig)"))

@@ -11,7 +11,8 @@ func TestTagsStayUnderGossipLimit(t *testing.T) {
 	c.KafkaAddr = "broker-17.kafka.prod.example.internal:9092"
 	c.AdminAddr = "broker-17.kafka.prod.example.internal:9644"
 	c.Rack = "eu-west-1a"
-	tags, err := buildTags(c, 1<<40, strings.Repeat("f", 16))
+	cid := clusterID{ID: "spool-" + strings.Repeat("f", 32), Born: 1 << 62}
+	tags, err := buildTags(c, 1<<40, strings.Repeat("f", 16), cid.tag())
 	if err != nil {
 		t.Fatalf("ordinary tags refused: %v", err)
 	}
@@ -19,7 +20,7 @@ func TestTagsStayUnderGossipLimit(t *testing.T) {
 		t.Fatalf("tags %v", tags)
 	}
 	c.Rack = strings.Repeat("r", 400)
-	if _, err := buildTags(c, 1, "0"); err == nil {
+	if _, err := buildTags(c, 1, "0", cid.tag()); err == nil {
 		t.Fatal("tags over 512 bytes accepted")
 	}
 }

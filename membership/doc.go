@@ -14,13 +14,22 @@
 //	generation      boot counter, incremented on every start (tag "gen")
 //	roster.json     the add-wins roster with decommission tombstones
 //	catalog.json    the topic catalog, tombstones included
+//	cluster-id.json the cluster-wide id adopted so far (tag "cid"; the
+//	                oldest proposal wins, see clusterid.go)
 //
 // Every file but Serf's own is written atomically (temp, fsync, rename, fsync dir).
+//
+// Topic ids are derived, not drawn (deriveTopicID): a create made from the
+// same history (the tombstone it replaces, or none) with the same spec gets
+// the same id and the same Lamport time on every node, so a node that
+// auto-creates a topic it has not yet heard of creates the same topic, and
+// the merge keeps every partition's data. CreateTopic documents what a
+// conflict with a different spec costs.
 //
 // A node uses it like this: Create the Agent before serving, mount
 // Agent.Handler on the admin listener (anti-entropy fetches catalogs and
 // rosters from there), run Join in the background with the --join seeds while
-// /readyz follows Health, call WatchTopics then Topics to open local
+// /readyz follows Health, report ClusterID in Metadata, call WatchTopics then Topics to open local
 // partitions, answer Metadata from LiveBrokers and each TopicEntry's replicas
 // (Leader / PreferredLeader), create and delete topics with CreateTopic and
 // DeleteTopic, and on SIGTERM call Leave then Shutdown.

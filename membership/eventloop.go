@@ -70,6 +70,7 @@ func (a *Agent) handleMemberEvent(e serf.MemberEvent) {
 		}
 		self := m.Name == a.cfg.NodeName
 		if m.Status == StatusAlive && (typ == EventJoin || typ == EventUpdate) {
+			a.considerClusterID(sm.Name, sm.Tags[TagClusterID])
 			if a.roster.Add(m.BrokerID, m.Gen) {
 				a.requestSync(syncRequest{kind: syncPersistRoster})
 			}

@@ -28,6 +28,7 @@ type Member struct {
 	Rack         string       `json:"rack,omitempty"`
 	Gen          uint64       `json:"gen"`
 	RosterDigest string       `json:"rosterDigest"`
+	ClusterID    string       `json:"clusterId,omitempty"` // the cluster id the member has settled on so far
 }
 
 // memberFromSerf converts a Serf member; ok is false for a member without a
@@ -38,6 +39,7 @@ func memberFromSerf(m serf.Member) (Member, bool) {
 		return Member{}, false
 	}
 	gen, _ := strconv.ParseUint(m.Tags[TagGeneration], 10, 64)
+	cid, _ := parseClusterIDTag(m.Tags[TagClusterID])
 	return Member{
 		Name:         m.Name,
 		BrokerID:     id,
@@ -48,6 +50,7 @@ func memberFromSerf(m serf.Member) (Member, bool) {
 		Rack:         m.Tags[TagRack],
 		Gen:          gen,
 		RosterDigest: m.Tags[TagRosterDigest],
+		ClusterID:    cid.ID,
 	}, true
 }
 

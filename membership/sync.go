@@ -17,6 +17,7 @@ const (
 	syncRosterWith                    // exchange rosters with peer
 	syncCatalogWith                   // compare catalog digests with peer, pull if different
 	syncCatalogPull                   // pull peer's catalog
+	syncPersistClusterID              // write the adopted cluster id and republish "cid"
 )
 
 type syncRequest struct {
@@ -76,8 +77,12 @@ func (a *Agent) syncLoop() {
 }
 
 func (a *Agent) runSync(r syncRequest) {
-	if r.kind == syncPersistRoster {
+	switch r.kind {
+	case syncPersistRoster:
 		a.persistRoster()
+		return
+	case syncPersistClusterID:
+		a.persistClusterID()
 		return
 	}
 	peer, ok := a.aliveMember(r.peer)
@@ -103,10 +108,18 @@ func (a *Agent) aliveMember(name string) (Member, bool) {
 	return Member{}, false
 }
 
-// antiEntropyRound compares the catalog with one random live peer, and the
-// roster with one live peer whose "rv" tag differs from ours.
+// antiEntropyRound compares the catalog with one random live peer, the
+// roster with one live peer whose "rv" tag differs from ours, and our cluster
+// id with every live member's "cid" tag.
 func (a *Agent) antiEntropyRound() {
 	a.persistRoster()
+	// Tags are gossiped state, so a missed update event is repaired here.
+	for _, m := range a.serf.Members() {
+		if m.Status == serf.StatusAlive {
+			a.considerClusterID(m.Name, m.Tags[TagClusterID])
+		}
+	}
+	a.persistClusterID()
 	var peers, rosterPeers []Member
 	digest := a.roster.Digest()
 	for _, m := range a.Members() {
@@ -143,14 +156,7 @@ func (a *Agent) persistRoster() {
 		a.log.WithError(err).Error("persist roster")
 		return
 	}
-	next := make(map[string]string, len(tags))
-	for k, v := range tags {
-		next[k] = v
-	}
-	next[TagRosterDigest] = digest
-	if err := a.serf.SetTags(next); err != nil {
-		a.log.WithError(err).Warn("publish roster digest tag")
-	}
+	a.setTagLocked(TagRosterDigest, digest)
 }
 
 // query sends a Serf query to one peer and returns its first reply, or nil

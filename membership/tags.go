@@ -15,14 +15,16 @@ const (
 	TagRack         = "rack"
 	TagGeneration   = "gen"
 	TagRosterDigest = "rv"
+	TagClusterID    = "cid" // "<born unix ns>/<id>": this node's view of the cluster id
 )
 
 // maxTagBytes is memberlist's MetaMaxSize; serf msgpack-encodes the tag map
 // into it with a few bytes of framing per string.
 const maxTagBytes = 512
 
-func buildTags(c *Config, gen uint64, rosterDigest string) (map[string]string, error) {
+func buildTags(c *Config, gen uint64, rosterDigest, clusterIDTag string) (map[string]string, error) {
 	tags := map[string]string{
+		TagClusterID:    clusterIDTag,
 		TagBrokerID:     strconv.FormatInt(int64(c.BrokerID), 10),
 		TagKafkaAddr:    c.KafkaAddr,
 		TagAdminAddr:    c.AdminAddr,

@@ -20,13 +20,14 @@ type Broker struct {
 // gossipCluster is the node's view of the brokers, from its membership
 // agent: Serf liveness plus the roster placement hashes over.
 type gossipCluster struct {
-	agent     *membership.Agent
-	clusterID string
-	self      int32
+	agent *membership.Agent
+	self  int32
 }
 
-// ClusterID is reported in Metadata v2+.
-func (c *gossipCluster) ClusterID() string { return c.clusterID }
+// ClusterID is reported in Metadata v2+: the cluster-wide id gossip settles
+// on (the oldest node's proposal), the same on every node once they have
+// met.
+func (c *gossipCluster) ClusterID() string { return c.agent.ClusterID() }
 
 // ControllerID is the broker Metadata names controller; clients send
 // CreateTopics and DeleteTopics there. Every node can serve them (the

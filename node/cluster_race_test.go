@@ -158,3 +158,40 @@ func TestClusterConcurrentOffsetsTopicIsOne(t *testing.T) {
 		t.Fatalf("node 1 holds %d partitions after the merge, %d before", len(nodes[0].localPartitions()), len(before))
 	}
 }
+
+// TestClusterOneClusterID: every node of a cluster reports the same cluster
+// id in Metadata, and a node that joins later adopts it.
+func TestClusterOneClusterID(t *testing.T) {
+	nodes := startCluster(t, 3)
+	clusterIDs := func(nodes []*Node) func() error {
+		return func() error {
+			var want string
+			for _, n := range nodes {
+				resp := rawRequest[*kmsg.MetadataResponse](t, newClient(t, n), kmsg.NewPtrMetadataRequest())
+				if resp.ClusterID == nil {
+					return fmt.Errorf("node %d reports no cluster id", n.NodeID())
+				}
+				if want == "" {
+					want = *resp.ClusterID
+				}
+				if *resp.ClusterID != want {
+					return fmt.Errorf("node %d reports cluster id %q, node %d %q", n.NodeID(), *resp.ClusterID, nodes[0].NodeID(), want)
+				}
+			}
+			return nil
+		}
+	}
+	retry(t, 20*time.Second, clusterIDs(nodes))
+	before := nodes[0].cluster.ClusterID()
+
+	cfg := testConfig(t, t.TempDir())
+	cfg.NodeID = 4
+	cfg.Gossip.Join = []string{nodes[2].Membership().Local().GossipAddr}
+	late := startNode(t, cfg)
+	all := append(nodes, late)
+	waitMembers(t, all, 4)
+	retry(t, 20*time.Second, clusterIDs(all))
+	if got := late.cluster.ClusterID(); got != before {
+		t.Fatalf("the cluster's id changed from %q to %q when node 4 joined", before, got)
+	}
+}

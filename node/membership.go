@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 
@@ -82,6 +83,13 @@ func (n *Node) membershipConfig() (*membership.Config, error) {
 	mc.KafkaAddr = n.AdvertisedKafkaAddr()
 	mc.AdminAddr = n.advertisedAdminAddr()
 	mc.Rack = n.cfg.Rack
+	// The node's own cluster-id file is its proposal for the cluster-wide
+	// id, as old as the file: a node joining an existing cluster adopts the
+	// cluster's older id, and every node reports one id in Metadata.
+	mc.ClusterID = n.clusterID
+	if fi, err := os.Stat(filepath.Join(n.cfg.DataDir, clusterIDFileName)); err == nil {
+		mc.ClusterIDBorn = fi.ModTime()
+	}
 	mc.DataDir = filepath.Join(n.cfg.DataDir, membershipDir)
 	mc.Join = g.Join
 	mc.GossipKey = g.Key
@@ -144,7 +152,7 @@ func (n *Node) startMembership() error {
 		return err
 	}
 	n.agent = agent
-	n.cluster = &gossipCluster{agent: agent, clusterID: n.clusterID, self: n.cfg.NodeID}
+	n.cluster = &gossipCluster{agent: agent, self: n.cfg.NodeID}
 	n.catalog = newGossipCatalog(agent, n.cfg.NodeID, n.log)
 
 	ctx, cancel := context.WithCancel(context.Background())
