@@ -13,11 +13,11 @@ import (
 type syncKind int
 
 const (
-	syncPersistRoster syncKind = iota // write the roster and republish "rv"
-	syncRosterWith                    // exchange rosters with peer
-	syncCatalogWith                   // compare catalog digests with peer, pull if different
-	syncCatalogPull                   // pull peer's catalog
-	syncPersistClusterID              // write the adopted cluster id and republish "cid"
+	syncPersistRoster    syncKind = iota // write the roster and republish "rv"
+	syncRosterWith                       // exchange rosters with peer
+	syncCatalogWith                      // compare catalog digests with peer, pull if different
+	syncCatalogPull                      // pull peer's catalog
+	syncPersistClusterID                 // write the adopted cluster id and republish "cid"
 )
 
 type syncRequest struct {
