@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -193,5 +194,83 @@ func TestClusterOneClusterID(t *testing.T) {
 	retry(t, 20*time.Second, clusterIDs(all))
 	if got := late.cluster.ClusterID(); got != before {
 		t.Fatalf("the cluster's id changed from %q to %q when node 4 joined", before, got)
+	}
+}
+
+// TestClusterStalePartitionDirRemoved: a node is down while its topic is
+// deleted and created again elsewhere, and comes back already holding the
+// new catalog (as a node that pulled it, or rebuilt a lost one, would). Its
+// directories of the deleted incarnation must be removed, not served as the
+// new topic's.
+func TestClusterStalePartitionDirRemoved(t *testing.T) {
+	nodes := startCluster(t, 3)
+	const topic, partitions = "phoenix", 6
+	createTopic(t, newAdmin(t, nodes[0]), topic, partitions, nil)
+	old := waitTopic(t, nodes, topic)
+	down := nodes[2]
+	var led []int32
+	for p, rs := range old.Replicas {
+		if rs[0] == down.NodeID() {
+			led = append(led, int32(p))
+		}
+	}
+	if len(led) == 0 {
+		t.Fatalf("node %d leads no partition of %v", down.NodeID(), old.Replicas)
+	}
+	cl := newClient(t, nodes[0], kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for _, p := range led {
+		r := kgo.StringRecord("from the deleted incarnation")
+		r.Partition = p
+		if err := cl.ProduceSync(testCtx(t), r).FirstErr(); err != nil {
+			t.Fatalf("produce to %d: %v", p, err)
+		}
+	}
+	stopNode(t, down)
+
+	adm := newAdmin(t, nodes[0])
+	if _, err := adm.DeleteTopics(testCtx(t), topic); err != nil {
+		t.Fatal(err)
+	}
+	retry(t, 20*time.Second, func() error {
+		for _, n := range nodes[:2] {
+			if _, ok := n.catalog.Topic(topic); ok {
+				return fmt.Errorf("node %d still has %s", n.NodeID(), topic)
+			}
+		}
+		return nil
+	})
+	createTopic(t, adm, topic, partitions, nil)
+	recreated := waitTopic(t, nodes[:2], topic)
+	if recreated.ID == old.ID {
+		t.Fatalf("re-created topic kept id %v", old.ID)
+	}
+
+	// The restarted node starts from a catalog that already knows the new
+	// topic.
+	catalog, err := os.ReadFile(filepath.Join(nodes[0].cfg.DataDir, membershipDir, "catalog.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(down.cfg.DataDir, membershipDir, "catalog.json"), catalog, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := down.cfg
+	cfg.Gossip.Join = []string{nodes[0].Membership().Local().GossipAddr}
+	back := startNode(t, cfg)
+	for p, rs := range recreated.Replicas {
+		if rs[0] != back.NodeID() {
+			continue
+		}
+		lp := back.partition(topic, int32(p))
+		if lp == nil {
+			t.Fatalf("partition %d of the new topic not open on its leader", p)
+		}
+		if end := lp.log.EndOffset(); end != 0 {
+			t.Errorf("partition %d of the new topic holds %d records of the deleted one", p, end)
+		}
+		raw, err := os.ReadFile(filepath.Join(lp.dir, partitionTopicIDFile))
+		if err != nil || string(bytes.TrimSpace(raw)) != recreated.ID.String() {
+			t.Errorf("partition %d topic-id file %q (%v), want %v", p, raw, err, recreated.ID)
+		}
 	}
 }

@@ -1,0 +1,79 @@
+package node
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/sirupsen/logrus"
+)
+
+// Each partition directory records the id of the topic it belongs to, in a
+// small file beside the segments. A topic deleted and created again under
+// the same name has a new id but the same directory names, so the name alone
+// cannot tell a node that was down through the delete whether a directory
+// holds the current topic or the deleted one: its saved catalog may already
+// be the new one (pulled from a peer, or lost and rebuilt), and then the
+// stale records would be served as the new topic's. The id settles it.
+const partitionTopicIDFile = "topic-id"
+
+// claimPartitionDir checks dir before partition p of spec is opened from it.
+// A directory holding another topic id is a deleted incarnation of the
+// topic: it is removed (and logged), so the partition starts empty. It
+// reports whether the id must be (re)written once the log is open: for a new
+// directory, one from before ids were recorded, or one whose id file a
+// crash left unreadable; each of these is taken to be the current topic's.
+func (n *Node) claimPartitionDir(dir string, spec TopicSpec, p int32) (record bool, err error) {
+	raw, err := os.ReadFile(filepath.Join(dir, partitionTopicIDFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read topic id of %s: %w", dir, err)
+	}
+	var onDisk TopicID
+	if err := onDisk.UnmarshalText(bytes.TrimSpace(raw)); err != nil {
+		n.log.WithError(err).WithFields(logrus.Fields{"topic": spec.Name, "partition": p, "dir": dir}).
+			Warn("unreadable topic id in partition directory; taking it to be the current topic's")
+		return true, nil
+	}
+	if onDisk == spec.ID {
+		return false, nil
+	}
+	n.log.WithFields(logrus.Fields{"topic": spec.Name, "partition": p, "dir": dir,
+		"stale_topic_id": onDisk.String(), "topic_id": spec.ID.String()}).
+		Warn("partition directory belongs to a deleted incarnation of the topic; removing it and starting empty")
+	if err := os.RemoveAll(dir); err != nil {
+		return false, fmt.Errorf("remove stale partition %s: %w", dir, err)
+	}
+	return true, nil
+}
+
+// recordPartitionTopicID writes id into dir: a temp file renamed over the
+// id file, so a reader never sees a torn id. Like a new log's own files it
+// is not fsynced, which keeps creating thousands of partitions cheap: a
+// crash that loses it leaves a directory without an id (or an empty one),
+// which the next open takes to be the current topic's, the behaviour of a
+// directory from before ids were recorded.
+func recordPartitionTopicID(dir string, id TopicID) error {
+	path := filepath.Join(dir, partitionTopicIDFile)
+	tmp, err := os.CreateTemp(dir, "."+partitionTopicIDFile+".tmp*")
+	if err != nil {
+		return fmt.Errorf("record topic id in %s: %w", dir, err)
+	}
+	defer os.Remove(tmp.Name())
+	text, _ := id.MarshalText()
+	if _, err := tmp.Write(append(text, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("record topic id in %s: %w", dir, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("record topic id in %s: %w", dir, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("record topic id in %s: %w", dir, err)
+	}
+	return nil
+}
