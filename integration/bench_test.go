@@ -18,8 +18,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"os"
 	osexec "os/exec"
@@ -29,14 +27,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sirupsen/logrus"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/spool-log/spool/node"
-	"github.com/spool-log/spool/partition"
-	"github.com/spool-log/spool/wire"
 )
 
 var (
@@ -194,95 +187,78 @@ func BenchmarkE2E(b *testing.B) {
 	report(b, rep, "")
 }
 
-// BenchmarkFetchSendfileVsCopy serves the same partition to the same
-// consumer (a `spool bench consume` process) once with sendfile(2) and once
-// with the user-space copy, and reports the server's CPU per GB. `spool
-// node` has no switch for the copy path, so this benchmark runs the node in
-// this process with a second wire.Server (Sendfile false) in front of it; the
-// node advertises whichever listener is under test, so the consumer's
-// fetches all go there. This process's CPU time is the server's: the
-// consumer is another process.
+// BenchmarkFetchSendfileVsCopy serves the same load to the same consumer (a
+// `spool bench consume` process) from two real nodes, one run with
+// sendfile(2) and one with `--sendfile=false` (the user-space copy), and
+// reports each node process's CPU per GB sent. The node's counters must show
+// that the path under test is the one that ran.
 func BenchmarkFetchSendfileVsCopy(b *testing.B) {
 	for _, sendfile := range []bool{true, false} {
 		name := map[bool]string{true: "sendfile", false: "copy"}[sendfile]
 		b.Run(name, func(b *testing.B) {
-			addr := freeAddr(b)
-			cfg := node.DefaultConfig()
-			cfg.DataDir = b.TempDir()
-			cfg.KafkaAddr = "127.0.0.1:0"
-			cfg.AdminAddr = ""
-			cfg.Topic.Flush = partition.FlushOS
-			log := logrus.New()
-			log.SetOutput(io.Discard)
-			cfg.Logger = log
-			if sendfile {
-				cfg.KafkaAddr = addr
-			} else {
-				cfg.AdvertisedKafkaAddr = addr
-			}
-			n, err := node.New(cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := n.Start(); err != nil {
-				b.Fatal(err)
-			}
-			defer shutdownNode(b, n)
-			stats := func() wire.Stats { return wire.Stats{} }
-			if !sendfile {
-				wcfg := wire.DefaultConfig()
-				wcfg.Versions = node.Versions()
-				wcfg.MaxRequestBytes = cfg.MaxRequestBytes
-				wcfg.Sendfile = false
-				wcfg.Log = logrus.NewEntry(log)
-				srv := wire.NewServer(wcfg, n)
-				ln, err := net.Listen("tcp", addr)
-				if err != nil {
-					b.Fatal(err)
-				}
-				go srv.Serve(ln)
-				defer func() {
-					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-					defer cancel()
-					srv.Shutdown(ctx)
-				}()
-				stats = srv.Stats
-			}
-			runBench(b, "produce", "--brokers", addr, "--topic", "sf", "--record-size", "1024",
+			n := StartNode(b, WithArgs("--flush-policy", "os", "--log-level", "warn", "--sendfile="+strconv.FormatBool(sendfile)))
+			runBench(b, "produce", "--brokers", n.KafkaAddr, "--topic", "sf", "--record-size", "1024",
 				"--count", count(b), "--duration", "0")
-			before := selfCPU()
-			statsBefore := n.Stats()
+			sfBefore, cpBefore := fetchCounters(b, n)
+			before := processCPU(b, n)
 			b.ResetTimer()
-			rep := runBench(b, "consume", "--brokers", addr, "--topic", "sf", "--count", count(b))
+			rep := runBench(b, "consume", "--brokers", n.KafkaAddr, "--topic", "sf", "--count", count(b))
 			b.StopTimer()
-			cpu := selfCPU() - before
+			cpu := processCPU(b, n) - before
 			report(b, rep, "")
 			gb := float64(rep.Results[0].Bytes) / 1e9
 			b.ReportMetric(cpu.Seconds()/gb, "server_cpu_s/GB")
-			// Make sure the path under test is the one that ran.
-			if sendfile {
-				if d := n.Stats().SendfileBytes - statsBefore.SendfileBytes; d < rep.Results[0].Bytes {
-					b.Fatalf("sendfile path sent %d bytes for %d bytes of values", d, rep.Results[0].Bytes)
-				}
-			} else if c := int64(stats().CopyBytes); c < rep.Results[0].Bytes {
-				b.Fatalf("copy path copied %d bytes for %d bytes of values", c, rep.Results[0].Bytes)
+			sf, cp := fetchCounters(b, n)
+			sent := map[bool]int64{true: sf - sfBefore, false: cp - cpBefore}
+			if sent[sendfile] < rep.Results[0].Bytes || sent[!sendfile] != 0 {
+				b.Fatalf("%s node sent %d bytes by sendfile and %d by copy for %d bytes of values",
+					name, sf-sfBefore, cp-cpBefore, rep.Results[0].Bytes)
 			}
 		})
 	}
 }
 
-func shutdownNode(t testing.TB, n *node.Node) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := n.Shutdown(ctx); err != nil {
-		t.Errorf("shutdown: %v", err)
+// TestSendfileSwitch: `spool node --sendfile=false` serves Fetch records by
+// the user-space copy, and only by it.
+func TestSendfileSwitch(t *testing.T) {
+	n := StartNode(t, WithArgs("--sendfile=false", "--log-level", "warn"))
+	runBench(t, "produce", "--brokers", n.KafkaAddr, "--topic", "nosf", "--record-size", "1024",
+		"--count", "2000", "--duration", "0")
+	rep := runBench(t, "consume", "--brokers", n.KafkaAddr, "--topic", "nosf")
+	if r := rep.Results[0]; r.Records != 2000 {
+		t.Fatalf("consumed %+v, want 2000 records", r)
+	}
+	sf, cp := fetchCounters(t, n)
+	if sf != 0 || cp < 2000*1024 {
+		t.Fatalf("sendfile_bytes %d and copy_bytes %d, want 0 and at least %d", sf, cp, 2000*1024)
 	}
 }
 
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+// processCPU is the CPU time (user and system) a node process has used so
+// far, from /proc/PID/stat.
+func processCPU(t testing.TB, n *Node) time.Duration {
+	t.Helper()
+	n.mu.Lock()
+	pid := n.cmd.Process.Pid
+	n.mu.Unlock()
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatalf("node cpu: %v", err)
+	}
+	// The fields after the command name, which is in parentheses and may
+	// hold spaces: state is the first, utime and stime the 12th and 13th.
+	rest := string(stat[strings.LastIndexByte(string(stat), ')')+1:])
+	fields := strings.Fields(rest)
+	if len(fields) < 13 {
+		t.Fatalf("node cpu: short /proc/%d/stat: %q", pid, stat)
+	}
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("node cpu: /proc/%d/stat: %q", pid, stat)
+	}
+	const clockTicks = 100 // USER_HZ, 100 on every Linux architecture Go supports
+	return time.Duration(utime+stime) * time.Second / clockTicks
 }
 
 // BenchmarkIdlePartitions creates -bench.partitions partitions (10,000 by

@@ -51,6 +51,11 @@ type Config struct {
 	// MaxRequestBytes bounds one Kafka request frame; a bigger one closes
 	// the connection.
 	MaxRequestBytes int32
+	// Sendfile sends Fetch records from segment files to the socket with
+	// sendfile(2); false makes every Fetch use the user-space copy (pread
+	// and write), to compare the two or where sendfile misbehaves.
+	// DefaultConfig turns it on.
+	Sendfile bool
 	// MaxOpenFiles bounds the segment files held open across all
 	// partitions (shared partition.FileCache).
 	MaxOpenFiles int
@@ -113,6 +118,7 @@ func DefaultConfig() Config {
 		AutoCreateTopics:       true,
 		DefaultPartitions:      1,
 		MaxRequestBytes:        100 << 20,
+		Sendfile:               true,
 		MaxOpenFiles:           1024,
 		RetentionCheckInterval: 30 * time.Second,
 		ProducerIDExpiry:       24 * time.Hour,

@@ -194,6 +194,7 @@ func (n *Node) Start() (err error) {
 
 	wcfg := wire.DefaultConfig()
 	wcfg.MaxRequestBytes = n.cfg.MaxRequestBytes
+	wcfg.Sendfile = n.cfg.Sendfile
 	wcfg.Versions = Versions()
 	if e, ok := n.log.(*logrus.Entry); ok {
 		wcfg.Log = e

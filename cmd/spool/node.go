@@ -60,6 +60,7 @@ SPOOL_* environment equivalent (--data-dir is SPOOL_DATA_DIR).`,
 	fs.BoolVar(&f.cfg.AutoCreateTopics, "auto-create-topics", f.cfg.AutoCreateTopics, "create unknown topics on first use (SPOOL_AUTO_CREATE_TOPICS)")
 	fs.Int32Var(&f.cfg.DefaultPartitions, "default-partitions", f.cfg.DefaultPartitions, "partitions of auto-created topics (SPOOL_DEFAULT_PARTITIONS)")
 	fs.Int32Var(&f.cfg.MaxRequestBytes, "max-request-bytes", f.cfg.MaxRequestBytes, "largest Kafka request accepted, in bytes (SPOOL_MAX_REQUEST_BYTES)")
+	fs.BoolVar(&f.cfg.Sendfile, "sendfile", f.cfg.Sendfile, "send Fetch records with sendfile(2); --sendfile=false uses a user-space copy (SPOOL_SENDFILE)")
 	fs.StringVar(&f.flushPolicy, "flush-policy", "os", "when appends are fsynced: every-append, interval or os (SPOOL_FLUSH_POLICY)")
 	fs.DurationVar(&f.flushInterval, "flush-interval", time.Second, "fsync interval for --flush-policy interval (SPOOL_FLUSH_INTERVAL)")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a graceful shutdown waits for in-flight requests (SPOOL_SHUTDOWN_TIMEOUT)")
