@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 )
 
@@ -51,6 +52,12 @@ func HTTPFetch(client *http.Client) FetchFunc {
 		if peer.AdminAddr == "" {
 			return nil, fmt.Errorf("fetch %s from %s: peer advertises no admin address", path, peer.Name)
 		}
+		if LoopbackAdminOfRemotePeer(peer) {
+			// Dialling it would reach this machine, most likely this
+			// node itself, and "succeed" with our own state.
+			return nil, fmt.Errorf("fetch %s from %s: peer advertises the loopback admin address %s while its gossip address is %s; start it with --advertise-admin-addr (and its admin API bound where peers reach it)",
+				path, peer.Name, peer.AdminAddr, peer.GossipAddr)
+		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+peer.AdminAddr+path, nil)
 		if err != nil {
 			return nil, fmt.Errorf("fetch %s from %s: %w", path, peer.Name, err)
@@ -72,4 +79,24 @@ func HTTPFetch(client *http.Client) FetchFunc {
 		}
 		return body, nil
 	}
+}
+
+// LoopbackAdminOfRemotePeer reports whether m advertises a loopback admin
+// address while its gossip address is not loopback: a node on another
+// machine then cannot reach its admin API, and dialling the address would
+// reach the dialler's own machine instead.
+func LoopbackAdminOfRemotePeer(m Member) bool {
+	return isLoopbackHostPort(m.AdminAddr) && !isLoopbackHostPort(m.GossipAddr)
+}
+
+func isLoopbackHostPort(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

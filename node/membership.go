@@ -37,6 +37,15 @@ type GossipConfig struct {
 	// AdvertiseAddr is the host:port peers reach this node's gossip at,
 	// when it differs from BindAddr (NAT, a 0.0.0.0 bind).
 	AdvertiseAddr string
+	// AdvertiseAdminAddr is the host:port peers reach this node's admin
+	// HTTP API at ("admin" tag); they pull the topic catalog and roster
+	// from it (anti-entropy). Empty means the bound admin address, or,
+	// when that is a wildcard (0.0.0.0, ::), the advertised gossip host
+	// (else the advertised Kafka host) with the admin port. An admin API
+	// bound to loopback is unreachable for peers on other machines:
+	// anti-entropy with this node then fails (and says so), and only
+	// Serf's user events spread topics.
+	AdvertiseAdminAddr string
 	// Join lists gossip addresses of members to join at start; the node
 	// retries with backoff until one answers. A restarted node rejoins the
 	// peers of its snapshot without it.
@@ -82,6 +91,11 @@ func (n *Node) membershipConfig() (*membership.Config, error) {
 	}
 	mc.KafkaAddr = n.AdvertisedKafkaAddr()
 	mc.AdminAddr = n.advertisedAdminAddr()
+	if a := g.AdvertiseAdminAddr; a != "" {
+		if _, _, err := splitGossipAddr(a); err != nil {
+			return nil, fmt.Errorf("advertised admin address: %w", err)
+		}
+	}
 	mc.Rack = n.cfg.Rack
 	// The node's own cluster-id file is its proposal for the cluster-wide
 	// id, as old as the file: a node joining an existing cluster adopts the
@@ -111,9 +125,13 @@ func splitGossipAddr(addr string) (string, int, error) {
 }
 
 // advertisedAdminAddr is the admin address peers fetch anti-entropy state
-// from. A wildcard bind (0.0.0.0, ::) is no address to dial, so the host
-// peers reach this node at (advertised gossip or Kafka host) stands in.
+// from: GossipConfig.AdvertiseAdminAddr, else the bound address. A wildcard
+// bind (0.0.0.0, ::) is no address to dial, so the host peers reach this
+// node at (advertised gossip or Kafka host) stands in.
 func (n *Node) advertisedAdminAddr() string {
+	if n.cfg.Gossip.AdvertiseAdminAddr != "" {
+		return n.cfg.Gossip.AdvertiseAdminAddr
+	}
 	addr := n.AdminAddr()
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil || addr == "" {
@@ -152,6 +170,10 @@ func (n *Node) startMembership() error {
 		return err
 	}
 	n.agent = agent
+	if local := agent.Local(); membership.LoopbackAdminOfRemotePeer(local) {
+		n.log.WithFields(logrus.Fields{"admin": local.AdminAddr, "gossip": local.GossipAddr}).
+			Warn("the admin API is advertised on loopback while gossip is not: peers on other machines cannot pull the topic catalog from this node (anti-entropy); bind the admin API where peers reach it, or set --advertise-admin-addr")
+	}
 	n.cluster = &gossipCluster{agent: agent, self: n.cfg.NodeID}
 	n.catalog = newGossipCatalog(agent, n.cfg.NodeID, n.log)
 

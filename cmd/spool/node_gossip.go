@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"strings"
 
@@ -23,6 +24,7 @@ func addGossipFlags(fs *pflag.FlagSet, g *gossipFlags) {
 	g.cfg = node.DefaultGossipConfig()
 	fs.StringVar(&g.cfg.BindAddr, "gossip-addr", g.cfg.BindAddr, "host:port Serf gossip binds, TCP and UDP (SPOOL_GOSSIP_ADDR)")
 	fs.StringVar(&g.cfg.AdvertiseAddr, "advertise-gossip-addr", "", "host:port peers reach this node's gossip at; default the bound --gossip-addr (SPOOL_ADVERTISE_GOSSIP_ADDR)")
+	fs.StringVar(&g.cfg.AdvertiseAdminAddr, "advertise-admin-addr", "", "host:port peers reach this node's admin API at, to pull the topic catalog and roster; default the bound --admin-addr, or with a 0.0.0.0/:: bind the advertised gossip host and the admin port (SPOOL_ADVERTISE_ADMIN_ADDR)")
 	fs.StringSliceVar(&g.cfg.Join, "join", nil, "gossip host:port of a cluster member to join, repeatable; retried until one answers. A restarted node rejoins without it (SPOOL_JOIN, comma-separated)")
 	fs.StringVar(&g.key, "gossip-key", "", "gossip encryption key: base64 of 32 random bytes; every node needs the same one (SPOOL_GOSSIP_KEY)")
 	fs.StringVar(&g.keyFile, "gossip-key-file", "", "file holding the base64 gossip key, instead of --gossip-key (SPOOL_GOSSIP_KEY_FILE)")
@@ -46,6 +48,15 @@ func (g *gossipFlags) apply(cfg *node.Config) error {
 		}
 	}
 	gc.Join = joins
+	if a := gc.AdvertiseAdminAddr; a != "" {
+		host, port, err := net.SplitHostPort(a)
+		if err != nil || host == "" || port == "" {
+			return fmt.Errorf("--advertise-admin-addr %q: want host:port", a)
+		}
+		if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+			return fmt.Errorf("--advertise-admin-addr %q: a wildcard address is not one peers can dial", a)
+		}
+	}
 	key := g.key
 	switch {
 	case g.key != "" && g.keyFile != "":

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -272,5 +273,26 @@ func TestClusterStalePartitionDirRemoved(t *testing.T) {
 		if err != nil || string(bytes.TrimSpace(raw)) != recreated.ID.String() {
 			t.Errorf("partition %d topic-id file %q (%v), want %v", p, raw, err, recreated.ID)
 		}
+	}
+}
+
+// TestAdvertiseAdminAddr: the admin address peers pull anti-entropy state
+// from is the configured one, not the (loopback) bound one.
+func TestAdvertiseAdminAddr(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	cfg.Gossip.AdvertiseAdminAddr = "spool-7.test:9644"
+	n := startNode(t, cfg)
+	if got := n.Membership().Local().AdminAddr; got != "spool-7.test:9644" {
+		t.Fatalf("admin tag %q, want the advertised spool-7.test:9644", got)
+	}
+
+	cfg = testConfig(t, t.TempDir())
+	cfg.Gossip.AdvertiseAdminAddr = "no-port"
+	bad, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bad.Start(); err == nil || !strings.Contains(err.Error(), "advertised admin address") {
+		t.Fatalf("start with a bad advertised admin address: %v", err)
 	}
 }
