@@ -102,6 +102,7 @@ func newBenchConsumeCmd(g *globals) *cobra.Command {
 		fetch  fetchLoad
 		fill   int64
 		load   produceLoad
+		raw    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "consume",
@@ -109,7 +110,12 @@ func newBenchConsumeCmd(g *globals) *cobra.Command {
 		Long: `Consume --topic from its start offsets and report records/s, MB/s and the
 round trip of each Fetch request (p50, p99, p99.9). Without --count it reads
 the records present when it starts (up to the end offsets it lists first);
-with --fill N it first produces records until the topic holds at least N.`,
+with --fill N it first produces records until the topic holds at least N.
+
+With --raw there is no client library: one connection per partition leader
+sends Fetch requests built by hand, one in flight, and skips over each record
+batch by its header without decoding a record, as the copy baseline's reader
+drops what it reads. MB/s then counts record batch bytes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if common.count == 0 && !cmd.Flags().Changed("duration") {
@@ -144,6 +150,26 @@ with --fill N it first produces records until the topic holds at least N.`,
 			}
 
 			m := newMeter("consume")
+			if raw {
+				offsets := map[int32]int64{}
+				start.Each(func(o kadm.ListedOffset) { offsets[o.Partition] = o.Offset })
+				rctx, cancel := common.context(ctx)
+				defer cancel()
+				m.start = time.Now()
+				stop := m.progress(cmd.ErrOrStderr(), common.quiet)
+				err := rawConsume(rctx, g, topic, offsets, &fetch, m, want)
+				elapsed := time.Since(m.start)
+				stop()
+				if err != nil {
+					return err
+				}
+				rep := benchReport{Command: "consume", Settings: map[string]any{
+					"topic": topic, "fetch_max_bytes": fetch.fetchMaxBytes, "raw": true,
+					"partition_max_bytes": fetch.partitionMaxBytes, "max_wait": fetch.maxWait.String(),
+					"count": want, "duration": common.duration.String(),
+				}, Results: []benchResult{m.result(elapsed, "fetch round trip")}}
+				return rep.print(cmd.OutOrStdout(), common.output)
+			}
 			cl, err := g.client(ctx, append(fetch.opts(),
 				kgo.ConsumePartitions(exactOffsets(topic, start)),
 				kgo.WithHooks(fetchTimer{m.latency}))...)
@@ -175,6 +201,7 @@ with --fill N it first produces records until the topic holds at least N.`,
 	fetch.register(fs)
 	load.register(fs) // --topic, and the produce flags for --fill
 	fs.Int64Var(&fill, "fill", 0, "first produce records (with the produce flags) until the topic holds at least this many")
+	fs.BoolVar(&raw, "raw", false, "fetch with hand-built requests and count batches by their headers instead of using franz-go (see above)")
 	fs.MarkHidden("max-inflight")
 	return cmd
 }

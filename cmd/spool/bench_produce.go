@@ -285,8 +285,10 @@ func randomPayload(size int) []byte {
 
 func newBenchProduceCmd(g *globals) *cobra.Command {
 	var (
-		common benchCommon
-		load   produceLoad
+		common       benchCommon
+		load         produceLoad
+		raw          bool
+		batchRecords int
 	)
 	cmd := &cobra.Command{
 		Use:   "produce",
@@ -294,7 +296,15 @@ func newBenchProduceCmd(g *globals) *cobra.Command {
 		Long: `Produce records of --record-size random bytes from --producers clients until
 --duration or --count, and report records/s, MB/s and the latency from
 handing a record to the client to its acknowledgement (p50, p99, p99.9).
-With --buffered 1 each producer has one record, hence one request, in flight.`,
+With --buffered 1 each producer has one record, hence one request, in flight.
+
+With --raw there is no client library: --producers TCP connections each send
+one pre-encoded ProduceRequest over and over (connection i to partition i
+modulo the partitions), a RecordBatch of --batch-records records, with
+--max-inflight requests outstanding, and the latency is each request's round
+trip. That is the load shape of 'spool bench baseline' (fixed batches behind
+loopback round trips), so the ratio of the two measures the broker and not
+the client's own record building.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := common.validate(); err != nil {
@@ -306,6 +316,14 @@ With --buffered 1 each producer has one record, hence one request, in flight.`,
 			if err := ensureTopic(cmd.Context(), g, load.topic, load.partitions); err != nil {
 				return err
 			}
+			if batchRecords < 0 || int64(batchRecords)*int64(load.recordSize+10) > rawFrameMax/2 {
+				return fmt.Errorf("--batch-records %d: want 0..%d records of this size", batchRecords, rawFrameMax/2/(load.recordSize+10))
+			}
+			if raw && batchRecords == 0 {
+				// As many as fit in --batch-bytes, at ~10 bytes of record
+				// framing each past the 61-byte batch header.
+				batchRecords = max(1, (int(load.batchBytes)-61)/(load.recordSize+10))
+			}
 			payload := randomPayload(load.recordSize)
 			m := newMeter("produce")
 			var bs batchStats
@@ -313,7 +331,12 @@ With --buffered 1 each producer has one record, hence one request, in flight.`,
 			defer cancel()
 			m.start = time.Now()
 			stop := m.progress(cmd.ErrOrStderr(), common.quiet)
-			err := runProducers(ctx, g, &load, m, &bs, common.count, func() []byte { return payload })
+			var err error
+			if raw {
+				err = rawProduce(ctx, g, &load, batchRecords, m, common.count)
+			} else {
+				err = runProducers(ctx, g, &load, m, &bs, common.count, func() []byte { return payload })
+			}
 			elapsed := time.Since(m.start)
 			stop()
 			if err != nil {
@@ -321,12 +344,24 @@ With --buffered 1 each producer has one record, hence one request, in flight.`,
 			}
 			res := m.result(elapsed, "produce to ack")
 			res.Extra = bs.extra()
+			if raw {
+				if res.Latency != nil {
+					res.Latency.What = "produce request round trip"
+				}
+				res.Extra = map[string]float64{"records_per_batch": float64(batchRecords), "batches": float64(m.records.Load() / int64(batchRecords))}
+			}
 			rep := benchReport{Command: "produce", Settings: load.settings(), Results: []benchResult{res}}
 			rep.Settings["duration"], rep.Settings["count"] = common.duration.String(), common.count
+			rep.Settings["raw"] = raw
+			if raw {
+				rep.Settings["batch_records"] = batchRecords
+			}
 			return rep.print(cmd.OutOrStdout(), common.output)
 		},
 	}
 	common.register(cmd.Flags(), 10*time.Second)
 	load.register(cmd.Flags())
+	cmd.Flags().BoolVar(&raw, "raw", false, "send pre-encoded ProduceRequests on plain connections instead of using franz-go (see above)")
+	cmd.Flags().IntVar(&batchRecords, "batch-records", 0, "with --raw, records per batch (0: as many as fit in --batch-bytes)")
 	return cmd
 }
