@@ -21,6 +21,12 @@ let
     (s: lib.hasPrefix "/" s && !lib.hasPrefix "${builtins.storeDir}/" s)
     // { description = "absolute path outside the Nix store, as a string (not a Nix path value)"; };
 
+  # An admin API bound to loopback is unreachable for peers: they cannot pull
+  # the topic catalog from it (anti-entropy), so nothing is advertised for it
+  # and the firewall stays shut.
+  isLoopback = host: lib.hasPrefix "127." host || host == "::1" || host == "localhost";
+  adminForPeers = !isLoopback cfg.adminListenAddress;
+
   credentialName = "gossip-key";
   privilegedPort = builtins.any (p: p < 1024) [ cfg.kafkaPort cfg.gossipPort cfg.adminPort ];
 
@@ -43,6 +49,8 @@ let
       "--advertise-kafka-addr=${hostPort cfg.advertisedAddress cfg.kafkaPort}"
       "--advertise-gossip-addr=${hostPort cfg.advertisedAddress cfg.gossipPort}"
     ]
+    ++ lib.optional (cfg.advertisedAddress != null && adminForPeers)
+      "--advertise-admin-addr=${hostPort cfg.advertisedAddress cfg.adminPort}"
     ++ map (peer: "--join=${peer}") cfg.join
     ++ lib.optional (cfg.rack != null) "--rack=${cfg.rack}"
     ++ settingFlags
@@ -98,8 +106,24 @@ in
 
     adminListenAddress = mkOption {
       type = types.str;
-      default = "127.0.0.1";
-      description = "Address the admin HTTP API binds. It is unauthenticated: keep it on loopback or a private network.";
+      default = cfg.listenAddress;
+      defaultText = lib.literalExpression "config.services.spool.listenAddress";
+      example = "127.0.0.1";
+      description = ''
+        Address the admin HTTP API (metrics, health, members, placement,
+        decommission, pprof) binds. Peers pull the topic catalog and roster from it
+        (anti-entropy, which repairs lost gossip), at `advertisedAddress` with
+        `adminPort`, so by default it listens where Kafka and gossip do.
+
+        It is unauthenticated, like the Kafka port: whoever reaches it can read
+        metrics and profiles and decommission a stopped broker. Keep it on a trusted
+        cluster network (restrict the port with `networking.firewall.interfaces` or an
+        external firewall rather than `openFirewall` when other hosts share the
+        network). On loopback it is safe from the network, but peers cannot reach it:
+        topics then spread by gossip events only, and a node that missed one (it was
+        down, a packet was lost) never learns of it;
+        the node warns about this at start.
+      '';
     };
 
     join = mkOption {
@@ -130,7 +154,12 @@ in
     openFirewall = mkOption {
       type = types.bool;
       default = false;
-      description = "Open the Kafka port (TCP) and the gossip port (TCP and UDP). The admin port is never opened.";
+      description = ''
+        Open the Kafka port (TCP), the gossip port (TCP and UDP) and, unless
+        `adminListenAddress` is loopback, the admin port (TCP), which peers pull the
+        topic catalog from. Each is opened to every source; see
+        `adminListenAddress` before opening the admin port on a shared network.
+      '';
     };
 
     logLevel = mkOption {
@@ -197,7 +226,7 @@ in
     environment.systemPackages = [ cfg.package ];
 
     networking.firewall = mkIf cfg.openFirewall {
-      allowedTCPPorts = [ cfg.kafkaPort cfg.gossipPort ];
+      allowedTCPPorts = [ cfg.kafkaPort cfg.gossipPort ] ++ lib.optional adminForPeers cfg.adminPort;
       allowedUDPPorts = [ cfg.gossipPort ];
     };
 

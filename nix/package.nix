@@ -32,7 +32,7 @@ buildGoModule {
   pname = "spool";
   inherit version src;
 
-  vendorHash = "sha256-Uuu0SCz3QofvtI3NhESEmaNyEZw0fZ+//QpXJTaUscY=";
+  vendorHash = "sha256-fPkIeVdL0eP+hVWP1eKFsWj29o0/T8vpz25QWMZVAZ8=";
 
   subPackages = [ "cmd/spool" ];
   env.CGO_ENABLED = 0;

@@ -66,6 +66,15 @@ in
             m.wait_until_succeeds(alive_count(3), timeout=120)
         print(spool1.succeed(f"spool members {ADMIN}"))
 
+    with subtest("peers can reach each node's admin API (anti-entropy)"):
+        # Each node advertises its admin API at its own address, not loopback,
+        # and peers on the other machines reach it there.
+        for m in servers:
+            m.succeed(
+                f"spool members {ADMIN} -o json | grep -q '\"admin_addr\": \"192.168.1.'"
+            )
+        spool2.succeed("spool members --admin spool1:9644")
+
     with subtest("produce on one machine, consume on another"):
         spool1.succeed(
             "spool topic create orders --partitions 3 --replication-factor 3"
