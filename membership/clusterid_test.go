@@ -16,9 +16,12 @@ func sameClusterID(want string, nodes ...*testNode) func() error {
 			if got := n.ClusterID(); got != want {
 				return fmt.Errorf("%s has cluster id %q, want %q", n.cfg.NodeName, got, want)
 			}
-			for _, m := range nodes[0].Members() {
+			for _, m := range n.Members() {
+				if m.Status != StatusAlive {
+					continue // a failed member's tags are frozen as last heard
+				}
 				if m.ClusterID != want {
-					return fmt.Errorf("%s sees %s advertise cluster id %q, want %q", nodes[0].cfg.NodeName, m.Name, m.ClusterID, want)
+					return fmt.Errorf("%s sees %s advertise cluster id %q, want %q", n.cfg.NodeName, m.Name, m.ClusterID, want)
 				}
 			}
 		}
