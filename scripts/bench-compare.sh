@@ -7,6 +7,14 @@
 # node (replication factor 1, page-cache durability), and franz-go's kfake
 # broker keeping its log on disk, driven by the same `spool bench` load.
 #
+# The goals against the machine baseline (1 KiB produce, consume, p99
+# latency) are measured with `spool bench ... --raw`: pre-encoded requests
+# with the baseline's load shape (fixed batches, the same connections and
+# requests in flight), because franz-go's own record building and decoding
+# cost as much CPU as the broker on a 2-core machine. The franz-go figures
+# for the same loads are printed as additional lines. The 100 B goal
+# compares two brokers under the same franz-go load, so it keeps franz-go.
+#
 #   scripts/bench-compare.sh                 # 3 runs of 10 s per figure
 #   RUNS=5 DURATION=20s scripts/bench-compare.sh
 #   IDLE_PARTITIONS=10000 scripts/bench-compare.sh   # also the 10k-partition figures
@@ -82,10 +90,14 @@ for run in $(seq 1 "$RUNS"); do
 
 	load=(--producers "$PRODUCERS" --partitions "$PRODUCERS" --acks 1 --duration "$DURATION")
 
-	# 1. produce 1 KiB records, several producers; then the append baseline
-	#    with the batches franz-go actually built.
+	# 1. produce 1 KiB records, several producers, with franz-go; then the
+	#    same batches (as many records as franz-go put in one) pre-encoded,
+	#    one request in flight per connection, as the append baseline sends
+	#    them; then the baseline.
 	bench "$r/produce1k.json" produce --brokers "$spool_addr" --topic p1k --record-size 1024 "${load[@]}"
 	per_batch=$(fig "$r/produce1k.json" '.results[0].extra.records_per_batch // 16 | round | if . < 1 then 1 else . end')
+	bench "$r/produce1k-raw.json" produce --raw --brokers "$spool_addr" --topic p1k --record-size 1024 \
+		--batch-records "$per_batch" --max-inflight 1 "${load[@]}"
 	bench "$r/baseline.json" baseline --dir "$r" --duration "$DURATION" --record-size 1024 \
 		--batch-records "$per_batch" --producers "$PRODUCERS"
 
@@ -93,18 +105,25 @@ for run in $(seq 1 "$RUNS"); do
 	bench "$r/produce100-spool.json" produce --brokers "$spool_addr" --topic p100 --record-size 100 "${load[@]}"
 	bench "$r/produce100-kfake.json" produce --brokers "$kfake_addr" --topic p100 --record-size 100 "${load[@]}"
 
-	# 3. consume the 1 KiB records of step 1, just written, so from the page cache.
-	bench "$r/consume1k.json" consume --brokers "$spool_addr" --topic p1k
+	# 3. consume the 1 KiB records of step 1, just written, so from the page
+	#    cache: raw (batches skipped by header, as the copy baseline drops
+	#    what it reads), then with franz-go.
+	bench "$r/consume1k-raw.json" consume --raw --brokers "$spool_addr" --topic p1k --duration "$DURATION"
+	bench "$r/consume1k.json" consume --brokers "$spool_addr" --topic p1k --duration "$DURATION"
 
-	# 4. p99 produce latency, acks=1, one record (one request) in flight.
+	# 4. p99 produce latency, acks=1, one record (one request) in flight:
+	#    raw (a 1-record batch per round trip, as the baseline's rtt), then
+	#    with franz-go.
+	bench "$r/latency-raw.json" produce --raw --brokers "$spool_addr" --topic lat --record-size 1024 --acks 1 \
+		--batch-records 1 --max-inflight 1 --producers 1 --duration "$DURATION"
 	bench "$r/latency.json" produce --brokers "$spool_addr" --topic lat --record-size 1024 --acks 1 \
 		--buffered 1 --producers 1 --duration "$DURATION"
 
 	kill "$node_pid" "$kfake_pid"; wait "$node_pid" "$kfake_pid" 2>/dev/null || true
 	pids=()
 
-	# 5. fetch with sendfile vs a user-space copy (the node in-process, see
-	#    BenchmarkFetchSendfileVsCopy: `spool node` has no switch for it).
+	# 5. fetch with sendfile vs a user-space copy: two `spool node` processes,
+	#    --sendfile and --sendfile=false (BenchmarkFetchSendfileVsCopy).
 	echo "  go test -bench BenchmarkFetchSendfileVsCopy -benchtime ${FETCH_RECORDS}x" >&2
 	(cd "$repo" && go test ./integration -run '^$' -bench 'BenchmarkFetchSendfileVsCopy' \
 		-benchtime "${FETCH_RECORDS}x" -count 1 -timeout 20m) >"$r/fetch.txt"
@@ -122,24 +141,30 @@ for line in open(f"{r}/fetch.txt"):
     if m:
         fetch[m.group(1)] = {k: float(v) for v, k in re.findall(r"([\d.e+-]+) (\S+)", m.group(2))}
 ratios = {
-    "produce_1k_vs_append": res("produce1k")["mb_per_sec"] / res("baseline", "append")["mb_per_sec"],
+    "produce_1k_vs_append": res("produce1k-raw")["mb_per_sec"] / res("baseline", "append")["mb_per_sec"],
     "produce_100b_vs_kfake": res("produce100-spool")["records_per_sec"] / res("produce100-kfake")["records_per_sec"],
-    "consume_1k_vs_copy": res("consume1k")["mb_per_sec"] / res("baseline", "copy")["mb_per_sec"],
+    "consume_1k_vs_copy": res("consume1k-raw")["mb_per_sec"] / res("baseline", "copy")["mb_per_sec"],
     "sendfile_vs_copy_throughput": fetch["sendfile"]["consume_MB/s"] / fetch["copy"]["consume_MB/s"],
     "sendfile_vs_copy_cpu_per_gb": fetch["sendfile"]["server_cpu_s/GB"] / fetch["copy"]["server_cpu_s/GB"],
-    "latency_p99_vs_rtt_p99": res("latency")["latency"]["p99_ms"] / res("baseline", "rtt")["latency"]["p99_ms"],
+    "latency_p99_vs_rtt_p99": res("latency-raw")["latency"]["p99_ms"] / res("baseline", "rtt")["latency"]["p99_ms"],
+    "franz_produce_1k_vs_append": res("produce1k")["mb_per_sec"] / res("baseline", "append")["mb_per_sec"],
+    "franz_consume_1k_vs_copy": res("consume1k")["mb_per_sec"] / res("baseline", "copy")["mb_per_sec"],
+    "franz_latency_p99_vs_rtt_p99": res("latency")["latency"]["p99_ms"] / res("baseline", "rtt")["latency"]["p99_ms"],
 }
 absolute = {
+    "produce_1k_raw_MBps": res("produce1k-raw")["mb_per_sec"],
     "produce_1k_MBps": res("produce1k")["mb_per_sec"],
     "append_MBps": res("baseline", "append")["mb_per_sec"],
     "produce_100b_spool_rps": res("produce100-spool")["records_per_sec"],
     "produce_100b_kfake_rps": res("produce100-kfake")["records_per_sec"],
+    "consume_1k_raw_MBps": res("consume1k-raw")["mb_per_sec"],
     "consume_1k_MBps": res("consume1k")["mb_per_sec"],
     "copy_MBps": res("baseline", "copy")["mb_per_sec"],
     "fetch_sendfile_MBps": fetch["sendfile"]["consume_MB/s"],
     "fetch_copy_MBps": fetch["copy"]["consume_MB/s"],
     "fetch_sendfile_cpu_s_per_GB": fetch["sendfile"]["server_cpu_s/GB"],
     "fetch_copy_cpu_s_per_GB": fetch["copy"]["server_cpu_s/GB"],
+    "produce_raw_p99_ms": res("latency-raw")["latency"]["p99_ms"],
     "produce_p99_ms": res("latency")["latency"]["p99_ms"],
     "rtt_p99_ms": res("baseline", "rtt")["latency"]["p99_ms"],
     "records_per_batch_1k": res("produce1k").get("extra", {}).get("records_per_batch", 0),
@@ -147,6 +172,8 @@ absolute = {
 json.dump({"ratios": ratios, "absolute": absolute}, open(f"{r}/ratios.json", "w"), indent=2)
 EOF
 	jq -c .ratios "$r/ratios.json" >&2
+	# A fast node writes gigabytes a run; the figures are kept, the logs go.
+	[[ "${KEEP:-0}" == 1 ]] || rm -rf "$r/spool-data" "$r/kfake-data"
 done
 
 idle=""
@@ -162,12 +189,15 @@ import json, re, statistics, sys
 work, runs, idle_n, idle = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 per_run = [json.load(open(f"{work}/run{i}/ratios.json")) for i in range(1, runs + 1)]
 rows = [
-    ("produce 1 KiB, acks=1, several producers (MB/s vs append baseline)", "produce_1k_vs_append", ">=", 0.7),
-    ("produce 100 B (records/s vs kfake with on-disk storage)", "produce_100b_vs_kfake", ">=", 1.5),
-    ("consume 1 KiB from page cache (MB/s vs loopback copy)", "consume_1k_vs_copy", ">=", 0.5),
+    ("produce 1 KiB, acks=1, several producers (MB/s vs append baseline; raw load)", "produce_1k_vs_append", ">=", 0.7),
+    ("produce 100 B (records/s vs kfake with on-disk storage; franz-go load)", "produce_100b_vs_kfake", ">=", 1.5),
+    ("consume 1 KiB from page cache (MB/s vs loopback copy; raw fetch loop)", "consume_1k_vs_copy", ">=", 0.5),
     ("fetch: sendfile vs user-space copy, throughput", "sendfile_vs_copy_throughput", ">=", 0.9),
     ("fetch: sendfile vs user-space copy, server CPU per GB", "sendfile_vs_copy_cpu_per_gb", "<=", 1.0),
-    ("p99 produce latency, acks=1, one in flight (vs bare RTT p99)", "latency_p99_vs_rtt_p99", "<=", 1.5),
+    ("p99 produce latency, acks=1, one in flight (vs bare RTT p99; raw load)", "latency_p99_vs_rtt_p99", "<=", 1.5),
+    ("  the same 1 KiB produce driven by franz-go (vs append baseline)", "franz_produce_1k_vs_append", ">=", 0.7),
+    ("  the same consume with franz-go (vs loopback copy)", "franz_consume_1k_vs_copy", ">=", 0.5),
+    ("  the same p99 latency with franz-go (vs bare RTT p99)", "franz_latency_p99_vs_rtt_p99", "<=", 1.5),
 ]
 print(f"| figure | goal | " + " | ".join(f"run {i}" for i in range(1, runs + 1)) + " | median | met |")
 print("|---|---|" + "---|" * runs + "---|---|")
