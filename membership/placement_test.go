@@ -46,8 +46,6 @@ func (c scoreCache) place(roster []int32, r int, capNum, capDen, leadNum, leadDe
 	}, capNum, capDen, leadNum, leadDen)
 }
 
-func rosterOf(ids ...int32) []int32 { return ids }
-
 func brokers1to(n int) []int32 {
 	roster := make([]int32, n)
 	for i := range roster {

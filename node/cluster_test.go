@@ -144,23 +144,21 @@ func TestClusterServesEveryPartitionFromAnyNode(t *testing.T) {
 	}
 
 	// A node that does not lead a partition refuses it.
-	for p, rs := range spec.Replicas {
-		other := nodes[rs[0]%3] // any node but the leader
-		req := kmsg.NewPtrProduceRequest()
-		req.Acks = -1
-		req.TimeoutMillis = 5000
-		rt := kmsg.NewProduceRequestTopic()
-		rt.Topic = topic
-		rp := kmsg.NewProduceRequestTopicPartition()
-		rp.Partition = int32(p)
-		rp.Records = rawBatch(-1, -1, -1, time.Now().UnixMilli(), "misrouted")
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-		resp := rawRequest[*kmsg.ProduceResponse](t, newClient(t, other), req)
-		if code := resp.Topics[0].Partitions[0].ErrorCode; code != kerr.NotLeaderForPartition.Code {
-			t.Errorf("produce to partition %d on non-leader %d: error %d, want NOT_LEADER_OR_FOLLOWER", p, other.NodeID(), code)
-		}
-		break
+	const p = 0
+	other := nodes[spec.Replicas[p][0]%3] // any node but the leader
+	req := kmsg.NewPtrProduceRequest()
+	req.Acks = -1
+	req.TimeoutMillis = 5000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Partition = int32(p)
+	rp.Records = rawBatch(-1, -1, -1, time.Now().UnixMilli(), "misrouted")
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp := rawRequest[*kmsg.ProduceResponse](t, newClient(t, other), req)
+	if code := resp.Topics[0].Partitions[0].ErrorCode; code != kerr.NotLeaderForPartition.Code {
+		t.Errorf("produce to partition %d on non-leader %d: error %d, want NOT_LEADER_OR_FOLLOWER", p, other.NodeID(), code)
 	}
 
 	// A replication factor above the roster's size is refused.

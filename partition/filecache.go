@@ -86,20 +86,24 @@ func (h *fileHandle) acquire() (*os.File, error) {
 func (h *fileHandle) release() {
 	c := h.cache
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	h.refs--
 	if h.refs > 0 {
+		c.mu.Unlock()
 		return
 	}
 	if h.refs < 0 {
+		c.mu.Unlock()
 		panic("partition: file handle released more than acquired: " + h.path)
 	}
 	if h.doomed {
-		h.closeLocked()
+		f := h.detachLocked()
+		c.mu.Unlock()
+		closeFile(f)
 		return
 	}
 	h.elem = c.idle.PushFront(h)
 	c.evictLocked()
+	c.mu.Unlock()
 }
 
 // forget closes the file once nobody uses it; it is never opened again. Used
@@ -107,32 +111,35 @@ func (h *fileHandle) release() {
 func (h *fileHandle) forget() {
 	c := h.cache
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	h.doomed = true
+	var f *os.File
 	if h.refs == 0 {
-		h.closeLocked()
+		f = h.detachLocked()
 	}
+	c.mu.Unlock()
+	closeFile(f)
 }
 
-// closeIdle closes the file now if nobody uses it, keeping it reopenable.
-func (h *fileHandle) closeIdle() {
-	c := h.cache
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if h.refs == 0 {
-		h.closeLocked()
-	}
-}
-
-func (h *fileHandle) closeLocked() {
+// detachLocked takes the file out of the cache and returns it for the
+// caller to close once the cache's mutex is released: the last close of a
+// deleted segment frees its blocks, which can take many milliseconds on a
+// busy disk, and every log sharing the cache would wait on the mutex.
+func (h *fileHandle) detachLocked() *os.File {
 	if h.elem != nil {
 		h.cache.idle.Remove(h.elem)
 		h.elem = nil
 	}
-	if h.f != nil {
-		h.f.Close() // read-only use or already synced; nothing to report
+	f := h.f
+	if f != nil {
 		h.f = nil
 		h.cache.open--
+	}
+	return f
+}
+
+func closeFile(f *os.File) {
+	if f != nil {
+		f.Close() // read-only use or already synced; nothing to report
 	}
 }
 
@@ -142,6 +149,7 @@ func (c *FileCache) evictLocked() {
 		if back == nil {
 			return // everything open is pinned
 		}
-		back.Value.(*fileHandle).closeLocked()
+		// An idle file is still linked, so closing it is cheap.
+		closeFile(back.Value.(*fileHandle).detachLocked())
 	}
 }

@@ -204,13 +204,12 @@ func TestOffsetForTime(t *testing.T) {
 	defer l.Close()
 	// Timestamps rise but not monotonically: batch i has max ts 100*i, except
 	// batch 5 which is late (ts 50).
-	var bases []int64
 	for i := 0; i < 20; i++ {
 		ts := int64(100 * i)
 		if i == 5 {
 			ts = 50
 		}
-		bases = append(bases, mustAppend(t, l, sizedBatch(ts, 1, 150), -1).BaseOffset)
+		mustAppend(t, l, sizedBatch(ts, 1, 150), -1)
 	}
 	for _, c := range []struct{ ts, off, got int64 }{
 		{-5, 0, 0}, {0, 0, 0}, {1, 1, 100}, {100, 1, 100}, {450, 6, 600}, {1900, 19, 1900}, {1901, 20, -1},

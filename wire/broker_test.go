@@ -24,13 +24,12 @@ type miniBroker struct {
 	addr string
 	file *os.File
 
-	mu       sync.Mutex
-	batches  []batchPos // in offset order
-	next     int64      // next offset
-	size     int64      // file size
-	grew     chan struct{}
-	released int // Slices released
-	handled  []int32
+	mu      sync.Mutex
+	batches []batchPos // in offset order
+	next    int64      // next offset
+	size    int64      // file size
+	grew    chan struct{}
+	handled []int32
 }
 
 type batchPos struct {
@@ -188,23 +187,13 @@ func (b *miniBroker) fetchOnce(req *kmsg.FetchRequest) (*FetchResponse, chan str
 			}
 			if len(regions) > 0 {
 				empty = false
-				fp.Records = partition.NewSlice(regions, func() {
-					b.mu.Lock()
-					b.released++
-					b.mu.Unlock()
-				})
+				fp.Records = partition.NewSlice(regions, nil)
 			}
 			ft.Partitions = append(ft.Partitions, fp)
 		}
 		resp.Topics = append(resp.Topics, ft)
 	}
 	return resp, b.grew, empty
-}
-
-func (b *miniBroker) releasedCount() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.released
 }
 
 // brokerVersions is what the mini broker handles.

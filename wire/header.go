@@ -3,8 +3,6 @@ package wire
 import (
 	"encoding/binary"
 	"fmt"
-
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Request header versions (KIP-482):
@@ -77,18 +75,4 @@ func finishFrame(frame []byte) { putFrameSize(frame, int32(len(frame)-4)) }
 // putFrameSize writes a frame's size prefix.
 func putFrameSize(frame []byte, size int32) {
 	binary.BigEndian.PutUint32(frame[:4], uint32(size))
-}
-
-// responseHeaderFlexible reports whether the response to a request of this
-// key and version uses response header v1.
-func responseHeaderFlexible(key, version int16) bool {
-	if key == apiKeyApiVersions {
-		return false
-	}
-	req := kmsg.RequestForKey(key)
-	if req == nil {
-		return false
-	}
-	req.SetVersion(version)
-	return req.IsFlexible()
 }
