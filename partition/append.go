@@ -101,6 +101,7 @@ func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendInfo, error) {
 		l.mu.Lock()
 		l.epochs = epochs
 		l.mu.Unlock()
+		l.epochsStale = false
 	}
 
 	st := active.st
@@ -281,22 +282,32 @@ func (l *Log) Flush() error {
 		err = syncDir(l.dir)
 	}
 	l.appendMu.Lock()
-	defer l.appendMu.Unlock()
 	if err != nil {
 		l.mu.Lock()
 		for _, s := range dirty {
 			s.st.dirty = true
 		}
 		l.mu.Unlock()
+		l.appendMu.Unlock()
 		return fmt.Errorf("flush %s: %w", l.dir, err)
 	}
 	if end <= l.recoveryPoint || l.closed {
+		l.appendMu.Unlock()
 		return nil
 	}
+	l.appendMu.Unlock()
+	// The checkpoint's two fsyncs happen outside appendMu, so appends do not
+	// queue behind them (a roll's background flush would otherwise stall the
+	// appends to the new segment). No other writer of the file can run
+	// meanwhile: truncation and Close hold flushMu, and Append's unmarkClean
+	// writes it only while the log is still marked clean, which it stopped
+	// being when the first append carried end past the recovery point.
 	if err := l.writeRecoveryPoint(recoveryPoint{Offset: end, CleanBase: -1}); err != nil {
 		return fmt.Errorf("flush %s: %w", l.dir, err)
 	}
+	l.appendMu.Lock()
 	l.recoveryPoint, l.cleanMarked = end, false
+	l.appendMu.Unlock()
 	return nil
 }
 

@@ -39,6 +39,7 @@ type Log struct {
 	// Guarded by appendMu.
 	recoveryPoint int64
 	cleanMarked   bool        // the checkpoint on disk still says "closed cleanly"
+	epochsStale   bool        // a rewrite of the leader-epoch file failed: it may not match epochs
 	flushTimer    *time.Timer // armed while FlushInterval has unflushed data
 	entryBuf      []byte
 	timeBuf       []byte

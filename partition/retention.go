@@ -48,7 +48,8 @@ func (l *Log) EnforceRetention() (deleted int, err error) {
 	}
 	doomed := closedSegs[:n]
 	kept := append([]*segment(nil), l.segs[n:]...)
-	epochs := truncateEpochs(l.epochs, kept[0].base, kept[len(kept)-1].st.next)
+	oldEpochs := l.epochs
+	epochs := truncateEpochs(oldEpochs, kept[0].base, kept[len(kept)-1].st.next)
 	l.mu.Lock()
 	l.segs = kept
 	l.epochs = epochs
@@ -60,8 +61,15 @@ func (l *Log) EnforceRetention() (deleted int, err error) {
 			errs = append(errs, err)
 		}
 	}
-	if err := writeFileAtomic(l.dir, leaderEpochFile, encodeEpochs(epochs)); err != nil {
-		errs = append(errs, err)
+	// Unless a rewrite failed, the epoch file holds the cache as it was, so
+	// an unchanged cache needs no rewrite and its two fsyncs stay off the
+	// append path.
+	if l.epochsStale || !slices.Equal(epochs, oldEpochs) {
+		err := writeFileAtomic(l.dir, leaderEpochFile, encodeEpochs(epochs))
+		if err != nil {
+			errs = append(errs, err)
+		}
+		l.epochsStale = err != nil
 	}
 	if err := errors.Join(errs...); err != nil {
 		return n, fmt.Errorf("retention in %s: %w", l.dir, err)
@@ -100,11 +108,13 @@ func (l *Log) TruncateTo(offset int64) error {
 	}
 	end := l.segs[len(l.segs)-1].st.next
 	epochs := truncateEpochs(l.epochs, l.segs[0].base, end)
-	if !slices.Equal(epochs, l.epochs) {
+	if l.epochsStale || !slices.Equal(epochs, l.epochs) {
 		l.epochs = epochs
-		if werr := writeFileAtomic(l.dir, leaderEpochFile, encodeEpochs(epochs)); werr != nil && err == nil {
+		werr := writeFileAtomic(l.dir, leaderEpochFile, encodeEpochs(epochs))
+		if werr != nil && err == nil {
 			err = werr
 		}
+		l.epochsStale = werr != nil
 	}
 	if l.recoveryPoint > end {
 		l.recoveryPoint = end
