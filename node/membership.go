@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"strconv"
 
@@ -97,13 +96,8 @@ func (n *Node) membershipConfig() (*membership.Config, error) {
 		}
 	}
 	mc.Rack = n.cfg.Rack
-	// The node's own cluster-id file is its proposal for the cluster-wide
-	// id, as old as the file: a node joining an existing cluster adopts the
-	// cluster's older id, and every node reports one id in Metadata.
-	mc.ClusterID = n.clusterID
-	if fi, err := os.Stat(filepath.Join(n.cfg.DataDir, clusterIDFileName)); err == nil {
-		mc.ClusterIDBorn = fi.ModTime()
-	}
+	// mc.ClusterID stays empty: the agent proposes a random cluster id on
+	// first start and persists whichever id the cluster settles on.
 	mc.DataDir = filepath.Join(n.cfg.DataDir, membershipDir)
 	mc.Join = g.Join
 	mc.GossipKey = g.Key

@@ -2,15 +2,12 @@ package node
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,7 +26,6 @@ import (
 const (
 	legacyCatalogFileName = "topics.json" // single-node catalog, imported once
 	producerIDsFileName   = "producer-ids"
-	clusterIDFileName     = "cluster-id"
 )
 
 // Node is one Spool broker.
@@ -41,11 +37,10 @@ type Node struct {
 
 	// The cluster view and the topic catalog, both from the membership
 	// agent, which Start creates once the listeners are bound.
-	agent     *membership.Agent
-	cluster   *gossipCluster
-	catalog   *gossipCatalog
-	clusterID string
-	stopJoin  func()
+	agent    *membership.Agent
+	cluster  *gossipCluster
+	catalog  *gossipCatalog
+	stopJoin func()
 
 	mu          sync.RWMutex
 	parts       map[tp]*localPartition
@@ -102,11 +97,6 @@ func New(cfg Config) (*Node, error) {
 		serveErr: make(chan error, 2),
 	}
 
-	id, err := loadClusterID(filepath.Join(cfg.DataDir, clusterIDFileName))
-	if err != nil {
-		return nil, err
-	}
-	n.clusterID = id
 	pids, err := openProducerIDs(filepath.Join(cfg.DataDir, producerIDsFileName), cfg.NodeID)
 	if err != nil {
 		return nil, err
@@ -347,26 +337,4 @@ func (n *Node) catalogLoop() {
 		}
 		n.metrics.SetGauge([]string{"partitions"}, float32(len(n.localPartitions())))
 	}
-}
-
-// loadClusterID reads the cluster id, creating one on first start.
-func loadClusterID(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err == nil {
-		id := strings.TrimSpace(string(b))
-		if id == "" {
-			return "", fmt.Errorf("cluster id file %s is empty", path)
-		}
-		return id, nil
-	}
-	if !errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("read cluster id: %w", err)
-	}
-	var raw [16]byte
-	_, _ = rand.Read(raw[:])
-	id := "spool-" + hex.EncodeToString(raw[:])
-	if err := writeFileAtomic(path, []byte(id+"\n")); err != nil {
-		return "", err
-	}
-	return id, nil
 }
