@@ -19,8 +19,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// A connection is served by at most three goroutines at a time, playing two
-// roles:
+// A connection is served by one goroutine, or two while a slow request is
+// handled, playing two roles:
 //
 //	reader: frames → decoded requests (reads ahead, up to PipelineDepth
 //	        requests and ~MaxRequestBytes)

@@ -64,14 +64,18 @@ func TestBenchProduceRaw(t *testing.T) {
 	if st.RecordsIn != 3000 || st.BatchesIn != 60 {
 		t.Fatalf("node took %d records in %d batches, want 3000 in 60", st.RecordsIn, st.BatchesIn)
 	}
-	parts := 0
+	var total int64
 	for _, p := range st.PartitionStats {
-		if p.Topic == "raw" && p.EndOffset > 0 {
-			parts++
+		if p.Topic != "raw" {
+			continue
 		}
+		if n := p.EndOffset - p.StartOffset; n%50 != 0 {
+			t.Fatalf("partition %d holds %d records, not whole batches of 50", p.Partition, n)
+		}
+		total += p.EndOffset - p.StartOffset
 	}
-	if parts != 3 {
-		t.Fatalf("records landed in %d partitions, want 3", parts)
+	if total != 3000 {
+		t.Fatalf("topic raw holds %d records, want 3000", total)
 	}
 
 	rep = runBenchJSON(t, "bench", "consume", "--raw", "--brokers", n.KafkaAddr(), "--topic", "raw",

@@ -243,13 +243,16 @@ func rawProduce(ctx context.Context, g *globals, l *produceLoad, batchRecords in
 			c.nc.Close()
 		}
 	}()
+	// Every connection is up before the first sends, so all start together.
 	for i := 0; i < l.producers; i++ {
-		p := int32(i % len(leaders))
-		c, err := dialRawKafka(ctx, leaders[p])
+		c, err := dialRawKafka(ctx, leaders[int32(i%len(leaders))])
 		if err != nil {
 			return err
 		}
 		conns = append(conns, c)
+	}
+	for i, c := range conns {
+		p := int32(i % len(leaders))
 		version, err := c.version(int16(kmsg.Produce), 3, 9)
 		if err != nil {
 			return err
