@@ -96,6 +96,18 @@ func (c *Catalog) Get(name string) (TopicEntry, bool) {
 	return e.clone(), ok
 }
 
+// partition returns a live topic's id and a copy of one partition's
+// replicas, leaving the rest of the entry uncopied.
+func (c *Catalog) partition(name string, index int32) (TopicID, []int32, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.topics[name]
+	if !ok || e.Deleted || index < 0 || int(index) >= len(e.Replicas) {
+		return TopicID{}, nil, false
+	}
+	return e.ID, append([]int32(nil), e.Replicas[index]...), true
+}
+
 // version returns the version of name's entry (Lamport, Auto, Origin; the
 // rest zero), the zero entry if unknown.
 func (c *Catalog) version(name string) TopicEntry {

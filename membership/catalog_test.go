@@ -124,3 +124,33 @@ func TestLeaderSelection(t *testing.T) {
 		t.Fatalf("PreferredLeader = %d %v", l, ok)
 	}
 }
+
+func TestCatalogPartitionLookup(t *testing.T) {
+	c := NewCatalog()
+	e := entry("orders", 1, 3, 7)
+	if _, err := c.Merge([]TopicEntry{e}); err != nil {
+		t.Fatal(err)
+	}
+	id, replicas, ok := c.partition("orders", 1)
+	if !ok || id != e.ID || len(replicas) != 1 || replicas[0] != 3 {
+		t.Fatalf("partition(orders, 1) = %v %v %v, want %v [3] true", id, replicas, ok, e.ID)
+	}
+	replicas[0] = 99 // a copy: the catalog's list is untouched
+	if _, again, _ := c.partition("orders", 1); again[0] != 3 {
+		t.Fatal("partition returned the catalog's own replica list")
+	}
+	for _, index := range []int32{-1, 2} {
+		if _, _, ok := c.partition("orders", index); ok {
+			t.Fatalf("partition(orders, %d) found a partition that does not exist", index)
+		}
+	}
+	if _, _, ok := c.partition("unknown", 0); ok {
+		t.Fatal("partition found an unknown topic")
+	}
+	if _, err := c.Merge([]TopicEntry{{Name: "orders", ID: e.ID, Deleted: true, Lamport: 2, Origin: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := c.partition("orders", 0); ok {
+		t.Fatal("partition found a deleted topic")
+	}
+}

@@ -84,6 +84,27 @@ func (a *Agent) Members() []Member {
 	return out
 }
 
+// IsAlive reports whether broker id is among LiveBrokers, without building
+// them: it parses only the id tag of each alive member. Produce, Fetch and
+// Metadata ask it once per partition.
+func (a *Agent) IsAlive(id int32) bool {
+	for _, sm := range a.serf.Members() {
+		if sm.Status != serf.StatusAlive {
+			continue
+		}
+		if b, err := parseBrokerID(sm.Tags); err == nil && b == id {
+			return true
+		}
+	}
+	return false
+}
+
+// PreferredLeader is the package's PreferredLeader against the current
+// liveness (IsAlive).
+func (a *Agent) PreferredLeader(replicas []int32) (leader int32, ok bool) {
+	return preferredLeader(replicas, a.IsAlive)
+}
+
 // LiveBrokers returns the alive members by broker id. With a duplicate id
 // (which the agent refuses, see Health) the first by name is kept.
 func (a *Agent) LiveBrokers() map[int32]Member {
@@ -116,13 +137,14 @@ func Leader(replicas []int32, live map[int32]Member) (leader int32, ok bool) {
 // replica is down must be reported LEADER_NOT_AVAILABLE rather than served,
 // empty, by the next one; switch to Leader once replication lands.
 func PreferredLeader(replicas []int32, live map[int32]Member) (leader int32, ok bool) {
-	if len(replicas) == 0 {
+	return preferredLeader(replicas, func(id int32) bool { _, alive := live[id]; return alive })
+}
+
+func preferredLeader(replicas []int32, alive func(int32) bool) (int32, bool) {
+	if len(replicas) == 0 || !alive(replicas[0]) {
 		return -1, false
 	}
-	if _, alive := live[replicas[0]]; alive {
-		return replicas[0], true
-	}
-	return -1, false
+	return replicas[0], true
 }
 
 // Local returns this node as a Member.

@@ -25,7 +25,7 @@ func (a *Agent) RosterDigest() string { return a.roster.Digest() }
 // this roster and merge, and the tombstone (same generation, decommissioned)
 // outranks their "alive" entry. Existing replica lists are not changed.
 func (a *Agent) Decommission(id int32) error {
-	if _, alive := a.LiveBrokers()[id]; alive {
+	if a.IsAlive(id) {
 		return fmt.Errorf("decommission broker %d: %w; stop it first", id, ErrBrokerAlive)
 	}
 	changed, err := a.roster.Decommission(id)

@@ -152,6 +152,14 @@ func (a *Agent) Topic(name string) (TopicEntry, bool) {
 	return e, true
 }
 
+// TopicPartition returns a live topic's id and the replicas of its
+// partition index, or ok false for an unknown topic or partition. Unlike
+// Topic it copies one replica list, not the whole entry: the produce and
+// fetch paths look up one partition at a time.
+func (a *Agent) TopicPartition(name string, index int32) (id TopicID, replicas []int32, ok bool) {
+	return a.catalog.partition(name, index)
+}
+
 // Topics returns the live topics by name.
 func (a *Agent) Topics() []TopicEntry {
 	all := a.catalog.Entries()

@@ -197,11 +197,11 @@ func (n *Node) producePartition(topic string, rp kmsg.ProduceRequestTopicPartiti
 // leaderPartition returns the local partition if this node leads it, or the
 // error a client should get: unknown topic or partition, or not the leader.
 func (n *Node) leaderPartition(topic string, index int32) (*localPartition, *kerr.Error) {
-	spec, ok := n.catalog.Topic(topic)
-	if !ok || index < 0 || index >= spec.Partitions {
+	id, replicas, ok := n.catalog.Partition(topic, index)
+	if !ok {
 		return nil, kerr.UnknownTopicOrPartition
 	}
-	leader := n.leaderOf(spec, index)
+	leader := n.cluster.Leader(replicas)
 	if leader < 0 {
 		return nil, kerr.LeaderNotAvailable
 	}
@@ -209,7 +209,7 @@ func (n *Node) leaderPartition(topic string, index int32) (*localPartition, *ker
 		return nil, kerr.NotLeaderForPartition
 	}
 	p := n.partition(topic, index)
-	if p == nil || p.topicID != spec.ID {
+	if p == nil || p.topicID != id {
 		// In the catalog but not (yet) open here: the client retries.
 		return nil, kerr.LeaderNotAvailable
 	}

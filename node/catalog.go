@@ -141,6 +141,13 @@ func (c *gossipCatalog) Topic(name string) (TopicSpec, bool) {
 	return specFromEntry(e), true
 }
 
+// Partition returns a topic's id and the replicas of one of its partitions,
+// copying nothing else: ok is false for an unknown topic or partition.
+func (c *gossipCatalog) Partition(name string, index int32) (TopicID, []int32, bool) {
+	id, replicas, ok := c.agent.TopicPartition(name, index)
+	return TopicID(id), replicas, ok
+}
+
 // TopicByID looks a topic up by id.
 func (c *gossipCatalog) TopicByID(id TopicID) (TopicSpec, bool) {
 	for _, e := range c.agent.Topics() {

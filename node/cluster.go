@@ -68,7 +68,7 @@ func (c *gossipCluster) Place(topic string, partitions int32, rf int16) ([][]int
 // leads while it is alive and nobody does otherwise: the partition is
 // unavailable rather than served, empty, by another replica.
 func (c *gossipCluster) Leader(replicas []int32) int32 {
-	leader, ok := membership.PreferredLeader(replicas, c.agent.LiveBrokers())
+	leader, ok := c.agent.PreferredLeader(replicas)
 	if !ok {
 		return -1
 	}
