@@ -183,19 +183,7 @@ func metadata(t testing.TB, n *Node, topic string) (brokers []int32, parts []par
 // is not expected to become ready.
 func startNodeNoWait(t *testing.T, opts ...NodeOption) *Node {
 	t.Helper()
-	n := &Node{t: t, ID: 1, KafkaAddr: freeAddr(t), AdminAddr: freeAddr(t), GossipAddr: freeAddr(t), logs: &lockedBuffer{}}
-	for _, o := range opts {
-		o(n)
-	}
-	if n.Dir == "" {
-		n.Dir = t.TempDir()
-	}
-	t.Cleanup(func() {
-		n.Stop()
-		if t.Failed() {
-			t.Logf("--- spool node %d log ---\n%s", n.ID, n.Logs())
-		}
-	})
+	n := newNode(t, opts...)
 	n.StartNoWait()
 	return n
 }

@@ -84,6 +84,16 @@ func WithDir(dir string) NodeOption { return func(n *Node) { n.Dir = dir } }
 // waits until /readyz answers 200, and stops it when the test ends.
 func StartNode(t testing.TB, opts ...NodeOption) *Node {
 	t.Helper()
+	n := newNode(t, opts...)
+	n.Start()
+	return n
+}
+
+// newNode sets up a node with free ports and a temporary data directory
+// (unless opts say otherwise), stopped and its log shown on failure at
+// cleanup, without starting it.
+func newNode(t testing.TB, opts ...NodeOption) *Node {
+	t.Helper()
 	n := &Node{
 		t:          t,
 		ID:         1,
@@ -104,7 +114,6 @@ func StartNode(t testing.TB, opts ...NodeOption) *Node {
 			t.Logf("--- spool node %d log ---\n%s", n.ID, n.Logs())
 		}
 	})
-	n.Start()
 	return n
 }
 
