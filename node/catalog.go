@@ -2,11 +2,8 @@ package node
 
 import (
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/sirupsen/logrus"
 
@@ -206,38 +203,4 @@ func (c *gossipCatalog) signal() {
 	case c.changes <- struct{}{}:
 	default:
 	}
-}
-
-// importLegacyCatalog moves the topics of a single-node catalog file
-// (DATA/topics.json, before nodes formed clusters) into the gossip catalog,
-// once, keeping their ids and replicas; without it the next start would
-// take their partitions for orphans. The file is renamed afterwards.
-func (n *Node) importLegacyCatalog() error {
-	path := filepath.Join(n.cfg.DataDir, legacyCatalogFileName)
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read legacy catalog %s: %w", path, err)
-	}
-	var f struct {
-		Topics []TopicSpec `json:"topics"`
-	}
-	if err := json.Unmarshal(b, &f); err != nil {
-		return fmt.Errorf("parse legacy catalog %s: %w", path, err)
-	}
-	for _, t := range f.Topics {
-		if _, ok := n.catalog.Topic(t.Name); ok {
-			continue
-		}
-		if _, err := n.catalog.Create(t); err != nil && !errors.Is(err, ErrTopicExists) {
-			return fmt.Errorf("import topic %s from %s: %w", t.Name, path, err)
-		}
-		n.log.WithField("topic", t.Name).Info("imported topic from the single-node catalog")
-	}
-	if err := os.Rename(path, path+".imported"); err != nil {
-		return fmt.Errorf("retire legacy catalog %s: %w", path, err)
-	}
-	return nil
 }

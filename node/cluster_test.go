@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -350,39 +348,5 @@ func TestClusterAdminMembersAndWatch(t *testing.T) {
 			}
 			break
 		}
-	}
-}
-
-func TestLegacyCatalogImported(t *testing.T) {
-	dir := t.TempDir()
-	cfg := testConfig(t, dir)
-	n := startNode(t, cfg)
-	createTopic(t, newAdmin(t, n), "kept", 2, nil)
-	cl := newClient(t, n)
-	if err := cl.ProduceSync(testCtx(t), &kgo.Record{Topic: "kept", Value: []byte("old")}).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-	spec, _ := n.catalog.Topic("kept")
-	stopNode(t, n)
-
-	// What a node from before clusters left behind: topics.json, no
-	// membership state.
-	legacy, _ := json.Marshal(map[string]any{"version": 1, "topics": []TopicSpec{spec}})
-	if err := os.WriteFile(filepath.Join(dir, legacyCatalogFileName), legacy, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.RemoveAll(filepath.Join(dir, membershipDir)); err != nil {
-		t.Fatal(err)
-	}
-	n2 := startNode(t, testConfig(t, dir))
-	got, ok := n2.catalog.Topic("kept")
-	if !ok || got.ID != spec.ID || !slices.EqualFunc(got.Replicas, spec.Replicas, slices.Equal) {
-		t.Fatalf("imported topic %+v, want %+v", got, spec)
-	}
-	if recs := consumeAll(t, n2, "kept", 1); string(recs[0].Value) != "old" {
-		t.Errorf("record after import: %q", recs[0].Value)
-	}
-	if _, err := os.Stat(filepath.Join(dir, legacyCatalogFileName+".imported")); err != nil {
-		t.Errorf("legacy catalog not retired: %v", err)
 	}
 }

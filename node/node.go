@@ -24,8 +24,7 @@ import (
 
 // Files the node keeps in DataDir beside the partition directories.
 const (
-	legacyCatalogFileName = "topics.json" // single-node catalog, imported once
-	producerIDsFileName   = "producer-ids"
+	producerIDsFileName = "producer-ids"
 )
 
 // Node is one Spool broker.
@@ -162,9 +161,6 @@ func (n *Node) Start() (err error) {
 	// Tags carry the bound addresses, so the agent starts after the
 	// listeners; partitions open after it, from its catalog.
 	if err := n.startMembership(); err != nil {
-		return err
-	}
-	if err := n.importLegacyCatalog(); err != nil {
 		return err
 	}
 	if err := n.removeOrphans(); err != nil {
