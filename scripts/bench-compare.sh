@@ -68,6 +68,12 @@ bench() { # bench OUTFILE ARGS...: one spool bench run, JSON to OUTFILE
 # fig FILE JQPATH: one number out of a report
 fig() { jq -r "$2" "$1"; }
 
+# settle writes back dirty pages, so that every write-heavy measurement
+# starts from the same state: once dirty pages pass the kernel's limit a
+# writer is throttled to the disk's pace, and otherwise whichever ran
+# second would pay for the first one's writes.
+settle() { sync; }
+
 for run in $(seq 1 "$RUNS"); do
 	echo "bench-compare: run $run of $RUNS" >&2
 	r="$work/run$run"
@@ -94,23 +100,28 @@ for run in $(seq 1 "$RUNS"); do
 	#    same batches (as many records as franz-go put in one) pre-encoded,
 	#    one request in flight per connection, as the append baseline sends
 	#    them; then the baseline.
+	settle
 	bench "$r/produce1k.json" produce --brokers "$spool_addr" --topic p1k --record-size 1024 "${load[@]}"
 	per_batch=$(fig "$r/produce1k.json" '.results[0].extra.records_per_batch // 16 | round | if . < 1 then 1 else . end')
+	settle
 	bench "$r/produce1k-raw.json" produce --raw --brokers "$spool_addr" --topic p1k --record-size 1024 \
 		--batch-records "$per_batch" --max-inflight 1 "${load[@]}"
+	settle
 	bench "$r/baseline.json" baseline --dir "$r" --duration "$DURATION" --record-size 1024 \
 		--batch-records "$per_batch" --producers "$PRODUCERS"
-	# The baseline above rolls its file at 1 GiB and deletes the old one, so
-	# its writes always land in page cache it has just freed; a log keeps
-	# what it writes, and once the page cache is full every write must
-	# first reclaim a page. The same append keeping its data is the
-	# baseline the 1 KiB goal is read against; both are printed.
+	# The baseline above (the goal's) rolls its file at 1 GiB and deletes
+	# the old one, so its writes land in page cache it has just freed and
+	# are never throttled for writeback; a log keeps what it writes. The
+	# same append keeping its data is printed beside it (it also puts all
+	# producers on one file, where Spool spreads them over partitions).
+	settle
 	bench "$r/baseline-keep.json" baseline --only append --dir "$r" --duration "$DURATION" --record-size 1024 \
 		--batch-records "$per_batch" --producers "$PRODUCERS" --roll-bytes 1099511627776
 
 	# 2. produce 100 B records: Spool, then kfake, same franz-go load; then
 	#    both with the raw load (franz-go's batch size), which leaves more
 	#    of the 2 cores to the broker under test.
+	settle
 	bench "$r/produce100-spool.json" produce --brokers "$spool_addr" --topic p100 --record-size 100 "${load[@]}"
 	bench "$r/produce100-kfake.json" produce --brokers "$kfake_addr" --topic p100 --record-size 100 "${load[@]}"
 	per_batch100=$(fig "$r/produce100-spool.json" '.results[0].extra.records_per_batch // 16 | round | if . < 1 then 1 else . end')
@@ -155,14 +166,14 @@ for line in open(f"{r}/fetch.txt"):
     if m:
         fetch[m.group(1)] = {k: float(v) for v, k in re.findall(r"([\d.e+-]+) (\S+)", m.group(2))}
 ratios = {
-    "produce_1k_vs_append": res("produce1k-raw")["mb_per_sec"] / res("baseline-keep", "append")["mb_per_sec"],
-    "produce_1k_vs_deleting_append": res("produce1k-raw")["mb_per_sec"] / res("baseline", "append")["mb_per_sec"],
+    "produce_1k_vs_append": res("produce1k-raw")["mb_per_sec"] / res("baseline", "append")["mb_per_sec"],
+    "produce_1k_vs_keeping_append": res("produce1k-raw")["mb_per_sec"] / res("baseline-keep", "append")["mb_per_sec"],
     "produce_100b_vs_kfake": res("produce100-spool")["records_per_sec"] / res("produce100-kfake")["records_per_sec"],
     "consume_1k_vs_copy": res("consume1k-raw")["mb_per_sec"] / res("baseline", "copy")["mb_per_sec"],
     "sendfile_vs_copy_throughput": fetch["sendfile"]["consume_MB/s"] / fetch["copy"]["consume_MB/s"],
     "sendfile_vs_copy_cpu_per_gb": fetch["sendfile"]["server_cpu_s/GB"] / fetch["copy"]["server_cpu_s/GB"],
     "latency_p99_vs_rtt_p99": res("latency-raw")["latency"]["p99_ms"] / res("baseline", "rtt")["latency"]["p99_ms"],
-    "franz_produce_1k_vs_append": res("produce1k")["mb_per_sec"] / res("baseline-keep", "append")["mb_per_sec"],
+    "franz_produce_1k_vs_append": res("produce1k")["mb_per_sec"] / res("baseline", "append")["mb_per_sec"],
     "raw_produce_100b_vs_kfake": res("produce100-spool-raw")["records_per_sec"] / res("produce100-kfake-raw")["records_per_sec"],
     "franz_consume_1k_vs_copy": res("consume1k")["mb_per_sec"] / res("baseline", "copy")["mb_per_sec"],
     "franz_latency_p99_vs_rtt_p99": res("latency")["latency"]["p99_ms"] / res("baseline", "rtt")["latency"]["p99_ms"],
@@ -208,14 +219,14 @@ import json, re, statistics, sys
 work, runs, idle_n, idle = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 per_run = [json.load(open(f"{work}/run{i}/ratios.json")) for i in range(1, runs + 1)]
 rows = [
-    ("produce 1 KiB, acks=1, several producers (MB/s vs append baseline keeping its data; raw load)", "produce_1k_vs_append", ">=", 0.7),
+    ("produce 1 KiB, acks=1, several producers (MB/s vs append baseline; raw load)", "produce_1k_vs_append", ">=", 0.7),
     ("produce 100 B (records/s vs kfake with on-disk storage; franz-go load)", "produce_100b_vs_kfake", ">=", 1.5),
     ("consume 1 KiB from page cache (MB/s vs loopback copy; raw fetch loop)", "consume_1k_vs_copy", ">=", 0.5),
     ("fetch: sendfile vs user-space copy, throughput", "sendfile_vs_copy_throughput", ">=", 0.9),
     ("fetch: sendfile vs user-space copy, server CPU per GB", "sendfile_vs_copy_cpu_per_gb", "<=", 1.0),
     ("p99 produce latency, acks=1, one in flight (vs bare RTT p99; raw load)", "latency_p99_vs_rtt_p99", "<=", 1.5),
-    ("  the same raw 1 KiB produce vs the append baseline deleting each GiB it wrote", "produce_1k_vs_deleting_append", ">=", 0.7),
-    ("  the same 1 KiB produce driven by franz-go (vs append baseline keeping its data)", "franz_produce_1k_vs_append", ">=", 0.7),
+    ("  the same raw 1 KiB produce vs the append baseline keeping its data (no 1 GiB delete)", "produce_1k_vs_keeping_append", ">=", 0.7),
+    ("  the same 1 KiB produce driven by franz-go (vs append baseline)", "franz_produce_1k_vs_append", ">=", 0.7),
     ("  produce 100 B, raw load on both Spool and kfake", "raw_produce_100b_vs_kfake", ">=", 1.5),
     ("  the same consume with franz-go (vs loopback copy)", "franz_consume_1k_vs_copy", ">=", 0.5),
     ("  the same p99 latency with franz-go (vs bare RTT p99)", "franz_latency_p99_vs_rtt_p99", "<=", 1.5),
