@@ -30,6 +30,9 @@ import (
 //   already written answers with its original offset; a gap is
 //   OUT_OF_ORDER_SEQUENCE_NUMBER; an older epoch INVALID_PRODUCER_EPOCH.
 // * Transactional and control batches are refused (no transactions).
+// * The records point into a pooled frame buffer that wire reuses once the
+//   response is written: nothing here may keep them past the handler's
+//   return (Append writes them; producer state keeps header values only).
 // * Unknown topics are auto-created when allowed, as Kafka does.
 // * Internal topics (__consumer_offsets) get INVALID_TOPIC_EXCEPTION, as in
 //   Kafka: only the group coordinator appends to them.

@@ -82,7 +82,7 @@ for run in $(seq 1 "$RUNS"); do
 	# One Spool node, as `spool node` runs by default but for its ports.
 	kport=$(free_port); aport=$(free_port)
 	"$spool" node --data-dir "$r/spool-data" --kafka-addr "127.0.0.1:$kport" --admin-addr "127.0.0.1:$aport" \
-		--flush-policy os --log-level warn >"$r/node.log" 2>&1 &
+		--gossip-addr 127.0.0.1:0 --flush-policy os --log-level warn >"$r/node.log" 2>&1 &
 	node_pid=$!; pids+=("$node_pid")
 	spool_addr="127.0.0.1:$kport"
 	wait_kafka "$spool_addr"
