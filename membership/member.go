@@ -88,6 +88,11 @@ func (a *Agent) Members() []Member {
 // them: it parses only the id tag of each alive member. Produce, Fetch and
 // Metadata ask it once per partition.
 func (a *Agent) IsAlive(id int32) bool {
+	if id == a.cfg.BrokerID {
+		// Asked on every produced and fetched partition this node leads:
+		// answered without copying the member list.
+		return a.serf.State() == serf.SerfAlive
+	}
 	for _, sm := range a.serf.Members() {
 		if sm.Status != serf.StatusAlive {
 			continue

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/hashicorp/go-metrics"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -192,9 +191,8 @@ func (n *Node) producePartition(topic string, rp kmsg.ProduceRequestTopicPartiti
 	n.stats.bytesIn.Add(int64(info.Bytes))
 	n.stats.recordsIn.Add(int64(info.RecordCount))
 	n.stats.batchesIn.Add(1)
-	labels := []metrics.Label{{Name: "topic", Value: topic}}
-	n.metrics.IncrCounterWithLabels([]string{"produce", "bytes"}, float32(info.Bytes), labels)
-	n.metrics.IncrCounterWithLabels([]string{"produce", "records"}, float32(info.RecordCount), labels)
+	p.producedBytes.Add(int64(info.Bytes))
+	p.producedRecords.Add(int64(info.RecordCount))
 }
 
 // leaderPartition returns the local partition if this node leads it, or the

@@ -40,6 +40,12 @@ import (
 // * v11: Rack, PreferredReadReplica (-1)
 // * v12: flexible versions, LastFetchedEpoch (ignored)
 
+// fetchWaits: only a long poll waits (wire.Config.Waits).
+func fetchWaits(wreq *wire.Request) bool {
+	req, ok := wreq.Body.(*kmsg.FetchRequest)
+	return !ok || req.MaxWaitMillis > 0
+}
+
 func (n *Node) handleFetch(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.FetchRequest)
 	if req.Version >= 7 && req.SessionID != 0 {
@@ -63,8 +69,7 @@ func (n *Node) handleFetch(ctx context.Context, wreq *wire.Request) wire.Respons
 	for {
 		resp, size, anyErr := n.fetchOnce(req)
 		if size >= int64(req.MinBytes) || anyErr || !time.Now().Before(deadline) || n.isClosing() || ctx.Err() != nil {
-			n.stats.bytesOut.Add(size)
-			n.metrics.IncrCounter([]string{"fetch", "bytes"}, float32(size))
+			n.stats.bytesOut.Add(size) // metricsLoop hands it to go-metrics
 			return resp
 		}
 		resp.Release()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/hashicorp/go-metrics"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/wire"
@@ -17,6 +16,22 @@ type apiHandler func(n *Node, ctx context.Context, req *wire.Request) wire.Respo
 type api struct {
 	versions wire.VersionRange
 	handle   apiHandler // nil for ApiVersions, which wire answers itself
+	// waits, when set, tells whether a request may wait on other clients
+	// or on time (wire.Config.Waits); unset, the handler never does.
+	waits func(*wire.Request) bool
+}
+
+// always is the waits of an API whose every request may wait.
+func always(*wire.Request) bool { return true }
+
+// requestWaits is wire.Config.Waits: the API table's say, and true for
+// anything outside it.
+func requestWaits(req *wire.Request) bool {
+	a, ok := apis[req.APIKey]
+	if !ok {
+		return true
+	}
+	return a.waits != nil && a.waits(req)
 }
 
 // apis is the one table of what this broker speaks: it is what ApiVersions
@@ -28,26 +43,26 @@ var apis = map[int16]api{
 	// Produce v0-2 carry the old message formats, which are refused per
 	// partition; they are advertised because librdkafka compresses with
 	// gzip, snappy and lz4 only if the broker lists Produce v0.
-	int16(kmsg.Produce):         {wire.VersionRange{Min: 0, Max: 9}, (*Node).handleProduce},
-	int16(kmsg.Fetch):           {wire.VersionRange{Min: 4, Max: 12}, (*Node).handleFetch},
-	int16(kmsg.ListOffsets):     {wire.VersionRange{Min: 1, Max: 7}, (*Node).handleListOffsets},
-	int16(kmsg.Metadata):        {wire.VersionRange{Min: 1, Max: 12}, (*Node).handleMetadata},
-	int16(kmsg.ApiVersions):     {wire.VersionRange{Min: 0, Max: 3}, nil},
-	int16(kmsg.CreateTopics):    {wire.VersionRange{Min: 2, Max: 7}, (*Node).handleCreateTopics},
-	int16(kmsg.DeleteTopics):    {wire.VersionRange{Min: 1, Max: 4}, (*Node).handleDeleteTopics},
-	int16(kmsg.InitProducerID):  {wire.VersionRange{Min: 0, Max: 4}, (*Node).handleInitProducerID},
-	int16(kmsg.DescribeConfigs): {wire.VersionRange{Min: 1, Max: 4}, (*Node).handleDescribeConfigs},
+	int16(kmsg.Produce):         {wire.VersionRange{Min: 0, Max: 9}, (*Node).handleProduce, nil},
+	int16(kmsg.Fetch):           {wire.VersionRange{Min: 4, Max: 12}, (*Node).handleFetch, fetchWaits},
+	int16(kmsg.ListOffsets):     {wire.VersionRange{Min: 1, Max: 7}, (*Node).handleListOffsets, nil},
+	int16(kmsg.Metadata):        {wire.VersionRange{Min: 1, Max: 12}, (*Node).handleMetadata, nil},
+	int16(kmsg.ApiVersions):     {wire.VersionRange{Min: 0, Max: 3}, nil, nil},
+	int16(kmsg.CreateTopics):    {wire.VersionRange{Min: 2, Max: 7}, (*Node).handleCreateTopics, nil},
+	int16(kmsg.DeleteTopics):    {wire.VersionRange{Min: 1, Max: 4}, (*Node).handleDeleteTopics, nil},
+	int16(kmsg.InitProducerID):  {wire.VersionRange{Min: 0, Max: 4}, (*Node).handleInitProducerID, nil},
+	int16(kmsg.DescribeConfigs): {wire.VersionRange{Min: 1, Max: 4}, (*Node).handleDescribeConfigs, nil},
 
-	int16(kmsg.OffsetCommit):    {wire.VersionRange{Min: 0, Max: 8}, (*Node).handleOffsetCommit},
-	int16(kmsg.OffsetFetch):     {wire.VersionRange{Min: 0, Max: 8}, (*Node).handleOffsetFetch},
-	int16(kmsg.FindCoordinator): {wire.VersionRange{Min: 0, Max: 4}, (*Node).handleFindCoordinator},
-	int16(kmsg.JoinGroup):       {wire.VersionRange{Min: 0, Max: 9}, (*Node).handleJoinGroup},
-	int16(kmsg.Heartbeat):       {wire.VersionRange{Min: 0, Max: 4}, (*Node).handleHeartbeat},
-	int16(kmsg.LeaveGroup):      {wire.VersionRange{Min: 0, Max: 5}, (*Node).handleLeaveGroup},
-	int16(kmsg.SyncGroup):       {wire.VersionRange{Min: 0, Max: 5}, (*Node).handleSyncGroup},
-	int16(kmsg.DescribeGroups):  {wire.VersionRange{Min: 0, Max: 5}, (*Node).handleDescribeGroups},
-	int16(kmsg.ListGroups):      {wire.VersionRange{Min: 0, Max: 5}, (*Node).handleListGroups},
-	int16(kmsg.DeleteGroups):    {wire.VersionRange{Min: 0, Max: 2}, (*Node).handleDeleteGroups},
+	int16(kmsg.OffsetCommit):    {wire.VersionRange{Min: 0, Max: 8}, (*Node).handleOffsetCommit, nil},
+	int16(kmsg.OffsetFetch):     {wire.VersionRange{Min: 0, Max: 8}, (*Node).handleOffsetFetch, nil},
+	int16(kmsg.FindCoordinator): {wire.VersionRange{Min: 0, Max: 4}, (*Node).handleFindCoordinator, nil},
+	int16(kmsg.JoinGroup):       {wire.VersionRange{Min: 0, Max: 9}, (*Node).handleJoinGroup, always},
+	int16(kmsg.Heartbeat):       {wire.VersionRange{Min: 0, Max: 4}, (*Node).handleHeartbeat, nil},
+	int16(kmsg.LeaveGroup):      {wire.VersionRange{Min: 0, Max: 5}, (*Node).handleLeaveGroup, nil},
+	int16(kmsg.SyncGroup):       {wire.VersionRange{Min: 0, Max: 5}, (*Node).handleSyncGroup, always},
+	int16(kmsg.DescribeGroups):  {wire.VersionRange{Min: 0, Max: 5}, (*Node).handleDescribeGroups, nil},
+	int16(kmsg.ListGroups):      {wire.VersionRange{Min: 0, Max: 5}, (*Node).handleListGroups, nil},
+	int16(kmsg.DeleteGroups):    {wire.VersionRange{Min: 0, Max: 2}, (*Node).handleDeleteGroups, nil},
 }
 
 // Versions returns the API version table for wire.Config.Versions.
@@ -71,8 +86,6 @@ func (n *Node) ServeKafka(ctx context.Context, req *wire.Request) wire.Response 
 	}
 	start := time.Now()
 	resp := a.handle(n, ctx, req)
-	labels := []metrics.Label{{Name: "api", Value: kmsg.NameForKey(req.APIKey)}}
-	n.metrics.IncrCounterWithLabels([]string{"kafka", "requests"}, 1, labels)
-	n.metrics.MeasureSinceWithLabels([]string{"kafka", "request", "latency"}, start, labels)
+	n.requests.observe(req.APIKey, start)
 	return resp
 }

@@ -56,7 +56,10 @@ type Node struct {
 	metrics  *metrics.Metrics
 	sink     *promsink.PrometheusSink
 	registry *prometheus.Registry
+	requests *requestMetrics
 	stats    counters
+	// flushedBytesOut is stats.bytesOut as of metricsLoop's last flush.
+	flushedBytesOut int64
 
 	started  atomic.Bool
 	ready    atomic.Bool
@@ -121,6 +124,9 @@ func New(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
+	if n.requests, err = newRequestMetrics(n.registry); err != nil {
+		return nil, fmt.Errorf("request metrics: %w", err)
+	}
 	return n, nil
 }
 
@@ -182,6 +188,7 @@ func (n *Node) Start() (err error) {
 	wcfg.MaxRequestBytes = n.cfg.MaxRequestBytes
 	wcfg.Sendfile = n.cfg.Sendfile
 	wcfg.Versions = Versions()
+	wcfg.Waits = requestWaits
 	if e, ok := n.log.(*logrus.Entry); ok {
 		wcfg.Log = e
 	} else {
@@ -197,7 +204,8 @@ func (n *Node) Start() (err error) {
 	n.metrics.SetGauge([]string{"partitions"}, float32(len(n.localPartitions())))
 	n.metrics.SetGauge([]string{"partitions", "led"}, float32(n.partitionsLed()))
 	memberEvents, _ := n.agent.Subscribe() // closed by the agent's Shutdown
-	n.loops.Add(3)
+	n.loops.Add(4)
+	go n.metricsLoop()
 	go n.retentionLoop()
 	go n.catalogLoop()
 	go n.membershipLoop(memberEvents)

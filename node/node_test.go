@@ -573,7 +573,7 @@ func TestAdminEndpoints(t *testing.T) {
 		}
 	}
 	code, body := get("/metrics")
-	if code != 200 || !strings.Contains(body, "spool_kafka_requests") {
+	if code != 200 || !strings.Contains(body, `spool_kafka_request_seconds_count{api="Metadata"}`) {
 		t.Errorf("/metrics: %d, missing request counters:\n%.2000s", code, body)
 	}
 	code, body = get("/v1/stats")

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spool-log/spool/partition"
@@ -36,6 +37,11 @@ type localPartition struct {
 	// waiters are long-polling fetches to wake when data arrives.
 	waitMu  sync.Mutex
 	waiters map[chan struct{}]struct{}
+
+	// Counted per append; metricsLoop hands the growth since its last
+	// flush (the flushed marks, its own) to go-metrics.
+	producedBytes, producedRecords atomic.Int64
+	flushedBytes, flushedRecords   int64
 }
 
 func partitionDir(dataDir, topic string, p int32) string {

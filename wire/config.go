@@ -41,6 +41,17 @@ type Config struct {
 	// write) that TLS will need.
 	Sendfile bool
 
+	// Waits reports whether handling a request may wait on something other
+	// than this node's own CPU and disk: a long-poll Fetch, a group
+	// rebalance. A request handled on the reading goroutine arms a timer
+	// that hands reading to a new goroutine after a millisecond, so that
+	// read-ahead goes on and a client that hangs up cancels the wait; arming
+	// it costs each request a timer update that wakes the network poller,
+	// which is most of a produce round trip's overhead with one request in
+	// flight. Requests for which Waits is false are handled without it.
+	// Nil means every request may wait.
+	Waits func(*Request) bool
+
 	// Log receives connection-level events (closed for a bad frame, idle,
 	// handler panics). Nil means logrus's standard logger.
 	Log *logrus.Entry

@@ -30,8 +30,8 @@ import (
 // A request that arrives while nothing else is queued or being worked on is
 // handled by the reader itself, which then writes the response: a client
 // with one request in flight costs one goroutine wake-up per request, not
-// three. If that request takes longer than inlineGrace (a long-poll Fetch),
-// a new reader takes over reading, so read-ahead continues and a client that
+// three. If that request may wait (Config.Waits: a long-poll Fetch) and
+// takes longer than inlineGrace, a new reader takes over reading, so read-ahead continues and a client that
 // hangs up is noticed (cancelling the handler's context); the old reader
 // finishes its request and then, as the worker, what the new reader queued.
 // Otherwise the reader queues the request for the worker already running.
@@ -211,9 +211,14 @@ func (c *conn) readLoop() {
 		// Nothing queued, nothing being answered: handle it here.
 		c.working, c.inline = true, true
 		c.mu.Unlock()
-		c.takeover.Reset(inlineGrace)
+		armed := in.answer == nil && c.mayWait(in.req)
+		if armed {
+			c.takeover.Reset(inlineGrace)
+		}
 		c.process(in)
-		c.takeover.Stop()
+		if armed {
+			c.takeover.Stop()
+		}
 		c.mu.Lock()
 		c.inline = false
 		handedOff := c.handedOff
@@ -228,6 +233,11 @@ func (c *conn) readLoop() {
 			return
 		}
 	}
+}
+
+// mayWait is Config.Waits, true when unset.
+func (c *conn) mayWait(req *Request) bool {
+	return c.srv.cfg.Waits == nil || c.srv.cfg.Waits(req)
 }
 
 // takeOver starts a new reader when the reader has been handling one

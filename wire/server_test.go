@@ -201,10 +201,13 @@ func TestPipelining(t *testing.T) {
 
 // TestLongPollHoldsOnlyItsConnection: a handler blocked on one connection
 // does not delay another; closing the blocked client cancels its context.
+// Only the Fetch may wait (Config.Waits): the others are handled without
+// the takeover timer.
 func TestLongPollHoldsOnlyItsConnection(t *testing.T) {
 	cancelled := make(chan struct{})
 	cfg := DefaultConfig()
 	cfg.Versions = testVersions()
+	cfg.Waits = func(req *Request) bool { return req.APIKey == 1 }
 	_, addr := startServer(t, cfg, HandlerFunc(func(ctx context.Context, req *Request) Response {
 		if req.APIKey == 1 {
 			<-ctx.Done()
