@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/spool-log/spool/node"
-	"github.com/spool-log/spool/partition"
 )
 
 // nodeFlags are `spool node`'s settings before they become a node.Config.
@@ -78,18 +77,6 @@ SPOOL_* environment equivalent (--data-dir is SPOOL_DATA_DIR).`,
 	return cmd
 }
 
-func parseFlushPolicy(s string) (partition.FlushPolicy, error) {
-	switch s {
-	case "every-append":
-		return partition.FlushEveryAppend, nil
-	case "interval":
-		return partition.FlushInterval, nil
-	case "os":
-		return partition.FlushOS, nil
-	}
-	return 0, fmt.Errorf("flush policy %q: want every-append, interval or os", s)
-}
-
 func newLogger(level, format string, out io.Writer) (*logrus.Logger, error) {
 	log := logrus.New()
 	log.SetOutput(out)
@@ -113,7 +100,7 @@ func newLogger(level, format string, out io.Writer) (*logrus.Logger, error) {
 func (f *nodeFlags) config() (node.Config, error) {
 	cfg := f.cfg
 	var err error
-	if cfg.Topic.Flush, err = parseFlushPolicy(f.flushPolicy); err != nil {
+	if cfg.Topic.Flush, err = node.ParseFlushPolicy(f.flushPolicy); err != nil {
 		return cfg, err
 	}
 	cfg.Topic.FlushEvery = f.flushInterval

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/node"
 )
 
@@ -36,10 +35,8 @@ func addGossipFlags(fs *pflag.FlagSet, g *gossipFlags) {
 // apply checks the flags and puts them into cfg.
 func (g *gossipFlags) apply(cfg *node.Config) error {
 	gc := g.cfg
-	switch gc.Timings {
-	case membership.TimingsLAN, membership.TimingsLocal, membership.TimingsFast:
-	default:
-		return fmt.Errorf("--gossip-timings %q: want %s, %s or %s", gc.Timings, membership.TimingsLAN, membership.TimingsLocal, membership.TimingsFast)
+	if err := node.CheckGossipTimings(gc.Timings); err != nil {
+		return fmt.Errorf("--gossip-timings: %w", err)
 	}
 	var joins []string
 	for _, j := range gc.Join {
@@ -69,7 +66,7 @@ func (g *gossipFlags) apply(cfg *node.Config) error {
 		key = strings.TrimSpace(string(raw))
 	}
 	if key != "" {
-		k, err := membership.DecodeGossipKey(key)
+		k, err := node.DecodeGossipKey(key)
 		if err != nil {
 			return fmt.Errorf("--gossip-key: %w", err)
 		}
