@@ -97,7 +97,10 @@ func (n *Node) produceTopicError(req *kmsg.ProduceRequest, topic string) *kerr.E
 	if err := ValidateTopicName(topic); err != nil || isInternalTopic(topic) {
 		return kerr.InvalidTopicException
 	}
-	if _, ok := n.catalog.Topic(topic); !ok {
+	// Partition 0 tells whether the topic exists without copying its
+	// entry, which for a topic of thousands of partitions is thousands of
+	// replica lists per request.
+	if _, _, ok := n.catalog.Partition(topic, 0); !ok {
 		if !n.cfg.AutoCreateTopics {
 			return kerr.UnknownTopicOrPartition
 		}

@@ -1,7 +1,6 @@
 package partition
 
 import (
-	"container/list"
 	"errors"
 	"fmt"
 	"os"
@@ -19,7 +18,11 @@ type FileCache struct {
 	mu      sync.Mutex
 	maxOpen int
 	open    int
-	idle    list.List // of *fileHandle, most recently used at the front
+	// idle links the open, unreferenced handles through their own
+	// fields (an append or read pins and unpins a file each time, and must
+	// not allocate a list element for it): a ring through this sentinel,
+	// most recently used first.
+	idle fileHandle
 }
 
 // NewFileCache returns a cache that keeps at most maxOpen idle files open
@@ -28,7 +31,9 @@ func NewFileCache(maxOpen int) *FileCache {
 	if maxOpen < 1 {
 		maxOpen = 1
 	}
-	return &FileCache{maxOpen: maxOpen}
+	c := &FileCache{maxOpen: maxOpen}
+	c.idle.prev, c.idle.next = &c.idle, &c.idle
+	return c
 }
 
 // OpenFiles is how many files the cache holds open right now.
@@ -49,8 +54,27 @@ type fileHandle struct {
 	path   string
 	f      *os.File
 	refs   int
-	elem   *list.Element // in cache.idle while open and unreferenced
-	doomed bool          // removed from its log: close at the last release
+	// prev and next link the handle into cache.idle while it is open and
+	// unreferenced; nil otherwise.
+	prev, next *fileHandle
+	doomed     bool // removed from its log: close at the last release
+}
+
+// linkIdleLocked puts h first in the idle ring.
+func (h *fileHandle) linkIdleLocked() {
+	head := &h.cache.idle
+	h.prev, h.next = head, head.next
+	head.next.prev = h
+	head.next = h
+}
+
+// unlinkIdleLocked takes h out of the idle ring if it is in it.
+func (h *fileHandle) unlinkIdleLocked() {
+	if h.next == nil {
+		return
+	}
+	h.prev.next, h.next.prev = h.next, h.prev
+	h.prev, h.next = nil, nil
 }
 
 func (c *FileCache) handle(path string) *fileHandle {
@@ -73,10 +97,7 @@ func (h *fileHandle) acquire() (*os.File, error) {
 		h.f = f
 		c.open++
 	}
-	if h.elem != nil {
-		c.idle.Remove(h.elem)
-		h.elem = nil
-	}
+	h.unlinkIdleLocked()
 	h.refs++
 	c.evictLocked()
 	return h.f, nil
@@ -101,7 +122,7 @@ func (h *fileHandle) release() {
 		closeFile(f)
 		return
 	}
-	h.elem = c.idle.PushFront(h)
+	h.linkIdleLocked()
 	c.evictLocked()
 	c.mu.Unlock()
 }
@@ -125,10 +146,7 @@ func (h *fileHandle) forget() {
 // deleted segment frees its blocks, which can take many milliseconds on a
 // busy disk, and every log sharing the cache would wait on the mutex.
 func (h *fileHandle) detachLocked() *os.File {
-	if h.elem != nil {
-		h.cache.idle.Remove(h.elem)
-		h.elem = nil
-	}
+	h.unlinkIdleLocked()
 	f := h.f
 	if f != nil {
 		h.f = nil
@@ -145,11 +163,11 @@ func closeFile(f *os.File) {
 
 func (c *FileCache) evictLocked() {
 	for c.open > c.maxOpen {
-		back := c.idle.Back()
-		if back == nil {
+		lru := c.idle.prev
+		if lru == &c.idle {
 			return // everything open is pinned
 		}
 		// An idle file is still linked, so closing it is cheap.
-		closeFile(back.Value.(*fileHandle).detachLocked())
+		closeFile(lru.detachLocked())
 	}
 }
