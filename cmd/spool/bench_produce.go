@@ -231,7 +231,10 @@ func runProducers(ctx context.Context, g *globals, l *produceLoad, m *meter, bs 
 		firstErr error
 		wg       sync.WaitGroup
 	)
-	promise := func(r *kgo.Record, err error) {
+	// acked records one record's outcome; its latency runs from start,
+	// not from the record's timestamp, which franz-go truncates to the
+	// millisecond.
+	acked := func(start time.Time, r *kgo.Record, err error) {
 		if err != nil {
 			// Records still buffered when the run ends fail with its
 			// context: they were never sent, so they are not errors.
@@ -245,7 +248,7 @@ func runProducers(ctx context.Context, g *globals, l *produceLoad, m *meter, bs 
 			}
 			return
 		}
-		m.latency.record(time.Since(r.Timestamp))
+		m.latency.record(time.Since(start))
 		m.add(1, int64(len(r.Value)+len(r.Key)))
 	}
 	for _, cl := range clients {
@@ -256,9 +259,16 @@ func runProducers(ctx context.Context, g *globals, l *produceLoad, m *meter, bs 
 				if limit > 0 && issued.Add(1) > limit {
 					break
 				}
-				// The timestamp is both the record's and the start of
-				// its latency; franz-go keeps it as given.
-				cl.Produce(ctx, &kgo.Record{Value: value(), Timestamp: time.Now()}, promise)
+				start := time.Now()
+				r := &kgo.Record{Value: value(), Timestamp: start}
+				if l.buffered == 1 {
+					// One record at a time: Produce would block until
+					// the previous one is acknowledged, after start
+					// was taken, and count that wait too.
+					acked(start, r, cl.ProduceSync(ctx, r).FirstErr())
+					continue
+				}
+				cl.Produce(ctx, r, func(r *kgo.Record, err error) { acked(start, r, err) })
 			}
 			// Records still buffered when the run's context ended fail
 			// with that context; let those that were sent finish.
