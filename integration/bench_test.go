@@ -400,8 +400,8 @@ func TestBenchCommandEndToEnd(t *testing.T) {
 		t.Fatalf("e2e: %+v", r)
 	}
 	rep = runBench(t, "baseline", "--duration", "100ms", "--copy-bytes", "2097152", "--dir", t.TempDir())
-	if len(rep.Results) != 3 {
-		t.Fatalf("baseline: %+v", rep.Results)
+	if len(rep.Results) != 4 {
+		t.Fatalf("baseline: %+v, want append, append-rtt, copy and rtt", rep.Results)
 	}
 	for _, r := range rep.Results {
 		if r.Bytes <= 0 {

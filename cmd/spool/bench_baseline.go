@@ -8,7 +8,8 @@ import (
 	"io"
 	"net"
 	"os"
-	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -45,15 +46,27 @@ func newBenchBaselineCmd() *cobra.Command {
 		Short: "Measure this machine's limits: append, copy and round trip on loopback",
 		Long: `Measure what this machine does with no broker in the way, each for --duration:
 
-  append  --producers loopback TCP connections each send batches of
-          --batch-records records of --record-size bytes; the server write(2)s
-          each batch to one file (O_APPEND, fsync with --fsync) and answers with
-          4 bytes; the next batch goes when the answer is back.
-  copy    a --copy-bytes file, read once into the page cache, is copied to a
-          loopback socket with sendfile(2) over and over; the client reads
-          into a --read-bytes buffer and drops it.
-  rtt     one connection sends --rtt-bytes and waits for a 4-byte answer, one
-          at a time; its p99 is the bare round trip.
+  append      --producers loopback TCP connections each send batches of
+              --batch-records records of --record-size bytes; the server
+              write(2)s each batch to one file (O_APPEND, fsync with --fsync;
+              a new file, the old one deleted, past --roll-bytes) and answers
+              with 4 bytes; the next batch goes when the answer is back.
+  append-rtt  the same with one connection and batches of one record: the
+              round trip of an append, one in flight; the baseline for a
+              produce's latency at acks=1.
+  copy        a --copy-bytes file, read once into the page cache, is copied
+              to a loopback socket with sendfile(2) over and over; the client
+              reads into a --read-bytes buffer and drops it. Its CPU per GB
+              is the sender's.
+  rtt         one connection sends --rtt-bytes and waits for a 4-byte answer,
+              one at a time: the bare round trip, nothing written.
+
+The servers run in a process of their own (this binary, re-executed), so
+each figure is measured as a broker is: a client process and a server
+process on loopback. Within one process a round trip is markedly cheaper,
+as one Go runtime both sends and answers without either side being woken
+from epoll by the other, which would flatter the baseline. The server's
+CPU time is read from /proc.
 
 Run it with the same record size, batch size and producers as the produce
 bench, and on the same file system as the broker's data (--dir).`,
@@ -78,22 +91,23 @@ bench, and on the same file system as the broker's data (--dir).`,
 				"record_size": l.recordSize, "batch_records": l.batchRecords, "producers": l.producers,
 				"fsync": l.fsync, "copy_bytes": l.copyBytes, "read_bytes": l.readBytes,
 				"rtt_bytes": l.rttBytes, "duration": common.duration.String(), "dir": l.dir,
+				"roll_bytes": l.rollBytes,
 			}}
 			ctx := cmd.Context()
-			for _, name := range strings.Split(l.only, ",") {
+			for _, name := range l.measurements() {
 				var (
 					res benchResult
 					err error
 				)
-				switch strings.TrimSpace(name) {
+				switch name {
 				case "append":
-					res, err = l.runAppend(ctx, dir, &common, cmd.ErrOrStderr())
+					res, err = l.runAppend(ctx, name, l.producers, l.batchRecords, dir, &common, cmd.ErrOrStderr())
+				case "append-rtt":
+					res, err = l.runAppend(ctx, name, 1, 1, dir, &common, cmd.ErrOrStderr())
 				case "copy":
 					res, err = l.runCopy(ctx, dir, &common, cmd.ErrOrStderr())
 				case "rtt":
 					res, err = l.runRTT(ctx, &common, cmd.ErrOrStderr())
-				default:
-					return fmt.Errorf("--only %q: want a list of append, copy, rtt", l.only)
 				}
 				if err != nil {
 					return fmt.Errorf("baseline %s: %w", name, err)
@@ -107,20 +121,37 @@ bench, and on the same file system as the broker's data (--dir).`,
 	common.register(fs, 5*time.Second)
 	fs.StringVar(&l.dir, "dir", os.TempDir(), "directory for the append and copy files (use the broker's file system)")
 	fs.IntVar(&l.recordSize, "record-size", 1024, "bytes per record")
-	fs.IntVar(&l.batchRecords, "batch-records", 16, "records per appended batch")
-	fs.IntVar(&l.producers, "producers", 1, "concurrent appending connections")
+	fs.IntVar(&l.batchRecords, "batch-records", 16, "records per appended batch (append; append-rtt sends one)")
+	fs.IntVar(&l.producers, "producers", 1, "concurrent appending connections (append; append-rtt has one)")
 	fs.BoolVar(&l.fsync, "fsync", false, "fsync after every appended batch")
 	fs.Int64Var(&l.copyBytes, "copy-bytes", 256<<20, "size of the file copied to the socket")
 	fs.IntVar(&l.readBytes, "read-bytes", 1<<20, "the copy client's read buffer")
 	fs.IntVar(&l.rttBytes, "rtt-bytes", 0, "bytes sent per round trip (0: --record-size)")
 	fs.Int64Var(&l.rollBytes, "roll-bytes", 1<<30, "start a new append file (deleting the old) past this size, as a log rolls segments")
-	fs.StringVar(&l.only, "only", "append,copy,rtt", "which measurements to run, in order")
+	fs.StringVar(&l.only, "only", strings.Join(baselineMeasurements, ","), "which measurements to run, in order")
 	return cmd
+}
+
+// baselineMeasurements are what --only may name, in the default order.
+var baselineMeasurements = []string{"append", "append-rtt", "copy", "rtt"}
+
+// measurements is --only as a list, each name known (checked by validate).
+func (l *baselineLoad) measurements() []string {
+	var names []string
+	for _, name := range strings.Split(l.only, ",") {
+		names = append(names, strings.TrimSpace(name))
+	}
+	return names
 }
 
 func (l *baselineLoad) validate() error {
 	if l.rttBytes == 0 {
 		l.rttBytes = l.recordSize
+	}
+	for _, name := range l.measurements() {
+		if !slices.Contains(baselineMeasurements, name) {
+			return fmt.Errorf("--only %q: want a list of %s", l.only, strings.Join(baselineMeasurements, ", "))
+		}
 	}
 	switch {
 	case l.recordSize < 1 || l.recordSize > maxBenchRecordSize:
@@ -141,91 +172,68 @@ func (l *baselineLoad) validate() error {
 	return nil
 }
 
-// frameServer answers length-prefixed frames on loopback: handle sees each
-// frame's payload (in a buffer reused for the next), then the client gets
-// 4 bytes back.
-type frameServer struct {
-	ln     net.Listener
-	handle func(payload []byte) error
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	conns  []net.Conn
-	errMu  sync.Mutex
-	err    error
-}
-
-func startFrameServer(handle func([]byte) error) (*frameServer, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// runAppend measures name: conns connections appending batches of
+// batchRecords records through an append server process.
+func (l *baselineLoad) runAppend(ctx context.Context, name string, conns, batchRecords int, dir string, c *benchCommon, progress io.Writer) (benchResult, error) {
+	files, err := os.MkdirTemp(dir, name+"-")
 	if err != nil {
-		return nil, err
+		return benchResult{}, err
 	}
-	s := &frameServer{ln: ln, handle: handle}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s.mu.Lock()
-			s.conns = append(s.conns, c)
-			s.mu.Unlock()
-			s.wg.Add(1)
-			go func() {
-				defer s.wg.Done()
-				if err := s.serve(c); err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-					s.errMu.Lock()
-					if s.err == nil {
-						s.err = err
-					}
-					s.errMu.Unlock()
-				}
-			}()
-		}
-	}()
-	return s, nil
+	defer os.RemoveAll(files)
+	args := []string{"--dir", files, "--roll-bytes", strconv.FormatInt(l.rollBytes, 10)}
+	if l.fsync {
+		args = append(args, "--fsync")
+	}
+	srv, err := startBaselineServer("append", args...)
+	if err != nil {
+		return benchResult{}, err
+	}
+	batch := randomPayload(batchRecords * l.recordSize)
+	m := newMeter(name)
+	res, serverCPU, err := l.drive(ctx, srv, m, conns, lengthPrefixed(batch), int64(batchRecords), int64(len(batch)), c, progress)
+	res.Extra = map[string]float64{"bytes_per_batch": float64(len(batch)), "records_per_batch": float64(batchRecords)}
+	if gb := float64(res.Bytes) / 1e9; gb > 0 {
+		res.Extra["server_cpu_seconds_per_gb"] = serverCPU.Seconds() / gb
+	}
+	return res, err
 }
 
-func (s *frameServer) serve(c net.Conn) error {
-	var hdr [4]byte
-	var buf []byte
-	ack := []byte{0, 0, 0, 0}
-	for {
-		if _, err := io.ReadFull(c, hdr[:]); err != nil {
-			return err
-		}
-		n := binary.BigEndian.Uint32(hdr[:])
-		if n > baselineFrameMax {
-			return fmt.Errorf("frame of %d bytes", n)
-		}
-		if cap(buf) < int(n) {
-			buf = make([]byte, n)
-		}
-		buf = buf[:n]
-		if _, err := io.ReadFull(c, buf); err != nil {
-			return err
-		}
-		if err := s.handle(buf); err != nil {
-			return err
-		}
-		if _, err := c.Write(ack); err != nil {
-			return err
-		}
+func (l *baselineLoad) runRTT(ctx context.Context, c *benchCommon, progress io.Writer) (benchResult, error) {
+	srv, err := startBaselineServer("rtt")
+	if err != nil {
+		return benchResult{}, err
 	}
+	payload := randomPayload(l.rttBytes)
+	res, _, err := l.drive(ctx, srv, newMeter("rtt"), 1, lengthPrefixed(payload), 1, int64(len(payload)), c, progress)
+	if res.Latency != nil {
+		res.Latency.What = "round trip"
+	}
+	return res, err
 }
 
-func (s *frameServer) close() error {
-	s.ln.Close()
-	s.mu.Lock()
-	for _, c := range s.conns {
-		c.Close()
+// drive sends frame over conns connections to the server process until the
+// run ends, then stops the server; it returns the result and the CPU time
+// the server used while measured.
+func (l *baselineLoad) drive(ctx context.Context, srv *baselineProcess, m *meter, conns int, frame []byte, records, bytes int64, c *benchCommon, progress io.Writer) (benchResult, time.Duration, error) {
+	cpuBefore, err := srv.cpu()
+	if err != nil {
+		return benchResult{}, 0, errors.Join(err, srv.stop())
 	}
-	s.mu.Unlock()
-	s.wg.Wait()
-	s.errMu.Lock()
-	defer s.errMu.Unlock()
-	return s.err
+	rctx, cancel := c.context(ctx)
+	defer cancel()
+	m.start = time.Now()
+	stop := m.progress(progress, c.quiet)
+	err = driveFrames(rctx, srv.addr, conns, frame, records, bytes, m)
+	elapsed := time.Since(m.start)
+	stop()
+	cpuAfter, cerr := srv.cpu()
+	if err == nil {
+		err = cerr
+	}
+	if serr := srv.stop(); serr != nil {
+		err = errors.Join(err, serr) // the server's error says why the client's failed
+	}
+	return m.result(elapsed, "batch round trip"), cpuAfter - cpuBefore, err
 }
 
 // roundTrips sends frame over c and waits for the answer until ctx ends,
@@ -256,6 +264,9 @@ func driveFrames(ctx context.Context, addr string, conns int, frame []byte, reco
 			return err
 		}
 		defer c.Close()
+		if d, ok := ctx.Deadline(); ok {
+			c.SetDeadline(d.Add(30 * time.Second)) // a stalled server ends the run with an error
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -279,162 +290,30 @@ func lengthPrefixed(payload []byte) []byte {
 	return frame
 }
 
-// appendFile is the append baseline's log: one file, written with plain
-// write(2) under a lock (as one partition's appends are serialized), rolled
-// past rollBytes.
-type appendFile struct {
-	mu    sync.Mutex
-	dir   string
-	f     *os.File
-	size  int64
-	roll  int64
-	fsync bool
-	rolls int
-}
-
-func (a *appendFile) open() error {
-	name := filepath.Join(a.dir, fmt.Sprintf("%020d.log", a.rolls))
-	f, err := os.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	a.f, a.size = f, 0
-	return nil
-}
-
-func (a *appendFile) append(b []byte) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.size+int64(len(b)) > a.roll {
-		old := a.f.Name()
-		a.f.Close()
-		os.Remove(old)
-		a.rolls++
-		if err := a.open(); err != nil {
-			return err
-		}
-	}
-	// syscall.Write, not f.Write: exactly one write(2) per batch unless
-	// the kernel takes less, which a regular file does not.
-	for len(b) > 0 {
-		n, err := syscall.Write(int(a.f.Fd()), b)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("write %s: %w", a.f.Name(), err)
-		}
-		b = b[n:]
-		a.size += int64(n)
-	}
-	if a.fsync {
-		if err := a.f.Sync(); err != nil {
-			return fmt.Errorf("fsync %s: %w", a.f.Name(), err)
-		}
-	}
-	return nil
-}
-
-func (l *baselineLoad) runAppend(ctx context.Context, dir string, c *benchCommon, progress io.Writer) (benchResult, error) {
-	af := &appendFile{dir: dir, roll: l.rollBytes, fsync: l.fsync}
-	if err := af.open(); err != nil {
-		return benchResult{}, err
-	}
-	defer func() { af.f.Close() }()
-	srv, err := startFrameServer(af.append)
-	if err != nil {
-		return benchResult{}, err
-	}
-	batch := randomPayload(l.batchRecords * l.recordSize)
-	m := newMeter("append")
-	rctx, cancel := c.context(ctx)
-	defer cancel()
-	m.start = time.Now()
-	stop := m.progress(progress, c.quiet)
-	err = driveFrames(rctx, srv.ln.Addr().String(), l.producers, lengthPrefixed(batch), int64(l.batchRecords), int64(len(batch)), m)
-	elapsed := time.Since(m.start)
-	stop()
-	if serr := srv.close(); err == nil {
-		err = serr
-	}
-	res := m.result(elapsed, "batch round trip")
-	res.Extra = map[string]float64{"bytes_per_batch": float64(len(batch)), "records_per_batch": float64(l.batchRecords)}
-	return res, err
-}
-
-func (l *baselineLoad) runRTT(ctx context.Context, c *benchCommon, progress io.Writer) (benchResult, error) {
-	srv, err := startFrameServer(func([]byte) error { return nil })
-	if err != nil {
-		return benchResult{}, err
-	}
-	payload := randomPayload(l.rttBytes)
-	m := newMeter("rtt")
-	rctx, cancel := c.context(ctx)
-	defer cancel()
-	m.start = time.Now()
-	stop := m.progress(progress, c.quiet)
-	err = driveFrames(rctx, srv.ln.Addr().String(), 1, lengthPrefixed(payload), 1, int64(len(payload)), m)
-	elapsed := time.Since(m.start)
-	stop()
-	if serr := srv.close(); err == nil {
-		err = serr
-	}
-	return m.result(elapsed, "round trip"), err
-}
-
-// runCopy copies a cached file to a loopback socket with sendfile(2) until
-// the run ends.
+// runCopy reads what a copy server process sends with sendfile(2) from a
+// cached file, until the run ends.
 func (l *baselineLoad) runCopy(ctx context.Context, dir string, c *benchCommon, progress io.Writer) (benchResult, error) {
-	name := filepath.Join(dir, "copy.log")
-	if err := writeRandomFile(name, l.copyBytes); err != nil {
-		return benchResult{}, err
-	}
-	defer os.Remove(name)
-	f, err := os.Open(name)
+	srv, err := startBaselineServer("copy", "--dir", dir, "--copy-bytes", strconv.FormatInt(l.copyBytes, 10))
 	if err != nil {
 		return benchResult{}, err
 	}
-	defer f.Close()
-	if _, err := io.Copy(io.Discard, f); err != nil { // into the page cache
-		return benchResult{}, fmt.Errorf("read %s: %w", name, err)
-	}
-
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	conn, err := net.Dial("tcp", srv.addr)
 	if err != nil {
-		return benchResult{}, err
+		return benchResult{}, errors.Join(err, srv.stop())
 	}
-	defer ln.Close()
-	served := make(chan error, 1)
-	go func() {
-		conn, err := ln.Accept()
-		if err != nil {
-			served <- err
-			return
-		}
-		defer conn.Close()
-		tc := conn.(*net.TCPConn)
-		for {
-			// ReadFrom an *os.File is sendfile(2) on Linux.
-			if _, err := f.Seek(0, io.SeekStart); err != nil {
-				served <- err
-				return
-			}
-			if _, err := tc.ReadFrom(f); err != nil {
-				served <- nil // the client hung up: the run is over
-				return
-			}
-		}
-	}()
-
-	conn, err := net.Dial("tcp", ln.Addr().String())
+	defer conn.Close()
+	serverBefore, err := srv.cpu()
 	if err != nil {
-		return benchResult{}, err
+		return benchResult{}, errors.Join(err, srv.stop())
 	}
 	m := newMeter("copy")
 	rctx, cancel := c.context(ctx)
 	defer cancel()
 	buf := make([]byte, l.readBytes)
-	before := cpuTime()
+	if d, ok := rctx.Deadline(); ok {
+		conn.SetReadDeadline(d.Add(30 * time.Second)) // a stalled server ends the run with an error
+	}
+	clientBefore := cpuTime()
 	m.start = time.Now()
 	stop := m.progress(progress, c.quiet)
 	var readErr error
@@ -442,44 +321,33 @@ func (l *baselineLoad) runCopy(ctx context.Context, dir string, c *benchCommon, 
 		n, err := conn.Read(buf)
 		m.add(0, int64(n))
 		if err != nil {
-			readErr = err
+			readErr = fmt.Errorf("read from the copy server: %w", err)
 			break
 		}
 	}
 	elapsed := time.Since(m.start)
-	cpu := cpuTime() - before
+	clientCPU := cpuTime() - clientBefore
+	serverAfter, cerr := srv.cpu()
 	stop()
 	conn.Close()
-	<-served
+	if serr := srv.stop(); serr != nil {
+		readErr = errors.Join(readErr, serr)
+	}
+	if readErr == nil {
+		readErr = cerr
+	}
 	res := m.result(elapsed, "")
 	// Records as many --record-size records as the bytes would hold, so
 	// records/s compares with consume's.
 	res.Records = res.Bytes / int64(l.recordSize)
 	res.RecordsPerSec = float64(res.Records) / elapsed.Seconds()
 	if gb := float64(res.Bytes) / 1e9; gb > 0 {
-		res.Extra = map[string]float64{"cpu_seconds_per_gb": cpu.Seconds() / gb}
+		res.Extra = map[string]float64{
+			"cpu_seconds_per_gb":        (serverAfter - serverBefore).Seconds() / gb,
+			"client_cpu_seconds_per_gb": clientCPU.Seconds() / gb,
+		}
 	}
 	return res, readErr
-}
-
-func writeRandomFile(name string, size int64) error {
-	f, err := os.Create(name)
-	if err != nil {
-		return err
-	}
-	chunk := randomPayload(1 << 20)
-	for left := size; left > 0; {
-		n := int64(len(chunk))
-		if left < n {
-			n = left
-		}
-		if _, err := f.Write(chunk[:n]); err != nil {
-			f.Close()
-			return fmt.Errorf("write %s: %w", name, err)
-		}
-		left -= n
-	}
-	return f.Close()
 }
 
 // cpuTime is the CPU time (user and system) this process has used.

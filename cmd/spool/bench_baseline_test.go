@@ -1,32 +1,150 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"os"
+	"os/exec"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
-func TestBenchBaselineMeasuresAllThree(t *testing.T) {
+// The baseline's servers run this binary's hidden `bench baseline-server`
+// in a process of their own. Under test this binary is the test binary, so
+// a server is the test binary running TestBaselineServerProcess, which
+// serves only when the environment says it is such a process.
+func init() {
+	baselineServerCommand = func(args ...string) (*exec.Cmd, error) {
+		cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestBaselineServerProcess$", "--"}, args...)...)
+		cmd.Env = append(os.Environ(), "SPOOL_TEST_BASELINE_SERVER=1")
+		return cmd, nil
+	}
+}
+
+func TestBaselineServerProcess(t *testing.T) {
+	if os.Getenv("SPOOL_TEST_BASELINE_SERVER") != "1" {
+		t.Skip("the server process the baseline tests start; not a test of its own")
+	}
+	args := os.Args
+	for i, a := range args {
+		if a == "--" {
+			args = args[i+1:]
+			break
+		}
+	}
+	root := newRootCmd()
+	root.SetArgs(append([]string{"bench", "baseline-server"}, args...))
+	if err := root.Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+func TestBenchBaselineMeasuresAllFour(t *testing.T) {
 	dir := t.TempDir()
 	rep := runBenchJSON(t, "bench", "baseline", "--duration", "200ms", "--dir", dir,
 		"--copy-bytes", "4194304", "--record-size", "100", "--batch-records", "10", "--producers", "2")
-	if len(rep.Results) != 3 {
-		t.Fatalf("baseline results %+v, want append, copy, rtt", rep.Results)
+	if len(rep.Results) != 4 {
+		t.Fatalf("baseline results %+v, want append, append-rtt, copy, rtt", rep.Results)
 	}
 	app := resultNamed(t, rep, "append")
 	if app.Records <= 0 || app.Bytes != app.Records*100 || app.Latency == nil || app.Latency.Samples != app.Records/10 {
 		t.Fatalf("append %+v: want whole batches of 10 records of 100 bytes, one round trip each", app)
 	}
+	if _, ok := app.Extra["server_cpu_seconds_per_gb"]; !ok || app.Extra["records_per_batch"] != 10 {
+		t.Fatalf("append extra %v: want the server's CPU per GB and 10 records per batch", app.Extra)
+	}
+	art := resultNamed(t, rep, "append-rtt")
+	if art.Records <= 0 || art.Bytes != art.Records*100 || art.Latency == nil || art.Latency.Samples != art.Records ||
+		art.Extra["records_per_batch"] != 1 {
+		t.Fatalf("append-rtt %+v: want one record of 100 bytes per round trip", art)
+	}
 	cp := resultNamed(t, rep, "copy")
 	if cp.Bytes <= 4194304 || cp.Records != cp.Bytes/100 {
 		t.Fatalf("copy %+v: want more than one pass over the 4 MiB file", cp)
 	}
+	if _, ok := cp.Extra["cpu_seconds_per_gb"]; !ok {
+		t.Fatalf("copy extra %v: want the sender's CPU per GB", cp.Extra)
+	}
+	if _, ok := cp.Extra["client_cpu_seconds_per_gb"]; !ok {
+		t.Fatalf("copy extra %v: want the reader's CPU per GB", cp.Extra)
+	}
 	rtt := resultNamed(t, rep, "rtt")
-	if rtt.Latency == nil || rtt.Latency.Samples != rtt.Records || rtt.Latency.P99 <= 0 {
+	if rtt.Latency == nil || rtt.Latency.Samples != rtt.Records || rtt.Latency.P99 <= 0 || rtt.Latency.What != "round trip" {
 		t.Fatalf("rtt %+v", rtt)
 	}
-	// The files it wrote are gone.
+	// The files it and its servers wrote are gone.
 	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
 		t.Fatalf("baseline left %v in its dir (%v)", ents, err)
+	}
+}
+
+func TestBenchBaselineOnly(t *testing.T) {
+	rep := runBenchJSON(t, "bench", "baseline", "--duration", "100ms", "--only", "rtt, append-rtt", "--dir", t.TempDir())
+	if len(rep.Results) != 2 || rep.Results[0].Name != "rtt" || rep.Results[1].Name != "append-rtt" {
+		t.Fatalf("--only rtt,append-rtt gave %+v", rep.Results)
+	}
+	_, errOut, err := runCLI(t, "", "bench", "baseline", "--duration", "100ms", "--only", "append,nope")
+	if err == nil || !strings.Contains(err.Error(), "append-rtt") {
+		t.Fatalf("--only append,nope: err %v (stderr %s), want the list of known measurements", err, errOut)
+	}
+}
+
+// A server is another process; it serves until its stdin closes and is
+// gone once stopped.
+func TestBaselineServerIsAProcess(t *testing.T) {
+	srv, err := startBaselineServer("rtt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := srv.cmd.Process.Pid
+	if pid == os.Getpid() {
+		t.Fatalf("server pid %d is this process", pid)
+	}
+	m := newMeter("rtt")
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := driveFrames(ctx, srv.addr, 1, lengthPrefixed([]byte("ping")), 1, 4, m); err != nil {
+		t.Fatal(err)
+	}
+	if m.records.Load() == 0 {
+		t.Fatal("no round trip to the server process")
+	}
+	if _, err := srv.cpu(); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Fatalf("server pid %d still there after stop (kill 0: %v)", pid, err)
+	}
+}
+
+// What goes wrong in the server process comes back with its stderr.
+func TestBaselineServerErrorsReachTheBaseline(t *testing.T) {
+	if _, err := startBaselineServer("nope"); err == nil || !strings.Contains(err.Error(), `--mode "nope"`) {
+		t.Fatalf("server of mode nope: %v, want its complaint about --mode", err)
+	}
+	dir := t.TempDir()
+	srv, err := startBaselineServer("append", "--dir", dir, "--roll-bytes", "1048576")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The server's first file is open; the next, past 1 MiB, cannot be made.
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	derr := driveFrames(ctx, srv.addr, 1, lengthPrefixed(make([]byte, 64<<10)), 1, 64<<10, newMeter("append"))
+	serr := srv.stop()
+	if derr == nil || serr == nil || !strings.Contains(serr.Error(), "no such file or directory") {
+		t.Fatalf("appending past a roll into a deleted dir: client %v, server %v; want both to fail, the server saying why", derr, serr)
 	}
 }
 
