@@ -282,3 +282,42 @@ func TestVersionStampedByLinker(t *testing.T) {
 		t.Fatalf("%s --version: %v %q", bin, err, out)
 	}
 }
+
+// TestNodeRetentionCheckIntervalFlag: with --retention-check-interval short,
+// a topic past its retention.bytes loses its oldest segments while the node
+// runs, not half a minute later.
+func TestNodeRetentionCheckIntervalFlag(t *testing.T) {
+	kafka, _ := startCLINode(t, "--log-level", "warn", "--retention-check-interval", "100ms")
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kafka), kgo.DefaultProduceTopic("bounded"),
+		kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite(), kgo.ProducerLinger(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	configs := map[string]*string{"retention.bytes": kmsg.StringPtr("65536"), "segment.bytes": kmsg.StringPtr("16384")}
+	if _, err := adm.CreateTopic(ctx, 1, 1, configs, "bounded"); err != nil {
+		t.Fatal(err)
+	}
+	value := randomPayload(1000) // incompressible: franz-go compresses by default
+	for i := 0; i < 300; i++ { // ~300 KB: many 16 KiB segments past 64 KiB
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: value}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for {
+		starts, err := adm.ListStartOffsets(ctx, "bounded")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o, ok := starts.Lookup("bounded", 0); ok && o.Err == nil && o.Offset > 0 {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatal("no segment deleted by retention within 20 s with a 100 ms check interval")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
