@@ -34,7 +34,8 @@
 #   IDLE_PARTITIONS=10000 scripts/bench-compare.sh   # also the 10k-partition figures
 #
 # Environment: RUNS (3), DURATION (10s), PRODUCERS (4), FETCH_RECORDS
-# (200000, records read per sendfile/copy run), RETAIN_BYTES (1 GiB: what
+# (2000000 1 KiB records read per sendfile/copy run, from a topic of
+# 200000: ten passes), RETAIN_BYTES (1 GiB: what
 # the bounded 1 KiB produce and its baseline keep), IDLE_PARTITIONS (0:
 # skip), KEEP (1: keep the work directory), OUT (a file for the final table).
 set -euo pipefail
@@ -42,7 +43,7 @@ set -euo pipefail
 RUNS=${RUNS:-3}
 DURATION=${DURATION:-10s}
 PRODUCERS=${PRODUCERS:-4}
-FETCH_RECORDS=${FETCH_RECORDS:-200000}
+FETCH_RECORDS=${FETCH_RECORDS:-2000000}
 IDLE_PARTITIONS=${IDLE_PARTITIONS:-0}
 RETAIN_BYTES=${RETAIN_BYTES:-1073741824}
 
@@ -187,7 +188,8 @@ for run in $(seq 1 "$RUNS"); do
 	pids=()
 
 	# 5. fetch with sendfile vs a user-space copy: two `spool node` processes,
-	#    --sendfile and --sendfile=false (BenchmarkFetchSendfileVsCopy).
+	#    --sendfile and --sendfile=false (BenchmarkFetchSendfileVsCopy), read
+	#    by `spool bench consume --raw` processes.
 	echo "  go test -bench BenchmarkFetchSendfileVsCopy -benchtime ${FETCH_RECORDS}x" >&2
 	(cd "$repo" && go test ./integration -run '^$' -bench 'BenchmarkFetchSendfileVsCopy' \
 		-benchtime "${FETCH_RECORDS}x" -count 1 -timeout 20m) >"$r/fetch.txt"
