@@ -126,9 +126,14 @@ func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendInfo, error) {
 		return AppendInfo{}, fmt.Errorf("append to %s: %w", l.dir, err)
 	}
 	st.dirty = true // indexes, and under other policies the log, await Flush
+	memOff := active.memOff
+	if active.memOffAll && len(ob) > 0 {
+		memOff = append(memOff, ob...) // past every reader's length
+	}
 	l.mu.Lock()
 	active.st = st
 	active.pendOff, active.pendTime = pendOff, pendTime
+	active.memOff = memOff
 	l.mu.Unlock()
 	if cfg.Flush == FlushInterval && l.flushTimer == nil {
 		l.bg.Add(1)
@@ -212,8 +217,10 @@ func (l *Log) roll(base int64) (*segment, error) {
 		return nil, err
 	}
 	segs := append(l.segs[:len(l.segs):len(l.segs)], s)
+	sealed := l.segs[len(l.segs)-1]
 	l.mu.Lock()
 	l.segs = segs
+	sealed.memOff, sealed.memOffAll = nil, false
 	l.mu.Unlock()
 	l.bg.Add(1)
 	go func() {

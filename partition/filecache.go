@@ -50,10 +50,10 @@ var errFileGone = errors.New("segment file deleted or log closed")
 // fileHandle is one file that the cache may open and close behind its
 // owner's back. Its fields are guarded by the cache's mutex.
 type fileHandle struct {
-	cache  *FileCache
-	path   string
-	f      *os.File
-	refs   int
+	cache *FileCache
+	path  string
+	f     *os.File
+	refs  int
 	// prev and next link the handle into cache.idle while it is open and
 	// unreferenced; nil otherwise.
 	prev, next *fileHandle

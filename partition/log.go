@@ -212,6 +212,9 @@ func (l *Log) load() error {
 			break
 		}
 	}
+	for _, s := range l.segs[:len(l.segs)-1] {
+		s.memOff, s.memOffAll = nil, false // walked, but not active
+	}
 	l.cleanMarked = rp.CleanBase >= 0
 	// segment.ms counts from the first append a segment got; across a
 	// restart it counts from Open, as producer timestamps cannot be trusted

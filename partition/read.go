@@ -38,6 +38,8 @@ func (l *Log) Read(offset int64, maxBytes int, upTo int64) (*Slice, error) {
 	taken := int64(0)
 	i := l.segmentFor(offset)
 	done := false
+	hr := newHeaderReader()
+	defer hr.free()
 	for ; i < len(l.segs) && !done; i++ {
 		s := l.segs[i]
 		if s.st.size == 0 {
@@ -57,8 +59,10 @@ func (l *Log) Read(offset int64, maxBytes int, upTo int64) (*Slice, error) {
 			}
 		}
 		first := pos
+		hr.reset(f, s.st.size)
+		var last int64 = -1
 		for pos < s.st.size {
-			h, err := readHeaderAt(f, pos)
+			h, err := hr.headerAt(pos)
 			if err == nil && (h.Length < minBatchLength || h.Size() > s.st.size-pos) {
 				err = fmt.Errorf("batch at %s:%d has length %d", s.log.path, pos, h.Length)
 			}
@@ -77,6 +81,10 @@ func (l *Log) Read(offset int64, maxBytes int, upTo int64) (*Slice, error) {
 			}
 			taken += h.Size()
 			pos += h.Size()
+			last = h.LastOffset()
+		}
+		if last >= 0 {
+			s.hintNext(last+1, pos)
 		}
 		if pos > first {
 			regions = append(regions, Region{File: f, Position: first, Length: pos - first})
@@ -101,6 +109,17 @@ func (s *segment) lookup(offset int64) (int64, error) {
 		return 0, nil
 	}
 	rel := uint32(min(offset-s.base, int64(^uint32(0))))
+	if pos, ok := s.hinted(rel); ok {
+		return pos, nil
+	}
+	if s.memOffAll {
+		n := len(s.memOff) / offsetEntrySize
+		i := sort.Search(n, func(i int) bool { return offsetEntryAt(s.memOff, i).rel > rel })
+		if i == 0 {
+			return 0, nil
+		}
+		return int64(offsetEntryAt(s.memOff, i-1).pos), nil
+	}
 	if n := len(s.pendOff) / offsetEntrySize; n > 0 && offsetEntryAt(s.pendOff, 0).rel <= rel {
 		i := sort.Search(n, func(i int) bool { return offsetEntryAt(s.pendOff, i).rel > rel })
 		return int64(offsetEntryAt(s.pendOff, i-1).pos), nil
