@@ -56,21 +56,12 @@ func (fw *frameWriter) writeBytes(b []byte) error {
 }
 
 // writeFetch writes a Fetch frame: buffered bytes, with each split's regions
-// sent in place. On Linux TCP the socket is corked meanwhile so the small
-// field runs between regions leave in full segments.
-func (fw *frameWriter) writeFetch(f *fetchFrame) (err error) {
-	if fw.tcp != nil {
-		if setCork(fw.tcp, true) == nil {
-			defer func() {
-				if uerr := setCork(fw.tcp, false); err == nil && uerr != nil {
-					err = fmt.Errorf("uncork: %w", uerr)
-				}
-			}()
-		}
-	}
+// sent in place. Bytes followed by a region sent with sendfile go with
+// MSG_MORE, so they leave in full segments with the region's first bytes.
+func (fw *frameWriter) writeFetch(f *fetchFrame) error {
 	prev := 0
 	for _, s := range f.splits {
-		if err := fw.writeBytes(f.buf[prev:s.at]); err != nil {
+		if err := fw.writeBeforeRegions(f.buf[prev:s.at], s.regions); err != nil {
 			return err
 		}
 		for _, r := range s.regions {
@@ -81,6 +72,29 @@ func (fw *frameWriter) writeFetch(f *fetchFrame) (err error) {
 		prev = s.at
 	}
 	return fw.writeBytes(f.buf[prev:])
+}
+
+// writeBeforeRegions writes b, with MSG_MORE when bytes of regions follow
+// by sendfile: held back with nothing after it, b would wait.
+func (fw *frameWriter) writeBeforeRegions(b []byte, regions []partition.Region) error {
+	follow := false
+	for _, r := range regions {
+		follow = follow || r.Length > 0
+	}
+	if !follow || fw.tcp == nil || !sendfileSupported {
+		return fw.writeBytes(b)
+	}
+	for len(b) > 0 {
+		if err := fw.extend(); err != nil {
+			return err
+		}
+		n, err := writeMore(fw.tcp, b[:min(len(b), writeChunk)])
+		b = b[n:]
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // sendRegion sends one file region: with sendfile(2) when possible, else by
