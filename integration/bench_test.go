@@ -4,8 +4,9 @@ package integration
 // `spool bench` command (a separate process, so a node's CPU is its own),
 // every figure reported with b.ReportMetric beside the machine baseline
 // measured the same way. One benchmark op is one record. No figure is
-// asserted: -benchtime=1x runs each in seconds, to see they keep working,
-// and scripts/bench-compare.sh runs them for real and computes the ratios.
+// asserted: the test command (README, .ci/run) runs each once with
+// -benchtime 1x, to see they keep working, and scripts/bench-compare.sh
+// runs them for real and computes the ratios.
 //
 //	go test ./integration -run '^$' -bench . -benchtime 20000x
 //
