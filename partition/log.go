@@ -215,6 +215,9 @@ func (l *Log) load() error {
 	for _, s := range l.segs[:len(l.segs)-1] {
 		s.memOff, s.memOffAll = nil, false // walked, but not active
 	}
+	if err := l.segs[len(l.segs)-1].loadOffsetIndex(); err != nil {
+		return err
+	}
 	l.cleanMarked = rp.CleanBase >= 0
 	// segment.ms counts from the first append a segment got; across a
 	// restart it counts from Open, as producer timestamps cannot be trusted

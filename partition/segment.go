@@ -53,6 +53,31 @@ type segment struct {
 	next atomic.Uint64
 }
 
+// loadOffsetIndex reads the offset index file into memOff, for a segment
+// that becomes active on Open without having been walked (a clean
+// shutdown's last segment). One read; none for an empty index.
+func (s *segment) loadOffsetIndex() error {
+	if s.memOffAll {
+		return nil
+	}
+	n := s.fileOffEntries()
+	if n == 0 || len(s.pendOff) > 0 {
+		s.memOff, s.memOffAll = nil, n == 0 && len(s.pendOff) == 0
+		return nil
+	}
+	f, err := s.offIdx.acquire()
+	if err != nil {
+		return err
+	}
+	defer s.offIdx.release()
+	b := make([]byte, n*offsetEntrySize)
+	if _, err := f.ReadAt(b, 0); err != nil {
+		return fmt.Errorf("read %s: %w", s.offIdx.path, err)
+	}
+	s.memOff, s.memOffAll = b, true
+	return nil
+}
+
 // hintNext records that the batch at pos starts at offset.
 func (s *segment) hintNext(offset, pos int64) {
 	if relOK(s.base, offset) && pos >= 0 && pos <= math.MaxUint32 {
