@@ -4,6 +4,7 @@ package wire
 
 import (
 	"net"
+	"syscall"
 
 	"github.com/spool-log/spool/partition"
 	"golang.org/x/sys/unix"
@@ -37,29 +38,9 @@ func sendfileRegion(tcp *net.TCPConn, r partition.Region, extend func() error) (
 		var got int64
 		var opErr error
 		ctlErr := file.Control(func(ffd uintptr) {
-			werr := sock.Write(func(sfd uintptr) bool {
-				for got < want {
-					n, err := unix.Sendfile(int(sfd), int(ffd), &off, int(want-got))
-					if n > 0 {
-						got += int64(n)
-					}
-					switch {
-					case err == unix.EAGAIN:
-						return false // wait until writable
-					case err == unix.EINTR:
-					case err != nil:
-						opErr = err
-						return true
-					case n == 0:
-						opErr = errRegionPastEOF
-						return true
-					}
-				}
-				return true
+			got, opErr = writeAllRaw(sock, want, func(fd int, done int64) (int, error) {
+				return unix.Sendfile(fd, int(ffd), &off, int(want-done))
 			})
-			if opErr == nil {
-				opErr = werr
-			}
 		})
 		sent += got
 		if opErr == nil {
@@ -82,13 +63,24 @@ func writeMore(tcp *net.TCPConn, b []byte) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	written := 0
+	n, err := writeAllRaw(sock, int64(len(b)), func(fd int, done int64) (int, error) {
+		return unix.SendmsgN(fd, b[done:], nil, nil, unix.MSG_MORE)
+	})
+	return int(n), err
+}
+
+// writeAllRaw calls write until it has written want bytes to the
+// non-blocking socket, the runtime poller waiting whenever it is full (under
+// the connection's write deadline). A write that makes no progress means the
+// file behind a sendfile ended early.
+func writeAllRaw(sock syscall.RawConn, want int64, write func(fd int, done int64) (int, error)) (int64, error) {
+	var done int64
 	var opErr error
 	werr := sock.Write(func(fd uintptr) bool {
-		for written < len(b) {
-			n, err := unix.SendmsgN(int(fd), b[written:], nil, nil, unix.MSG_MORE)
+		for done < want {
+			n, err := write(int(fd), done)
 			if n > 0 {
-				written += n
+				done += int64(n)
 			}
 			switch {
 			case err == unix.EAGAIN:
@@ -97,6 +89,9 @@ func writeMore(tcp *net.TCPConn, b []byte) (int, error) {
 			case err != nil:
 				opErr = err
 				return true
+			case n == 0:
+				opErr = errRegionPastEOF
+				return true
 			}
 		}
 		return true
@@ -104,5 +99,5 @@ func writeMore(tcp *net.TCPConn, b []byte) (int, error) {
 	if opErr == nil {
 		opErr = werr
 	}
-	return written, opErr
+	return done, opErr
 }
