@@ -280,6 +280,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 			}
 		}
 		n.loops.Wait()
+		n.flushMetrics() // what the last requests counted; metricsLoop has ended
 		if e := n.closePartitions(); e != nil {
 			errs = append(errs, e)
 		}

@@ -576,6 +576,19 @@ func TestAdminEndpoints(t *testing.T) {
 	if code != 200 || !strings.Contains(body, `spool_kafka_request_seconds_count{api="Metadata"}`) {
 		t.Errorf("/metrics: %d, missing request counters:\n%.2000s", code, body)
 	}
+	// Produce counts reach go-metrics with the next flush.
+	prod := newClient(t, n, kgo.DefaultProduceTopic("m"), kgo.DisableIdempotentWrite(), kgo.RequiredAcks(kgo.LeaderAck()))
+	if err := prod.ProduceSync(testCtx(t), &kgo.Record{Value: []byte("counted")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	want := `spool_produce_records{topic="m"} 1`
+	deadline := time.Now().Add(10 * time.Second)
+	for _, body = get("/metrics"); !strings.Contains(body, want); _, body = get("/metrics") {
+		if time.Now().After(deadline) {
+			t.Fatalf("/metrics has no %s after 10 s:\n%.3000s", want, body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	code, body = get("/v1/stats")
 	if code != 200 || !strings.Contains(body, `"sendfile_bytes"`) || !strings.Contains(body, `"topic": "m"`) {
 		t.Errorf("/v1/stats: %d %s", code, body)

@@ -66,8 +66,7 @@ func (n *Node) metricsLoop() {
 	for {
 		select {
 		case <-n.closing:
-			n.flushMetrics()
-			return
+			return // Shutdown flushes once requests have drained
 		case <-t.C:
 		}
 		n.flushMetrics()

@@ -127,8 +127,8 @@ func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendInfo, error) {
 	}
 	st.dirty = true // indexes, and under other policies the log, await Flush
 	memOff := active.memOff
-	if active.memOffAll && len(ob) > 0 {
-		memOff = append(memOff, ob...) // past every reader's length
+	if len(ob) > 0 {
+		memOff = withMemEntries(memOff, ob)
 	}
 	l.mu.Lock()
 	active.st = st
@@ -220,7 +220,7 @@ func (l *Log) roll(base int64) (*segment, error) {
 	sealed := l.segs[len(l.segs)-1]
 	l.mu.Lock()
 	l.segs = segs
-	sealed.memOff, sealed.memOffAll = nil, false
+	sealed.memOff = nil
 	l.mu.Unlock()
 	l.bg.Add(1)
 	go func() {

@@ -13,7 +13,8 @@ import (
 // Slice being sent, an append, an index lookup); once idle they sit in an LRU
 // list and the least recently used are closed whenever more than maxOpen are
 // open. Files in use are never closed, so the bound is soft: it can be
-// exceeded by the number of files pinned at one moment.
+// exceeded by the number of files pinned at one moment. Make one with
+// NewFileCache; the zero value is not ready for use.
 type FileCache struct {
 	mu      sync.Mutex
 	maxOpen int

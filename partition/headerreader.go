@@ -23,6 +23,10 @@ type headerReader struct {
 	size   int64 // the segment's published size: nothing past it is read
 	at     int64 // file position of window[0]
 	window []byte
+	// large is set once a batch too big to share a window came by: the
+	// next read then takes the header alone, not a window of bytes that
+	// sendfile sends anyway.
+	large bool
 }
 
 func newHeaderReader() *headerReader {
@@ -33,7 +37,7 @@ func (r *headerReader) free() { headerBufs.Put(r.buf) }
 
 // reset points the reader at another segment file.
 func (r *headerReader) reset(f *os.File, size int64) {
-	r.f, r.size, r.at, r.window = f, size, 0, nil
+	r.f, r.size, r.at, r.window, r.large = f, size, 0, nil, false
 }
 
 // headerAt parses the batch header at pos, reading a new window when pos's
@@ -41,6 +45,9 @@ func (r *headerReader) reset(f *os.File, size int64) {
 func (r *headerReader) headerAt(pos int64) (BatchHeader, error) {
 	if pos < r.at || pos+BatchHeaderSize > r.at+int64(len(r.window)) {
 		n := min(int64(len(*r.buf)), r.size-pos)
+		if r.large {
+			n = min(n, BatchHeaderSize)
+		}
 		if n < BatchHeaderSize {
 			return BatchHeader{}, fmt.Errorf("read batch header at %s:%d: %d bytes left in the segment", r.f.Name(), pos, max(n, 0))
 		}
@@ -50,5 +57,7 @@ func (r *headerReader) headerAt(pos int64) (BatchHeader, error) {
 		}
 		r.at, r.window = pos, (*r.buf)[:n]
 	}
-	return ParseBatchHeader(r.window[pos-r.at:])
+	h, err := ParseBatchHeader(r.window[pos-r.at:])
+	r.large = err == nil && h.Size() > headerReadBytes/2
+	return h, err
 }

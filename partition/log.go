@@ -213,10 +213,7 @@ func (l *Log) load() error {
 		}
 	}
 	for _, s := range l.segs[:len(l.segs)-1] {
-		s.memOff, s.memOffAll = nil, false // walked, but not active
-	}
-	if err := l.segs[len(l.segs)-1].loadOffsetIndex(); err != nil {
-		return err
+		s.memOff = nil // walked, but not active
 	}
 	l.cleanMarked = rp.CleanBase >= 0
 	// segment.ms counts from the first append a segment got; across a

@@ -112,12 +112,9 @@ func (s *segment) lookup(offset int64) (int64, error) {
 	if pos, ok := s.hinted(rel); ok {
 		return pos, nil
 	}
-	if s.memOffAll {
-		n := len(s.memOff) / offsetEntrySize
+	if n := len(s.memOff) / offsetEntrySize; n > 0 && offsetEntryAt(s.memOff, 0).rel <= rel {
+		// memOff holds every entry after its first, so the floor is in it.
 		i := sort.Search(n, func(i int) bool { return offsetEntryAt(s.memOff, i).rel > rel })
-		if i == 0 {
-			return 0, nil
-		}
 		return int64(offsetEntryAt(s.memOff, i-1).pos), nil
 	}
 	if n := len(s.pendOff) / offsetEntrySize; n > 0 && offsetEntryAt(s.pendOff, 0).rel <= rel {

@@ -66,6 +66,8 @@ func TestSequentialReadsAndTruncation(t *testing.T) {
 	if _, ok := active().hinted(uint32(1992 - active().base)); !ok {
 		t.Fatal("a read that ended before 1992 left no hint there")
 	}
+	segments := func() int { l.mu.RLock(); defer l.mu.RUnlock(); return len(l.segs) }
+	before := segments()
 	if err := l.TruncateTo(1500); err != nil {
 		t.Fatal(err)
 	}
@@ -75,8 +77,44 @@ func TestSequentialReadsAndTruncation(t *testing.T) {
 	for i := 1500; i < 2100; i += 2 {
 		mustAppend(t, l, sizedBatch(int64(i), 2, 90), 0) // two records a batch now
 	}
+	if segments() != before {
+		t.Fatalf("%d segments after truncating and appending, was %d: the append rolled", segments(), before)
+	}
 	hs := batchesIn(t, readFrom(1992, 1))
 	if len(hs) != 1 || hs[0].BaseOffset != 1992 || hs[0].NumRecords != 2 {
 		t.Fatalf("read at 1992 after truncation: %+v", hs)
+	}
+}
+
+// TestReadAcrossHeaderWindows: one Read over thousands of small batches
+// walks their headers through many 16 KiB windows, headers straddling a
+// window's edge included, and past batches too large to share one (whose
+// next header is read alone), and returns every batch whole.
+func TestReadAcrossHeaderWindows(t *testing.T) {
+	l := openLog(t, t.TempDir(), testConfig())
+	defer l.Close()
+	n := 0
+	var bases []int64
+	for size := 0; size < 5*headerReadBytes; n++ {
+		b := sizedBatch(int64(n), 1, 10+n%37) // sizes that do not divide the window
+		if n%50 == 49 {
+			b = sizedBatch(int64(n), 2, headerReadBytes/3) // larger than half a window
+		}
+		size += len(b)
+		bases = append(bases, mustAppend(t, l, b, 0).BaseOffset)
+	}
+	s, err := l.Read(0, 1<<20, l.EndOffset())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Release()
+	hs := batchesIn(t, readAll(t, s))
+	if len(hs) != n {
+		t.Fatalf("read %d batches, appended %d", len(hs), n)
+	}
+	for i, h := range hs {
+		if h.BaseOffset != bases[i] {
+			t.Fatalf("batch %d has base offset %d, want %d", i, h.BaseOffset, bases[i])
+		}
 	}
 }

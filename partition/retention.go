@@ -179,6 +179,11 @@ func (l *Log) truncateLocked(offset int64) error {
 	}
 	// Rebuild the segment's indexes and state from what remains; the bytes
 	// were validated when appended, so every epoch is accepted.
-	_, err = s.recover(l.cfg.IndexIntervalBytes, func(int64, int32) bool { return true }, l.gapsAllowed(s.base))
-	return err
+	if _, err = s.recover(l.cfg.IndexIntervalBytes, func(int64, int32) bool { return true }, l.gapsAllowed(s.base)); err != nil {
+		return err
+	}
+	// The walk starts segment.ms anew, as Open does; left at zero, the
+	// next append would roll at once.
+	s.st.rollStart = l.cfg.Clock().UnixMilli()
+	return nil
 }

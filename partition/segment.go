@@ -33,18 +33,17 @@ type segment struct {
 	// the index files: writing them in batches of indexFlushBytes saves two
 	// syscalls per append. Guarded like st; st's entry counts include them.
 	pendOff, pendTime []byte
-	// memOff is every entry of the offset index when memOffAll is set,
-	// which only the active segment has (and only one created or walked
-	// in this process): a fetch at the tail then finds its position with
-	// no pread per step of the binary search, which cost a syscall each,
-	// about a third of the node's CPU serving 256 KiB fetches. It is at
-	// most 8 bytes per IndexIntervalBytes of log (2 MiB for a 1 GiB
-	// segment), appended to in place under the same rule as pendOff, and
-	// dropped when the segment is rolled. A lookup without it searches the
-	// file, which is always right: a floor entry only says where to start
-	// scanning.
-	memOff    []byte
-	memOffAll bool
+	// memOff is the newest entries of the offset index, contiguous up to
+	// the last (a suffix of the index, perhaps empty), kept for the
+	// active segment only: a fetch near the tail then finds its position
+	// without a pread per step of the binary search, which cost a syscall
+	// each, about a third of the node's CPU serving 256 KiB fetches. It
+	// holds at most 2*memIndexEntries entries (32 KiB), trimmed to the
+	// newest memIndexEntries, so a partition's memory does not grow with
+	// its segment; older positions are searched in the file, as they are
+	// for sealed segments. Appended in place under the same rule as
+	// pendOff, and dropped when the segment rolls.
+	memOff []byte
 	// next is where the last Read of this segment ended: the relative
 	// offset (high half) of the batch starting at that position (low
 	// half). A consumer reading on from there, the usual case, starts
@@ -53,29 +52,20 @@ type segment struct {
 	next atomic.Uint64
 }
 
-// loadOffsetIndex reads the offset index file into memOff, for a segment
-// that becomes active on Open without having been walked (a clean
-// shutdown's last segment). One read; none for an empty index.
-func (s *segment) loadOffsetIndex() error {
-	if s.memOffAll {
-		return nil
+// memIndexEntries is how many of the newest offset index entries the
+// active segment keeps in memory after a trim: with the default 4 KiB
+// index interval, positions in its last 8 MiB.
+const memIndexEntries = 2048
+
+// withMemEntries is memOff with add appended, trimmed to the newest
+// memIndexEntries once past twice that. A trim copies into a new array, so
+// readers of the old one are undisturbed.
+func withMemEntries(memOff, add []byte) []byte {
+	memOff = append(memOff, add...) // past every reader's length
+	if len(memOff) > 2*memIndexEntries*offsetEntrySize {
+		memOff = append([]byte(nil), memOff[len(memOff)-memIndexEntries*offsetEntrySize:]...)
 	}
-	n := s.fileOffEntries()
-	if n == 0 || len(s.pendOff) > 0 {
-		s.memOff, s.memOffAll = nil, n == 0 && len(s.pendOff) == 0
-		return nil
-	}
-	f, err := s.offIdx.acquire()
-	if err != nil {
-		return err
-	}
-	defer s.offIdx.release()
-	b := make([]byte, n*offsetEntrySize)
-	if _, err := f.ReadAt(b, 0); err != nil {
-		return fmt.Errorf("read %s: %w", s.offIdx.path, err)
-	}
-	s.memOff, s.memOffAll = b, true
-	return nil
+	return memOff
 }
 
 // hintNext records that the batch at pos starts at offset.
@@ -175,7 +165,6 @@ func emptySegState(base int64) segState {
 // createSegment makes empty files for a new segment, replacing any leftovers.
 func createSegment(dir string, base int64, files *FileCache) (*segment, error) {
 	s := newSegment(dir, base, files)
-	s.memOffAll = true // empty, and every entry to come is appended
 	for _, h := range []*fileHandle{s.log, s.offIdx, s.tsIdx} {
 		f, err := os.OpenFile(h.path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 		if err != nil {
@@ -390,7 +379,7 @@ func (s *segment) recover(interval int, epochOK func(offset int64, epoch int32) 
 	s.st = st
 	s.pendOff, s.pendTime = nil, nil
 	s.next.Store(0)
-	s.memOff, s.memOffAll = ob, true // Log.load keeps it for the last segment only
+	s.memOff = withMemEntries(nil, ob) // Log.load keeps it for the last segment only
 	return truncated, nil
 }
 

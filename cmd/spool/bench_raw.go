@@ -201,15 +201,15 @@ func rawLeaders(ctx context.Context, g *globals, topic string) (map[int32]string
 	return out, nil
 }
 
+// rawRoundTripTimeout bounds one raw request's round trip.
+const rawRoundTripTimeout = 30 * time.Second
+
 // rawProduce is the raw produce load: l.producers connections, connection i
 // writing batches of batchRecords records to partition i mod the topic's
 // partitions, each keeping l.inflight requests outstanding, until ctx ends
 // or limit records (0: no limit, rounded up to whole batches) were sent.
 // Each acknowledged batch adds its records to m, its round trip to
 // m.latency.
-// rawRoundTripTimeout bounds one raw request's round trip.
-const rawRoundTripTimeout = 30 * time.Second
-
 func rawProduce(ctx context.Context, g *globals, l *produceLoad, batchRecords int, m *meter, limit int64) error {
 	var acks int16
 	switch strings.ToLower(l.acks) {
