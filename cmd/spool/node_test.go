@@ -302,7 +302,7 @@ func TestNodeRetentionCheckIntervalFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	value := randomPayload(1000) // incompressible: franz-go compresses by default
-	for i := 0; i < 300; i++ { // ~300 KB: many 16 KiB segments past 64 KiB
+	for i := 0; i < 300; i++ {   // ~300 KB: many 16 KiB segments past 64 KiB
 		if err := cl.ProduceSync(ctx, &kgo.Record{Value: value}).FirstErr(); err != nil {
 			t.Fatal(err)
 		}
