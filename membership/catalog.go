@@ -96,8 +96,10 @@ func (c *Catalog) Get(name string) (TopicEntry, bool) {
 	return e.clone(), ok
 }
 
-// partition returns a live topic's id and a copy of one partition's
-// replicas, leaving the rest of the entry uncopied.
+// partition returns a live topic's id and one partition's replicas, the
+// catalog's own slice, which callers must not modify: entries are replaced
+// whole, never changed in place, so it stays as it was. Produce and Fetch
+// ask for it on every partition of every request.
 func (c *Catalog) partition(name string, index int32) (TopicID, []int32, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -105,7 +107,7 @@ func (c *Catalog) partition(name string, index int32) (TopicID, []int32, bool) {
 	if !ok || e.Deleted || index < 0 || int(index) >= len(e.Replicas) {
 		return TopicID{}, nil, false
 	}
-	return e.ID, append([]int32(nil), e.Replicas[index]...), true
+	return e.ID, e.Replicas[index], true
 }
 
 // version returns the version of name's entry (Lamport, Auto, Origin; the

@@ -135,9 +135,19 @@ func TestCatalogPartitionLookup(t *testing.T) {
 	if !ok || id != e.ID || len(replicas) != 1 || replicas[0] != 3 {
 		t.Fatalf("partition(orders, 1) = %v %v %v, want %v [3] true", id, replicas, ok, e.ID)
 	}
-	replicas[0] = 99 // a copy: the catalog's list is untouched
-	if _, again, _ := c.partition("orders", 1); again[0] != 3 {
-		t.Fatal("partition returned the catalog's own replica list")
+	// The list is the catalog's own, read-only; a newer entry replaces the
+	// old one whole, so a list handed out earlier never changes under its
+	// holder.
+	newer := entry("orders", 2, 1, 7) // later, and older than the tombstone below
+	newer.Replicas = [][]int32{{5}, {5}}
+	if _, err := c.Merge([]TopicEntry{newer}); err != nil {
+		t.Fatal(err)
+	}
+	if _, again, _ := c.partition("orders", 1); again[0] != 5 {
+		t.Fatalf("after a newer entry: replicas %v, want [5]", again)
+	}
+	if replicas[0] != 3 {
+		t.Fatalf("a list handed out before the merge changed to %v", replicas)
 	}
 	for _, index := range []int32{-1, 2} {
 		if _, _, ok := c.partition("orders", index); ok {

@@ -154,8 +154,9 @@ func (a *Agent) Topic(name string) (TopicEntry, bool) {
 
 // TopicPartition returns a live topic's id and the replicas of its
 // partition index, or ok false for an unknown topic or partition. Unlike
-// Topic it copies one replica list, not the whole entry: the produce and
-// fetch paths look up one partition at a time.
+// Topic it copies nothing: the replica list is the catalog's own and must
+// not be modified. The produce and fetch paths look up one partition at a
+// time.
 func (a *Agent) TopicPartition(name string, index int32) (id TopicID, replicas []int32, ok bool) {
 	return a.catalog.partition(name, index)
 }

@@ -24,12 +24,10 @@ func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendInfo, error) {
 	}
 	// Validate before taking the lock: CRCs of concurrent produces to one
 	// partition need not queue up.
-	var hs []batchAt
-	records := int64(0)
-	if _, err := scanBatches(batches, func(pos int, h BatchHeader) {
-		hs = append(hs, batchAt{pos, h})
-		records += int64(h.NumRecords)
-	}); err != nil {
+	// A produce brings one batch: its header stays on the stack.
+	var one [1]batchAt
+	hs, records, err := validatedBatches(batches, one[:0])
+	if err != nil {
 		return AppendInfo{}, err
 	}
 	if cfg := l.Config(); cfg.Compact {
@@ -146,6 +144,26 @@ func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendInfo, error) {
 		})
 	}
 	return info, nil
+}
+
+// validatedBatches validates every batch in b (scanBatches) and appends
+// where each starts to hs, returning them with their record count.
+func validatedBatches(b []byte, hs []batchAt) ([]batchAt, int64, error) {
+	if len(b) == 0 {
+		return nil, 0, &BatchError{Kind: Invalid, Reason: "no record batches"}
+	}
+	records := int64(0)
+	for pos := 0; pos < len(b); {
+		h, err := validateBatch(b[pos:])
+		if err != nil {
+			err.Offset += pos
+			return nil, 0, err
+		}
+		hs = append(hs, batchAt{pos, h})
+		records += int64(h.NumRecords)
+		pos += int(h.Size())
+	}
+	return hs, records, nil
 }
 
 // writeAppend writes the batches past the active segment's published end,
