@@ -139,7 +139,8 @@ func (c *gossipCatalog) Topic(name string) (TopicSpec, bool) {
 }
 
 // Partition returns a topic's id and the replicas of one of its partitions,
-// copying nothing else: ok is false for an unknown topic or partition.
+// copying nothing: the list is the catalog's and read-only. ok is false for
+// an unknown topic or partition.
 func (c *gossipCatalog) Partition(name string, index int32) (TopicID, []int32, bool) {
 	id, replicas, ok := c.agent.TopicPartition(name, index)
 	return TopicID(id), replicas, ok
