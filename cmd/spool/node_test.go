@@ -151,14 +151,8 @@ func startCLINode(t *testing.T, args ...string) (kafka string, stop func() strin
 func TestNodeTopicDefaultFlags(t *testing.T) {
 	t.Setenv("SPOOL_SEGMENT_BYTES", "1048576") // the environment equivalent
 	kafka, _ := startCLINode(t, "--log-level", "warn", "--retention-ms", "3600000", "--retention-bytes", "123456789")
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kafka))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl, ctx := cliNodeClient(t, kafka)
 	adm := kadm.NewClient(cl)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
 	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "defaults"); err != nil {
 		t.Fatal(err)
 	}
@@ -195,13 +189,7 @@ func TestNodeGroupFlags(t *testing.T) {
 	t.Setenv("SPOOL_GROUP_MIN_SESSION_TIMEOUT", "100ms")
 	kafka, _ := startCLINode(t, "--log-level", "warn", "--offsets-topic-partitions", "3",
 		"--group-max-session-timeout", "1s", "--group-initial-rebalance-delay", "0s")
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kafka))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	cl, ctx := cliNodeClient(t, kafka)
 	join := func(session time.Duration) int16 {
 		t.Helper()
 		req := kmsg.NewPtrJoinGroupRequest()
@@ -288,15 +276,9 @@ func TestVersionStampedByLinker(t *testing.T) {
 // runs, not half a minute later.
 func TestNodeRetentionCheckIntervalFlag(t *testing.T) {
 	kafka, _ := startCLINode(t, "--log-level", "warn", "--retention-check-interval", "100ms")
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kafka), kgo.DefaultProduceTopic("bounded"),
+	cl, ctx := cliNodeClient(t, kafka, kgo.DefaultProduceTopic("bounded"),
 		kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite(), kgo.ProducerLinger(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
 	configs := map[string]*string{"retention.bytes": kmsg.StringPtr("65536"), "segment.bytes": kmsg.StringPtr("16384")}
 	if _, err := adm.CreateTopic(ctx, 1, 1, configs, "bounded"); err != nil {
 		t.Fatal(err)
@@ -320,4 +302,18 @@ func TestNodeRetentionCheckIntervalFlag(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// cliNodeClient is a franz-go client of the node at kafka, closed with the
+// test, and a context that ends 20 s from now.
+func cliNodeClient(t *testing.T, kafka string, opts ...kgo.Opt) (*kgo.Client, context.Context) {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(kafka)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return cl, ctx
 }
