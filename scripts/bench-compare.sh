@@ -7,13 +7,16 @@
 # node (replication factor 1, page-cache durability), and franz-go's kfake
 # broker keeping its log on disk, driven by the same `spool bench` load.
 #
-# The goals against the machine baseline (1 KiB produce, consume, p99
-# latency) are measured with `spool bench ... --raw`: pre-encoded requests
-# with the baseline's load shape (fixed batches, the same connections and
-# requests in flight), because franz-go's own record building and decoding
-# cost as much CPU as the broker on a 2-core machine. The franz-go figures
-# for the same loads are printed as additional lines. The 100 B goal
-# compares two brokers under the same franz-go load, so it keeps franz-go.
+# The goals are measured with `spool bench ... --raw`: pre-encoded requests
+# (fixed batches, a set number of connections and requests in flight),
+# because franz-go's own record building and decoding cost as much CPU as
+# the broker on a 2-core machine, and a load that is itself the bottleneck
+# measures only itself. The append baseline is driven by that same raw
+# client, sending the same Produce requests to a server that write(2)s
+# each request's batch and answers; so a client's own cost, which on this
+# machine is most of a round trip's tail, is on both sides of the ratio.
+# The 100 B goal drives Spool and kfake with the same raw load. The
+# franz-go figures for the same loads are printed as additional lines.
 #
 # The baseline's servers run in a process of their own, as the node does:
 # a client process and a server process on loopback, measured alike.
@@ -145,7 +148,7 @@ for run in $(seq 1 "$RUNS"); do
 	bench "$r/produce1k-raw.json" produce --raw --brokers "$spool_addr" --topic p1k --record-size 1024 \
 		--batch-records "$per_batch" --max-inflight 1 "${load[@]}"
 	settle
-	bench "$r/baseline.json" baseline --dir "$r" --duration "$DURATION" --record-size 1024 \
+	bench "$r/baseline.json" baseline --only append,copy --dir "$r" --duration "$DURATION" --record-size 1024 \
 		--batch-records "$per_batch" --producers "$PRODUCERS" --roll-bytes "$RETAIN_BYTES"
 	# Both keeping everything they write: the same raw produce into a topic
 	# with no retention, and the append never deleting its file (which
@@ -163,9 +166,10 @@ for run in $(seq 1 "$RUNS"); do
 	bench "$r/baseline-keep.json" baseline --only append --dir "$r" --duration "$DURATION" --record-size 1024 \
 		--batch-records "$per_batch" --producers "$PRODUCERS" --roll-bytes 1099511627776
 
-	# 2. produce 100 B records: Spool, then kfake, same franz-go load; then
-	#    both with the raw load (franz-go's batch size), which leaves more
-	#    of the 2 cores to the broker under test.
+	# 2. produce 100 B records: Spool, then kfake, same franz-go load (which
+	#    on 2 cores is bound by franz-go's own CPU); then both with the raw
+	#    load in franz-go's batch size, which leaves the cores to the broker
+	#    under test: that is the goal's figure.
 	settle
 	bench "$r/produce100-spool.json" produce --brokers "$spool_addr" --topic p100 --record-size 100 "${load[@]}"
 	bench "$r/produce100-kfake.json" produce --brokers "$kfake_addr" --topic p100 --record-size 100 "${load[@]}"
@@ -182,9 +186,12 @@ for run in $(seq 1 "$RUNS"); do
 	bench "$r/consume1k.json" consume --brokers "$spool_addr" --topic p1k --duration "$DURATION"
 
 	# 4. p99 produce latency, acks=1, one record (one request) in flight:
-	#    raw (a 1-record batch per round trip, as the baseline's
-	#    append-rtt: one connection appending 1-record batches), then with
-	#    franz-go.
+	#    the baseline's append-rtt (one connection appending 1-record
+	#    batches) and bare round trip, then the same raw requests to Spool,
+	#    one after the other from the same state, then with franz-go.
+	settle
+	bench "$r/baseline-rtt.json" baseline --only append-rtt,rtt --dir "$r" --duration "$DURATION" --record-size 1024
+	settle
 	bench "$r/latency-raw.json" produce --raw --brokers "$spool_addr" --topic lat --record-size 1024 --acks 1 \
 		--batch-records 1 --max-inflight 1 --producers 1 --duration "$DURATION"
 	bench "$r/latency.json" produce --brokers "$spool_addr" --topic lat --record-size 1024 --acks 1 \
@@ -219,12 +226,12 @@ ratios = {
     "consume_1k_vs_copy": res("consume1k-raw")["mb_per_sec"] / res("baseline", "copy")["mb_per_sec"],
     "sendfile_vs_copy_throughput": fetch["sendfile"]["consume_MB/s"] / fetch["copy"]["consume_MB/s"],
     "sendfile_vs_copy_cpu_per_gb": fetch["sendfile"]["server_cpu_s/GB"] / fetch["copy"]["server_cpu_s/GB"],
-    "latency_p99_vs_append_rtt_p99": res("latency-raw")["latency"]["p99_ms"] / res("baseline", "append-rtt")["latency"]["p99_ms"],
-    "latency_p99_vs_rtt_p99": res("latency-raw")["latency"]["p99_ms"] / res("baseline", "rtt")["latency"]["p99_ms"],
+    "latency_p99_vs_append_rtt_p99": res("latency-raw")["latency"]["p99_ms"] / res("baseline-rtt", "append-rtt")["latency"]["p99_ms"],
+    "latency_p99_vs_rtt_p99": res("latency-raw")["latency"]["p99_ms"] / res("baseline-rtt", "rtt")["latency"]["p99_ms"],
     "franz_produce_1k_vs_append": res("produce1k")["mb_per_sec"] / res("baseline", "append")["mb_per_sec"],
     "raw_produce_100b_vs_kfake": res("produce100-spool-raw")["records_per_sec"] / res("produce100-kfake-raw")["records_per_sec"],
     "franz_consume_1k_vs_copy": res("consume1k")["mb_per_sec"] / res("baseline", "copy")["mb_per_sec"],
-    "franz_latency_p99_vs_append_rtt_p99": res("latency")["latency"]["p99_ms"] / res("baseline", "append-rtt")["latency"]["p99_ms"],
+    "franz_latency_p99_vs_append_rtt_p99": res("latency")["latency"]["p99_ms"] / res("baseline-rtt", "append-rtt")["latency"]["p99_ms"],
 }
 absolute = {
     "produce_1k_raw_MBps": res("produce1k-raw")["mb_per_sec"],
@@ -245,8 +252,8 @@ absolute = {
     "fetch_copy_cpu_s_per_GB": fetch["copy"]["server_cpu_s/GB"],
     "produce_raw_p99_ms": res("latency-raw")["latency"]["p99_ms"],
     "produce_p99_ms": res("latency")["latency"]["p99_ms"],
-    "append_rtt_p99_ms": res("baseline", "append-rtt")["latency"]["p99_ms"],
-    "rtt_p99_ms": res("baseline", "rtt")["latency"]["p99_ms"],
+    "append_rtt_p99_ms": res("baseline-rtt", "append-rtt")["latency"]["p99_ms"],
+    "rtt_p99_ms": res("baseline-rtt", "rtt")["latency"]["p99_ms"],
     "copy_sender_cpu_s_per_GB": res("baseline", "copy").get("extra", {}).get("cpu_seconds_per_gb", 0),
     "records_per_batch_1k": res("produce1k").get("extra", {}).get("records_per_batch", 0),
 }
@@ -272,16 +279,16 @@ retain, retention_note = int(sys.argv[5]), sys.argv[6]
 per_run = [json.load(open(f"{work}/run{i}/ratios.json")) for i in range(1, runs + 1)]
 rows = [
     ("produce 1 KiB, acks=1, several producers (MB/s vs append baseline: write(2) to a file that keeps all; the topic keeps all; raw load)", "produce_1k_keeping_vs_keeping_append", ">=", 0.7),
-    ("produce 100 B (records/s vs kfake with on-disk storage; franz-go load)", "produce_100b_vs_kfake", ">=", 1.5),
+    ("produce 100 B (records/s vs kfake with on-disk storage; the same raw load on both)", "raw_produce_100b_vs_kfake", ">=", 1.5),
     ("consume 1 KiB from page cache (MB/s vs loopback copy; raw fetch loop)", "consume_1k_vs_copy", ">=", 0.5),
     ("fetch: sendfile vs user-space copy, throughput", "sendfile_vs_copy_throughput", ">=", 0.9),
     ("fetch: sendfile vs user-space copy, server CPU per GB", "sendfile_vs_copy_cpu_per_gb", "<=", 1.0),
-    ("p99 produce latency, acks=1, one in flight (vs append round trip p99, 1 record a batch; raw load)", "latency_p99_vs_append_rtt_p99", "<=", 1.5),
+    ("p99 produce latency, acks=1, one in flight (vs append round trip p99, 1 record a batch; the same raw client)", "latency_p99_vs_append_rtt_p99", "<=", 1.5),
     (f"  the same, both keeping only the last {retain / 2**20:.0f} MiB: the baseline's writes never reach the disk, Spool fsyncs each rolled segment (as Kafka does)", "produce_1k_vs_append", ">=", 0.7),
     (f"  the same 1 KiB produce driven by franz-go (vs the append baseline keeping {retain / 2**20:.0f} MiB)", "franz_produce_1k_vs_append", ">=", 0.7),
-    ("  produce 100 B, raw load on both Spool and kfake", "raw_produce_100b_vs_kfake", ">=", 1.5),
+    ("  the same 100 B produce driven by franz-go on both (bound by franz-go's CPU on 2 cores)", "produce_100b_vs_kfake", ">=", 1.5),
     ("  the same consume with franz-go (vs loopback copy)", "franz_consume_1k_vs_copy", ">=", 0.5),
-    ("  the same raw p99 latency vs the bare round trip's p99 (nothing written)", "latency_p99_vs_rtt_p99", "<=", 1.5),
+    ("  the same raw p99 latency vs the bare round trip's p99 (the same request answered, nothing written)", "latency_p99_vs_rtt_p99", "<=", 1.5),
     ("  the same p99 latency with franz-go (vs append round trip p99)", "franz_latency_p99_vs_append_rtt_p99", "<=", 1.5),
 ]
 print(f"| figure | goal | " + " | ".join(f"run {i}" for i in range(1, runs + 1)) + " | median | met |")

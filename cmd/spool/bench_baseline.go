@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -46,11 +44,13 @@ func newBenchBaselineCmd() *cobra.Command {
 		Short: "Measure this machine's limits: append, copy and round trip on loopback",
 		Long: `Measure what this machine does with no broker in the way, each for --duration:
 
-  append      --producers loopback TCP connections each send batches of
-              --batch-records records of --record-size bytes; the server
-              write(2)s each batch to one file (O_APPEND, fsync with --fsync;
-              a new file, the old one deleted, past --roll-bytes) and answers
-              with 4 bytes; the next batch goes when the answer is back.
+  append      --producers loopback TCP connections each send Produce
+              requests of one batch of --batch-records records of
+              --record-size bytes, as 'spool bench produce --raw' sends
+              them; the server takes the batch from the request, write(2)s
+              it to one file (O_APPEND, fsync with --fsync; a new file, the
+              old one deleted, past --roll-bytes) and sends back a fixed
+              Produce response; the next batch goes when the answer is back.
   append-rtt  the same with one connection and batches of one record: the
               round trip of an append, one in flight; the baseline for a
               produce's latency at acks=1.
@@ -58,15 +58,19 @@ func newBenchBaselineCmd() *cobra.Command {
               to a loopback socket with sendfile(2) over and over; the client
               reads into a --read-bytes buffer and drops it. Its CPU per GB
               is the sender's.
-  rtt         one connection sends --rtt-bytes and waits for a 4-byte answer,
-              one at a time: the bare round trip, nothing written.
+  rtt         one connection sends a Produce request of one --rtt-bytes
+              record and waits for the answer, one at a time: the bare round
+              trip, nothing written.
 
-The servers run in a process of their own (this binary, re-executed), so
-each figure is measured as a broker is: a client process and a server
-process on loopback. Within one process a round trip is markedly cheaper,
-as one Go runtime both sends and answers without either side being woken
-from epoll by the other, which would flatter the baseline. The server's
-CPU time is read from /proc.
+The client is the raw produce client of 'spool bench produce --raw', so a
+ratio of that bench to this one has the same client cost on both sides
+(on a small machine, a client's own CPU and wake-ups are much of a round
+trip's tail). The servers run in a process of their own (this binary,
+re-executed), so each figure is measured as a broker is: a client process
+and a server process on loopback. Within one process a round trip is
+markedly cheaper, as one Go runtime both sends and answers without either
+side being woken from epoll by the other, which would flatter the
+baseline. The server's CPU time is read from /proc.
 
 Run it with the same record size, batch size and producers as the produce
 bench, and on the same file system as the broker's data (--dir).`,
@@ -126,7 +130,7 @@ bench, and on the same file system as the broker's data (--dir).`,
 	fs.BoolVar(&l.fsync, "fsync", false, "fsync after every appended batch")
 	fs.Int64Var(&l.copyBytes, "copy-bytes", 256<<20, "size of the file copied to the socket")
 	fs.IntVar(&l.readBytes, "read-bytes", 1<<20, "the copy client's read buffer")
-	fs.IntVar(&l.rttBytes, "rtt-bytes", 0, "bytes sent per round trip (0: --record-size)")
+	fs.IntVar(&l.rttBytes, "rtt-bytes", 0, "bytes of the record sent per round trip (0: --record-size)")
 	fs.Int64Var(&l.rollBytes, "roll-bytes", 1<<30, "start a new append file (deleting the old) past this size, as a log rolls segments")
 	fs.StringVar(&l.only, "only", strings.Join(baselineMeasurements, ","), "which measurements to run, in order")
 	return cmd
@@ -180,7 +184,9 @@ func (l *baselineLoad) runAppend(ctx context.Context, name string, conns, batchR
 		return benchResult{}, err
 	}
 	defer os.RemoveAll(files)
-	args := []string{"--dir", files, "--roll-bytes", strconv.FormatInt(l.rollBytes, 10)}
+	value := randomPayload(l.recordSize)
+	batch := rawRecordBatch(batchRecords, value, time.Now().UnixMilli())
+	args := []string{"--dir", files, "--roll-bytes", strconv.FormatInt(l.rollBytes, 10), "--batch-bytes", strconv.Itoa(len(batch))}
 	if l.fsync {
 		args = append(args, "--fsync")
 	}
@@ -188,9 +194,8 @@ func (l *baselineLoad) runAppend(ctx context.Context, name string, conns, batchR
 	if err != nil {
 		return benchResult{}, err
 	}
-	batch := randomPayload(batchRecords * l.recordSize)
 	m := newMeter(name)
-	res, serverCPU, err := l.drive(ctx, srv, m, conns, lengthPrefixed(batch), int64(batchRecords), int64(len(batch)), c, progress)
+	res, serverCPU, err := l.drive(ctx, srv, m, conns, batch, int64(batchRecords), int64(batchRecords*len(value)), c, progress)
 	res.Extra = map[string]float64{"bytes_per_batch": float64(len(batch)), "records_per_batch": float64(batchRecords)}
 	if gb := float64(res.Bytes) / 1e9; gb > 0 {
 		res.Extra["server_cpu_seconds_per_gb"] = serverCPU.Seconds() / gb
@@ -199,22 +204,34 @@ func (l *baselineLoad) runAppend(ctx context.Context, name string, conns, batchR
 }
 
 func (l *baselineLoad) runRTT(ctx context.Context, c *benchCommon, progress io.Writer) (benchResult, error) {
-	srv, err := startBaselineServer("rtt")
+	value := randomPayload(l.rttBytes)
+	batch := rawRecordBatch(1, value, time.Now().UnixMilli())
+	srv, err := startBaselineServer("rtt", "--batch-bytes", strconv.Itoa(len(batch)))
 	if err != nil {
 		return benchResult{}, err
 	}
-	payload := randomPayload(l.rttBytes)
-	res, _, err := l.drive(ctx, srv, newMeter("rtt"), 1, lengthPrefixed(payload), 1, int64(len(payload)), c, progress)
+	res, _, err := l.drive(ctx, srv, newMeter("rtt"), 1, batch, 1, int64(len(value)), c, progress)
 	if res.Latency != nil {
 		res.Latency.What = "round trip"
 	}
 	return res, err
 }
 
-// drive sends frame over conns connections to the server process until the
-// run ends, then stops the server; it returns the result and the CPU time
-// the server used while measured.
-func (l *baselineLoad) drive(ctx context.Context, srv *baselineProcess, m *meter, conns int, frame []byte, records, bytes int64, c *benchCommon, progress io.Writer) (benchResult, time.Duration, error) {
+// drive sends Produce requests of batch, with the raw produce client, over
+// conns connections to the server process, one in flight on each, until
+// the run ends; then it stops the server and returns the result and the
+// CPU time the server used while measured. records and bytes are what
+// each acknowledged batch counts.
+func (l *baselineLoad) drive(ctx context.Context, srv *baselineProcess, m *meter, conns int, batch []byte, records, bytes int64, c *benchCommon, progress io.Writer) (benchResult, time.Duration, error) {
+	producers, err := dialBaseline(ctx, srv.addr, conns, batch, records, bytes)
+	if err != nil {
+		return benchResult{}, 0, errors.Join(err, srv.stop())
+	}
+	defer func() {
+		for _, p := range producers {
+			p.c.nc.Close()
+		}
+	}()
 	cpuBefore, err := srv.cpu()
 	if err != nil {
 		return benchResult{}, 0, errors.Join(err, srv.stop())
@@ -223,7 +240,7 @@ func (l *baselineLoad) drive(ctx context.Context, srv *baselineProcess, m *meter
 	defer cancel()
 	m.start = time.Now()
 	stop := m.progress(progress, c.quiet)
-	err = driveFrames(rctx, srv.addr, conns, frame, records, bytes, m)
+	err = runRawProducers(rctx, producers, 1, 0, m)
 	elapsed := time.Since(m.start)
 	stop()
 	cpuAfter, cerr := srv.cpu()
@@ -236,58 +253,25 @@ func (l *baselineLoad) drive(ctx context.Context, srv *baselineProcess, m *meter
 	return m.result(elapsed, "batch round trip"), cpuAfter - cpuBefore, err
 }
 
-// roundTrips sends frame over c and waits for the answer until ctx ends,
-// recording each round trip in m.
-func roundTrips(ctx context.Context, c net.Conn, frame []byte, records, bytes int64, m *meter) error {
-	var ack [4]byte
-	for ctx.Err() == nil {
-		start := time.Now()
-		if _, err := c.Write(frame); err != nil {
-			return err
-		}
-		if _, err := io.ReadFull(c, ack[:]); err != nil {
-			return err
-		}
-		m.latency.record(time.Since(start))
-		m.add(records, bytes)
-	}
-	return nil
-}
-
-// driveFrames runs conns connections sending frame until ctx ends.
-func driveFrames(ctx context.Context, addr string, conns int, frame []byte, records, bytes int64, m *meter) error {
-	var wg sync.WaitGroup
-	errs := make(chan error, conns)
+// dialBaseline connects conns raw producers of batch to a baseline server.
+func dialBaseline(ctx context.Context, addr string, conns int, batch []byte, records, bytes int64) ([]*rawProducer, error) {
+	var producers []*rawProducer
 	for i := 0; i < conns; i++ {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			return err
+		c, err := dialRawKafka(ctx, addr)
+		if err == nil {
+			var p *rawProducer
+			if p, err = newRawProducer(c, "baseline", 0, 1, batch, records, bytes); err == nil {
+				producers = append(producers, p)
+				continue
+			}
+			c.nc.Close()
 		}
-		defer c.Close()
-		if d, ok := ctx.Deadline(); ok {
-			c.SetDeadline(d.Add(30 * time.Second)) // a stalled server ends the run with an error
+		for _, p := range producers {
+			p.c.nc.Close()
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs <- roundTrips(ctx, c, frame, records, bytes, m)
-		}()
+		return nil, err
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func lengthPrefixed(payload []byte) []byte {
-	frame := make([]byte, 4+len(payload))
-	binary.BigEndian.PutUint32(frame, uint32(len(payload)))
-	copy(frame[4:], payload)
-	return frame
+	return producers, nil
 }
 
 // runCopy reads what a copy server process sends with sendfile(2) from a

@@ -9,6 +9,7 @@ package main
 // stderr.
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func init() {
@@ -33,6 +35,9 @@ type baselineServerConfig struct {
 	rollBytes int64
 	fsync     bool
 	copyBytes int64
+	// batchBytes is the size of the record batch ending each Produce
+	// request (append, rtt).
+	batchBytes int
 }
 
 func newBenchBaselineServerCmd() *cobra.Command {
@@ -52,6 +57,7 @@ func newBenchBaselineServerCmd() *cobra.Command {
 	fs.Int64Var(&s.rollBytes, "roll-bytes", 1<<30, "append: start a new file (deleting the old) past this size")
 	fs.BoolVar(&s.fsync, "fsync", false, "append: fsync after every batch")
 	fs.Int64Var(&s.copyBytes, "copy-bytes", 256<<20, "copy: size of the file sent")
+	fs.IntVar(&s.batchBytes, "batch-bytes", 0, "append, rtt: the size of the record batch each Produce request ends with")
 	return cmd
 }
 
@@ -65,6 +71,9 @@ func (s *baselineServerConfig) run(stdin io.Reader, out io.Writer) error {
 	case "rtt":
 	default:
 		return fmt.Errorf("--mode %q: want append, rtt or copy", s.mode)
+	}
+	if s.mode != "copy" && (s.batchBytes < 61 || s.batchBytes > baselineFrameMax) {
+		return fmt.Errorf("--mode %s needs --batch-bytes, the size of the record batch each request carries (61..%d)", s.mode, baselineFrameMax)
 	}
 	if s.rollBytes < 1<<20 || s.copyBytes < 1<<20 || s.copyBytes > 64<<30 {
 		return fmt.Errorf("--roll-bytes %d, --copy-bytes %d: want at least 1 MiB (copy at most 64 GiB)", s.rollBytes, s.copyBytes)
@@ -82,9 +91,11 @@ func (s *baselineServerConfig) run(stdin io.Reader, out io.Writer) error {
 			return err
 		}
 		defer func() { af.f.Close() }()
-		srv = serveConns(ln, func(c net.Conn) error { return serveFrames(c, af.append) })
+		srv = serveConns(ln, func(c net.Conn) error { return serveProduce(c, s.batchBytes, af.append) })
 	case "rtt":
-		srv = serveConns(ln, func(c net.Conn) error { return serveFrames(c, func([]byte) error { return nil }) })
+		srv = serveConns(ln, func(c net.Conn) error {
+			return serveProduce(c, s.batchBytes, func([]byte) error { return nil })
+		})
 	case "copy":
 		name := filepath.Join(s.dir, "copy.log")
 		if err := writeCachedFile(name, s.copyBytes); err != nil {
@@ -163,35 +174,103 @@ func (s *connServer) close() error {
 	return s.err
 }
 
-// serveFrames answers length-prefixed frames: handle sees each frame's
-// payload (in a buffer reused for the next), then the client gets 4 bytes
-// back.
-func serveFrames(c net.Conn, handle func(payload []byte) error) error {
-	var hdr [4]byte
-	var buf []byte
-	ack := []byte{0, 0, 0, 0}
+// serveProduce answers the raw produce client (rawProducer) as a broker
+// would, with none of a broker's work: ApiVersions v0, the one request it
+// sends before producing, gets a fixed answer, and each Produce request's
+// record batch, the last batchBytes bytes before the request's tagged
+// fields, goes to handle, then the client gets a fixed Produce response
+// with the request's correlation ID. Requests are read through a buffer, so
+// one read(2) usually takes a whole small request, as a broker reads them.
+// Anything else is an error: only the baseline's own client connects.
+func serveProduce(c net.Conn, batchBytes int, handle func(batch []byte) error) error {
+	br := bufio.NewReaderSize(c, 64<<10)
+	var (
+		hdr     [4]byte
+		buf     []byte
+		answers = map[int16][]byte{} // Produce version → response frame
+	)
 	for {
-		if _, err := io.ReadFull(c, hdr[:]); err != nil {
+		if _, err := io.ReadFull(br, hdr[:]); err != nil {
 			return err
 		}
 		n := binary.BigEndian.Uint32(hdr[:])
-		if n > baselineFrameMax {
-			return fmt.Errorf("frame of %d bytes from %s, at most %d expected", n, c.RemoteAddr(), baselineFrameMax)
+		if n < 8 || n > baselineFrameMax {
+			return fmt.Errorf("request of %d bytes from %s: want 8..%d", n, c.RemoteAddr(), baselineFrameMax)
 		}
 		if cap(buf) < int(n) {
 			buf = make([]byte, n)
 		}
 		buf = buf[:n]
-		if _, err := io.ReadFull(c, buf); err != nil {
+		if _, err := io.ReadFull(br, buf); err != nil {
 			return err
 		}
-		if err := handle(buf); err != nil {
-			return err
+		key, version := int16(binary.BigEndian.Uint16(buf)), int16(binary.BigEndian.Uint16(buf[2:]))
+		var answer []byte
+		switch {
+		case key == int16(kmsg.ApiVersions) && version == 0:
+			answer = baselineAPIVersions
+		case key == int16(kmsg.Produce) && version >= 3 && version <= 9:
+			tags := 0
+			if version >= 9 { // flexible: the partition's, topic's and request's tagged fields follow
+				tags = 3
+			}
+			end := len(buf) - tags
+			if end-batchBytes < 8 {
+				return fmt.Errorf("produce request of %d bytes from %s cannot hold a record batch of %d", n, c.RemoteAddr(), batchBytes)
+			}
+			batch := buf[end-batchBytes : end]
+			if batch[16] != 2 || 12+int(binary.BigEndian.Uint32(batch[8:])) != batchBytes {
+				return fmt.Errorf("produce request from %s does not end in one record batch of %d bytes", c.RemoteAddr(), batchBytes)
+			}
+			if err := handle(batch); err != nil {
+				return err
+			}
+			if answer = answers[version]; answer == nil {
+				answer = baselineProduceAnswer(version)
+				answers[version] = answer
+			}
+		default:
+			return fmt.Errorf("request key %d version %d from %s: the baseline answers only ApiVersions v0 and Produce v3-9", key, version, c.RemoteAddr())
 		}
-		if _, err := c.Write(ack); err != nil {
+		copy(answer[4:8], buf[4:8]) // the correlation ID
+		if _, err := c.Write(answer); err != nil {
 			return err
 		}
 	}
+}
+
+// baselineAPIVersions is the answer to ApiVersions v0: Produce v3-9.
+var baselineAPIVersions = func() []byte {
+	resp := kmsg.NewPtrApiVersionsResponse()
+	for _, k := range [][3]int16{{int16(kmsg.Produce), 3, 9}, {int16(kmsg.ApiVersions), 0, 0}} {
+		ak := kmsg.NewApiVersionsResponseApiKey()
+		ak.ApiKey, ak.MinVersion, ak.MaxVersion = k[0], k[1], k[2]
+		resp.ApiKeys = append(resp.ApiKeys, ak)
+	}
+	return responseFrame(resp)
+}()
+
+// baselineProduceAnswer is a Produce response of version v acknowledging
+// one partition, as a broker's answer to the raw client's request.
+func baselineProduceAnswer(v int16) []byte {
+	resp := kmsg.NewPtrProduceResponse()
+	resp.Version = v
+	rt := kmsg.NewProduceResponseTopic()
+	rt.Topic = "baseline"
+	rt.Partitions = append(rt.Partitions, kmsg.NewProduceResponseTopicPartition())
+	resp.Topics = append(resp.Topics, rt)
+	return responseFrame(resp)
+}
+
+// responseFrame encodes resp as a response frame with correlation ID 0.
+func responseFrame(resp kmsg.Response) []byte {
+	b := []byte{0, 0, 0, 0, 0, 0, 0, 0} // size, correlation ID
+	if resp.IsFlexible() && resp.Key() != int16(kmsg.ApiVersions) {
+		b = append(b, 0) // no tagged fields in the header
+	}
+	b = resp.AppendTo(b)
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	return b
 }
 
 // sendFileForever copies the file to c with sendfile(2), from its start

@@ -1,15 +1,22 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // The baseline's servers run this binary's hidden `bench baseline-server`
@@ -97,7 +104,8 @@ func TestBenchBaselineOnly(t *testing.T) {
 // A server is another process; it serves until its stdin closes and is
 // gone once stopped.
 func TestBaselineServerIsAProcess(t *testing.T) {
-	srv, err := startBaselineServer("rtt")
+	batch := rawRecordBatch(1, []byte("ping"), 0)
+	srv, err := startBaselineServer("rtt", "--batch-bytes", strconv.Itoa(len(batch)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +116,7 @@ func TestBaselineServerIsAProcess(t *testing.T) {
 	m := newMeter("rtt")
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	if err := driveFrames(ctx, srv.addr, 1, lengthPrefixed([]byte("ping")), 1, 4, m); err != nil {
+	if err := driveBaseline(ctx, srv.addr, batch, m); err != nil {
 		t.Fatal(err)
 	}
 	if m.records.Load() == 0 {
@@ -130,8 +138,12 @@ func TestBaselineServerErrorsReachTheBaseline(t *testing.T) {
 	if _, err := startBaselineServer("nope"); err == nil || !strings.Contains(err.Error(), `--mode "nope"`) {
 		t.Fatalf("server of mode nope: %v, want its complaint about --mode", err)
 	}
+	if _, err := startBaselineServer("append", "--dir", t.TempDir()); err == nil || !strings.Contains(err.Error(), "--batch-bytes") {
+		t.Fatalf("append server without --batch-bytes: %v, want its complaint about --batch-bytes", err)
+	}
 	dir := t.TempDir()
-	srv, err := startBaselineServer("append", "--dir", dir, "--roll-bytes", "1048576")
+	batch := rawRecordBatch(1, make([]byte, 64<<10), 0)
+	srv, err := startBaselineServer("append", "--dir", dir, "--roll-bytes", "1048576", "--batch-bytes", strconv.Itoa(len(batch)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +153,7 @@ func TestBaselineServerErrorsReachTheBaseline(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	derr := driveFrames(ctx, srv.addr, 1, lengthPrefixed(make([]byte, 64<<10)), 1, 64<<10, newMeter("append"))
+	derr := driveBaseline(ctx, srv.addr, batch, newMeter("append"))
 	serr := srv.stop()
 	if derr == nil || serr == nil || !strings.Contains(serr.Error(), "no such file or directory") {
 		t.Fatalf("appending past a roll into a deleted dir: client %v, server %v; want both to fail, the server saying why", derr, serr)
@@ -167,5 +179,89 @@ func TestBaselineAppendRolls(t *testing.T) {
 	ents, _ := os.ReadDir(af.dir)
 	if len(ents) != 1 {
 		t.Fatalf("%d files left, want only the current one", len(ents))
+	}
+}
+
+// driveBaseline sends batch to a baseline server on one connection until
+// ctx ends.
+func driveBaseline(ctx context.Context, addr string, batch []byte, m *meter) error {
+	producers, err := dialBaseline(ctx, addr, 1, batch, 1, int64(len(batch)))
+	if err != nil {
+		return err
+	}
+	defer producers[0].c.nc.Close()
+	return runRawProducers(ctx, producers, 1, 0, m)
+}
+
+// The baseline's server takes exactly the record batch of each Produce
+// request, flexible (v9) or not (v3), answers each in order, and refuses
+// any other request.
+func TestBaselineServerTakesTheBatch(t *testing.T) {
+	batch := rawRecordBatch(3, []byte("value"), 7)
+	var (
+		mu   sync.Mutex
+		seen [][]byte
+	)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serveConns(ln, func(c net.Conn) error {
+		return serveProduce(c, len(batch), func(b []byte) error {
+			mu.Lock()
+			defer mu.Unlock()
+			seen = append(seen, slices.Clone(b))
+			return nil
+		})
+	})
+	ctx := context.Background()
+	for _, version := range []int16{9, 3} {
+		c, err := dialRawKafka(ctx, ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.versions[int16(kmsg.Produce)] = version
+		p, err := newRawProducer(c, "baseline", 0, 1, batch, 3, 15)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.req.Version != version {
+			t.Fatalf("producer speaks v%d, want v%d", p.req.Version, version)
+		}
+		m := newMeter("append")
+		if err := runRawProducers(ctx, []*rawProducer{p}, 1, 6, m); err != nil {
+			t.Fatalf("v%d: %v", version, err)
+		}
+		c.nc.Close()
+		if m.records.Load() != 6 || m.latency.summary("").Samples != 2 {
+			t.Fatalf("v%d: %d records in %d round trips, want 6 in 2", version, m.records.Load(), m.latency.summary("").Samples)
+		}
+	}
+	mu.Lock()
+	if len(seen) != 4 {
+		t.Fatalf("server took %d batches, want 4", len(seen))
+	}
+	for i, b := range seen {
+		if !bytes.Equal(b, batch) {
+			t.Fatalf("batch %d the server took differs from the one sent", i)
+		}
+	}
+	mu.Unlock()
+
+	// A request it does not answer ends the connection, with the reason.
+	c, err := dialRawKafka(ctx, ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := kmsg.NewPtrMetadataRequest()
+	if _, err := c.nc.Write(kmsg.NewRequestFormatter().AppendRequest(nil, md, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.readFrame(); err == nil {
+		t.Fatal("a Metadata request was answered")
+	}
+	c.nc.Close()
+	if err := srv.close(); err == nil || !strings.Contains(err.Error(), "answers only ApiVersions v0 and Produce") {
+		t.Fatalf("server error %v, want it to name what it answers", err)
 	}
 }

@@ -226,148 +226,190 @@ func rawProduce(ctx context.Context, g *globals, l *produceLoad, batchRecords in
 	}
 	value := randomPayload(l.recordSize)
 	batch := rawRecordBatch(batchRecords, value, time.Now().UnixMilli())
-	perBatch := int64(batchRecords)
-	var (
-		issued   atomic.Int64
-		wg       sync.WaitGroup
-		errMu    sync.Mutex
-		firstErr error
-	)
-	fail := func(err error) {
-		errMu.Lock()
-		if firstErr == nil {
-			firstErr = err
-		}
-		errMu.Unlock()
-	}
-	var conns []*rawConn
+	var producers []*rawProducer
 	defer func() {
-		for _, c := range conns {
-			c.nc.Close()
+		for _, p := range producers {
+			p.c.nc.Close()
 		}
 	}()
 	// Every connection is up before the first sends, so all start together.
 	for i := 0; i < l.producers; i++ {
-		c, err := dialRawKafka(ctx, leaders[int32(i%len(leaders))])
-		if err != nil {
-			return err
-		}
-		conns = append(conns, c)
-	}
-	for i, c := range conns {
 		p := int32(i % len(leaders))
-		version, err := c.version(int16(kmsg.Produce), 3, 9)
+		c, err := dialRawKafka(ctx, leaders[p])
 		if err != nil {
 			return err
 		}
-		req := kmsg.NewPtrProduceRequest()
-		req.Version, req.Acks, req.TimeoutMillis = version, acks, 30000
-		rt := kmsg.NewProduceRequestTopic()
-		rt.Topic = l.topic
-		rp := kmsg.NewProduceRequestTopicPartition()
-		rp.Partition, rp.Records = p, batch
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-		frame := kmsg.NewRequestFormatter(kmsg.FormatterClientID("spool-bench-raw")).AppendRequest(nil, req, 0)
-		// answered checks one response, counting it when it is a success.
-		answered := func(resp *kmsg.ProduceResponse, start time.Time) {
-			if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
-				m.errors.Add(1)
-				fail(fmt.Errorf("produce to %s/%d: answer names %d topics", l.topic, p, len(resp.Topics)))
-				return
-			}
-			if err := kerr.ErrorForCode(resp.Topics[0].Partitions[0].ErrorCode); err != nil {
-				m.errors.Add(1)
-				fail(fmt.Errorf("produce to %s/%d: %w", l.topic, p, err))
-				return
-			}
-			m.latency.record(time.Since(start))
-			m.add(perBatch, perBatch*int64(len(value)))
+		rp, err := newRawProducer(c, l.topic, p, acks, batch, int64(batchRecords), int64(batchRecords*len(value)))
+		if err != nil {
+			c.nc.Close()
+			return err
 		}
+		producers = append(producers, rp)
+	}
+	return runRawProducers(ctx, producers, l.inflight, limit, m)
+}
 
-		if l.inflight == 1 {
-			// One goroutine writes and then reads, as the baseline's
-			// round trips do: no hand-off between goroutines, and the
-			// deadline is re-armed only when half used, since arming a
-			// timer wakes the runtime's poller.
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				resp := kmsg.NewPtrProduceResponse()
-				var deadline time.Time
-				for corr := int32(0); ctx.Err() == nil; corr++ {
-					if limit > 0 && issued.Add(perBatch)-perBatch >= limit {
-						return
-					}
-					binary.BigEndian.PutUint32(frame[8:], uint32(corr)) // after size, key and version
-					start := time.Now()
-					if deadline.Sub(start) < rawRoundTripTimeout/2 {
-						deadline = start.Add(rawRoundTripTimeout)
-						c.nc.SetDeadline(deadline)
-					}
-					if _, err := c.nc.Write(frame); err != nil {
-						fail(fmt.Errorf("produce to %s/%d: %w", l.topic, p, err))
-						return
-					}
-					if err := c.readResponse(req, resp); err != nil {
-						fail(fmt.Errorf("produce to %s/%d: %w", l.topic, p, err))
-						return
-					}
-					answered(resp, start)
-				}
-			}()
-			continue
-		}
+// rawProducer is one connection of a raw produce load, sending one
+// pre-encoded Produce request, of one record batch to one partition, again
+// and again. `spool bench baseline` sends the same requests to its own
+// servers, so both sides of a ratio are measured by this one client.
+type rawProducer struct {
+	c       *rawConn
+	req     *kmsg.ProduceRequest
+	frame   []byte
+	target  string // topic/partition, for errors
+	records int64  // per batch
+	bytes   int64  // record value bytes per batch
+}
 
-		sem := make(chan struct{}, l.inflight)
-		sent := make(chan time.Time, l.inflight)
-		wg.Add(2)
-		go func() { // writer
+func newRawProducer(c *rawConn, topic string, partition int32, acks int16, batch []byte, records, bytes int64) (*rawProducer, error) {
+	version, err := c.version(int16(kmsg.Produce), 3, 9)
+	if err != nil {
+		return nil, err
+	}
+	req := kmsg.NewPtrProduceRequest()
+	req.Version, req.Acks, req.TimeoutMillis = version, acks, 30000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Partition, rp.Records = partition, batch
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	return &rawProducer{
+		c: c, req: req, records: records, bytes: bytes,
+		frame:  kmsg.NewRequestFormatter(kmsg.FormatterClientID("spool-bench-raw")).AppendRequest(nil, req, 0),
+		target: fmt.Sprintf("%s/%d", topic, partition),
+	}, nil
+}
+
+// runRawProducers runs every producer, each keeping inflight requests
+// outstanding, until ctx ends or limit records (0: no limit, rounded up to
+// whole batches) were sent; the first failure ends the others.
+func runRawProducers(ctx context.Context, producers []*rawProducer, inflight int, limit int64, m *meter) error {
+	var (
+		issued atomic.Int64
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		first  error
+	)
+	for _, p := range producers {
+		wg.Add(1)
+		go func() {
 			defer wg.Done()
-			defer close(sent)
-			for corr := int32(0); ctx.Err() == nil; corr++ {
-				if limit > 0 && issued.Add(perBatch)-perBatch >= limit {
-					return
-				}
-				select {
-				case sem <- struct{}{}:
-				case <-ctx.Done():
-					return
-				}
-				binary.BigEndian.PutUint32(frame[8:], uint32(corr)) // after size, key and version
-				sent <- time.Now()
-				if _, err := c.nc.Write(frame); err != nil {
-					fail(fmt.Errorf("produce to %s/%d: %w", l.topic, p, err))
-					c.nc.Close()
-					return
-				}
-			}
-		}()
-		go func() { // reader
-			defer wg.Done()
-			resp := kmsg.NewPtrProduceResponse()
-			for start := range sent {
-				c.nc.SetReadDeadline(time.Now().Add(rawRoundTripTimeout))
-				if err := c.readResponse(req, resp); err != nil {
-					fail(fmt.Errorf("produce to %s/%d: %w", l.topic, p, err))
-					c.nc.Close()
-					for range sent { // let the writer end
-						<-sem
+			if err := p.run(ctx, inflight, &issued, limit, m); err != nil {
+				mu.Lock()
+				defer mu.Unlock()
+				if first == nil {
+					first = err
+					for _, q := range producers { // the others end at once
+						q.c.nc.Close()
 					}
-					return
 				}
-				<-sem
-				answered(resp, start)
 			}
 		}()
 	}
 	wg.Wait()
-	errMu.Lock()
-	defer errMu.Unlock()
-	if firstErr != nil {
-		return fmt.Errorf("%w (%d batches failed)", firstErr, m.errors.Load())
+	if first != nil {
+		return fmt.Errorf("%w (%d batches failed)", first, m.errors.Load())
 	}
 	return nil
+}
+
+// claim takes the next batch's records from the limit; false when the
+// limit is reached.
+func claim(issued *atomic.Int64, perBatch, limit int64) bool {
+	return limit <= 0 || issued.Add(perBatch)-perBatch < limit
+}
+
+// answered checks one response, counting it in m when it is a success.
+func (p *rawProducer) answered(resp *kmsg.ProduceResponse, start time.Time, m *meter) error {
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		m.errors.Add(1)
+		return fmt.Errorf("produce to %s: answer names %d topics", p.target, len(resp.Topics))
+	}
+	if err := kerr.ErrorForCode(resp.Topics[0].Partitions[0].ErrorCode); err != nil {
+		m.errors.Add(1)
+		return fmt.Errorf("produce to %s: %w", p.target, err)
+	}
+	m.latency.record(time.Since(start))
+	m.add(p.records, p.bytes)
+	return nil
+}
+
+// run sends the producer's request until ctx ends or the limit is reached,
+// keeping inflight outstanding.
+func (p *rawProducer) run(ctx context.Context, inflight int, issued *atomic.Int64, limit int64, m *meter) error {
+	if inflight == 1 {
+		// One goroutine writes and then reads, as a client waiting for
+		// each answer does: no hand-off between goroutines, and the
+		// deadline is re-armed only when half used, since arming a timer
+		// wakes the runtime's poller.
+		resp := kmsg.NewPtrProduceResponse()
+		var deadline time.Time
+		for corr := int32(0); ctx.Err() == nil && claim(issued, p.records, limit); corr++ {
+			binary.BigEndian.PutUint32(p.frame[8:], uint32(corr)) // after size, key and version
+			start := time.Now()
+			if deadline.Sub(start) < rawRoundTripTimeout/2 {
+				deadline = start.Add(rawRoundTripTimeout)
+				p.c.nc.SetDeadline(deadline)
+			}
+			if _, err := p.c.nc.Write(p.frame); err != nil {
+				return fmt.Errorf("produce to %s: %w", p.target, err)
+			}
+			if err := p.c.readResponse(p.req, resp); err != nil {
+				return fmt.Errorf("produce to %s: %w", p.target, err)
+			}
+			if err := p.answered(resp, start, m); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+
+	// A writer keeps inflight requests outstanding; a reader takes the
+	// answers in order.
+	sem := make(chan struct{}, inflight)
+	sent := make(chan time.Time, inflight)
+	werr := make(chan error, 1)
+	go func() {
+		defer close(sent)
+		for corr := int32(0); ctx.Err() == nil && claim(issued, p.records, limit); corr++ {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				werr <- nil
+				return
+			}
+			binary.BigEndian.PutUint32(p.frame[8:], uint32(corr)) // after size, key and version
+			sent <- time.Now()
+			if _, err := p.c.nc.Write(p.frame); err != nil {
+				p.c.nc.Close() // the reader stops too
+				werr <- fmt.Errorf("produce to %s: %w", p.target, err)
+				return
+			}
+		}
+		werr <- nil
+	}()
+	resp := kmsg.NewPtrProduceResponse()
+	var rerr error
+	for start := range sent {
+		if rerr == nil {
+			p.c.nc.SetReadDeadline(time.Now().Add(rawRoundTripTimeout))
+			if err := p.c.readResponse(p.req, resp); err != nil {
+				rerr = fmt.Errorf("produce to %s: %w", p.target, err)
+			} else {
+				rerr = p.answered(resp, start, m)
+			}
+			if rerr != nil {
+				p.c.nc.Close()
+			}
+		}
+		<-sem // after a failure, only to let the writer end
+	}
+	if err := <-werr; err != nil && rerr == nil {
+		return err
+	}
+	return rerr
 }
 
 // rawConsume reads every partition of topic from start until want records
