@@ -187,7 +187,7 @@ func serveProduce(c net.Conn, batchBytes int, handle func(batch []byte) error) e
 	var (
 		hdr     [4]byte
 		buf     []byte
-		answers = map[int16][]byte{} // Produce version → response frame
+		answers = map[[2]int16][]byte{} // key and version → this connection's response frame
 	)
 	for {
 		if _, err := io.ReadFull(br, hdr[:]); err != nil {
@@ -205,10 +205,12 @@ func serveProduce(c net.Conn, batchBytes int, handle func(batch []byte) error) e
 			return err
 		}
 		key, version := int16(binary.BigEndian.Uint16(buf)), int16(binary.BigEndian.Uint16(buf[2:]))
-		var answer []byte
+		answer := answers[[2]int16{key, version}]
 		switch {
 		case key == int16(kmsg.ApiVersions) && version == 0:
-			answer = baselineAPIVersions
+			if answer == nil {
+				answer = baselineAPIVersions()
+			}
 		case key == int16(kmsg.Produce) && version >= 3 && version <= 9:
 			tags := 0
 			if version >= 9 { // flexible: the partition's, topic's and request's tagged fields follow
@@ -225,13 +227,13 @@ func serveProduce(c net.Conn, batchBytes int, handle func(batch []byte) error) e
 			if err := handle(batch); err != nil {
 				return err
 			}
-			if answer = answers[version]; answer == nil {
+			if answer == nil {
 				answer = baselineProduceAnswer(version)
-				answers[version] = answer
 			}
 		default:
 			return fmt.Errorf("request key %d version %d from %s: the baseline answers only ApiVersions v0 and Produce v3-9", key, version, c.RemoteAddr())
 		}
+		answers[[2]int16{key, version}] = answer
 		copy(answer[4:8], buf[4:8]) // the correlation ID
 		if _, err := c.Write(answer); err != nil {
 			return err
@@ -240,7 +242,7 @@ func serveProduce(c net.Conn, batchBytes int, handle func(batch []byte) error) e
 }
 
 // baselineAPIVersions is the answer to ApiVersions v0: Produce v3-9.
-var baselineAPIVersions = func() []byte {
+func baselineAPIVersions() []byte {
 	resp := kmsg.NewPtrApiVersionsResponse()
 	for _, k := range [][3]int16{{int16(kmsg.Produce), 3, 9}, {int16(kmsg.ApiVersions), 0, 0}} {
 		ak := kmsg.NewApiVersionsResponseApiKey()
@@ -248,7 +250,7 @@ var baselineAPIVersions = func() []byte {
 		resp.ApiKeys = append(resp.ApiKeys, ak)
 	}
 	return responseFrame(resp)
-}()
+}
 
 // baselineProduceAnswer is a Produce response of version v acknowledging
 // one partition, as a broker's answer to the raw client's request.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -108,9 +109,13 @@ func newBenchConsumeCmd(g *globals) *cobra.Command {
 		Use:   "consume",
 		Short: "Consume a topic from its start as fast as the cluster serves it",
 		Long: `Consume --topic from its start offsets and report records/s, MB/s and the
-round trip of each Fetch request (p50, p99, p99.9). Without --count it reads
-the records present when it starts (up to the end offsets it lists first);
-with --fill N it first produces records until the topic holds at least N.
+round trip of each Fetch request (p50, p99, p99.9). By default it reads the
+records present when it starts (up to the end offsets it lists first), once.
+With --duration, or a --count beyond what is present, it reads them in
+passes, as the copy baseline sends its file over and over: a partition that
+reaches its end offset goes back to its start, until the duration ends or
+--count records arrived. With --fill N it first produces records until the
+topic holds at least N.
 
 With --raw there is no client library: one connection per partition leader
 sends Fetch requests built by hand, one in flight, and skips over each record
@@ -141,23 +146,35 @@ drops what it reads. MB/s then counts record batch bytes.`,
 			if err != nil {
 				return err
 			}
-			want := countBetween(start, end)
-			if common.count > 0 {
-				want = common.count
-			}
-			if want == 0 {
+			present := countBetween(start, end)
+			if present == 0 {
 				return fmt.Errorf("topic %s is empty: produce first (or give --fill)", topic)
+			}
+			// One pass over what is there, unless told to read more: then,
+			// as the copy baseline sends its file over and over, each
+			// partition is read again from its start when it reaches its
+			// end, until --count records or --duration.
+			want, passes := present, false
+			switch {
+			case common.count > 0:
+				want, passes = common.count, common.count > present
+			case common.duration > 0:
+				want, passes = math.MaxInt64, true
+			}
+			offsets, ends := map[int32]int64{}, map[int32]int64{}
+			start.Each(func(o kadm.ListedOffset) { offsets[o.Partition] = o.Offset })
+			end.Each(func(o kadm.ListedOffset) { ends[o.Partition] = o.Offset })
+			if !passes {
+				ends = nil
 			}
 
 			m := newMeter("consume")
 			if raw {
-				offsets := map[int32]int64{}
-				start.Each(func(o kadm.ListedOffset) { offsets[o.Partition] = o.Offset })
 				rctx, cancel := common.context(ctx)
 				defer cancel()
 				m.start = time.Now()
 				stop := m.progress(cmd.ErrOrStderr(), common.quiet)
-				err := rawConsume(rctx, g, topic, offsets, &fetch, m, want)
+				err := rawConsume(rctx, g, topic, offsets, ends, &fetch, m, want)
 				elapsed := time.Since(m.start)
 				stop()
 				if err != nil {
@@ -166,7 +183,7 @@ drops what it reads. MB/s then counts record batch bytes.`,
 				rep := benchReport{Command: "consume", Settings: map[string]any{
 					"topic": topic, "fetch_max_bytes": fetch.fetchMaxBytes, "raw": true,
 					"partition_max_bytes": fetch.partitionMaxBytes, "max_wait": fetch.maxWait.String(),
-					"count": want, "duration": common.duration.String(),
+					"count": common.count, "records_present": present, "duration": common.duration.String(),
 				}, Results: []benchResult{m.result(elapsed, "fetch round trip")}}
 				return rep.print(cmd.OutOrStdout(), common.output)
 			}
@@ -182,7 +199,11 @@ drops what it reads. MB/s then counts record batch bytes.`,
 			defer cancel()
 			m.start = time.Now()
 			stop := m.progress(cmd.ErrOrStderr(), common.quiet)
-			err = consumeInto(rctx, cl, m, want, nil)
+			var rewind func(kgo.Fetches)
+			if passes {
+				rewind = func(fs kgo.Fetches) { rewindAtEnd(cl, topic, fs, offsets, ends) }
+			}
+			err = consumeInto(rctx, cl, m, want, nil, rewind)
 			elapsed := time.Since(m.start)
 			stop()
 			if err != nil {
@@ -191,7 +212,7 @@ drops what it reads. MB/s then counts record batch bytes.`,
 			rep := benchReport{Command: "consume", Settings: map[string]any{
 				"topic": topic, "fetch_max_bytes": fetch.fetchMaxBytes,
 				"partition_max_bytes": fetch.partitionMaxBytes, "max_wait": fetch.maxWait.String(),
-				"count": want, "duration": common.duration.String(),
+				"count": common.count, "records_present": present, "duration": common.duration.String(),
 			}, Results: []benchResult{m.result(elapsed, "fetch round trip")}}
 			return rep.print(cmd.OutOrStdout(), common.output)
 		},
@@ -206,9 +227,24 @@ drops what it reads. MB/s then counts record batch bytes.`,
 	return cmd
 }
 
+// rewindAtEnd sends every partition of fs whose last record is the one
+// before its end offset back to its start offset, for another pass.
+func rewindAtEnd(cl *kgo.Client, topic string, fs kgo.Fetches, start, end map[int32]int64) {
+	due := map[int32]kgo.EpochOffset{}
+	fs.EachPartition(func(p kgo.FetchTopicPartition) {
+		if n := len(p.Records); n > 0 && p.Records[n-1].Offset+1 >= end[p.Partition] {
+			due[p.Partition] = kgo.EpochOffset{Epoch: -1, Offset: start[p.Partition]}
+		}
+	})
+	if len(due) > 0 {
+		cl.SetOffsets(map[string]map[int32]kgo.EpochOffset{topic: due})
+	}
+}
+
 // consumeInto polls until want records arrived or ctx ends. each, if not nil,
-// sees every record as it arrives.
-func consumeInto(ctx context.Context, cl *kgo.Client, m *meter, want int64, each func(*kgo.Record)) error {
+// sees every record as it arrives; after, if not nil, each poll's fetches
+// once counted.
+func consumeInto(ctx context.Context, cl *kgo.Client, m *meter, want int64, each func(*kgo.Record), after func(kgo.Fetches)) error {
 	for m.records.Load() < want {
 		fs := cl.PollFetches(ctx)
 		if ctx.Err() != nil {
@@ -232,6 +268,9 @@ func consumeInto(ctx context.Context, cl *kgo.Client, m *meter, want int64, each
 			}
 		})
 		m.add(recs, byts)
+		if after != nil {
+			after(fs)
+		}
 	}
 	return nil
 }

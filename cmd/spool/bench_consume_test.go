@@ -37,3 +37,25 @@ func TestBenchConsumeEmptyTopicIsAnError(t *testing.T) {
 		t.Fatalf("consume of an empty topic: %v", err)
 	}
 }
+
+// Asked for more than is there, consume reads the topic again from its
+// start, with franz-go and raw alike, as the copy baseline sends its file
+// over and over.
+func TestBenchConsumeReadsInPasses(t *testing.T) {
+	n := testNode(t)
+	runBenchJSON(t, "bench", "consume", "--brokers", n.KafkaAddr(),
+		"--topic", "passes", "--partitions", "2", "--record-size", "100", "--fill", "1000")
+	for _, mode := range [][]string{nil, {"--raw"}} {
+		rep := runBenchJSON(t, append([]string{"bench", "consume", "--brokers", n.KafkaAddr(),
+			"--topic", "passes", "--count", "3500"}, mode...)...)
+		// Raw counts record batch bytes, headers included.
+		if res := resultNamed(t, rep, "consume"); res.Records < 3500 || res.Bytes < res.Records*100 || res.Errors != 0 {
+			t.Fatalf("consume %v --count 3500 of 1000 records: %+v, want at least 3500 read in passes", mode, res)
+		}
+		rep = runBenchJSON(t, append([]string{"bench", "consume", "--brokers", n.KafkaAddr(),
+			"--topic", "passes", "--duration", "1s"}, mode...)...)
+		if res := resultNamed(t, rep, "consume"); res.Records <= 1000 {
+			t.Fatalf("consume %v --duration 1s of 1000 records: %d read, want more than one pass", mode, res.Records)
+		}
+	}
+}

@@ -76,7 +76,7 @@ its 8-byte send time, so --record-size is at least 8.`,
 						sent := begin.Add(time.Duration(binary.BigEndian.Uint64(r.Value)))
 						consumed.latency.record(time.Since(sent))
 					}
-				})
+				}, nil)
 			}()
 
 			pctx, cancelProduce := common.context(ctx)

@@ -413,10 +413,12 @@ func (p *rawProducer) run(ctx context.Context, inflight int, issued *atomic.Int6
 }
 
 // rawConsume reads every partition of topic from start until want records
-// (counted from the batches' headers) arrived or ctx ends: one connection
+// (counted from the batches' headers) arrived or ctx ends, a partition that
+// reaches its end offset in end (if end is not nil) going back to its start
+// for another pass: one connection
 // per leader, one Fetch in flight on each, every record batch skipped over
 // by its header, never decoded. Bytes counted are the record batches'.
-func rawConsume(ctx context.Context, g *globals, topic string, start map[int32]int64, f *fetchLoad, m *meter, want int64) error {
+func rawConsume(ctx context.Context, g *globals, topic string, start, end map[int32]int64, f *fetchLoad, m *meter, want int64) error {
 	leaders, err := rawLeaders(ctx, g, topic)
 	if err != nil {
 		return err
@@ -444,7 +446,7 @@ func rawConsume(ctx context.Context, g *globals, topic string, start map[int32]i
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := rawFetchLoop(ctx, c, version, topic, parts, start, f, m, want)
+			err := rawFetchLoop(ctx, c, version, topic, parts, start, end, f, m, want)
 			if err != nil {
 				cancel()
 			}
@@ -461,7 +463,7 @@ func rawConsume(ctx context.Context, g *globals, topic string, start map[int32]i
 	return nil
 }
 
-func rawFetchLoop(ctx context.Context, c *rawConn, version int16, topic string, parts []int32, start map[int32]int64, f *fetchLoad, m *meter, want int64) error {
+func rawFetchLoop(ctx context.Context, c *rawConn, version int16, topic string, parts []int32, start, end map[int32]int64, f *fetchLoad, m *meter, want int64) error {
 	next := map[int32]int64{}
 	for _, p := range parts {
 		next[p] = start[p]
@@ -505,6 +507,9 @@ func rawFetchLoop(ctx context.Context, c *rawConn, version int16, topic string, 
 				n, b, last := walkBatches(p.RecordBatches)
 				if last >= 0 {
 					next[p.Partition] = last + 1
+				}
+				if e, ok := end[p.Partition]; ok && next[p.Partition] >= e {
+					next[p.Partition] = start[p.Partition] // another pass
 				}
 				recs += n
 				byts += b
