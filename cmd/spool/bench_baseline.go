@@ -160,20 +160,27 @@ func (l *baselineLoad) validate() error {
 	switch {
 	case l.recordSize < 1 || l.recordSize > maxBenchRecordSize:
 		return fmt.Errorf("--record-size %d: want 1..%d", l.recordSize, maxBenchRecordSize)
-	case l.batchRecords < 1 || int64(l.batchRecords)*int64(l.recordSize) > baselineFrameMax:
-		return fmt.Errorf("--batch-records %d: want >= 1 and a batch of at most %d bytes", l.batchRecords, baselineFrameMax)
+	case l.batchRecords < 1 || encodedBatchBytes(l.batchRecords, l.recordSize) > baselineFrameMax/2:
+		return fmt.Errorf("--batch-records %d: want >= 1 and a batch of at most %d bytes", l.batchRecords, baselineFrameMax/2)
 	case l.producers < 1 || l.producers > maxBenchProducers:
 		return fmt.Errorf("--producers %d: want 1..%d", l.producers, maxBenchProducers)
 	case l.copyBytes < 1<<20 || l.copyBytes > 64<<30:
 		return fmt.Errorf("--copy-bytes %d: want 1 MiB..64 GiB", l.copyBytes)
 	case l.readBytes < 1 || l.readBytes > baselineFrameMax:
 		return fmt.Errorf("--read-bytes %d: want 1..%d", l.readBytes, baselineFrameMax)
-	case l.rttBytes < 1 || l.rttBytes > baselineFrameMax:
-		return fmt.Errorf("--rtt-bytes %d: want 1..%d", l.rttBytes, baselineFrameMax)
+	case l.rttBytes < 1 || encodedBatchBytes(1, l.rttBytes) > baselineFrameMax/2:
+		return fmt.Errorf("--rtt-bytes %d: want 1..%d", l.rttBytes, baselineFrameMax/2-encodedBatchBytes(1, 0))
 	case l.rollBytes < 1<<20:
 		return fmt.Errorf("--roll-bytes %d: want at least 1 MiB", l.rollBytes)
 	}
 	return nil
+}
+
+// encodedBatchBytes bounds the size of a record batch of n records of size
+// bytes (rawRecordBatch): its header and at most 16 bytes of framing a
+// record.
+func encodedBatchBytes(n, size int) int64 {
+	return 61 + int64(n)*(int64(size)+16)
 }
 
 // runAppend measures name: conns connections appending batches of
@@ -240,7 +247,7 @@ func (l *baselineLoad) drive(ctx context.Context, srv *baselineProcess, m *meter
 	defer cancel()
 	m.start = time.Now()
 	stop := m.progress(progress, c.quiet)
-	err = runRawProducers(rctx, producers, 1, 0, m)
+	err = runRawProducers(rctx, producers, 1, c.count, m)
 	elapsed := time.Since(m.start)
 	stop()
 	cpuAfter, cerr := srv.cpu()

@@ -199,11 +199,11 @@ drops what it reads. MB/s then counts record batch bytes.`,
 			defer cancel()
 			m.start = time.Now()
 			stop := m.progress(cmd.ErrOrStderr(), common.quiet)
-			var rewind func(kgo.Fetches)
+			var after func(kgo.Fetches)
 			if passes {
-				rewind = func(fs kgo.Fetches) { rewindAtEnd(cl, topic, fs, offsets, ends) }
+				after = (&rewinder{cl: cl, topic: topic, start: offsets, end: ends, done: map[int32]bool{}}).after
 			}
-			err = consumeInto(rctx, cl, m, want, nil, rewind)
+			err = consumeInto(rctx, cl, m, want, nil, after)
 			elapsed := time.Since(m.start)
 			stop()
 			if err != nil {
@@ -227,18 +227,33 @@ drops what it reads. MB/s then counts record batch bytes.`,
 	return cmd
 }
 
-// rewindAtEnd sends every partition of fs whose last record is the one
-// before its end offset back to its start offset, for another pass.
-func rewindAtEnd(cl *kgo.Client, topic string, fs kgo.Fetches, start, end map[int32]int64) {
-	due := map[int32]kgo.EpochOffset{}
+// rewinder sends a franz-go consumer back to the start offsets once every
+// partition with records has reached its end offset: one SetOffsets a pass,
+// as each restarts the client's fetching (dropping what it had buffered).
+type rewinder struct {
+	cl         *kgo.Client
+	topic      string
+	start, end map[int32]int64
+	done       map[int32]bool
+}
+
+func (r *rewinder) after(fs kgo.Fetches) {
 	fs.EachPartition(func(p kgo.FetchTopicPartition) {
-		if n := len(p.Records); n > 0 && p.Records[n-1].Offset+1 >= end[p.Partition] {
-			due[p.Partition] = kgo.EpochOffset{Epoch: -1, Offset: start[p.Partition]}
+		if n := len(p.Records); n > 0 && p.Records[n-1].Offset+1 >= r.end[p.Partition] {
+			r.done[p.Partition] = true
 		}
 	})
-	if len(due) > 0 {
-		cl.SetOffsets(map[string]map[int32]kgo.EpochOffset{topic: due})
+	for p, end := range r.end {
+		if end > r.start[p] && !r.done[p] {
+			return
+		}
 	}
+	to := map[int32]kgo.EpochOffset{}
+	for p, start := range r.start {
+		to[p] = kgo.EpochOffset{Epoch: -1, Offset: start}
+	}
+	r.cl.SetOffsets(map[string]map[int32]kgo.EpochOffset{r.topic: to})
+	clear(r.done)
 }
 
 // consumeInto polls until want records arrived or ctx ends. each, if not nil,

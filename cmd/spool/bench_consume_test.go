@@ -47,7 +47,7 @@ func TestBenchConsumeReadsInPasses(t *testing.T) {
 		"--topic", "passes", "--partitions", "2", "--record-size", "100", "--fill", "1000")
 	for _, mode := range [][]string{nil, {"--raw"}} {
 		rep := runBenchJSON(t, append([]string{"bench", "consume", "--brokers", n.KafkaAddr(),
-			"--topic", "passes", "--count", "3500"}, mode...)...)
+			"--topic", "passes", "--count", "3500", "--duration", "30s"}, mode...)...)
 		// Raw counts record batch bytes, headers included.
 		if res := resultNamed(t, rep, "consume"); res.Records < 3500 || res.Bytes < res.Records*100 || res.Errors != 0 {
 			t.Fatalf("consume %v --count 3500 of 1000 records: %+v, want at least 3500 read in passes", mode, res)

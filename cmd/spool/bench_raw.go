@@ -406,18 +406,20 @@ func (p *rawProducer) run(ctx context.Context, inflight int, issued *atomic.Int6
 		}
 		<-sem // after a failure, only to let the writer end
 	}
-	if err := <-werr; err != nil && rerr == nil {
+	// A failed write closes the connection, failing the read too: the
+	// write's error is then the one that says what happened.
+	if err := <-werr; err != nil && (rerr == nil || errors.Is(rerr, net.ErrClosed)) {
 		return err
 	}
 	return rerr
 }
 
 // rawConsume reads every partition of topic from start until want records
-// (counted from the batches' headers) arrived or ctx ends, a partition that
-// reaches its end offset in end (if end is not nil) going back to its start
-// for another pass: one connection
+// (counted from the batches' headers) arrived or ctx ends: one connection
 // per leader, one Fetch in flight on each, every record batch skipped over
-// by its header, never decoded. Bytes counted are the record batches'.
+// by its header, never decoded. Bytes counted are the record batches'. If
+// end is not nil, a partition reaching its end offset goes back to its start
+// for another pass.
 func rawConsume(ctx context.Context, g *globals, topic string, start, end map[int32]int64, f *fetchLoad, m *meter, want int64) error {
 	leaders, err := rawLeaders(ctx, g, topic)
 	if err != nil {
