@@ -37,7 +37,8 @@
 #   RUNS=5 DURATION=20s scripts/bench-compare.sh
 #   IDLE_PARTITIONS=10000 scripts/bench-compare.sh   # also the 10k-partition figures
 #
-# Environment: RUNS (3), DURATION (10s), PRODUCERS (4), FETCH_RECORDS
+# Environment: RUNS (3), DURATION (10s), LATENCY_SLICES (3: the latency
+# run and its baselines alternate in this many slices), PRODUCERS (4), FETCH_RECORDS
 # (2000000 1 KiB records read per sendfile/copy run, from a topic of
 # 200000: ten passes), RETAIN_BYTES (1 GiB: what
 # the bounded 1 KiB produce and its baseline keep), IDLE_PARTITIONS (0:
@@ -50,6 +51,7 @@ PRODUCERS=${PRODUCERS:-4}
 FETCH_RECORDS=${FETCH_RECORDS:-2000000}
 IDLE_PARTITIONS=${IDLE_PARTITIONS:-0}
 RETAIN_BYTES=${RETAIN_BYTES:-1073741824}
+LATENCY_SLICES=${LATENCY_SLICES:-3}
 
 for tool in go jq python3 curl; do
 	command -v "$tool" >/dev/null || { echo "bench-compare: $tool is required" >&2; exit 1; }
@@ -86,6 +88,16 @@ else
 	retention_note="the node has no --retention-check-interval flag: it checks retention every 30 s, so the bounded 1 KiB topic was not trimmed within a ${DURATION} run"
 	echo "bench-compare: warning: $retention_note" >&2
 fi
+
+# slice: DURATION (a Go duration: 10s, 1m30s) split into LATENCY_SLICES.
+slice=$(python3 -c '
+import re, sys
+units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
+parts = re.findall(r"([\d.]+)(ms|s|m|h)", sys.argv[1])
+if not parts or "".join(n + u for n, u in parts) != sys.argv[1]:
+    sys.exit(f"bench-compare: DURATION {sys.argv[1]!r}: want a duration such as 10s or 1m30s")
+print(f"{sum(float(n) * units[u] for n, u in parts) / int(sys.argv[2]):.3f}s")
+' "$DURATION" "$LATENCY_SLICES")
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 
@@ -193,12 +205,17 @@ for run in $(seq 1 "$RUNS"); do
 	# 4. p99 produce latency, acks=1, one record (one request) in flight:
 	#    the baseline's append-rtt (one connection appending 1-record
 	#    batches) and bare round trip, then the same raw requests to Spool,
-	#    one after the other from the same state, then with franz-go.
-	settle
-	bench "$r/baseline-rtt.json" baseline --only append-rtt,rtt --dir "$r" --duration "$DURATION" --record-size 1024
-	settle
-	bench "$r/latency-raw.json" produce --raw --brokers "$spool_addr" --topic lat --record-size 1024 --acks 1 \
-		--batch-records 1 --max-inflight 1 --producers 1 --duration "$DURATION"
+	#    alternating in LATENCY_SLICES slices that add up to DURATION a
+	#    side, so that a quiet or a busy spell of the machine (they last
+	#    seconds here) falls on both; each side's p99 is the median of its
+	#    slices'. Then with franz-go.
+	for k in $(seq 1 "$LATENCY_SLICES"); do
+		settle
+		bench "$r/baseline-rtt-$k.json" baseline --only append-rtt,rtt --dir "$r" --duration "$slice" --record-size 1024
+		settle
+		bench "$r/latency-raw-$k.json" produce --raw --brokers "$spool_addr" --topic lat --record-size 1024 --acks 1 \
+			--batch-records 1 --max-inflight 1 --producers 1 --duration "$slice"
+	done
 	bench "$r/latency.json" produce --brokers "$spool_addr" --topic lat --record-size 1024 --acks 1 \
 		--buffered 1 --producers 1 --duration "$DURATION"
 
@@ -212,13 +229,15 @@ for run in $(seq 1 "$RUNS"); do
 	(cd "$repo" && go test ./integration -run '^$' -bench 'BenchmarkFetchSendfileVsCopy' \
 		-benchtime "${FETCH_RECORDS}x" -count 1 -timeout 20m) >"$r/fetch.txt"
 
-	python3 - "$r" <<'EOF'
-import json, re, sys
-r = sys.argv[1]
+	python3 - "$r" "$LATENCY_SLICES" <<'EOF'
+import json, re, statistics, sys
+r, slices = sys.argv[1], int(sys.argv[2])
 def load(name): return json.load(open(f"{r}/{name}.json"))["results"]
 def res(name, which=None):
     rs = load(name)
     return rs[0] if which is None else next(x for x in rs if x["name"] == which)
+def p99(name, which=None):  # the median over the latency slices
+    return statistics.median(res(f"{name}-{k}", which)["latency"]["p99_ms"] for k in range(1, slices + 1))
 fetch = {}
 for line in open(f"{r}/fetch.txt"):
     m = re.match(r"BenchmarkFetchSendfileVsCopy/(\w+)-\d+\s+\d+\s+\S+ ns/op(.*)", line)
@@ -231,12 +250,12 @@ ratios = {
     "consume_1k_vs_copy": res("consume1k-raw")["mb_per_sec"] / res("baseline-copy", "copy")["mb_per_sec"],
     "sendfile_vs_copy_throughput": fetch["sendfile"]["consume_MB/s"] / fetch["copy"]["consume_MB/s"],
     "sendfile_vs_copy_cpu_per_gb": fetch["sendfile"]["server_cpu_s/GB"] / fetch["copy"]["server_cpu_s/GB"],
-    "latency_p99_vs_append_rtt_p99": res("latency-raw")["latency"]["p99_ms"] / res("baseline-rtt", "append-rtt")["latency"]["p99_ms"],
-    "latency_p99_vs_rtt_p99": res("latency-raw")["latency"]["p99_ms"] / res("baseline-rtt", "rtt")["latency"]["p99_ms"],
+    "latency_p99_vs_append_rtt_p99": p99("latency-raw") / p99("baseline-rtt", "append-rtt"),
+    "latency_p99_vs_rtt_p99": p99("latency-raw") / p99("baseline-rtt", "rtt"),
     "franz_produce_1k_vs_append": res("produce1k")["mb_per_sec"] / res("baseline", "append")["mb_per_sec"],
     "raw_produce_100b_vs_kfake": res("produce100-spool-raw")["records_per_sec"] / res("produce100-kfake-raw")["records_per_sec"],
     "franz_consume_1k_vs_copy": res("consume1k")["mb_per_sec"] / res("baseline-copy", "copy")["mb_per_sec"],
-    "franz_latency_p99_vs_append_rtt_p99": res("latency")["latency"]["p99_ms"] / res("baseline-rtt", "append-rtt")["latency"]["p99_ms"],
+    "franz_latency_p99_vs_append_rtt_p99": res("latency")["latency"]["p99_ms"] / p99("baseline-rtt", "append-rtt"),
 }
 absolute = {
     "produce_1k_raw_MBps": res("produce1k-raw")["mb_per_sec"],
@@ -255,10 +274,10 @@ absolute = {
     "fetch_copy_MBps": fetch["copy"]["consume_MB/s"],
     "fetch_sendfile_cpu_s_per_GB": fetch["sendfile"]["server_cpu_s/GB"],
     "fetch_copy_cpu_s_per_GB": fetch["copy"]["server_cpu_s/GB"],
-    "produce_raw_p99_ms": res("latency-raw")["latency"]["p99_ms"],
+    "produce_raw_p99_ms": p99("latency-raw"),
     "produce_p99_ms": res("latency")["latency"]["p99_ms"],
-    "append_rtt_p99_ms": res("baseline-rtt", "append-rtt")["latency"]["p99_ms"],
-    "rtt_p99_ms": res("baseline-rtt", "rtt")["latency"]["p99_ms"],
+    "append_rtt_p99_ms": p99("baseline-rtt", "append-rtt"),
+    "rtt_p99_ms": p99("baseline-rtt", "rtt"),
     "copy_sender_cpu_s_per_GB": res("baseline-copy", "copy").get("extra", {}).get("cpu_seconds_per_gb", 0),
     "records_per_batch_1k": res("produce1k").get("extra", {}).get("records_per_batch", 0),
 }
