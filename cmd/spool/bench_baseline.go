@@ -176,13 +176,6 @@ func (l *baselineLoad) validate() error {
 	return nil
 }
 
-// encodedBatchBytes bounds the size of a record batch of n records of size
-// bytes (rawRecordBatch): its header and at most 16 bytes of framing a
-// record.
-func encodedBatchBytes(n, size int) int64 {
-	return 61 + int64(n)*(int64(size)+16)
-}
-
 // runAppend measures name: conns connections appending batches of
 // batchRecords records through an append server process.
 func (l *baselineLoad) runAppend(ctx context.Context, name string, conns, batchRecords int, dir string, c *benchCommon, progress io.Writer) (benchResult, error) {

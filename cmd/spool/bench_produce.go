@@ -326,8 +326,8 @@ the client's own record building.`,
 			if err := ensureTopic(cmd.Context(), g, load.topic, load.partitions); err != nil {
 				return err
 			}
-			if batchRecords < 0 || int64(batchRecords)*int64(load.recordSize+10) > rawFrameMax/2 {
-				return fmt.Errorf("--batch-records %d: want 0..%d records of this size", batchRecords, rawFrameMax/2/(load.recordSize+10))
+			if batchRecords < 0 || encodedBatchBytes(batchRecords, load.recordSize) > rawFrameMax/2 {
+				return fmt.Errorf("--batch-records %d: want 0..%d records of this size", batchRecords, (rawFrameMax/2-encodedBatchBytes(0, 0))/int64(load.recordSize+16))
 			}
 			if raw && batchRecords == 0 {
 				// As many as fit in --batch-bytes, at ~10 bytes of record

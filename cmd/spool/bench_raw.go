@@ -136,6 +136,13 @@ func skipTags(b []byte) ([]byte, error) {
 	return b, nil
 }
 
+// encodedBatchBytes bounds the size of a record batch of n records of size
+// bytes (rawRecordBatch): its header and at most 16 bytes of framing a
+// record.
+func encodedBatchBytes(n, size int) int64 {
+	return 61 + int64(n)*(int64(size)+16)
+}
+
 // rawRecordBatch encodes a RecordBatch v2 of n records, each value a copy
 // of value, with no key and no headers, uncompressed, as a non-idempotent
 // producer sends it.
