@@ -48,6 +48,13 @@ type Agent struct {
 	localAddr atomic.Value // string, set once Serf is up
 
 	persistMu sync.Mutex // orders roster/catalog file writes and tag updates
+	// catalogRetry holds peers' catalog entries whose save failed, merged
+	// again each anti-entropy round (under persistMu).
+	catalogRetry map[string]TopicEntry
+	// rosterPending holds roster entries seen but not yet saved, the
+	// highest per id; the roster takes them only once the file does.
+	rosterMu      sync.Mutex
+	rosterPending map[int32]RosterEntry
 	opMu      sync.Mutex // serialises local topic operations
 
 	mu       sync.Mutex

@@ -88,6 +88,30 @@ func (c *Catalog) Merge(entries []TopicEntry) ([]TopicChange, error) {
 	return changes, errors.Join(errs...)
 }
 
+// clone copies the catalog, so a change can be made and persisted on the
+// copy before the catalog everyone reads takes it (see Agent.mergeCatalog).
+func (c *Catalog) clone() *Catalog {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := &Catalog{clock: c.clock, topics: make(map[string]TopicEntry, len(c.topics))}
+	for k, v := range c.topics {
+		out.topics[k] = v // entries are replaced whole, never changed in place
+	}
+	return out
+}
+
+// adopt makes next's entries the catalog's; the clock keeps the higher of
+// the two, as a local tick may have advanced it meanwhile.
+func (c *Catalog) adopt(next *Catalog) {
+	next.mu.Lock()
+	topics, clock := next.topics, next.clock
+	next.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.topics = topics
+	c.clock = max(c.clock, clock)
+}
+
 // Get returns the entry for name, tombstone or not.
 func (c *Catalog) Get(name string) (TopicEntry, bool) {
 	c.mu.Lock()

@@ -3,6 +3,7 @@ package membership
 import (
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/hashicorp/go-metrics"
@@ -71,7 +72,7 @@ func (a *Agent) handleMemberEvent(e serf.MemberEvent) {
 		self := m.Name == a.cfg.NodeName
 		if m.Status == StatusAlive && (typ == EventJoin || typ == EventUpdate) {
 			a.considerClusterID(sm.Name, sm.Tags[TagClusterID])
-			if a.roster.Add(m.BrokerID, m.Gen) {
+			if a.stageRoster([]RosterEntry{{ID: m.BrokerID, Gen: m.Gen}}) {
 				a.requestSync(syncRequest{kind: syncPersistRoster})
 			}
 			if !self && m.RosterDigest != "" && m.RosterDigest != a.roster.Digest() {
@@ -107,7 +108,7 @@ func (a *Agent) handleUserEvent(e serf.UserEvent) {
 			a.log.WithError(err).Warn("undecodable topic event; anti-entropy will repair")
 			return
 		}
-		a.mergeCatalog([]TopicEntry{entry}, "event")
+		_, _ = a.mergeCatalog([]TopicEntry{entry}, "event") // logged; retried
 	case eventTopicHint:
 		var h topicHint
 		if err := json.Unmarshal(e.Payload, &h); err != nil {
@@ -125,7 +126,7 @@ func (a *Agent) handleQuery(q *serf.Query) {
 	switch q.Name {
 	case queryRoster:
 		if entries, err := decodeRoster(q.Payload); err == nil {
-			if a.roster.Merge(entries) {
+			if a.stageRoster(entries) {
 				a.requestSync(syncRequest{kind: syncPersistRoster})
 			}
 		} else if len(q.Payload) > 1 {
@@ -152,24 +153,74 @@ func (a *Agent) handleQuery(q *serf.Query) {
 
 // mergeCatalog folds entries from source into the catalog, persists it and
 // tells watchers, all under persistMu so watchers see changes in the order
-// they were applied.
-func (a *Agent) mergeCatalog(entries []TopicEntry, source string) []TopicChange {
+// they were applied. The change is made on a copy and saved first: only once
+// the file holds it does the catalog everyone reads take it, so a node never
+// acts on (opens, serves, deletes for) an entry its next start would not
+// know. A failed save leaves the catalog as it was and returns an error
+// wrapping ErrNotDurable; entries from peers are kept and merged again on
+// every anti-entropy round until they are saved (retryCatalog).
+func (a *Agent) mergeCatalog(entries []TopicEntry, source string) ([]TopicChange, error) {
 	a.persistMu.Lock()
 	defer a.persistMu.Unlock()
-	changes, err := a.catalog.Merge(entries)
+	next := a.catalog.clone()
+	changes, err := next.Merge(entries)
 	if err != nil {
 		a.log.WithError(err).WithField("source", source).Warn("ignored invalid catalog entries")
 	}
 	if len(changes) == 0 {
-		return nil
+		return nil, nil
 	}
-	if err := saveCatalog(a.catalogPath, a.catalog); err != nil {
-		a.log.WithError(err).Error("persist catalog")
+	if err := saveCatalog(a.catalogPath, next); err != nil {
+		names := make([]string, len(changes))
+		for i, ch := range changes {
+			names[i] = ch.New.Name
+		}
+		a.log.WithError(err).WithFields(logrus.Fields{"source": source, "topics": names}).
+			Error("persist catalog failed; the change is not applied")
+		metrics.IncrCounter([]string{"spool", "membership", "catalog", "persist_failures"}, 1)
+		if source != "local" {
+			a.keepForRetry(entries)
+		}
+		return nil, fmt.Errorf("catalog change of %v: %w: %w", names, ErrNotDurable, err)
 	}
+	a.catalog.adopt(next)
 	for _, ch := range changes {
 		a.log.WithFields(logrus.Fields{"topic": ch.New.Name, "topic_id": ch.New.ID.String(), "deleted": ch.New.Deleted,
 			"lamport": ch.New.Lamport, "origin": ch.New.Origin, "source": source}).Info("catalog changed")
 		a.topicEvents.publish(ch)
 	}
-	return changes
+	return changes, nil
+}
+
+// keepForRetry remembers peers' entries whose save failed, the newest per
+// name, so the list is bounded by the number of topics. Called with
+// persistMu held.
+func (a *Agent) keepForRetry(entries []TopicEntry) {
+	if a.catalogRetry == nil {
+		a.catalogRetry = make(map[string]TopicEntry)
+	}
+	for _, e := range entries {
+		if cur, ok := a.catalogRetry[e.Name]; !ok || e.newerThan(cur) {
+			a.catalogRetry[e.Name] = e.clone()
+		}
+	}
+}
+
+// retryCatalog merges again the peers' entries whose save failed, on every
+// anti-entropy round until the save succeeds. Merging is idempotent, so
+// entries that arrived again meanwhile cost nothing.
+func (a *Agent) retryCatalog() {
+	a.persistMu.Lock()
+	pending := make([]TopicEntry, 0, len(a.catalogRetry))
+	for _, e := range a.catalogRetry {
+		pending = append(pending, e)
+	}
+	a.catalogRetry = nil
+	a.persistMu.Unlock()
+	if len(pending) == 0 {
+		return
+	}
+	if _, err := a.mergeCatalog(pending, "retry"); err == nil {
+		a.log.WithField("entries", len(pending)).Info("catalog change saved on retry")
+	}
 }

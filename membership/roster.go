@@ -101,6 +101,43 @@ func (r *Roster) Merge(entries []RosterEntry) bool {
 	return changed
 }
 
+// clone copies the roster, so a change can be saved before it is made.
+func (r *Roster) clone() *Roster {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := &Roster{entries: make(map[int32]RosterEntry, len(r.entries))}
+	for k, v := range r.entries {
+		out.entries[k] = v
+	}
+	return out
+}
+
+// adopt makes next's entries the roster's.
+func (r *Roster) adopt(next *Roster) {
+	next.mu.Lock()
+	entries := next.entries
+	next.mu.Unlock()
+	r.mu.Lock()
+	r.entries = entries
+	r.mu.Unlock()
+}
+
+// wouldChange reports whether merging e would change the roster.
+func (r *Roster) wouldChange(e RosterEntry) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cur, ok := r.entries[e.ID]
+	return !ok || e.dominates(cur)
+}
+
+// entry returns id's entry.
+func (r *Roster) entry(id int32) (RosterEntry, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, ok := r.entries[id]
+	return e, ok
+}
+
 // IDs returns the broker ids in the roster (decommissioned ones excluded),
 // ascending. This is the list placement hashes over.
 func (r *Roster) IDs() []int32 {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"time"
 
+	"github.com/hashicorp/go-metrics"
 	"github.com/hashicorp/serf/serf"
 )
 
@@ -79,7 +81,7 @@ func (a *Agent) syncLoop() {
 func (a *Agent) runSync(r syncRequest) {
 	switch r.kind {
 	case syncPersistRoster:
-		a.persistRoster()
+		_ = a.persistRoster() // logged; retried next round
 		return
 	case syncPersistClusterID:
 		a.persistClusterID()
@@ -112,7 +114,8 @@ func (a *Agent) aliveMember(name string) (Member, bool) {
 // roster with one live peer whose "rv" tag differs from ours, and our cluster
 // id with every live member's "cid" tag.
 func (a *Agent) antiEntropyRound() {
-	a.persistRoster()
+	_ = a.persistRoster() // logged; retried next round
+	a.retryCatalog()
 	// Tags are gossiped state, so a missed update event is repaired here.
 	for _, m := range a.serf.Members() {
 		if m.Status == serf.StatusAlive {
@@ -139,24 +142,66 @@ func (a *Agent) antiEntropyRound() {
 	}
 }
 
-// persistRoster writes the roster and republishes the "rv" tag when the
-// roster changed since the last time.
-func (a *Agent) persistRoster() {
+// stageRoster queues the entries that would change the roster for the next
+// persistRoster, without touching the disk (the caller is often Serf's event
+// loop), and reports whether there were any.
+func (a *Agent) stageRoster(entries []RosterEntry) bool {
+	a.rosterMu.Lock()
+	defer a.rosterMu.Unlock()
+	staged := false
+	for _, e := range entries {
+		if !a.roster.wouldChange(e) {
+			continue
+		}
+		if a.rosterPending == nil {
+			a.rosterPending = make(map[int32]RosterEntry)
+		}
+		if cur, ok := a.rosterPending[e.ID]; !ok || e.dominates(cur) {
+			a.rosterPending[e.ID] = e
+		}
+		staged = true
+	}
+	return staged
+}
+
+// persistRoster saves the roster with the staged entries merged in, and only
+// then lets the roster (which placement hashes over) take them and
+// republishes the "rv" tag. A failed save keeps the staged entries for the
+// next anti-entropy round (what gossip saw stays true) and returns an error
+// wrapping ErrNotDurable. The operator's entries, op, are saved with them but
+// never kept: a failed operation is not carried out later.
+func (a *Agent) persistRoster(op ...RosterEntry) error {
 	a.persistMu.Lock()
 	defer a.persistMu.Unlock()
 	if a.isShutdown() {
-		return
+		return nil
 	}
-	digest := a.roster.Digest()
-	tags := a.serf.LocalMember().Tags
-	if tags[TagRosterDigest] == digest {
-		return
+	a.rosterMu.Lock()
+	pending := a.rosterPending
+	a.rosterPending = nil
+	a.rosterMu.Unlock()
+	next := a.roster.clone()
+	staged := make([]RosterEntry, 0, len(pending))
+	for _, e := range pending {
+		staged = append(staged, e)
 	}
-	if err := saveRoster(a.rosterPath, a.roster); err != nil {
-		a.log.WithError(err).Error("persist roster")
-		return
+	changed := next.Merge(staged)
+	changed = next.Merge(op) || changed
+	digest := next.Digest()
+	if !changed && a.serf.LocalMember().Tags[TagRosterDigest] == digest {
+		return nil
+	}
+	if changed {
+		if err := saveRoster(a.rosterPath, next); err != nil {
+			a.log.WithError(err).Error("persist roster failed; the change is not applied")
+			metrics.IncrCounter([]string{"spool", "membership", "roster", "persist_failures"}, 1)
+			a.stageRoster(staged)
+			return fmt.Errorf("roster change: %w: %w", ErrNotDurable, err)
+		}
+		a.roster.adopt(next)
 	}
 	a.setTagLocked(TagRosterDigest, digest)
+	return nil
 }
 
 // query sends a Serf query to one peer and returns its first reply, or nil
@@ -210,8 +255,8 @@ func (a *Agent) exchangeRoster(peer Member) {
 		}
 		entries = f.Entries
 	}
-	if a.roster.Merge(entries) {
-		a.persistRoster()
+	if a.stageRoster(entries) {
+		_ = a.persistRoster() // logged; retried next round
 	}
 }
 
@@ -237,7 +282,7 @@ func (a *Agent) pullCatalog(peer Member) {
 		a.log.WithError(err).WithField("peer", peer.Name).Warn("decode fetched catalog")
 		return
 	}
-	a.mergeCatalog(snap.Topics, "anti-entropy:"+peer.Name)
+	_, _ = a.mergeCatalog(snap.Topics, "anti-entropy:"+peer.Name) // logged; the next round pulls again
 }
 
 func (a *Agent) fetch(peer Member, path string) ([]byte, error) {

@@ -28,6 +28,10 @@ var (
 	ErrInvalidConfig            = errors.New("invalid topic config")
 	ErrTopicExists              = errors.New("topic already exists")
 	ErrUnknownTopic             = errors.New("unknown topic")
+	// ErrNotDurable means a change to persisted state (catalog, roster)
+	// could not be saved, so it was not made: the node's state is as it
+	// was before the call.
+	ErrNotDurable = errors.New("state change not saved to disk")
 )
 
 // TopicID is the 16-byte id Kafka clients know a topic by (Metadata v10+,

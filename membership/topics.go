@@ -92,7 +92,9 @@ func (a *Agent) CreateTopic(spec TopicSpec) (TopicEntry, error) {
 	if err := entry.validate(); err != nil {
 		return TopicEntry{}, fmt.Errorf("create topic: %w", err)
 	}
-	a.mergeCatalog([]TopicEntry{entry}, "local")
+	if _, err := a.mergeCatalog([]TopicEntry{entry}, "local"); err != nil {
+		return TopicEntry{}, fmt.Errorf("create topic %s: %w", spec.Name, err)
+	}
 	// A create of the name that arrived from a peer since the check above
 	// may have won; then this one is no create at all.
 	cur, _ := a.catalog.Get(spec.Name)
@@ -106,7 +108,9 @@ func (a *Agent) CreateTopic(spec TopicSpec) (TopicEntry, error) {
 }
 
 // DeleteTopic replaces a live topic by a tombstone with a new Lamport time,
-// persists and broadcasts it, and returns the entry it deleted. The tombstone
+// persists and broadcasts it, and returns the entry it deleted. If the
+// tombstone cannot be saved the topic stays as it was and the error wraps
+// ErrNotDurable (CreateTopic likewise). The tombstone
 // keeps the topic's id, so nodes know which partitions to delete.
 func (a *Agent) DeleteTopic(name string) (TopicEntry, error) {
 	a.opMu.Lock()
@@ -116,7 +120,9 @@ func (a *Agent) DeleteTopic(name string) (TopicEntry, error) {
 		return TopicEntry{}, fmt.Errorf("delete topic %s: %w", name, ErrUnknownTopic)
 	}
 	tomb := TopicEntry{Name: name, ID: cur.ID, Deleted: true, Lamport: a.catalog.tick(), Origin: a.cfg.BrokerID}
-	a.mergeCatalog([]TopicEntry{tomb}, "local")
+	if _, err := a.mergeCatalog([]TopicEntry{tomb}, "local"); err != nil {
+		return TopicEntry{}, fmt.Errorf("delete topic %s: %w", name, err)
+	}
 	a.broadcastTopic(tomb)
 	return cur, nil
 }
