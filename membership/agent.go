@@ -55,7 +55,7 @@ type Agent struct {
 	// highest per id; the roster takes them only once the file does.
 	rosterMu      sync.Mutex
 	rosterPending map[int32]RosterEntry
-	opMu      sync.Mutex // serialises local topic operations
+	opMu          sync.Mutex // serialises local topic operations
 
 	mu       sync.Mutex
 	joinErr  error

@@ -149,6 +149,13 @@ func TestConcurrentConflictingCreates(t *testing.T) {
 	b := startNode(t, log, 2)
 	c := startNode(t, log, 3)
 	c.join(t, b)
+	// b places over its roster, which takes c once it is saved.
+	eventually(t, 10*time.Second, "c in b's roster", func() error {
+		if got := b.Roster(); len(got) != 2 {
+			return fmt.Errorf("b's roster %v", got)
+		}
+		return nil
+	})
 	watch, cancel := a.WatchTopics()
 	defer cancel()
 

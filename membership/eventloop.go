@@ -73,6 +73,7 @@ func (a *Agent) handleMemberEvent(e serf.MemberEvent) {
 		if m.Status == StatusAlive && (typ == EventJoin || typ == EventUpdate) {
 			a.considerClusterID(sm.Name, sm.Tags[TagClusterID])
 			if a.stageRoster([]RosterEntry{{ID: m.BrokerID, Gen: m.Gen}}) {
+				_ = a.saveStagedRoster() // logged; retried by the sync loop
 				a.requestSync(syncRequest{kind: syncPersistRoster})
 			}
 			if !self && m.RosterDigest != "" && m.RosterDigest != a.roster.Digest() {

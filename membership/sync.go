@@ -176,6 +176,26 @@ func (a *Agent) persistRoster(op ...RosterEntry) error {
 	if a.isShutdown() {
 		return nil
 	}
+	if err := a.saveRosterLocked(op); err != nil {
+		return err
+	}
+	if digest := a.roster.Digest(); a.serf.LocalMember().Tags[TagRosterDigest] != digest {
+		a.setTagLocked(TagRosterDigest, digest)
+	}
+	return nil
+}
+
+// saveStagedRoster saves and applies the staged entries without touching
+// the tags, for Serf's event loop: a broker seen joining is in the roster
+// as soon as it is saved, and the sync loop republishes "rv".
+func (a *Agent) saveStagedRoster() error {
+	a.persistMu.Lock()
+	defer a.persistMu.Unlock()
+	return a.saveRosterLocked(nil)
+}
+
+// saveRosterLocked is persistRoster's save; called with persistMu held.
+func (a *Agent) saveRosterLocked(op []RosterEntry) error {
 	a.rosterMu.Lock()
 	pending := a.rosterPending
 	a.rosterPending = nil
@@ -187,20 +207,16 @@ func (a *Agent) persistRoster(op ...RosterEntry) error {
 	}
 	changed := next.Merge(staged)
 	changed = next.Merge(op) || changed
-	digest := next.Digest()
-	if !changed && a.serf.LocalMember().Tags[TagRosterDigest] == digest {
+	if !changed {
 		return nil
 	}
-	if changed {
-		if err := saveRoster(a.rosterPath, next); err != nil {
-			a.log.WithError(err).Error("persist roster failed; the change is not applied")
-			metrics.IncrCounter([]string{"spool", "membership", "roster", "persist_failures"}, 1)
-			a.stageRoster(staged)
-			return fmt.Errorf("roster change: %w: %w", ErrNotDurable, err)
-		}
-		a.roster.adopt(next)
+	if err := saveRoster(a.rosterPath, next); err != nil {
+		a.log.WithError(err).Error("persist roster failed; the change is not applied")
+		metrics.IncrCounter([]string{"spool", "membership", "roster", "persist_failures"}, 1)
+		a.stageRoster(staged)
+		return fmt.Errorf("roster change: %w: %w", ErrNotDurable, err)
 	}
-	a.setTagLocked(TagRosterDigest, digest)
+	a.roster.adopt(next)
 	return nil
 }
 
