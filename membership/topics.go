@@ -158,6 +158,13 @@ func (a *Agent) Topic(name string) (TopicEntry, bool) {
 	return e, true
 }
 
+// TopicEntry returns the catalog's entry for name, tombstone or not: a
+// tombstone is the cluster's word that the topic was deleted, where a name
+// missing from the catalog says nothing.
+func (a *Agent) TopicEntry(name string) (TopicEntry, bool) {
+	return a.catalog.Get(name)
+}
+
 // TopicPartition returns a live topic's id and the replicas of its
 // partition index, or ok false for an unknown topic or partition. Unlike
 // Topic it copies nothing: the replica list is the catalog's own and must

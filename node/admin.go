@@ -46,6 +46,7 @@ func (n *Node) adminHandler() http.Handler {
 		w.Write([]byte("ready\n"))
 	})
 	n.clusterAdminRoutes(mux)
+	n.quarantineAdminRoutes(mux) // /v1/quarantine, /v1/quarantine/purge
 	mux.Handle("/metrics", promhttp.HandlerFor(n.registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/v1/stats", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, n.Stats())

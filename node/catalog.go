@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/sirupsen/logrus"
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/spool-log/spool/membership"
 )
@@ -146,6 +147,17 @@ func (c *gossipCatalog) Partition(name string, index int32) (TopicID, []int32, b
 	return TopicID(id), replicas, ok
 }
 
+// Entry returns what the catalog holds for name: the topic (live or the id
+// of the deleted one), whether it is a tombstone, and whether the catalog
+// knows the name at all.
+func (c *gossipCatalog) Entry(name string) (spec TopicSpec, deleted, known bool) {
+	e, ok := c.agent.TopicEntry(name)
+	if !ok {
+		return TopicSpec{}, false, false
+	}
+	return specFromEntry(e), e.Deleted, true
+}
+
 // TopicByID looks a topic up by id.
 func (c *gossipCatalog) TopicByID(id TopicID) (TopicSpec, bool) {
 	for _, e := range c.agent.Topics() {
@@ -156,7 +168,8 @@ func (c *gossipCatalog) TopicByID(id TopicID) (TopicSpec, bool) {
 	return TopicSpec{}, false
 }
 
-// Create records a new topic and returns it as recorded: the catalog
+// Create records a new topic and returns it as recorded (a failed save of
+// the catalog is KAFKA_STORAGE_ERROR, and no topic): the catalog
 // derives its id (a spec.ID is kept, for topics imported with one) and, when
 // spec.Replicas is nil, places it. It returns ErrTopicExists when the name is
 // taken, also when a concurrent create from elsewhere won meanwhile.
@@ -175,6 +188,8 @@ func (c *gossipCatalog) Create(spec TopicSpec) (TopicSpec, error) {
 		return TopicSpec{}, ErrTopicExists
 	case errors.Is(err, membership.ErrInvalidReplicationFactor):
 		return TopicSpec{}, fmt.Errorf("%w: %v", errReplicationFactor, err)
+	case errors.Is(err, membership.ErrNotDurable):
+		return TopicSpec{}, &topicError{kerr.KafkaStorageError, err.Error()}
 	case err != nil:
 		return TopicSpec{}, err
 	}
@@ -187,6 +202,10 @@ func (c *gossipCatalog) Delete(name string) (TopicSpec, error) {
 	e, err := c.agent.DeleteTopic(name)
 	if errors.Is(err, membership.ErrUnknownTopic) {
 		return TopicSpec{}, ErrUnknownTopic
+	}
+	if errors.Is(err, membership.ErrNotDurable) {
+		// The topic is still there, data and all: the client may retry.
+		return TopicSpec{}, &topicError{kerr.KafkaStorageError, err.Error()}
 	}
 	if err != nil {
 		return TopicSpec{}, err

@@ -21,7 +21,8 @@ const partitionTopicIDFile = "topic-id"
 
 // claimPartitionDir checks dir before partition p of spec is opened from it.
 // A directory holding another topic id is a deleted incarnation of the
-// topic: it is removed (and logged), so the partition starts empty. It
+// topic: it is moved to the quarantine (and logged), so the partition
+// starts empty. It
 // reports whether the id must be (re)written once the log is open: for a new
 // directory, one from before ids were recorded, or one whose id file a
 // crash left unreadable; each of these is taken to be the current topic's.
@@ -42,11 +43,9 @@ func (n *Node) claimPartitionDir(dir string, spec TopicSpec, p int32) (record bo
 	if onDisk == spec.ID {
 		return false, nil
 	}
-	n.log.WithFields(logrus.Fields{"topic": spec.Name, "partition": p, "dir": dir,
-		"stale_topic_id": onDisk.String(), "topic_id": spec.ID.String()}).
-		Warn("partition directory belongs to a deleted incarnation of the topic; removing it and starting empty")
-	if err := os.RemoveAll(dir); err != nil {
-		return false, fmt.Errorf("remove stale partition %s: %w", dir, err)
+	if _, err := n.quarantineDirectory(dir, "directory of a deleted incarnation of the topic; the partition starts empty",
+		logrus.Fields{"topic": spec.Name, "partition": p, "stale_topic_id": onDisk.String(), "topic_id": spec.ID.String()}); err != nil {
+		return false, fmt.Errorf("stale partition %s: %w", dir, err)
 	}
 	return true, nil
 }

@@ -35,13 +35,18 @@ func startCluster(t *testing.T, size int) []*Node {
 	return nodes
 }
 
-// waitMembers waits until every node sees alive alive members.
+// waitMembers waits until every node sees alive alive members and has them
+// in its roster, which placement hashes over and which takes a broker once
+// it is saved.
 func waitMembers(t *testing.T, nodes []*Node, alive int) {
 	t.Helper()
 	retry(t, 20*time.Second, func() error {
 		for _, n := range nodes {
 			if got := len(n.Membership().LiveBrokers()); got != alive {
 				return fmt.Errorf("node %d sees %d alive members, want %d", n.NodeID(), got, alive)
+			}
+			if got := len(n.Membership().Roster()); got < alive {
+				return fmt.Errorf("node %d has %d brokers in its roster, want at least %d", n.NodeID(), got, alive)
 			}
 		}
 		return nil

@@ -67,6 +67,12 @@ type Config struct {
 	// after its last append (Kafka's producer.id.expiration.ms).
 	ProducerIDExpiry time.Duration
 
+	// QuarantineRetention is how long what the node drops (partition
+	// directories of deleted topics, bytes recovery cut) stays in
+	// DataDir/quarantine before it is reclaimed; negative keeps it until
+	// an operator purges it (`spool quarantine purge`).
+	QuarantineRetention time.Duration
+
 	// Logger receives the node's logs; nil means logrus's standard logger.
 	Logger logrus.FieldLogger
 
@@ -122,6 +128,7 @@ func DefaultConfig() Config {
 		MaxOpenFiles:           1024,
 		RetentionCheckInterval: 30 * time.Second,
 		ProducerIDExpiry:       24 * time.Hour,
+		QuarantineRetention:    defaultQuarantineRetention,
 		Topic: TopicDefaults{
 			RetentionAge:    pc.RetentionAge,
 			RetentionBytes:  pc.RetentionBytes,
@@ -166,6 +173,9 @@ func (c *Config) validate() error {
 	}
 	if c.ProducerIDExpiry <= 0 {
 		c.ProducerIDExpiry = 24 * time.Hour
+	}
+	if c.QuarantineRetention == 0 {
+		c.QuarantineRetention = defaultQuarantineRetention
 	}
 	if err := c.Groups.validate(); err != nil {
 		return err

@@ -204,7 +204,8 @@ func (n *Node) Start() (err error) {
 	n.metrics.SetGauge([]string{"partitions"}, float32(len(n.localPartitions())))
 	n.metrics.SetGauge([]string{"partitions", "led"}, float32(n.partitionsLed()))
 	memberEvents, _ := n.agent.Subscribe() // closed by the agent's Shutdown
-	n.loops.Add(4)
+	n.loops.Add(5)
+	go n.quarantineLoop()
 	go n.metricsLoop()
 	go n.retentionLoop()
 	go n.catalogLoop()

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sirupsen/logrus"
+
 	"github.com/spool-log/spool/partition"
 )
 
@@ -192,8 +194,8 @@ func (n *Node) partition(topic string, index int32) *localPartition {
 }
 
 // reconcile makes the open partitions match the catalog: it opens every
-// partition this node is a replica of and closes and deletes the ones whose
-// topic is gone (or was recreated under a new id).
+// partition this node is a replica of and closes and quarantines the ones
+// the catalog says are gone (dropPartition).
 func (n *Node) reconcile() error {
 	n.reconcileMu.Lock()
 	defer n.reconcileMu.Unlock()
@@ -209,21 +211,33 @@ func (n *Node) reconcile() error {
 		}
 	}
 
-	var drop []*localPartition
+	type dropped struct {
+		p   *localPartition
+		why string
+	}
+	var drop []dropped
 	n.mu.Lock()
 	for key, p := range n.parts {
-		if spec, ok := want[key]; !ok || spec.ID != p.topicID {
-			drop = append(drop, p)
-			delete(n.parts, key)
+		if spec, ok := want[key]; ok && spec.ID == p.topicID {
+			continue
 		}
+		why := n.dropReason(key.topic, p.topicID)
+		if why == "" {
+			continue
+		}
+		drop = append(drop, dropped{p, why})
+		delete(n.parts, key)
 	}
 	n.mu.Unlock()
-	for _, p := range drop {
+	for _, d := range drop {
+		p := d.p
 		p.notify()
-		if err := p.log.Delete(); err != nil {
-			n.log.WithError(err).WithField("topic", p.topic).WithField("partition", p.index).Error("delete partition")
-		} else {
-			n.log.WithField("topic", p.topic).WithField("partition", p.index).Info("partition deleted")
+		if err := p.log.Release(); err != nil {
+			n.log.WithError(err).WithField("topic", p.topic).WithField("partition", p.index).Warn("close dropped partition")
+		}
+		if _, err := n.quarantineDirectory(p.dir, d.why, logrus.Fields{"topic": p.topic, "partition": p.index, "topic_id": p.topicID.String()}); err != nil {
+			// Left in place: the next start looks at it again.
+			n.log.WithError(err).WithField("topic", p.topic).WithField("partition", p.index).Error("quarantine dropped partition")
 		}
 	}
 
@@ -247,10 +261,34 @@ func (n *Node) reconcile() error {
 	return firstErr
 }
 
-// removeOrphans deletes partition directories that no catalog topic claims:
-// what a crash between the catalog update and the directory removal of a
-// DeleteTopics leaves behind. Without this a recreated topic would find the
-// old topic's records.
+// dropReason says why a partition of topic (incarnation id) this node holds
+// but is not (or no longer) a replica of may go, or "" if it must stay. Only
+// the catalog's positive word counts, a catalog that has only ever been
+// changed once saved: a tombstone (the deletion agreed with the peers), a
+// newer incarnation, or a live entry placing the partition elsewhere. A name
+// the catalog does not know says nothing, and __consumer_offsets, where
+// every group's offsets live, goes only on a tombstone or a new incarnation.
+func (n *Node) dropReason(topic string, id TopicID) string {
+	cur, deleted, known := n.catalog.Entry(topic)
+	switch {
+	case !known:
+		return ""
+	case deleted:
+		return "topic deleted"
+	case cur.ID != id:
+		return "topic recreated under a new id"
+	case isInternalTopic(topic):
+		return ""
+	default:
+		return "this node is no longer a replica"
+	}
+}
+
+// removeOrphans looks at every partition directory at start and
+// quarantines those the catalog says are gone (dropReason): what a crash
+// between the catalog update and the directory's move of a DeleteTopics
+// leaves behind. A directory of a topic the catalog does not know is kept
+// where it is, unopened, and logged.
 func (n *Node) removeOrphans() error {
 	entries, err := os.ReadDir(n.cfg.DataDir)
 	if err != nil {
@@ -264,14 +302,29 @@ func (n *Node) removeOrphans() error {
 		if !ok {
 			continue
 		}
-		spec, ok := n.catalog.Topic(topic)
-		if ok && index < spec.Partitions && containsID(spec.Replicas[index], n.cfg.NodeID) {
+		dir := filepath.Join(n.cfg.DataDir, e.Name())
+		fields := logrus.Fields{"topic": topic, "partition": index, "dir": dir}
+		spec, deleted, known := n.catalog.Entry(topic)
+		if known && !deleted && index < spec.Partitions && containsID(spec.Replicas[index], n.cfg.NodeID) {
 			continue
 		}
-		dir := filepath.Join(n.cfg.DataDir, e.Name())
-		n.log.WithField("dir", dir).Warn("removing partition directory of a deleted topic")
-		if err := os.RemoveAll(dir); err != nil {
-			return fmt.Errorf("remove orphan %s: %w", dir, err)
+		why := ""
+		switch {
+		case !known:
+			n.log.WithFields(fields).Warn("partition directory of a topic the catalog does not know; kept, not served")
+			continue
+		case deleted:
+			why = "topic deleted"
+		case isInternalTopic(topic):
+			n.log.WithFields(fields).Warn("partition directory of an internal topic this node is not a replica of; kept, not served")
+			continue
+		case index >= spec.Partitions:
+			why = "partition beyond the topic's partition count"
+		default:
+			why = "this node is not a replica"
+		}
+		if _, err := n.quarantineDirectory(dir, why, fields); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -67,6 +67,7 @@ SPOOL_* environment equivalent (--data-dir is SPOOL_DATA_DIR).`,
 	fs.Int64Var(&f.retentionMs, "retention-ms", f.retentionMs, "default retention.ms: how long records are kept; -1 keeps them forever (SPOOL_RETENTION_MS)")
 	fs.Int64Var(&f.cfg.Topic.RetentionBytes, "retention-bytes", f.cfg.Topic.RetentionBytes, "default retention.bytes per partition; -1 means unbounded (SPOOL_RETENTION_BYTES)")
 	fs.DurationVar(&f.cfg.RetentionCheckInterval, "retention-check-interval", f.cfg.RetentionCheckInterval, "how often every partition deletes the segments its retention no longer keeps, as Kafka's log.retention.check.interval.ms (SPOOL_RETENTION_CHECK_INTERVAL)")
+	fs.DurationVar(&f.cfg.QuarantineRetention, "quarantine-retention", f.cfg.QuarantineRetention, "how long data the node drops (deleted topics' partitions, cut bytes) stays in DATA/quarantine before it is reclaimed; a negative `duration` keeps it until spool quarantine purge (SPOOL_QUARANTINE_RETENTION)")
 	fs.Int64Var(&f.cfg.Topic.SegmentBytes, "segment-bytes", f.cfg.Topic.SegmentBytes, "default segment.bytes: size at which a partition rolls to a new segment file (SPOOL_SEGMENT_BYTES)")
 	// Consumer groups, named after Kafka's broker settings.
 	fs.DurationVar(&f.cfg.Groups.InitialRebalanceDelay, "group-initial-rebalance-delay", f.cfg.Groups.InitialRebalanceDelay, "how long a new group's first rebalance waits for more members (SPOOL_GROUP_INITIAL_REBALANCE_DELAY)")
