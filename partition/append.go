@@ -89,10 +89,17 @@ func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendInfo, error) {
 	}
 	info.LastOffset = next - 1
 
-	if leaderEpoch >= 0 && (len(l.epochs) == 0 || leaderEpoch > l.epochs[len(l.epochs)-1].Epoch) {
+	newEpoch := leaderEpoch >= 0 && (len(l.epochs) == 0 || leaderEpoch > l.epochs[len(l.epochs)-1].Epoch)
+	if newEpoch || l.epochsStale {
 		// The cache is made durable before the batches it vouches for, so
-		// recovery can check every batch's epoch against it.
-		epochs := append(l.epochs[:len(l.epochs):len(l.epochs)], EpochEntry{Epoch: leaderEpoch, StartOffset: end})
+		// recovery can check every batch's epoch against it; a file a
+		// truncation or retention failed to rewrite may hold epochs past
+		// the end that these batches would contradict, so it is rewritten
+		// first too.
+		epochs := l.epochs[:len(l.epochs):len(l.epochs)]
+		if newEpoch {
+			epochs = append(epochs, EpochEntry{Epoch: leaderEpoch, StartOffset: end})
+		}
 		if err := writeFileAtomic(l.dir, leaderEpochFile, encodeEpochs(epochs)); err != nil {
 			return AppendInfo{}, fmt.Errorf("append to %s: %w", l.dir, err)
 		}

@@ -100,6 +100,30 @@ func (l *Log) TruncateTo(offset int64) error {
 	if err := l.unmarkClean(); err != nil {
 		return err
 	}
+	// The checkpoints go first, durably, so that they never vouch for
+	// bytes about to be cut: the recovery point down to the base of the
+	// segment the cut falls in (else the next Open would trust whatever is
+	// appended there later without walking it), the leader epochs cut at
+	// offset (else recovery would check the batches appended there later
+	// against the epochs of the batches cut). If they cannot be saved,
+	// nothing is cut.
+	newStart := l.segs[0].base
+	if offset <= newStart {
+		newStart = offset // the log restarts at offset
+	}
+	if rp := min(l.segs[l.segmentFor(offset)].base, offset); rp < l.recoveryPoint {
+		if err := l.writeRecoveryPoint(recoveryPoint{Offset: rp, CleanBase: -1}); err != nil {
+			return fmt.Errorf("truncate %s to %d: %w", l.dir, offset, err)
+		}
+		l.recoveryPoint = rp
+	}
+	onDisk := l.epochs
+	if pre := truncateEpochs(l.epochs, newStart, offset); l.epochsStale || !slices.Equal(pre, l.epochs) {
+		if err := writeFileAtomic(l.dir, leaderEpochFile, encodeEpochs(pre)); err != nil {
+			return fmt.Errorf("truncate %s to %d: %w", l.dir, offset, err)
+		}
+		onDisk, l.epochsStale = pre, false
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	err := l.truncateLocked(offset)
@@ -107,14 +131,12 @@ func (l *Log) TruncateTo(offset int64) error {
 		err = cerr
 	}
 	end := l.segs[len(l.segs)-1].st.next
-	epochs := truncateEpochs(l.epochs, l.segs[0].base, end)
-	if l.epochsStale || !slices.Equal(epochs, l.epochs) {
-		l.epochs = epochs
-		werr := writeFileAtomic(l.dir, leaderEpochFile, encodeEpochs(epochs))
-		if werr != nil && err == nil {
-			err = werr
-		}
-		l.epochsStale = werr != nil
+	l.epochs = truncateEpochs(l.epochs, l.segs[0].base, end)
+	if !slices.Equal(l.epochs, onDisk) {
+		// Only an epoch starting at the cut batch's base, which the file
+		// may keep: Open trims epochs at the log end, and the next Append
+		// rewrites a stale file before it writes a batch.
+		l.epochsStale = writeFileAtomic(l.dir, leaderEpochFile, encodeEpochs(l.epochs)) != nil
 	}
 	if l.recoveryPoint > end {
 		l.recoveryPoint = end
