@@ -201,8 +201,8 @@ func TestClusterOneClusterID(t *testing.T) {
 // TestClusterStalePartitionDirRemoved: a node is down while its topic is
 // deleted and created again elsewhere, and comes back already holding the
 // new catalog (as a node that pulled it, or rebuilt a lost one, would). Its
-// directories of the deleted incarnation must be removed, not served as the
-// new topic's.
+// directories of the deleted incarnation must be set aside in the
+// quarantine, not served as the new topic's.
 func TestClusterStalePartitionDirRemoved(t *testing.T) {
 	nodes := startCluster(t, 3)
 	const topic, partitions = "phoenix", 6
@@ -273,6 +273,9 @@ func TestClusterStalePartitionDirRemoved(t *testing.T) {
 		if err != nil || string(bytes.TrimSpace(raw)) != recreated.ID.String() {
 			t.Errorf("partition %d topic-id file %q (%v), want %v", p, raw, err, recreated.ID)
 		}
+	}
+	if q, err := back.Quarantine(); err != nil || len(q) != len(led) {
+		t.Errorf("quarantine holds %+v (%v), want the %d directories of the deleted incarnation", q, err, len(led))
 	}
 }
 
