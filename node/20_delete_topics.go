@@ -13,9 +13,11 @@ import (
 // DeleteTopics: v1-4
 //
 // Behavior:
-// * The topic leaves the catalog first (durably), then its local partition
-//   directories are removed; a crash in between is finished at the next
-//   start, which removes directories no catalog topic claims.
+// * The topic leaves the catalog first (durably: a tombstone that cannot be
+//   saved is KAFKA_STORAGE_ERROR and the topic stays), then its local
+//   partition directories move to DATA/quarantine; a crash in between is
+//   finished at the next start, which quarantines the directories of
+//   topics the catalog holds a tombstone of.
 // * In-flight fetches on a deleted partition are woken and answered
 //   UNKNOWN_TOPIC_OR_PARTITION.
 // * The response is sent after local removal; TimeoutMillis is not needed.
