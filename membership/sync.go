@@ -174,6 +174,9 @@ func (a *Agent) persistRoster(op ...RosterEntry) error {
 	a.persistMu.Lock()
 	defer a.persistMu.Unlock()
 	if a.isShutdown() {
+		if len(op) > 0 {
+			return errShutdown
+		}
 		return nil
 	}
 	if err := a.saveRosterLocked(op); err != nil {

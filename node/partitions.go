@@ -324,7 +324,9 @@ func (n *Node) removeOrphans() error {
 			why = "this node is not a replica"
 		}
 		if _, err := n.quarantineDirectory(dir, why, fields); err != nil {
-			return err
+			// Left in place, unopened (a full disk may refuse even the
+			// quarantine's directory): the next start tries again.
+			n.log.WithError(err).WithFields(fields).Error("quarantine partition directory")
 		}
 	}
 	return nil
