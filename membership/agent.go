@@ -34,7 +34,9 @@ type Agent struct {
 	catalogPath string
 
 	cidMu         sync.Mutex
-	cid           clusterID // the cluster-wide id adopted so far
+	cid           clusterID  // the cluster-wide id adopted (and saved) so far
+	cidNext       *clusterID // a winning id seen, adopted once saved
+	cidFrom       string     // the member cidNext came from
 	clusterIDPath string
 
 	memberEvents *fanout[MemberEvent]

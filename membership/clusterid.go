@@ -142,9 +142,9 @@ func (a *Agent) ClusterID() string {
 	return a.cid.ID
 }
 
-// considerClusterID adopts a member's advertised cluster id ("cid" tag) if it wins over
-// ours, and has the sync loop persist and republish it. Safe from Serf's
-// event loop: it neither blocks nor touches the disk.
+// considerClusterID notes a member's advertised cluster id ("cid" tag) if
+// it wins over ours and has the sync loop adopt it (persistClusterID). Safe
+// from Serf's event loop: it neither blocks nor touches the disk.
 func (a *Agent) considerClusterID(member, tag string) {
 	if member == a.cfg.NodeName || tag == "" {
 		return
@@ -155,21 +155,24 @@ func (a *Agent) considerClusterID(member, tag string) {
 		return
 	}
 	a.cidMu.Lock()
-	ours := a.cid
-	adopt := theirs.before(ours)
+	best := a.cid
+	if a.cidNext != nil && a.cidNext.before(best) {
+		best = *a.cidNext
+	}
+	adopt := theirs.before(best)
 	if adopt {
-		a.cid = theirs
+		a.cidNext = &theirs
+		a.cidFrom = member
 	}
 	a.cidMu.Unlock()
 	if adopt {
-		a.log.WithFields(logrus.Fields{"cluster_id": theirs.ID, "previous": ours.ID, "from": member}).
-			Info("adopted the cluster's id")
 		a.requestSync(syncRequest{kind: syncPersistClusterID})
 	}
 }
 
-// persistClusterID writes the adopted cluster id and republishes the "cid"
-// tag when it changed.
+// persistClusterID adopts the winning cluster id seen, once it is saved
+// (a failed save leaves the current id, and the next anti-entropy round
+// tries again), and republishes the "cid" tag when it changed.
 func (a *Agent) persistClusterID() {
 	a.persistMu.Lock()
 	defer a.persistMu.Unlock()
@@ -177,13 +180,24 @@ func (a *Agent) persistClusterID() {
 		return
 	}
 	a.cidMu.Lock()
-	c := a.cid
+	c, next, from := a.cid, a.cidNext, a.cidFrom
 	a.cidMu.Unlock()
-	if a.serf.LocalMember().Tags[TagClusterID] == c.tag() {
-		return
+	if next != nil && next.before(c) {
+		if err := saveClusterID(a.clusterIDPath, *next); err != nil {
+			a.log.WithError(err).Error("persist cluster id failed; keeping the current one")
+			return
+		}
+		a.cidMu.Lock()
+		a.cid = *next
+		if a.cidNext == next {
+			a.cidNext = nil
+		}
+		a.cidMu.Unlock()
+		a.log.WithFields(logrus.Fields{"cluster_id": next.ID, "previous": c.ID, "from": from}).
+			Info("adopted the cluster's id")
+		c = *next
 	}
-	if err := saveClusterID(a.clusterIDPath, c); err != nil {
-		a.log.WithError(err).Error("persist cluster id")
+	if a.serf.LocalMember().Tags[TagClusterID] == c.tag() {
 		return
 	}
 	a.setTagLocked(TagClusterID, c.tag())

@@ -152,3 +152,42 @@ func TestRosterChangeAppliedOnlyOnceSaved(t *testing.T) {
 		t.Fatalf("saved roster: %v, want [1 8]", got)
 	}
 }
+
+// A node adopts the cluster's id only once it has saved it: on a full disk
+// it keeps the id it has (the one its next start would load), and adopts
+// the cluster's once the disk has room.
+func TestClusterIDAdoptedOnlyOnceSaved(t *testing.T) {
+	dir := fulldisk.Mount(t, 2<<20)
+	log := newTestLogger(t)
+	older := time.Now().Add(-time.Hour)
+	a := startNode(t, log, 1, func(c *Config) { c.ClusterID, c.ClusterIDBorn = "the-cluster", older })
+	b := startNode(t, log, 2, withDir(dir), func(c *Config) { c.ClusterID, c.ClusterIDBorn = "newcomer", time.Now() })
+	events, cancel := b.Subscribe()
+	defer cancel()
+
+	disk := fulldisk.Fill(t, dir)
+	b.join(t, a)
+	timeout := time.After(10 * time.Second)
+	for seen := false; !seen; {
+		select {
+		case e := <-events:
+			seen = e.Type == EventJoin && e.Member.BrokerID == 1
+		case <-timeout:
+			t.Fatal("node 2 never saw node 1 join")
+		}
+	}
+	if got := b.ClusterID(); got != "newcomer" {
+		t.Fatalf("node 2 adopted cluster id %q it could not save", got)
+	}
+	disk.Free(t)
+	eventually(t, 10*time.Second, "node 2 adopts the cluster's id", func() error {
+		if got := b.ClusterID(); got != "the-cluster" {
+			return fmt.Errorf("node 2 has %q", got)
+		}
+		return nil
+	})
+	c, err := loadClusterID(b.clusterIDPath, b.cfg)
+	if err != nil || c.ID != "the-cluster" {
+		t.Fatalf("saved cluster id %q (%v), want the-cluster", c.ID, err)
+	}
+}
