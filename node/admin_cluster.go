@@ -130,6 +130,8 @@ func (n *Node) clusterAdminRoutes(mux *http.ServeMux) {
 			http.Error(w, err.Error(), http.StatusConflict)
 		case errors.Is(err, membership.ErrUnknownBroker):
 			http.Error(w, err.Error(), http.StatusNotFound)
+		case errors.Is(err, membership.ErrNotDurable):
+			http.Error(w, err.Error(), http.StatusInsufficientStorage)
 		case err != nil:
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 		default:
