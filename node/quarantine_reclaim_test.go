@@ -1,6 +1,7 @@
 package node
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -49,4 +50,31 @@ func TestQuarantineReclaim(t *testing.T) {
 	if purged, err = n.PurgeQuarantine(0); err != nil || len(purged) != 1 {
 		t.Fatalf("purge all: %v %v", purged, err)
 	}
+}
+
+// A running node reclaims what it quarantined once QuarantineRetention has
+// passed.
+func TestQuarantineRetention(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	cfg.QuarantineRetention = time.Second
+	n := startNode(t, cfg)
+	adm := newAdmin(t, n)
+	createTopic(t, adm, "brief", 1, nil)
+	resp, err := adm.DeleteTopics(testCtx(t), "brief")
+	if err != nil || resp["brief"].Err != nil {
+		t.Fatalf("delete: %v %v", err, resp["brief"].Err)
+	}
+	if q, err := n.Quarantine(); err != nil || len(q) != 1 {
+		t.Fatalf("quarantine after the delete: %v %v", q, err)
+	}
+	retry(t, 20*time.Second, func() error {
+		q, err := n.Quarantine()
+		if err != nil {
+			return err
+		}
+		if len(q) != 0 {
+			return fmt.Errorf("still quarantined: %v", q)
+		}
+		return nil
+	})
 }
