@@ -31,6 +31,7 @@ const (
 type Node struct {
 	cfg   Config
 	log   logrus.FieldLogger
+	lock  *DataDirLock // held from New to Shutdown: one process per data dir
 	files *partition.FileCache
 	pids  *producerIDs
 
@@ -78,7 +79,7 @@ type counters struct {
 // New prepares a node: it creates the data directory and loads the catalog
 // and producer-id counter, but opens no partition and binds no socket until
 // Start.
-func New(cfg Config) (*Node, error) {
+func New(cfg Config) (_ *Node, err error) {
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("node config: %w", err)
 	}
@@ -90,9 +91,20 @@ func New(cfg Config) (*Node, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data dir %s: %w", cfg.DataDir, err)
 	}
+	// Before anything in the data dir is read or written.
+	lock, err := LockDataDir(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			lock.Unlock()
+		}
+	}()
 	n := &Node{
 		cfg:      cfg,
 		log:      log,
+		lock:     lock,
 		files:    partition.NewFileCache(cfg.MaxOpenFiles),
 		parts:    make(map[tp]*localPartition),
 		closing:  make(chan struct{}),
@@ -155,6 +167,7 @@ func (n *Node) Start() (err error) {
 			}
 			n.stopMembership()
 			n.closePartitions()
+			n.lock.Unlock()
 		}
 	}()
 	if n.cfg.AdminAddr != "" {
@@ -288,6 +301,11 @@ func (n *Node) Shutdown(ctx context.Context) error {
 			errs = append(errs, e)
 		}
 		n.metrics.Shutdown()
+		// Last: the data dir is free for another process only once every
+		// partition is closed.
+		if e := n.lock.Unlock(); e != nil {
+			errs = append(errs, fmt.Errorf("unlock data dir: %w", e))
+		}
 		err = errors.Join(errs...)
 	})
 	return err
