@@ -2,6 +2,8 @@ package integration
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -84,4 +86,70 @@ func TestDataDirLock(t *testing.T) {
 	third := newNode(t, WithDir(first.Dir), WithID(1))
 	third.Start()
 	franzVerifyPartitions(t, third.KafkaAddr, topic, append(recs, more...))
+}
+
+// TestSecretsNotExposed starts two nodes of an encrypted cluster with the
+// gossip key on the command line: pprof is 404 without --enable-pprof; with
+// it, /debug/pprof/cmdline has the key redacted; no /v1 endpoint and no log
+// line holds the key, and each node warns that a secret came on the command
+// line.
+func TestSecretsNotExposed(t *testing.T) {
+	const key = "Q2hhbmdlTWVDaGFuZ2VNZUNoYW5nZU1lQ2hhbmdlTWU="
+	nodes := startCluster(t, 1, WithArgs("--gossip-key", key))
+	plain := nodes[0]
+	get := func(n *Node, path string) (int, string) {
+		t.Helper()
+		resp, err := http.Get("http://" + n.AdminAddr + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		return resp.StatusCode, string(body)
+	}
+	for _, path := range []string{"/debug/pprof/", "/debug/pprof/cmdline", "/debug/pprof/heap"} {
+		if code, body := get(plain, path); code != http.StatusNotFound {
+			t.Errorf("node without --enable-pprof: GET %s: %d %.200q, want 404", path, code, body)
+		}
+	}
+	profiled := StartNode(t, WithID(2), WithJoin(plain.GossipAddr), WithArgs("--gossip-key="+key, "--enable-pprof"))
+	waitMembers(t, profiled, 20*time.Second, func(ms map[int]member) error { return wantStatus(ms, 2, "alive", 1, 2) })
+	if code, body := get(profiled, "/debug/pprof/"); code != 200 || !strings.Contains(body, "goroutine") {
+		t.Errorf("node with --enable-pprof: GET /debug/pprof/: %d %.200q", code, body)
+	}
+	code, cmdline := get(profiled, "/debug/pprof/cmdline")
+	if code != 200 || !strings.Contains(cmdline, "--enable-pprof") || strings.Contains(cmdline, key) {
+		t.Errorf("node with --enable-pprof: GET /debug/pprof/cmdline: %d %q", code, cmdline)
+	}
+	for _, n := range []*Node{plain, profiled} {
+		for _, path := range []string{"/v1/stats", "/v1/topics", "/v1/members", "/v1/placement", "/v1/roster", "/healthz", "/readyz", "/metrics"} {
+			if _, body := get(n, path); strings.Contains(body, key) {
+				t.Errorf("node %d: GET %s shows the gossip key", n.ID, path)
+			}
+		}
+	}
+	n := 0
+	for _, node := range []*Node{plain, profiled} {
+		node.Stop() // the shutdown's lines too
+		var warned bool
+		for _, line := range strings.Split(node.Logs(), "\n") {
+			if strings.HasPrefix(line, "=== ") { // the harness's own lines
+				continue
+			}
+			n++
+			if strings.Contains(line, key) {
+				t.Errorf("node %d logged the gossip key: %s", node.ID, line)
+			}
+			if strings.Contains(line, "secret was given on the command line") && strings.Contains(line, "--gossip-key") {
+				warned = true
+			}
+		}
+		if !warned {
+			t.Errorf("node %d did not warn about the key on its command line:\n%s", node.ID, node.Logs())
+		}
+	}
+	t.Logf("MEASURED: %d log lines of two nodes checked for the key", n)
 }

@@ -3,7 +3,6 @@ package node
 import (
 	"encoding/json"
 	"net/http"
-	"net/http/pprof"
 	"sort"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -28,7 +27,8 @@ import (
 //	/v1/roster      JSON roster (decommissioned ids included)
 //	POST /v1/roster/decommission?id=N  removes a stopped broker from the roster
 //	/internal/membership/  catalog and roster for peers' anti-entropy
-//	/debug/pprof/   Go profiling
+//	/debug/pprof/   Go profiling, only with Config.EnablePprof (404 otherwise);
+//	                its /cmdline has secret flags redacted
 func (n *Node) adminHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -53,11 +53,9 @@ func (n *Node) adminHandler() http.Handler {
 	mux.HandleFunc("/v1/topics", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, n.catalog.Topics())
 	})
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	if n.cfg.EnablePprof {
+		pprofRoutes(mux) // pprof.go
+	}
 	return mux
 }
 
