@@ -1,13 +1,18 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // Startup safety (issue 18 items 2, 3 and 6): one process per data
@@ -18,6 +23,17 @@ import (
 // its exit code; it fails the test if the process is still running then.
 func (n *Node) WaitExit(timeout time.Duration) int {
 	n.t.Helper()
+	code, exited := n.exitWithin(timeout)
+	if !exited {
+		n.t.Fatalf("spool node %d still running after %v:\n%s", n.ID, timeout, n.Logs())
+	}
+	return code
+}
+
+// exitWithin waits up to timeout for the process to end on its own and
+// returns its exit code, or false if it still runs.
+func (n *Node) exitWithin(timeout time.Duration) (int, bool) {
+	n.t.Helper()
 	n.mu.Lock()
 	cmd, done := n.cmd, n.done
 	n.mu.Unlock()
@@ -27,13 +43,13 @@ func (n *Node) WaitExit(timeout time.Duration) int {
 	select {
 	case <-done:
 	case <-time.After(timeout):
-		n.t.Fatalf("spool node %d still running after %v:\n%s", n.ID, timeout, n.Logs())
+		return 0, false
 	}
 	n.mu.Lock()
 	n.cmd, n.done = nil, nil
 	n.mu.Unlock()
 	fmt.Fprintf(n.logs, "=== exited: %v\n", cmd.ProcessState)
-	return cmd.ProcessState.ExitCode()
+	return cmd.ProcessState.ExitCode(), true
 }
 
 // pid is the running process's id.
@@ -152,4 +168,123 @@ func TestSecretsNotExposed(t *testing.T) {
 		}
 	}
 	t.Logf("MEASURED: %d log lines of two nodes checked for the key", n)
+}
+
+// TestRefusedNodeNeverServes starts a two-node cluster, then a node that
+// joins it with a broker id (or a name) a live member already has. While it
+// runs, a client keeps producing to it (auto-creating the topic) and /readyz
+// is polled: no produce may be acknowledged and /readyz may never say 200.
+// The node must exit non-zero with the reason in its log, and the cluster
+// must neither know the topic nor have lost the member whose id or name was
+// claimed.
+func TestRefusedNodeNeverServes(t *testing.T) {
+	nodes := startCluster(t, 2)
+	for _, tc := range []struct {
+		name   string
+		id     int
+		args   []string
+		reason string
+	}{
+		{"duplicate broker id", 2, []string{"--node-name", "impostor"}, "duplicate broker id"},
+		{"duplicate name", 3, []string{"--node-name", "spool-2"}, "duplicate member name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			topic := uniqueTopic("refused")
+			dup := newNode(t, WithID(tc.id), WithJoin(nodes[0].GossipAddr), WithArgs(tc.args...))
+			dup.StartNoWait()
+
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			var ready200, acked atomic.Int64
+			var attempts, probes atomic.Int64
+			wg.Add(2)
+			go func() { // /readyz, as a load balancer would ask
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					resp, err := http.Get("http://" + dup.AdminAddr + "/readyz")
+					if err == nil {
+						if resp.StatusCode == http.StatusOK {
+							ready200.Add(1)
+						}
+						resp.Body.Close()
+						probes.Add(1)
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}()
+			go func() { // a producer bootstrapped with the refused node only
+				defer wg.Done()
+				cl, err := kgo.NewClient(kgo.SeedBrokers(dup.KafkaAddr), kgo.AllowAutoTopicCreation(),
+					kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RetryTimeout(2*time.Second))
+				if err != nil {
+					t.Errorf("franz-go client: %v", err)
+					return
+				}
+				defer cl.Close()
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+					err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: []byte(fmt.Sprint("lost-", i))}).FirstErr()
+					cancel()
+					attempts.Add(1)
+					if err == nil {
+						acked.Add(1)
+					}
+				}
+			}()
+
+			code, exited := dup.exitWithin(30 * time.Second)
+			close(stop)
+			wg.Wait()
+			logs := dup.Logs()
+			if !exited {
+				t.Errorf("the refused node still runs after 30s")
+			} else if code == 0 {
+				t.Errorf("the refused node exited 0")
+			}
+			if n := acked.Load(); n > 0 {
+				t.Errorf("the refused node acknowledged %d of %d produces", n, attempts.Load())
+			}
+			if n := ready200.Load(); n > 0 {
+				t.Errorf("the refused node's /readyz said 200 %d times of %d", n, probes.Load())
+			}
+			if !strings.Contains(logs, "refused by the cluster") || !strings.Contains(logs, tc.reason) {
+				t.Errorf("the refused node's log does not give the reason (%q):\n%s", tc.reason, logs)
+			}
+			t.Logf("MEASURED: refused node exited with code %d; %d produce attempts, %d /readyz probes while it ran", code, attempts.Load(), probes.Load())
+
+			for _, n := range nodes {
+				var topics []struct {
+					Name string `json:"name"`
+				}
+				if err := n.getJSON("/v1/topics", &topics); err != nil {
+					t.Fatal(err)
+				}
+				for _, tp := range topics {
+					if tp.Name == topic {
+						t.Errorf("node %d knows the topic produced to the refused node", n.ID)
+					}
+				}
+				waitMembers(t, n, 20*time.Second, func(ms map[int]member) error {
+					if err := wantStatus(ms, 2, "alive", 1, 2); err != nil {
+						return err
+					}
+					if ms[2].Name != "spool-2" || ms[2].GossipAddr != nodes[1].GossipAddr {
+						return fmt.Errorf("member 2 is %+v", ms[2])
+					}
+					return nil
+				})
+				n.WaitReady(5 * time.Second)
+			}
+		})
+	}
 }

@@ -43,6 +43,7 @@ type conflictGuard struct {
 	view     map[string]guardMember // by name, from member events
 	last     error                  // latest refusal concerning this node
 	loggedAt map[string]time.Time   // rate limit of refusal logs, by member
+	outgoing int                    // joins of this node under way (Join, Serf's rejoin)
 }
 
 type guardMember struct {
@@ -90,9 +91,10 @@ func (g *conflictGuard) NotifyMerge(members []*serf.Member) error {
 }
 
 // refused logs a refusal loudly (once a minute per member, as gossip repeats
-// alive messages) and, when this node has no live peer yet, records it as
-// this node's own failure to join: the node already in the cluster is the
-// legitimate owner and stays healthy.
+// alive messages) and, when this node is joining (Join or Serf's snapshot
+// rejoin) and has no live peer yet, records it as this node's own failure to
+// join. Both sides of a join refuse each other; the side not joining is the
+// legitimate owner and stays healthy, even alone in its cluster.
 func (g *conflictGuard) refused(name string, err error) {
 	established := false
 	for n, seen := range g.view {
@@ -101,7 +103,7 @@ func (g *conflictGuard) refused(name string, err error) {
 			break
 		}
 	}
-	if !established {
+	if !established && g.outgoing > 0 {
 		g.last = err
 	}
 	if time.Since(g.loggedAt[name]) > time.Minute {
@@ -145,6 +147,21 @@ func (g *conflictGuard) lastRefusal() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.last
+}
+
+// beginOutgoing and endOutgoing bracket a join of this node's own.
+func (g *conflictGuard) beginOutgoing() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.outgoing++
+}
+
+func (g *conflictGuard) endOutgoing() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.outgoing > 0 {
+		g.outgoing--
+	}
 }
 
 func (g *conflictGuard) clearRefusal() {

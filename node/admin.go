@@ -12,8 +12,8 @@ import (
 //
 //	/healthz        200 while the process serves HTTP, 503 when the cluster
 //	                refuses this node (duplicate broker id or name)
-//	/readyz         200 once serving with every partition open and joined
-//	                to the cluster, else 503 with the reason
+//	/readyz         200 once serving with every partition open and accepted
+//	                by the cluster (admission.go), else 503 with the reason
 //	/metrics        Prometheus text of the node's go-metrics, Serf's and
 //	                memberlist's included
 //	/v1/stats       JSON counters (wire's sendfile and copy bytes included)
@@ -32,6 +32,10 @@ import (
 func (n *Node) adminHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		if err := n.refused(); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
 		if err := n.agent.Health(); err != nil && isRefusal(err) {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return

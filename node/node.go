@@ -64,6 +64,7 @@ type Node struct {
 
 	started  atomic.Bool
 	ready    atomic.Bool
+	adm      admission     // whether the cluster accepted this node (admission.go)
 	closing  chan struct{} // closed when Shutdown begins; ends long polls and loops
 	shutOnce sync.Once
 	loops    sync.WaitGroup
@@ -109,6 +110,7 @@ func New(cfg Config) (_ *Node, err error) {
 		parts:    make(map[tp]*localPartition),
 		closing:  make(chan struct{}),
 		serveErr: make(chan error, 2),
+		adm:      newAdmission(),
 	}
 
 	pids, err := openProducerIDs(filepath.Join(cfg.DataDir, producerIDsFileName), cfg.NodeID)
@@ -145,7 +147,8 @@ func New(cfg Config) (_ *Node, err error) {
 // Start binds the Kafka and admin listeners, starts the membership agent
 // (which joins the cluster in the background), opens every local partition
 // the catalog gives this node and starts serving. It returns once the node
-// serves; /readyz also waits for the cluster join.
+// listens; it serves Kafka requests, and /readyz says 200, only once the
+// cluster accepted it (admission.go).
 func (n *Node) Start() (err error) {
 	if !n.started.CompareAndSwap(false, true) {
 		return errors.New("node already started")
@@ -207,7 +210,8 @@ func (n *Node) Start() (err error) {
 	} else {
 		wcfg.Log = logrus.NewEntry(logrus.StandardLogger())
 	}
-	n.server = wire.NewServer(wcfg, n)
+	// Requests pass only once the cluster has accepted this node.
+	n.server = wire.NewServer(wcfg, admissionGate{n})
 	go func() {
 		if err := n.server.Serve(ln); err != nil && !n.isClosing() {
 			n.log.WithError(err).Error("kafka listener stopped")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -157,12 +158,23 @@ func (f *nodeFlags) run(ctx context.Context, logOut io.Writer) error {
 		"version":    version,
 	}).Info("spool node ready")
 
-	<-ctx.Done()
-	log.Info("shutting down")
+	// A node the cluster refuses (duplicate broker id or name) exits, as
+	// Kafka's broker does on a duplicate broker.id: running on, it could
+	// only confuse clients.
+	var failed error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case failed = <-n.Failed():
+		log.WithError(failed).Error("exiting")
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
 	defer cancel()
 	if err := n.Shutdown(sctx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
+		return errors.Join(failed, fmt.Errorf("shutdown: %w", err))
+	}
+	if failed != nil {
+		return failed
 	}
 	log.Info("spool node stopped")
 	return nil
