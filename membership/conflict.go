@@ -28,10 +28,13 @@ var (
 //     left. It cannot tell a failed member from a live one there, so a node
 //     whose id still belongs to a failed member stays out until that member
 //     is removed (Agent.RemoveFailed) or reaped. Join returns the error and
-//     Health reports it.
+//     Health and Refusal report it. Serf's rejoin of the snapshot's members
+//     at start is such a join too (rejoin.go).
 //   - the existing nodes refuse alive messages and push/pull states naming a
 //     member whose id or name belongs to another member they see alive; the
-//     refusal is logged as an error.
+//     refusal is logged as an error. A refusal counts against this node only
+//     while it is joining (outgoing), so a node alone in its cluster that
+//     refuses an impostor stays healthy.
 //
 // Two nodes joining at the same instant through different seeds can slip past
 // both checks; the event loop then finds the duplicate among alive members,
