@@ -108,7 +108,7 @@ func report(b *testing.B, rep benchReport, prefix string) {
 // benchNode is a node as the benchmarks run it: page-cache durability (as
 // Kafka's default, and kfake's), quiet logs.
 func benchNode(t testing.TB) *Node {
-	return StartNode(t, WithArgs("--flush-policy", "os", "--log-level", "warn"))
+	return StartNode(t, WithArgs("--flush-policy", "os", "--log-level", "warn", "--enable-pprof")) // processMemory reads pprof
 }
 
 func count(b *testing.B) string { return strconv.Itoa(max(b.N, 1)) }

@@ -27,6 +27,8 @@ type Agent struct {
 	serf  *serf.Serf
 	gen   uint64
 	guard *conflictGuard
+	// rejoin is Serf's rejoin of the snapshot's members (rejoin.go).
+	rejoin *rejoin
 
 	roster      *Roster
 	rosterPath  string
@@ -96,6 +98,7 @@ func Create(cfg *Config) (*Agent, error) {
 		shutdownCh:    make(chan struct{}),
 	}
 	a.guard = newConflictGuard(a)
+	a.rejoin = newRejoin()
 	a.memberEvents = newFanout[MemberEvent](c.WatchQueueLimit, log, "member event")
 	a.topicEvents = newFanout[TopicChange](c.WatchQueueLimit, log, "topic change")
 
@@ -124,6 +127,15 @@ func Create(cfg *Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	rejoins, err := snapshotRejoins(sc.SnapshotPath)
+	if err != nil {
+		return nil, fmt.Errorf("read serf snapshot: %w", err)
+	}
+	if rejoins {
+		a.guard.beginOutgoing() // Serf's rejoin is this node's own join
+	} else {
+		a.rejoin.finish()
+	}
 	if a.serf, err = serf.Create(sc); err != nil {
 		return nil, fmt.Errorf("start serf on %s:%d: %w", c.BindAddr, c.BindPort, err)
 	}
@@ -150,7 +162,7 @@ func (a *Agent) serfConfig(tags map[string]string) (*serf.Config, error) {
 	// snapshot, like one restarted after a crash.
 	sc.RejoinAfterLeave = true
 	sc.Merge = a.guard
-	sc.Logger = newStdLogger(a.log, "serf")
+	sc.Logger = newHookedLogger(a.log, "serf", a.watchSerfLog)
 	sc.ReapInterval = c.ReapInterval
 	sc.ReconnectInterval = c.ReconnectInterval
 	sc.ReconnectTimeout = c.ReconnectTimeout

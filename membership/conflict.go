@@ -28,10 +28,13 @@ var (
 //     left. It cannot tell a failed member from a live one there, so a node
 //     whose id still belongs to a failed member stays out until that member
 //     is removed (Agent.RemoveFailed) or reaped. Join returns the error and
-//     Health reports it.
+//     Health and Refusal report it. Serf's rejoin of the snapshot's members
+//     at start is such a join too (rejoin.go).
 //   - the existing nodes refuse alive messages and push/pull states naming a
 //     member whose id or name belongs to another member they see alive; the
-//     refusal is logged as an error.
+//     refusal is logged as an error. A refusal counts against this node only
+//     while it is joining (outgoing), so a node alone in its cluster that
+//     refuses an impostor stays healthy.
 //
 // Two nodes joining at the same instant through different seeds can slip past
 // both checks; the event loop then finds the duplicate among alive members,
@@ -43,6 +46,7 @@ type conflictGuard struct {
 	view     map[string]guardMember // by name, from member events
 	last     error                  // latest refusal concerning this node
 	loggedAt map[string]time.Time   // rate limit of refusal logs, by member
+	outgoing int                    // joins of this node under way (Join, Serf's rejoin)
 }
 
 type guardMember struct {
@@ -90,9 +94,10 @@ func (g *conflictGuard) NotifyMerge(members []*serf.Member) error {
 }
 
 // refused logs a refusal loudly (once a minute per member, as gossip repeats
-// alive messages) and, when this node has no live peer yet, records it as
-// this node's own failure to join: the node already in the cluster is the
-// legitimate owner and stays healthy.
+// alive messages) and, when this node is joining (Join or Serf's snapshot
+// rejoin) and has no live peer yet, records it as this node's own failure to
+// join. Both sides of a join refuse each other; the side not joining is the
+// legitimate owner and stays healthy, even alone in its cluster.
 func (g *conflictGuard) refused(name string, err error) {
 	established := false
 	for n, seen := range g.view {
@@ -101,7 +106,7 @@ func (g *conflictGuard) refused(name string, err error) {
 			break
 		}
 	}
-	if !established {
+	if !established && g.outgoing > 0 {
 		g.last = err
 	}
 	if time.Since(g.loggedAt[name]) > time.Minute {
@@ -145,6 +150,21 @@ func (g *conflictGuard) lastRefusal() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.last
+}
+
+// beginOutgoing and endOutgoing bracket a join of this node's own.
+func (g *conflictGuard) beginOutgoing() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.outgoing++
+}
+
+func (g *conflictGuard) endOutgoing() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.outgoing > 0 {
+		g.outgoing--
+	}
 }
 
 func (g *conflictGuard) clearRefusal() {

@@ -29,7 +29,9 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 			return errShutdown
 		}
 		a.guard.clearRefusal()
+		a.guard.beginOutgoing()
 		n, err := a.serf.Join(addrs, false)
+		a.guard.endOutgoing()
 		if n > 0 {
 			a.setJoinErr(nil)
 			a.log.WithFields(logrus.Fields{"seeds": addrs, "contacted": n, "attempt": attempt}).Info("joined cluster")

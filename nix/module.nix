@@ -111,12 +111,12 @@ in
       example = "127.0.0.1";
       description = ''
         Address the admin HTTP API (metrics, health, members, placement,
-        decommission, pprof) binds. Peers pull the topic catalog and roster from it
+        decommission; Go's pprof only if `extraFlags` has `--enable-pprof`) binds. Peers pull the topic catalog and roster from it
         (anti-entropy, which repairs lost gossip), at `advertisedAddress` with
         `adminPort`, so by default it listens where Kafka and gossip do.
 
         It is unauthenticated, like the Kafka port: whoever reaches it can read
-        metrics and profiles and decommission a stopped broker. Keep it on a trusted
+        metrics (and profiles, with `--enable-pprof`) and decommission a stopped broker. Keep it on a trusted
         cluster network (restrict the port with `networking.firewall.interfaces` or an
         external firewall rather than `openFirewall` when other hosts share the
         network). On loopback it is safe from the network, but peers cannot reach it:

@@ -3,7 +3,6 @@ package node
 import (
 	"encoding/json"
 	"net/http"
-	"net/http/pprof"
 	"sort"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -13,8 +12,8 @@ import (
 //
 //	/healthz        200 while the process serves HTTP, 503 when the cluster
 //	                refuses this node (duplicate broker id or name)
-//	/readyz         200 once serving with every partition open and joined
-//	                to the cluster, else 503 with the reason
+//	/readyz         200 once serving with every partition open and accepted
+//	                by the cluster (admission.go), else 503 with the reason
 //	/metrics        Prometheus text of the node's go-metrics, Serf's and
 //	                memberlist's included
 //	/v1/stats       JSON counters (wire's sendfile and copy bytes included)
@@ -28,10 +27,15 @@ import (
 //	/v1/roster      JSON roster (decommissioned ids included)
 //	POST /v1/roster/decommission?id=N  removes a stopped broker from the roster
 //	/internal/membership/  catalog and roster for peers' anti-entropy
-//	/debug/pprof/   Go profiling
+//	/debug/pprof/   Go profiling, only with Config.EnablePprof (404 otherwise);
+//	                its /cmdline has secret flags redacted
 func (n *Node) adminHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		if err := n.refused(); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
 		if err := n.agent.Health(); err != nil && isRefusal(err) {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
@@ -54,11 +58,9 @@ func (n *Node) adminHandler() http.Handler {
 	mux.HandleFunc("/v1/topics", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, n.catalog.Topics())
 	})
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	if n.cfg.EnablePprof {
+		pprofRoutes(mux) // pprof.go
+	}
 	return mux
 }
 

@@ -26,6 +26,9 @@ type Config struct {
 	AdvertisedKafkaAddr string
 	// AdminAddr is the host:port of the admin HTTP server. Empty disables it.
 	AdminAddr string
+	// EnablePprof serves Go's profiler at /debug/pprof/ on the admin
+	// server. Off by default: the admin port is reachable by peers.
+	EnablePprof bool
 
 	// NodeID is this broker's id in Metadata (and in the cluster). It is
 	// also the high 31 bits of every producer id this node hands out, so

@@ -2,7 +2,7 @@
 // partition logs, answers the Kafka APIs that clients send through package
 // wire (produce, fetch, list offsets, metadata, topic admin, producer ids),
 // runs retention, and serves the admin HTTP endpoints (/healthz, /readyz,
-// /metrics, /v1/stats, /v1/members, /v1/placement, /debug/pprof/).
+// /metrics, /v1/stats, /v1/members, /v1/placement, and /debug/pprof/ when enabled).
 //
 // Each Kafka API has its own file named after its key (00_produce.go,
 // 01_fetch.go, ...), kfake style; apis.go holds the one table of supported

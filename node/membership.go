@@ -176,20 +176,19 @@ func (n *Node) startMembership() error {
 	n.loops.Add(1)
 	go func() {
 		defer n.loops.Done()
-		if err := agent.Join(ctx); err != nil && ctx.Err() == nil {
-			n.log.WithError(err).Error("could not join the cluster; see /readyz")
-		}
+		n.joinCluster(ctx) // admission.go
 	}()
 	return nil
 }
 
 // leaveCluster leaves gossip gracefully, so peers see this node "left" rather
-// than "failed", and stops joining.
+// than "failed", and stops joining. A refused node does not announce a leave:
+// its name may be a live member's, which the leave would take out.
 func (n *Node) leaveCluster() {
 	if n.stopJoin != nil {
 		n.stopJoin()
 	}
-	if n.agent == nil {
+	if n.agent == nil || n.refused() != nil {
 		return
 	}
 	if err := n.agent.Leave(); err != nil {
@@ -236,13 +235,19 @@ func (n *Node) partitionsLed() int {
 // errNotReady explains a 503 from /readyz.
 var errNotReady = errors.New("starting or shutting down")
 
-// readiness is nil when the node serves clients and its membership is sound.
+// readiness is nil when the node serves clients and its membership is sound:
+// the cluster accepted it (admission.go) and gossip shows no conflict.
 func (n *Node) readiness() error {
 	if !n.Ready() {
 		return errNotReady
 	}
-	if n.agent != nil {
-		return n.agent.Health()
+	if err := n.refused(); err != nil {
+		return err
 	}
-	return nil
+	if n.agent != nil {
+		if err := n.agent.Health(); err != nil {
+			return err
+		}
+	}
+	return n.admissionState()
 }

@@ -31,6 +31,7 @@ const (
 type Node struct {
 	cfg   Config
 	log   logrus.FieldLogger
+	lock  *DataDirLock // held from New to Shutdown: one process per data dir
 	files *partition.FileCache
 	pids  *producerIDs
 
@@ -63,6 +64,7 @@ type Node struct {
 
 	started  atomic.Bool
 	ready    atomic.Bool
+	adm      admission     // whether the cluster accepted this node (admission.go)
 	closing  chan struct{} // closed when Shutdown begins; ends long polls and loops
 	shutOnce sync.Once
 	loops    sync.WaitGroup
@@ -78,7 +80,7 @@ type counters struct {
 // New prepares a node: it creates the data directory and loads the catalog
 // and producer-id counter, but opens no partition and binds no socket until
 // Start.
-func New(cfg Config) (*Node, error) {
+func New(cfg Config) (_ *Node, err error) {
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("node config: %w", err)
 	}
@@ -90,13 +92,25 @@ func New(cfg Config) (*Node, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data dir %s: %w", cfg.DataDir, err)
 	}
+	// Before anything in the data dir is read or written.
+	lock, err := LockDataDir(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			lock.Unlock()
+		}
+	}()
 	n := &Node{
 		cfg:      cfg,
 		log:      log,
+		lock:     lock,
 		files:    partition.NewFileCache(cfg.MaxOpenFiles),
 		parts:    make(map[tp]*localPartition),
 		closing:  make(chan struct{}),
 		serveErr: make(chan error, 2),
+		adm:      newAdmission(),
 	}
 
 	pids, err := openProducerIDs(filepath.Join(cfg.DataDir, producerIDsFileName), cfg.NodeID)
@@ -133,7 +147,8 @@ func New(cfg Config) (*Node, error) {
 // Start binds the Kafka and admin listeners, starts the membership agent
 // (which joins the cluster in the background), opens every local partition
 // the catalog gives this node and starts serving. It returns once the node
-// serves; /readyz also waits for the cluster join.
+// listens; it serves Kafka requests, and /readyz says 200, only once the
+// cluster accepted it (admission.go).
 func (n *Node) Start() (err error) {
 	if !n.started.CompareAndSwap(false, true) {
 		return errors.New("node already started")
@@ -155,6 +170,7 @@ func (n *Node) Start() (err error) {
 			}
 			n.stopMembership()
 			n.closePartitions()
+			n.lock.Unlock()
 		}
 	}()
 	if n.cfg.AdminAddr != "" {
@@ -194,7 +210,8 @@ func (n *Node) Start() (err error) {
 	} else {
 		wcfg.Log = logrus.NewEntry(logrus.StandardLogger())
 	}
-	n.server = wire.NewServer(wcfg, n)
+	// Requests pass only once the cluster has accepted this node.
+	n.server = wire.NewServer(wcfg, admissionGate{n})
 	go func() {
 		if err := n.server.Serve(ln); err != nil && !n.isClosing() {
 			n.log.WithError(err).Error("kafka listener stopped")
@@ -289,6 +306,11 @@ func (n *Node) Shutdown(ctx context.Context) error {
 			errs = append(errs, e)
 		}
 		n.metrics.Shutdown()
+		// Last: the data dir is free for another process only once every
+		// partition is closed.
+		if e := n.lock.Unlock(); e != nil {
+			errs = append(errs, fmt.Errorf("unlock data dir: %w", e))
+		}
 		err = errors.Join(errs...)
 	})
 	return err

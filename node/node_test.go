@@ -567,7 +567,7 @@ func TestAdminEndpoints(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	for _, path := range []string{"/healthz", "/readyz", "/debug/pprof/"} {
+	for _, path := range []string{"/healthz", "/readyz"} {
 		if code, body := get(path); code != 200 {
 			t.Errorf("GET %s: %d %s", path, code, body)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -52,6 +53,7 @@ SPOOL_* environment equivalent (--data-dir is SPOOL_DATA_DIR).`,
 	fs.StringVar(&f.cfg.KafkaAddr, "kafka-addr", f.cfg.KafkaAddr, "host:port the Kafka listener binds (SPOOL_KAFKA_ADDR)")
 	fs.StringVar(&f.cfg.AdvertisedKafkaAddr, "advertise-kafka-addr", "", "host:port clients are told to connect to; default the bound --kafka-addr (SPOOL_ADVERTISE_KAFKA_ADDR)")
 	fs.StringVar(&f.cfg.AdminAddr, "admin-addr", f.cfg.AdminAddr, "host:port of the admin HTTP API; empty disables it (SPOOL_ADMIN_ADDR)")
+	fs.BoolVar(&f.cfg.EnablePprof, "enable-pprof", false, "serve Go's profiler at /debug/pprof/ on the admin API, which peers reach too; off by default (SPOOL_ENABLE_PPROF)")
 	fs.Int32Var(&f.cfg.NodeID, "node-id", f.cfg.NodeID, "broker id, unique in the cluster (SPOOL_NODE_ID)")
 	fs.StringVar(&f.cfg.Rack, "rack", "", "rack reported to clients (SPOOL_RACK)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error (SPOOL_LOG_LEVEL)")
@@ -127,6 +129,12 @@ func (f *nodeFlags) run(ctx context.Context, logOut io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if flag, ok := node.SecretOnCommandLine(os.Args[1:]); ok {
+		log.WithField("flag", flag).Warn("a secret was given on the command line, where every local user can read it (ps, /proc/PID/cmdline); give it as a file (--gossip-key-file) or in the environment (SPOOL_GOSSIP_KEY) instead")
+	}
+	// Nothing in this process shows the secret from here on, should
+	// something print or serve os.Args.
+	os.Args = node.RedactArgs(os.Args)
 	cfg, err := f.config()
 	if err != nil {
 		return err
@@ -151,12 +159,23 @@ func (f *nodeFlags) run(ctx context.Context, logOut io.Writer) error {
 		"version":    version,
 	}).Info("spool node ready")
 
-	<-ctx.Done()
-	log.Info("shutting down")
+	// A node the cluster refuses (duplicate broker id or name) exits, as
+	// Kafka's broker does on a duplicate broker.id: running on, it could
+	// only confuse clients.
+	var failed error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case failed = <-n.Failed():
+		log.WithError(failed).Error("exiting")
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
 	defer cancel()
 	if err := n.Shutdown(sctx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
+		return errors.Join(failed, fmt.Errorf("shutdown: %w", err))
+	}
+	if failed != nil {
+		return failed
 	}
 	log.Info("spool node stopped")
 	return nil
