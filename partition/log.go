@@ -71,8 +71,10 @@ type AppendInfo struct {
 // Open opens the log in dir, creating the directory if missing, and recovers
 // it: segments after the recovery point are walked batch by batch (length,
 // CRC, contiguous offsets, leader epoch) and cut at the first bad byte, later
-// segments dropped, and their indexes rebuilt; earlier segments' indexes are
-// sanity-checked and rebuilt if they fail.
+// segments moved out of the log, and their indexes rebuilt; earlier segments'
+// indexes are sanity-checked and rebuilt if they fail. What is cut or moved
+// goes to quarantine first (quarantine.go) and is reported to
+// Config.OnCorruption; if it cannot be kept, Open fails with nothing cut.
 func Open(dir string, cfg Config) (*Log, error) {
 	cfg = cfg.normalized()
 	files := cfg.Files

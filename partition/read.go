@@ -73,7 +73,9 @@ func (l *Log) Read(offset int64, maxBytes int, upTo int64) (*Slice, error) {
 			if err == nil && (h.Length < minBatchLength || h.Size() > s.st.size-pos) {
 				err = fmt.Errorf("batch at %s:%d has length %d: %w", s.log.path, pos, h.Length, ErrCorrupt)
 			}
-			if c, ok := s.bad[pos]; ok && err == nil {
+			// A batch a scrub marked still has a sound length, so a read
+			// may step over it to the offsets after it.
+			if c, ok := s.bad[pos]; ok && err == nil && h.LastOffset() >= offset {
 				err = fmt.Errorf("batch at %s:%d: %s: %w", s.log.path, pos, c.Reason, ErrCorrupt)
 			}
 			if err != nil {
