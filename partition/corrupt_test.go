@@ -19,8 +19,8 @@ import (
 // headers from there, so damage to a segment's second batch is seen at Open
 // only by a recovery walk.
 type corruptLayout struct {
-	bases   []int64       // segment base offsets
-	batches [][]batchAt   // per segment, every batch's position and header
+	bases   []int64           // segment base offsets
+	batches [][]batchAt       // per segment, every batch's position and header
 	files   map[string][]byte // the log directory after a clean close
 	crashed map[string][]byte // the same log as a crash after a flush leaves it
 	end     int64
