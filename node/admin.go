@@ -46,6 +46,7 @@ func (n *Node) adminHandler() http.Handler {
 		w.Write([]byte("ready\n"))
 	})
 	n.clusterAdminRoutes(mux)
+	n.scrubAdminRoutes(mux) // /v1/scrub: scrub.go
 	mux.Handle("/metrics", promhttp.HandlerFor(n.registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/v1/stats", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, n.Stats())

@@ -67,6 +67,12 @@ type Config struct {
 	// after its last append (Kafka's producer.id.expiration.ms).
 	ProducerIDExpiry time.Duration
 
+	// ScrubRate bounds the background CRC scrub of sealed segments, in
+	// bytes per second across all partitions; 0 turns it off (scrub.go).
+	ScrubRate int64
+	// ScrubInterval is the time between the starts of two scrub passes.
+	ScrubInterval time.Duration
+
 	// Logger receives the node's logs; nil means logrus's standard logger.
 	Logger logrus.FieldLogger
 
@@ -122,6 +128,8 @@ func DefaultConfig() Config {
 		MaxOpenFiles:           1024,
 		RetentionCheckInterval: 30 * time.Second,
 		ProducerIDExpiry:       24 * time.Hour,
+		ScrubRate:              DefaultScrubRate,
+		ScrubInterval:          DefaultScrubInterval,
 		Topic: TopicDefaults{
 			RetentionAge:    pc.RetentionAge,
 			RetentionBytes:  pc.RetentionBytes,

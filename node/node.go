@@ -58,6 +58,7 @@ type Node struct {
 	registry *prometheus.Registry
 	requests *requestMetrics
 	stats    counters
+	scrub    scrubState // scrub.go
 	// flushedBytesOut is stats.bytesOut as of metricsLoop's last flush.
 	flushedBytesOut int64
 
@@ -98,6 +99,7 @@ func New(cfg Config) (*Node, error) {
 		closing:  make(chan struct{}),
 		serveErr: make(chan error, 2),
 	}
+	n.scrub.kick = make(chan struct{}, 1)
 
 	pids, err := openProducerIDs(filepath.Join(cfg.DataDir, producerIDsFileName), cfg.NodeID)
 	if err != nil {
@@ -298,6 +300,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 func (n *Node) retentionLoop() {
 	defer n.loops.Done()
 	n.startCleaner() // compaction.go: the log cleaner runs beside retention
+	n.startScrubber() // scrub.go: so does the CRC scrubber
 	t := time.NewTicker(n.cfg.RetentionCheckInterval)
 	defer t.Stop()
 	for {

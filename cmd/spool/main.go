@@ -56,6 +56,7 @@ func newRootCmd() *cobra.Command {
 	root.PersistentFlags().DurationVar(&g.timeout, "timeout", 10*time.Second, "how long client commands wait for a node to answer (SPOOL_TIMEOUT)")
 	root.AddCommand(newNodeCmd(), newTopicCmd(g), newProduceCmd(g), newConsumeCmd(g), newGroupCmd(g), newBenchCmd(g),
 		newMembersCmd(g), newPlacementCmd(g), newDecommissionCmd(g))
+	root.AddCommand(newScrubCmd(g)) // scrub.go
 	return root
 }
 
