@@ -299,7 +299,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 // producer state.
 func (n *Node) retentionLoop() {
 	defer n.loops.Done()
-	n.startCleaner() // compaction.go: the log cleaner runs beside retention
+	n.startCleaner()  // compaction.go: the log cleaner runs beside retention
 	n.startScrubber() // scrub.go: so does the CRC scrubber
 	t := time.NewTicker(n.cfg.RetentionCheckInterval)
 	defer t.Stop()
