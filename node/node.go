@@ -299,8 +299,9 @@ func (n *Node) Shutdown(ctx context.Context) error {
 // producer state.
 func (n *Node) retentionLoop() {
 	defer n.loops.Done()
-	n.startCleaner()  // compaction.go: the log cleaner runs beside retention
-	n.startScrubber() // scrub.go: so does the CRC scrubber
+	n.startCleaner() // compaction.go: the log cleaner runs beside retention
+	// scrub.go: so does the CRC scrubber of sealed segments.
+	n.startScrubber()
 	t := time.NewTicker(n.cfg.RetentionCheckInterval)
 	defer t.Stop()
 	for {
