@@ -151,9 +151,21 @@ func (n *Node) scrubPass() {
 	s.mu.Lock()
 	s.running, s.start = true, start.UTC()
 	s.mu.Unlock()
-	var paced int64
+	// Bytes read are counted as the pass goes, a MiB at a time, so a pass
+	// over a large partition shows progress in the metric and /v1/scrub.
+	var paced, unflushed int64
+	flush := func() {
+		n.metrics.IncrCounter([]string{"scrub", "bytes"}, float32(unflushed))
+		s.mu.Lock()
+		s.bytes += unflushed
+		s.mu.Unlock()
+		unflushed = 0
+	}
 	pace := func(b int64) error {
 		paced += b
+		if unflushed += b; unflushed >= 1<<20 {
+			flush()
+		}
 		due := start.Add(time.Duration(float64(paced) / float64(n.cfg.ScrubRate) * float64(time.Second)))
 		if d := time.Until(due); d > 10*time.Millisecond {
 			t := time.NewTimer(d)
@@ -168,10 +180,7 @@ func (n *Node) scrubPass() {
 	}
 	for _, p := range n.localPartitions() {
 		res, err := p.log.Scrub(pace)
-		n.metrics.IncrCounter([]string{"scrub", "bytes"}, float32(res.Bytes))
-		s.mu.Lock()
-		s.bytes += res.Bytes
-		s.mu.Unlock()
+		flush()
 		if errors.Is(err, errScrubStopped) {
 			break
 		}
