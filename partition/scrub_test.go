@@ -94,3 +94,28 @@ func TestScrubBesideAppendsReadsAndRetention(t *testing.T) {
 		t.Fatalf("scrub with a failing pace: %v", err)
 	}
 }
+
+// BenchmarkScrub measures an unpaced scrub of 64 MiB of sealed segments
+// (16 KiB batches of 1 KiB records, cached): the ceiling for --scrub-rate.
+//
+//	go test -run='^$' -bench=BenchmarkScrub ./partition/
+func BenchmarkScrub(b *testing.B) {
+	cfg := DefaultConfig()
+	cfg.SegmentBytes = 8 << 20
+	l := openLog(b, b.TempDir(), cfg)
+	defer l.Close()
+	batch := sizedBatch(0, 15, 1024)
+	for l.Size() < 64<<20+int64(len(batch)) {
+		mustAppend(b, l, batch, -1)
+	}
+	b.ResetTimer()
+	var bytes int64
+	for i := 0; i < b.N; i++ {
+		res, err := l.Scrub(func(int64) error { return nil })
+		if err != nil || len(res.Corrupt) > 0 {
+			b.Fatal(res, err)
+		}
+		bytes += res.Bytes
+	}
+	b.ReportMetric(float64(bytes)/b.Elapsed().Seconds()/1e6, "MB/s")
+}
