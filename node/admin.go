@@ -51,6 +51,8 @@ func (n *Node) adminHandler() http.Handler {
 	})
 	n.clusterAdminRoutes(mux)
 	n.quarantineAdminRoutes(mux) // /v1/quarantine, /v1/quarantine/purge
+
+	n.scrubAdminRoutes(mux) // /v1/scrub: scrub.go
 	mux.Handle("/metrics", promhttp.HandlerFor(n.registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/v1/stats", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, n.Stats())

@@ -76,6 +76,12 @@ type Config struct {
 	// an operator purges it (`spool quarantine purge`).
 	QuarantineRetention time.Duration
 
+	// ScrubRate bounds the background CRC scrub of sealed segments, in
+	// bytes per second across all partitions; 0 turns it off (scrub.go).
+	ScrubRate int64
+	// ScrubInterval is the time between the starts of two scrub passes.
+	ScrubInterval time.Duration
+
 	// Logger receives the node's logs; nil means logrus's standard logger.
 	Logger logrus.FieldLogger
 
@@ -132,6 +138,9 @@ func DefaultConfig() Config {
 		RetentionCheckInterval: 30 * time.Second,
 		ProducerIDExpiry:       24 * time.Hour,
 		QuarantineRetention:    defaultQuarantineRetention,
+
+		ScrubRate:     DefaultScrubRate,
+		ScrubInterval: DefaultScrubInterval,
 		Topic: TopicDefaults{
 			RetentionAge:    pc.RetentionAge,
 			RetentionBytes:  pc.RetentionBytes,

@@ -59,6 +59,7 @@ type Node struct {
 	registry *prometheus.Registry
 	requests *requestMetrics
 	stats    counters
+	scrub    scrubState // scrub.go
 	// flushedBytesOut is stats.bytesOut as of metricsLoop's last flush.
 	flushedBytesOut int64
 
@@ -112,6 +113,7 @@ func New(cfg Config) (_ *Node, err error) {
 		serveErr: make(chan error, 2),
 		adm:      newAdmission(),
 	}
+	n.scrub.kick = make(chan struct{}, 1)
 
 	pids, err := openProducerIDs(filepath.Join(cfg.DataDir, producerIDsFileName), cfg.NodeID)
 	if err != nil {
@@ -321,6 +323,8 @@ func (n *Node) Shutdown(ctx context.Context) error {
 func (n *Node) retentionLoop() {
 	defer n.loops.Done()
 	n.startCleaner() // compaction.go: the log cleaner runs beside retention
+	// scrub.go: so does the CRC scrubber of sealed segments.
+	n.startScrubber()
 	t := time.NewTicker(n.cfg.RetentionCheckInterval)
 	defer t.Stop()
 	for {

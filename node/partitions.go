@@ -158,7 +158,10 @@ func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, erro
 	if err != nil {
 		return nil, err
 	}
-	log, err := partition.Open(dir, settings.partitionConfig(n.cfg.Topic, n.files))
+	pcfg := settings.partitionConfig(n.cfg.Topic, n.files)
+	pcfg.QuarantineDir = n.quarantineDir()
+	pcfg.OnCorruption = n.onRecoveryCut(spec.Name, index)
+	log, err := partition.Open(dir, pcfg)
 	if err != nil {
 		return nil, fmt.Errorf("open partition %s: %w", dir, err)
 	}

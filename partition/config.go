@@ -67,6 +67,15 @@ type Config struct {
 	// and the key check of compacted topics. Without it, compressed
 	// batches of a compacted topic are refused and cannot be cleaned.
 	Codecs Codecs
+
+	// QuarantineDir receives what recovery cuts from a segment or moves out
+	// of the log (quarantine.go), never deleted. Empty means the node's
+	// layout: a quarantine directory beside the partition directories.
+	QuarantineDir string
+	// OnCorruption is told of every cut recovery makes, once the cut bytes
+	// are safe in quarantine; the node logs it at ERROR. The package logs
+	// nothing itself. Nil drops the reports.
+	OnCorruption func(Corruption)
 }
 
 // Defaults, as in Apache Kafka.

@@ -24,6 +24,11 @@
 // (active) segment is appended to, and only closed ones are cleaned; an
 // index is never trusted over its log; state files are replaced atomically;
 // a reader never sees a byte that an append has not finished writing.
+// Recovery cuts a log at its first bad byte and, offsets being contiguous,
+// takes every later segment out too; what it cuts or takes out goes to the
+// quarantine directory first (quarantine.go), reported, never deleted.
+// Sealed segments are checked again by Scrub (scrub.go); Read serves every
+// whole batch before damage and refuses a read starting at it (ErrCorrupt).
 //
 // Locking: one mutex serializes writers (append, roll, truncate, retention,
 // the swap of a cleaned segment; a cleaning reads and writes its new files

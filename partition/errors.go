@@ -11,6 +11,10 @@ var (
 	ErrOffsetOutOfRange = errors.New("offset out of range")
 	// ErrClosed is returned by every operation on a closed or deleted Log.
 	ErrClosed = errors.New("log closed")
+	// ErrCorrupt is returned by Read when the batch a read starts with is
+	// damaged: its length runs off the segment, or a scrub found its CRC
+	// or offsets wrong. Reads that start before it stop short of it.
+	ErrCorrupt = errors.New("corrupt record batch on disk")
 )
 
 // BatchErrorKind says which Kafka error a refused batch maps to.

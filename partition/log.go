@@ -71,8 +71,10 @@ type AppendInfo struct {
 // Open opens the log in dir, creating the directory if missing, and recovers
 // it: segments after the recovery point are walked batch by batch (length,
 // CRC, contiguous offsets, leader epoch) and cut at the first bad byte, later
-// segments dropped, and their indexes rebuilt; earlier segments' indexes are
-// sanity-checked and rebuilt if they fail.
+// segments moved out of the log, and their indexes rebuilt; earlier segments'
+// indexes are sanity-checked and rebuilt if they fail. What is cut or moved
+// goes to quarantine first (quarantine.go) and is reported to
+// Config.OnCorruption; if it cannot be kept, Open fails with nothing cut.
 func Open(dir string, cfg Config) (*Log, error) {
 	cfg = cfg.normalized()
 	files := cfg.Files
@@ -196,7 +198,7 @@ func (l *Log) load() error {
 		}
 		if !trusted {
 			walked = true
-			if damaged, err = s.recover(l.cfg.IndexIntervalBytes, epochOK, gaps); err != nil {
+			if damaged, err = s.recover(l.cfg.IndexIntervalBytes, epochOK, gaps, l.keepCut(s)); err != nil {
 				return err
 			}
 		}
@@ -205,9 +207,12 @@ func (l *Log) load() error {
 		// cut, so its walk says so.
 		if !last && (!endsAt(s.st.next, nextBase, gaps) || (gaps && damaged)) {
 			// The walk stopped short of where the next segment starts: what
-			// follows was never made durable in order. Drop it.
+			// follows cannot stay in a log whose offsets are contiguous.
+			// Kafka deletes it; it goes to quarantine instead.
 			for _, b := range bases[i+1:] {
-				newSegment(l.dir, b, l.files).remove()
+				if err := l.dropSegment(newSegment(l.dir, b, l.files), s); err != nil {
+					return err
+				}
 			}
 			break
 		}
@@ -244,6 +249,43 @@ func (l *Log) load() error {
 		l.cleanMarked = false
 		return l.writeRecoveryPoint(recoveryPoint{Offset: end, CleanBase: -1})
 	}
+	return nil
+}
+
+// keepCut is segment.recover's keep for Open: the bytes recovery cuts from
+// s are copied to quarantine first, and reported.
+func (l *Log) keepCut(s *segment) func(f *os.File, pos, size, next int64, reason string) error {
+	return func(f *os.File, pos, size, next int64, reason string) error {
+		q, err := l.keepTail(s, f, pos, size)
+		if err != nil {
+			return err
+		}
+		l.report(Corruption{
+			Segment: s.log.path, Position: pos, Offset: next, EndOffset: claimedEnd(f, pos, size),
+			Bytes: size - pos, Reason: reason, Quarantine: q,
+		})
+		return nil
+	}
+}
+
+// dropSegment moves segment d, which follows the cut segment s, out of the
+// log into quarantine, and reports it.
+func (l *Log) dropSegment(d, s *segment) error {
+	c := Corruption{Segment: d.log.path, Offset: d.base, EndOffset: -1,
+		Reason: fmt.Sprintf("follows segment %s, which now ends before offset %d: offsets must stay contiguous", filepath.Base(s.log.path), s.st.next)}
+	if f, err := os.Open(d.log.path); err == nil {
+		if fi, err := f.Stat(); err == nil {
+			c.Bytes = fi.Size()
+			c.EndOffset = claimedEnd(f, 0, fi.Size())
+		}
+		f.Close()
+	}
+	q, err := l.quarantineSegment(d)
+	if err != nil {
+		return err
+	}
+	c.Quarantine = q
+	l.report(c)
 	return nil
 }
 
@@ -323,6 +365,14 @@ func (l *Log) SetConfig(cfg Config) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	cfg.Files = l.cfg.Files
+	// Settings from a topic's config know nothing of where the node keeps
+	// quarantine or how it logs; those stay as the log was opened with.
+	if cfg.QuarantineDir == "" {
+		cfg.QuarantineDir = l.cfg.QuarantineDir
+	}
+	if cfg.OnCorruption == nil {
+		cfg.OnCorruption = l.cfg.OnCorruption
+	}
 	l.cfg = cfg
 }
 

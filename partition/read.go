@@ -9,7 +9,14 @@ import (
 // that contains offset, for at most maxBytes, except that the first batch is
 // returned whole even if larger (so a consumer always progresses). It never
 // includes a batch with a record at or past upTo (the high watermark) or past
-// the log end. An offset before the log start or past its end is
+// the log end. It stops before a damaged batch (a length running off the
+// segment, or a batch a scrub found corrupt): a read starting at one is
+// ErrCorrupt, which the node answers with KAFKA_STORAGE_ERROR rather than
+// send bytes known bad. A consumer told the bytes failed their CRC cannot
+// tell its network from the broker's disk and retries the same fetch for
+// ever; a storage error names the broker's disk, is what Kafka answers for
+// a failed log directory, and (once replicas exist) sends the client to
+// another replica after a metadata refresh. An offset before the log start or past its end is
 // ErrOffsetOutOfRange; offset == upTo or the end gives an empty Slice. The
 // caller must Release the Slice once sent; until then its files stay
 // readable even if retention, a roll or the file cache close them.
@@ -64,11 +71,22 @@ func (l *Log) Read(offset int64, maxBytes int, upTo int64) (*Slice, error) {
 		for pos < s.st.size {
 			h, err := hr.headerAt(pos)
 			if err == nil && (h.Length < minBatchLength || h.Size() > s.st.size-pos) {
-				err = fmt.Errorf("batch at %s:%d has length %d", s.log.path, pos, h.Length)
+				err = fmt.Errorf("batch at %s:%d has length %d: %w", s.log.path, pos, h.Length, ErrCorrupt)
+			}
+			// A batch a scrub marked still has a sound length, so a read
+			// may step over it to the offsets after it.
+			if c, ok := s.bad[pos]; ok && err == nil && h.LastOffset() >= offset {
+				err = fmt.Errorf("batch at %s:%d: %s: %w", s.log.path, pos, c.Reason, ErrCorrupt)
 			}
 			if err != nil {
+				if pos > first || len(regions) > 0 {
+					// Every whole batch before the damage is served; only a
+					// read starting at the damaged batch fails.
+					done = true
+					break
+				}
 				unpin()
-				return nil, fmt.Errorf("read %s: %w", l.dir, err)
+				return nil, fmt.Errorf("read %s at %d: %w", l.dir, offset, err)
 			}
 			if h.LastOffset() < offset {
 				pos += h.Size()

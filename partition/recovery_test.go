@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -102,14 +103,39 @@ func TestCrashRecoveryEveryByte(t *testing.T) {
 		}
 		return k
 	}
-	check := func(t *testing.T, dir, what string, p int64, want int) {
+	check := func(t *testing.T, dir, what string, p int64, want int, onDisk []byte) {
 		t.Helper()
-		rl, err := Open(dir, cfg)
+		ws := states[want]
+		// What recovery cuts is kept in quarantine, byte for byte, and
+		// reported; a log cut at a batch boundary loses nothing.
+		qdir := filepath.Join(filepath.Dir(dir), "quarantine")
+		os.RemoveAll(qdir)
+		c := cfg
+		c.QuarantineDir = qdir
+		var reports []Corruption
+		c.OnCorruption = func(r Corruption) { reports = append(reports, r) }
+		rl, err := Open(dir, c)
 		if err != nil {
 			t.Fatalf("%s at %d: open: %v", what, p, err)
 		}
 		defer rl.Close()
-		ws := states[want]
+		cut := onDisk[len(ws.log):]
+		entries, _ := os.ReadDir(qdir)
+		switch {
+		case len(cut) == 0 && (len(entries) > 0 || len(reports) > 0):
+			t.Fatalf("%s at %d: nothing cut, yet quarantine holds %v and reports say %v", what, p, entries, reports)
+		case len(cut) > 0 && (len(entries) != 1 || len(reports) != 1):
+			t.Fatalf("%s at %d: %d bytes cut, quarantine holds %v, reports %v", what, p, len(cut), entries, reports)
+		case len(cut) > 0:
+			r := reports[0]
+			if r.Quarantine != filepath.Join(qdir, entries[0].Name()) || !strings.HasSuffix(r.Quarantine, "-crash-"+name(logSuffix)+".tail") ||
+				r.Position != int64(len(ws.log)) || r.Offset != ws.end || r.Bytes != int64(len(cut)) || r.Reason == "" {
+				t.Fatalf("%s at %d: report %+v, want %d bytes cut at %d (offset %d)", what, p, r, len(cut), len(ws.log), ws.end)
+			}
+			if got := mustRead(t, r.Quarantine); !bytes.Equal(got, cut) {
+				t.Fatalf("%s at %d: quarantine holds %d bytes, not the %d cut", what, p, len(got), len(cut))
+			}
+		}
 		if rl.EndOffset() != ws.end {
 			t.Fatalf("%s at %d: end offset %d, want %d", what, p, rl.EndOffset(), ws.end)
 		}
@@ -147,22 +173,25 @@ func TestCrashRecoveryEveryByte(t *testing.T) {
 			t.Parallel()
 			dir := filepath.Join(t.TempDir(), "crash")
 			for p := flushed + int64(w); p < total; p += workers {
+				var onDisk []byte
 				restoreDir(t, dir, crashed, func(n string, b []byte) []byte {
 					if n == name(logSuffix) {
-						return b[:p]
+						onDisk = b[:p]
+						return onDisk
 					}
 					return b
 				})
-				check(t, dir, "cut", p, batchesBefore(p))
+				check(t, dir, "cut", p, batchesBefore(p), onDisk)
 
 				restoreDir(t, dir, crashed, func(n string, b []byte) []byte {
 					if n == name(logSuffix) {
 						b[p] ^= 0xff
+						onDisk = b
 					}
 					return b
 				})
 				// The batch holding p is damaged: keep those wholly before it.
-				check(t, dir, "corrupt", p, batchesBefore(p))
+				check(t, dir, "corrupt", p, batchesBefore(p), onDisk)
 			}
 		})
 	}
@@ -263,12 +292,14 @@ func TestIndexRebuiltWhenCorruptOrMissing(t *testing.T) {
 	}
 }
 
-// Damage in a middle segment after the recovery point drops everything after
-// it, since offsets must stay contiguous.
-func TestRecoveryDropsSegmentsAfterDamage(t *testing.T) {
+// Damage in a middle segment after the recovery point cuts the log there,
+// since offsets must stay contiguous: the damaged tail and every later
+// segment go to quarantine, whole, and are reported (issue 18 4b: they were
+// deleted without a word).
+func TestRecoveryQuarantinesSegmentsAfterDamage(t *testing.T) {
 	cfg := testConfig()
 	cfg.SegmentBytes = 600
-	dir := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "orders-7")
 	l := openLog(t, dir, cfg)
 	for i := 0; i < 9; i++ {
 		mustAppend(t, l, sizedBatch(int64(i), 2, 90), -1) // ~250 bytes: two per segment
@@ -283,19 +314,49 @@ func TestRecoveryDropsSegmentsAfterDamage(t *testing.T) {
 		switch n {
 		case mid:
 			b[len(b)-5] ^= 1 // second batch of segment 4
+			snap[n] = append([]byte(nil), b...)
 		case recoveryPointFile:
 			return []byte("0\n0\n-1 -1\n") // as if never flushed
 		}
 		return b
 	})
-	l = openLog(t, dir, cfg)
+	var reports []Corruption
+	cfg.OnCorruption = func(c Corruption) { reports = append(reports, c) }
+	l = openLog(t, dir, cfg) // QuarantineDir unset: the node's layout, beside the partition
 	defer l.Close()
 	if l.EndOffset() != 6 || l.SegmentCount() != 2 {
 		t.Fatalf("end %d, %d segments; want 6, 2", l.EndOffset(), l.SegmentCount())
 	}
+	qdir := filepath.Join(filepath.Dir(dir), "quarantine")
+	second := len(snap[mid]) / 2 // both batches of segment 4 are the same size
+	want := []struct {
+		file   string
+		offset int64
+		bytes  []byte
+	}{
+		{mid + ".tail", 6, snap[mid][second:]},
+		{filepath.Base(segmentName(dir, 8, logSuffix)), 8, snap[filepath.Base(segmentName(dir, 8, logSuffix))]},
+		{filepath.Base(segmentName(dir, 12, logSuffix)), 12, snap[filepath.Base(segmentName(dir, 12, logSuffix))]},
+		{filepath.Base(segmentName(dir, 16, logSuffix)), 16, snap[filepath.Base(segmentName(dir, 16, logSuffix))]},
+	}
+	if len(reports) != len(want) {
+		t.Fatalf("reports %v, want %d", reports, len(want))
+	}
+	for i, w := range want {
+		r := reports[i]
+		if filepath.Dir(r.Quarantine) != qdir || !strings.HasSuffix(r.Quarantine, "-orders-7-"+w.file) || r.Offset != w.offset || r.Bytes != int64(len(w.bytes)) {
+			t.Errorf("report %d: %+v, want %s from offset %d, %d bytes", i, r, w.file, w.offset, len(w.bytes))
+			continue
+		}
+		if got := mustRead(t, r.Quarantine); !bytes.Equal(got, w.bytes) {
+			t.Errorf("%s: %d bytes in quarantine, want %d", r.Quarantine, len(got), len(w.bytes))
+		}
+	}
 	for _, base := range []int64{8, 12, 16} {
-		if _, err := os.Stat(segmentName(dir, base, logSuffix)); !os.IsNotExist(err) {
-			t.Fatalf("segment %d survived: %v", base, err)
+		for _, suffix := range []string{logSuffix, offsetSuffix, timeIndexSuffix} {
+			if _, err := os.Stat(segmentName(dir, base, suffix)); !os.IsNotExist(err) {
+				t.Fatalf("segment %d%s survived in the log: %v", base, suffix, err)
+			}
 		}
 	}
 }

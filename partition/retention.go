@@ -201,7 +201,7 @@ func (l *Log) truncateLocked(offset int64) error {
 	}
 	// Rebuild the segment's indexes and state from what remains; the bytes
 	// were validated when appended, so every epoch is accepted.
-	if _, err = s.recover(l.cfg.IndexIntervalBytes, func(int64, int32) bool { return true }, l.gapsAllowed(s.base)); err != nil {
+	if _, err = s.recover(l.cfg.IndexIntervalBytes, func(int64, int32) bool { return true }, l.gapsAllowed(s.base), nil); err != nil {
 		return err
 	}
 	// The walk starts segment.ms anew, as Open does; left at zero, the

@@ -50,6 +50,9 @@ type segment struct {
 	// without an index lookup. Zero, offset base at position 0, is always
 	// true; anything that rewrites the segment in place resets it.
 	next atomic.Uint64
+	// bad is the batches a scrub found damaged, by position; Read will not
+	// serve them. Guarded by Log.mu; nil for a segment with none.
+	bad map[int64]Corruption
 }
 
 // memIndexEntries is how many of the newest offset index entries the
@@ -310,9 +313,13 @@ func (s *segment) load(maxRel int64, gaps bool) error {
 // epochOK says whether a batch may carry the leader epoch it does (the
 // epoch field is not under the CRC, so the epoch cache vouches for it). gaps
 // accepts what the log cleaner writes: offset gaps between batches, and
-// batches holding fewer records than their offset range. It reports whether
-// anything was cut.
-func (s *segment) recover(interval int, epochOK func(offset int64, epoch int32) bool, gaps bool) (truncated bool, err error) {
+// batches holding fewer records than their offset range. keep, unless nil,
+// is given the bytes about to be cut (file f from pos to size, next the
+// offset expected at pos, and why the walk stopped) and must have kept them
+// when it returns nil; an error stops recovery with nothing cut. recover
+// reports whether anything was cut.
+func (s *segment) recover(interval int, epochOK func(offset int64, epoch int32) bool, gaps bool,
+	keep func(f *os.File, pos, size, next int64, reason string) error) (truncated bool, err error) {
 	f, err := s.log.acquire()
 	if err != nil {
 		return false, err
@@ -323,8 +330,10 @@ func (s *segment) recover(interval int, epochOK func(offset int64, epoch int32) 
 		return false, fmt.Errorf("stat %s: %w", s.log.path, err)
 	}
 	size := fi.Size()
+	reason := ""
 	if size > maxSegmentBytes {
 		size = maxSegmentBytes // whatever lies past the index's reach is cut
+		reason = "bytes beyond the offset index's 2 GiB reach"
 	}
 	st := emptySegState(s.base)
 	var ob, tb []byte
@@ -333,6 +342,7 @@ func (s *segment) recover(interval int, epochOK func(offset int64, epoch int32) 
 	pos := int64(0)
 	for pos < size {
 		if size-pos < BatchHeaderSize {
+			reason = fmt.Sprintf("%d bytes, too few for a batch header", size-pos)
 			break
 		}
 		buf = buf[:BatchHeaderSize]
@@ -341,6 +351,7 @@ func (s *segment) recover(interval int, epochOK func(offset int64, epoch int32) 
 		}
 		h, _ := ParseBatchHeader(buf)
 		if h.Length < minBatchLength || h.Size() > size-pos {
+			reason = fmt.Sprintf("batch length %d does not fit the %d bytes left", h.Length, size-pos)
 			break
 		}
 		if int64(cap(buf)) < h.Size() {
@@ -353,17 +364,28 @@ func (s *segment) recover(interval int, epochOK func(offset int64, epoch int32) 
 			return false, fmt.Errorf("recover %s at %d: %w", s.log.path, pos, err)
 		}
 		if _, bad := validateStoredBatch(buf, gaps); bad != nil {
+			reason = bad.Error()
 			break
 		}
 		// Offsets are assigned contiguously, so anything else is damage to
 		// the baseOffset field, which the CRC does not cover.
-		if !followsAt(h.BaseOffset, st.next, gaps) || !relOK(s.base, h.LastOffset()) || !epochOK(h.BaseOffset, h.PartitionLeaderEpoch) {
+		if !followsAt(h.BaseOffset, st.next, gaps) || !relOK(s.base, h.LastOffset()) {
+			reason = fmt.Sprintf("batch offsets %d to %d do not follow offset %d", h.BaseOffset, h.LastOffset(), st.next-1)
+			break
+		}
+		if !epochOK(h.BaseOffset, h.PartitionLeaderEpoch) {
+			reason = fmt.Sprintf("leader epoch %d is not the one the epoch cache gives offset %d", h.PartitionLeaderEpoch, h.BaseOffset)
 			break
 		}
 		ob, tb = st.track(s.base, pos, h, interval, ob, tb)
 		pos += h.Size()
 	}
 	if pos < fi.Size() {
+		if keep != nil {
+			if err := keep(f, pos, fi.Size(), st.next, reason); err != nil {
+				return false, err
+			}
+		}
 		if err := f.Truncate(pos); err != nil {
 			return false, fmt.Errorf("truncate %s at %d: %w", s.log.path, pos, err)
 		}

@@ -57,6 +57,8 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newNodeCmd(), newTopicCmd(g), newProduceCmd(g), newConsumeCmd(g), newGroupCmd(g), newBenchCmd(g),
 		newMembersCmd(g), newPlacementCmd(g), newDecommissionCmd(g))
 	root.AddCommand(newQuarantineCmd(g))
+
+	root.AddCommand(newScrubCmd(g)) // scrub.go
 	return root
 }
 

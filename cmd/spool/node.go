@@ -78,6 +78,8 @@ SPOOL_* environment equivalent (--data-dir is SPOOL_DATA_DIR).`,
 	fs.Int32Var(&f.cfg.Groups.OffsetsTopicPartitions, "offsets-topic-partitions", f.cfg.Groups.OffsetsTopicPartitions, "partitions of __consumer_offsets when it is created; fixed afterwards (SPOOL_OFFSETS_TOPIC_PARTITIONS)")
 	// The cluster: gossip membership and its encryption.
 	addGossipFlags(fs, &f.gossip)
+	// The CRC scrubber of sealed segments (node_scrub.go).
+	addScrubFlags(fs, &f.cfg)
 	return cmd
 }
 
