@@ -350,6 +350,7 @@ func TestSlowlorisRequestClosed(t *testing.T) {
 	if _, err := slow.Write(hdr[:]); err != nil {
 		t.Fatalf("write size: %v", err)
 	}
+	began := time.Now()
 	closed := make(chan error, 1)
 	go func() {
 		// Reads see the close (EOF or reset); nothing is ever answered.
@@ -376,8 +377,10 @@ func TestSlowlorisRequestClosed(t *testing.T) {
 	// Meanwhile an honest client is served.
 	franzRoundTripCheck(t, n.KafkaAddr, topic)
 
+	t.Logf("honest round trip done %v after the slow request began", time.Since(began).Round(time.Millisecond))
 	select {
 	case <-closed:
+		t.Logf("slow connection closed %v after its first byte", time.Since(began).Round(time.Millisecond))
 	case <-time.After(30 * time.Second):
 		t.Fatal("the node kept a connection trickling one request open for 30s (request read timeout 2s)")
 	}
