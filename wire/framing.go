@@ -12,13 +12,14 @@ import (
 
 // Every request is a 4-byte big-endian size followed by that many bytes of
 // header and body. The size is checked before anything is allocated for it,
-// and the body's buffer then grows with the bytes that actually arrive, never
-// ahead of them by more than the first frameInitialAlloc bytes or the bytes
-// already received (twice those at the last step, see nextFrameAlloc): a
-// client that claims a large frame and then sends little or nothing costs
-// what it sent, not what it claimed. An honest frame of up to
-// 4*frameInitialAlloc is copied once (its first chunk), as before; a larger
-// one at each doubling, under half a copy of every byte.
+// and the body's buffer then grows with the bytes that actually arrive: the
+// first frameInitialAlloc bytes, then twice the bytes received, or the whole
+// frame once that is at most eight times them (see nextFrameAlloc). A client
+// that claims a large frame and then sends little or nothing costs a small
+// multiple of what it sent, not what it claimed, while an honest frame of up
+// to 8*frameInitialAlloc (2 MiB, a 1 MiB batch and its request around it) is
+// copied once, its first chunk, as when the whole frame was allocated after
+// it; a larger one at each doubling, under a copy of each byte in all.
 const (
 	// minFrameSize is the smallest request header: v0 is API key, version
 	// and correlation ID (8 bytes); v1 and v2 add a client ID.
@@ -61,11 +62,9 @@ func readFrameSize(r io.Reader, scratch *[4]byte, max int32) (int32, error) {
 
 // nextFrameAlloc is the buffer for a frame of size bytes once the first
 // have bytes, a full buffer, have arrived: twice as big, or the whole frame
-// when that is at most four times as big (so that a frame of up to 1 MiB is
-// copied once, as it was when the whole frame was allocated after its first
-// chunk).
+// when that is at most eight times as big.
 func nextFrameAlloc(have, size int) int {
-	if size <= 4*have {
+	if size <= 8*have {
 		return size
 	}
 	return 2 * have
