@@ -409,9 +409,9 @@ func (c *conn) unreserve(size int32) {
 // is closed. The socket's deadline is kept between half of readStep and all
 // of it ahead (and never past the frame's), and is moved only when less than
 // half is left, not at every read: setting it costs a lock and a timer
-// update in the runtime. A frame's deadline is so never later than the
-// socket's deadline that was set before the frame began, and a deadline
-// that fires early is simply moved on.
+// update in the runtime. So the socket's deadline, set before a frame began,
+// falls no later than the frame's; one that falls earlier (a refresh due, or
+// the frame's deadline moved on by a wait for memory) is simply moved on.
 type idleReader struct{ c *conn }
 
 func (r idleReader) Read(p []byte) (int, error) {
