@@ -15,6 +15,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -228,13 +229,9 @@ var produceClaimHeader = []byte{0, 0, 0, 7, 0, 0, 0, 1, 0, 1, 'x'}
 // honest franz-go producer keeps being acknowledged throughout.
 func TestMemoryBoundedAcrossConnections(t *testing.T) {
 	const (
-		rounds      = 3
-		conns       = 200
-		claim       = 100 << 20 // the default --max-request-bytes
-		sent        = 300 << 10
-		budget      = 128 << 20 // the default --queued-max-request-bytes
-		trickles    = 8
-		trickleWait = 250 * time.Millisecond
+		rounds = 3
+		conns  = 200
+		budget = 128 << 20 // the default --queued-max-request-bytes
 		// The bound: the budget, twice over because the Go collector lets
 		// the heap grow to twice what is live before it collects (GOGC
 		// 100), plus a fixed 128 MiB for the runtime, the node's own
@@ -247,65 +244,7 @@ func TestMemoryBoundedAcrossConnections(t *testing.T) {
 	prod := startSteadyProducer(t, n.KafkaAddr, topic)
 	prod.waitAcks(t, 0, "before the first round")
 
-	var hdr [4]byte
-	binary.BigEndian.PutUint32(hdr[:], claim)
-	payload := make([]byte, sent-len(produceClaimHeader))
-	for i := range payload {
-		payload[i] = byte(i)
-	}
-	for round := 1; round <= rounds; round++ {
-		ackedBefore := prod.acked.Load()
-		var open []net.Conn
-		for i := 0; i < conns; i++ {
-			c, err := net.DialTimeout("tcp", n.KafkaAddr, 5*time.Second)
-			if err != nil {
-				t.Fatalf("round %d: dial %d: %v", round, i, err)
-			}
-			open = append(open, c)
-			c.SetWriteDeadline(time.Now().Add(10 * time.Second))
-			// The node may stop reading (budget) or close: neither is an
-			// error of the test, so write errors are not checked.
-			c.Write(hdr[:])
-			c.Write(produceClaimHeader)
-			c.Write(payload)
-			if !w.sample() {
-				break
-			}
-		}
-		for k := 0; k < trickles && !w.over.Load(); k++ {
-			time.Sleep(trickleWait)
-			for _, c := range open {
-				c.Write([]byte{0x42})
-			}
-			w.sample()
-		}
-		// The honest producer was acknowledged while the attackers held
-		// their connections open.
-		if !w.over.Load() {
-			prod.waitAcks(t, ackedBefore, fmt.Sprintf("round %d, attackers connected", round))
-		}
-		for _, c := range open {
-			c.Close()
-		}
-		if w.over.Load() {
-			t.Fatalf("round %d: node RSS went past %d MiB (peak seen %d MiB); node killed",
-				round, rssLimit>>20, w.peak.Load()>>20)
-		}
-		// The node has seen them go before the next round.
-		retry(t, 30*time.Second, func() error {
-			st := n.Stats(t)
-			if open, _ := st["open_connections"].(float64); open > 10 {
-				return fmt.Errorf("round %d: %v connections still open after the attackers closed", round, open)
-			}
-			return nil
-		})
-		rss, err := vmRSS(w.pid)
-		if err != nil {
-			t.Fatalf("round %d: read RSS: %v", round, err)
-		}
-		t.Logf("round %d: peak RSS %d MiB, after close %d MiB, produces acknowledged so far %d",
-			round, w.peak.Load()>>20, rss>>20, prod.acked.Load())
-	}
+	claimRounds(t, n, w, prod, rounds, conns, true)
 	w.Stop()
 	if w.over.Load() {
 		t.Fatalf("node RSS went past %d MiB (peak seen %d MiB)", rssLimit>>20, w.peak.Load()>>20)
@@ -318,6 +257,37 @@ func TestMemoryBoundedAcrossConnections(t *testing.T) {
 	prod.Stop()
 	if !n.Running() {
 		t.Fatal("node is not running")
+	}
+}
+
+// TestMemoryBudgetBindsAtNode: with --queued-max-request-bytes 32 MiB, less
+// than the 200 connections' 300 KiB each (a 512 KiB buffer apiece), the node
+// stops reading the ones past the bound, round after round, and its RSS
+// stays within the smaller bound; once they are gone it reads again and the
+// honest producer is acknowledged. (The producer may wait meanwhile: the
+// bound is for everyone.)
+func TestMemoryBudgetBindsAtNode(t *testing.T) {
+	const (
+		rounds = 2
+		conns  = 200
+		budget = 32 << 20
+		// As in TestMemoryBoundedAcrossConnections: twice the budget for
+		// the collector's slack, plus a fixed 128 MiB.
+		rssLimit = 2*budget + 128<<20
+	)
+	// In the environment, as SPOOL_QUEUED_MAX_REQUEST_BYTES, so that a
+	// node without the setting shows what it does instead of refusing a
+	// flag.
+	n := StartNode(t, func(n *Node) {
+		n.Env = append(n.Env, fmt.Sprintf("SPOOL_QUEUED_MAX_REQUEST_BYTES=%d", budget))
+	})
+	w := watchRSS(t, n, rssLimit)
+	prod := startSteadyProducer(t, n.KafkaAddr, uniqueTopic("memory-bound"))
+	prod.waitAcks(t, 0, "before the first round")
+	claimRounds(t, n, w, prod, rounds, conns, false)
+	w.Stop()
+	if err := prod.Err(); err != nil {
+		t.Fatalf("honest producer: %v", err)
 	}
 }
 
@@ -394,4 +364,84 @@ func TestSlowlorisRequestClosed(t *testing.T) {
 	idle.SetDeadline(time.Now().Add(10 * time.Second))
 	roundTripRaw(t, idle, apiVersionsRequest(), 2)
 	franzRoundTripCheck(t, n.KafkaAddr, topic)
+}
+
+// claimRounds runs rounds of conns connections that each claim a 100 MiB
+// Produce frame, send 300 KiB of it, trickle a byte now and then for two
+// seconds and close, failing the test as soon as w sees the node's RSS past
+// its limit. The honest producer must be acknowledged in every round: while
+// the connections are open if ackWhileOpen, else once they are gone.
+func claimRounds(t *testing.T, n *Node, w *rssWatch, prod *steadyProducer, rounds, conns int, ackWhileOpen bool) {
+	t.Helper()
+	const (
+		claim       = 100 << 20 // the default --max-request-bytes
+		sent        = 300 << 10
+		trickles    = 8
+		trickleWait = 250 * time.Millisecond
+	)
+	var hdr [4]byte
+	binary.BigEndian.PutUint32(hdr[:], claim)
+	payload := make([]byte, sent-len(produceClaimHeader))
+	for i := range payload {
+		payload[i] = byte(i)
+	}
+	for round := 1; round <= rounds; round++ {
+		ackedBefore := prod.acked.Load()
+		var open []net.Conn
+		var wg sync.WaitGroup
+		for i := 0; i < conns && !w.over.Load(); i++ {
+			c, err := net.DialTimeout("tcp", n.KafkaAddr, 5*time.Second)
+			if err != nil {
+				t.Fatalf("round %d: dial %d: %v", round, i, err)
+			}
+			open = append(open, c)
+			wg.Add(1)
+			// Each on its own: a node that stops reading (the budget)
+			// blocks the writes. Write errors (a node that stopped
+			// reading or closed) are none of the test's business.
+			go func() {
+				defer wg.Done()
+				c.SetWriteDeadline(time.Now().Add(10 * time.Second))
+				if _, err := c.Write(slices.Concat(hdr[:], produceClaimHeader, payload)); err != nil {
+					return
+				}
+				for k := 0; k < trickles; k++ {
+					time.Sleep(trickleWait)
+					c.SetWriteDeadline(time.Now().Add(time.Second))
+					if _, err := c.Write([]byte{0x42}); err != nil {
+						return
+					}
+				}
+			}()
+			w.sample()
+		}
+		wg.Wait()
+		// The honest producer was acknowledged while the attackers held
+		// their connections open.
+		if ackWhileOpen && !w.over.Load() {
+			prod.waitAcks(t, ackedBefore, fmt.Sprintf("round %d, attackers connected", round))
+		}
+		for _, c := range open {
+			c.Close()
+		}
+		if w.over.Load() {
+			t.Fatalf("round %d: node RSS went past %d MiB (peak seen %d MiB); node killed",
+				round, w.limit>>20, w.peak.Load()>>20)
+		}
+		// The node has seen them go before the next round.
+		retry(t, 30*time.Second, func() error {
+			st := n.Stats(t)
+			if open, _ := st["open_connections"].(float64); open > 10 {
+				return fmt.Errorf("round %d: %v connections still open after the attackers closed", round, open)
+			}
+			return nil
+		})
+		rss, err := vmRSS(w.pid)
+		if err != nil {
+			t.Fatalf("round %d: read RSS: %v", round, err)
+		}
+		prod.waitAcks(t, ackedBefore, fmt.Sprintf("round %d, attackers gone", round))
+		t.Logf("round %d: peak RSS %d MiB, after close %d MiB, produces acknowledged so far %d",
+			round, w.peak.Load()>>20, rss>>20, prod.acked.Load())
+	}
 }
