@@ -302,3 +302,66 @@ func TestRequestReadTimeout(t *testing.T) {
 		t.Fatalf("request read timeouts %d after a wait for memory, want still 1", n)
 	}
 }
+
+// TestByteBudgetDirect drives the budget alone: waiters in order, the first
+// waiter let past the limit only once every holder waits (and only it, until
+// it is released), and a wait given up leaves nothing behind.
+func TestByteBudgetDirect(t *testing.T) {
+	b := newByteBudget(100)
+	never := make(chan struct{})
+	take := func(c *frameCharge, n int64, stop chan struct{}) chan bool {
+		done := make(chan bool, 1)
+		go func() {
+			ok, _ := b.take(c, n, stop, never)
+			done <- ok
+		}()
+		return done
+	}
+	granted := func(done chan bool, what string) {
+		t.Helper()
+		select {
+		case ok := <-done:
+			if !ok {
+				t.Fatalf("%s: gave up", what)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: still waiting", what)
+		}
+	}
+
+	a, bb, c := b.newCharge(), b.newCharge(), b.newCharge()
+	granted(take(&a, 60, never), "a 60")
+	granted(take(&bb, 30, never), "b 30")
+	// b wants more: a is running (it may return memory), so b waits.
+	bMore := take(&bb, 30, never)
+	eventually(t, "b waiting", func() bool { return b.waiting() == 1 })
+	// c gives up its wait: nothing is left of it.
+	stopC := make(chan struct{})
+	cDone := take(&c, 5, stopC)
+	eventually(t, "c waiting", func() bool { return b.waiting() == 2 })
+	close(stopC)
+	if ok := <-cDone; ok || c.held != 0 {
+		t.Fatalf("c's given-up wait: ok %v, held %d", ok, c.held)
+	}
+	b.release(&c)
+	// a wants more too: now every holder waits, so b, first in line,
+	// goes past the limit.
+	aMore := take(&a, 50, never)
+	granted(bMore, "b past the limit")
+	if b.overdraft != bb.id || b.inUse() != 120 {
+		t.Fatalf("overdraft %d (b is %d), in use %d, want b and 120", b.overdraft, bb.id, b.inUse())
+	}
+	// b may go on past it alone; a still waits.
+	granted(take(&bb, 10, never), "b on past the limit")
+	if b.waiting() != 1 {
+		t.Fatalf("%d waiting, want a", b.waiting())
+	}
+	// b answered: a is alone and waiting, so it goes past in turn.
+	b.release(&bb)
+	granted(aMore, "a once b released")
+	b.release(&a)
+	if b.inUse() != 0 || b.running != 0 || b.overdraft != 0 || b.waiting() != 0 {
+		t.Fatalf("after all released: in use %d, running %d, overdraft %d, waiting %d",
+			b.inUse(), b.running, b.overdraft, b.waiting())
+	}
+}
