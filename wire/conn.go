@@ -190,6 +190,8 @@ func (c *conn) readLoop() {
 	defer func() {
 		if r := recover(); r != nil {
 			c.panicked("reader", r)
+			// A frame being read when it happened gives its memory back.
+			c.srv.budget.release(&c.acct.charge)
 		}
 	}()
 	for {
@@ -325,7 +327,7 @@ func (c *conn) readRequest(r *bufio.Reader, scratch *[4]byte) (inbound, error) {
 		pool.put(buf)
 		return inbound{}, &protocolError{err}
 	}
-	in.charge = c.acct.charge
+	in.charge, c.acct.charge = c.acct.charge, frameCharge{}
 	if pool != nil {
 		in.pool, in.buf = pool, buf
 	}
