@@ -25,7 +25,8 @@ type Config struct {
 	// queued across all connections (Kafka's queued.max.request.bytes): the
 	// buffers of frames still arriving, which grow with the bytes received
 	// rather than the size a frame claims (a frame's first 256 KiB are
-	// taken when its size has arrived, then twice what has arrived), and of
+	// taken when its size has arrived, then twice what has arrived, or the
+	// whole frame once that is within eight times it), and of
 	// requests read but not yet handled. Past it, connections stop reading from their sockets until
 	// memory is returned. One frame at a time may go past it, when no
 	// frame holding memory could otherwise return any (which is how a
