@@ -24,14 +24,14 @@ type Config struct {
 	// QueuedMaxRequestBytes bounds the bytes of requests being read and
 	// queued across all connections (Kafka's queued.max.request.bytes): the
 	// buffers of frames still arriving, which grow with the bytes received
-	// rather than the size a frame claims (a frame's first 256 KiB are
-	// taken when its size has arrived, then twice what has arrived, or the
-	// whole frame once that is within eight times it), and of
-	// requests read but not yet handled. Past it, connections stop reading from their sockets until
-	// memory is returned. One frame at a time may go past it, when no
-	// frame holding memory could otherwise return any (which is how a
-	// frame bigger than the bound, up to MaxRequestBytes, is served), so
-	// the most held is QueuedMaxRequestBytes plus one MaxRequestBytes.
+	// rather than the size a frame claims (its first 256 KiB are taken once
+	// its size has arrived, then twice what has arrived, or the whole frame
+	// once that is within eight times it), and of requests read but not yet
+	// handled. Past it, connections stop reading from their sockets until
+	// memory is returned. One frame at a time may go past it, when no frame
+	// holding memory could otherwise return any (which is how a frame
+	// bigger than the bound, up to MaxRequestBytes, is served), so the most
+	// held is QueuedMaxRequestBytes plus one MaxRequestBytes.
 	QueuedMaxRequestBytes int64
 
 	// RequestReadTimeout bounds how long a request may take to arrive once
