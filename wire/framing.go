@@ -15,8 +15,8 @@ import (
 // and the body's buffer then grows with the bytes that actually arrive: the
 // first frameInitialAlloc bytes, then twice the bytes received, or the whole
 // frame once that is at most eight times them (see nextFrameAlloc). A client
-// that claims a large frame and then sends little or nothing costs a small
-// multiple of what it sent, not what it claimed, while an honest frame of up
+// that claims a large frame and then sends little or nothing costs the first
+// chunk, or twice what it sent, not what it claimed, while an honest frame of up
 // to 8*frameInitialAlloc (2 MiB, a 1 MiB batch and its request around it) is
 // copied once, its first chunk, as when the whole frame was allocated after
 // it; a larger one at each doubling, under a copy of each byte in all.
