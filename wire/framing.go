@@ -16,10 +16,11 @@ import (
 // first frameInitialAlloc bytes, then twice the bytes received, or the whole
 // frame once that is at most eight times them (see nextFrameAlloc). A client
 // that claims a large frame and then sends little or nothing costs the first
-// chunk, or twice what it sent, not what it claimed, while an honest frame of up
-// to 8*frameInitialAlloc (2 MiB, a 1 MiB batch and its request around it) is
-// copied once, its first chunk, as when the whole frame was allocated after
-// it; a larger one at each doubling, under a copy of each byte in all.
+// chunk, or twice what it sent (eight times, for a claim within eight times
+// it), not what it claimed; an honest frame of up to 8*frameInitialAlloc
+// (2 MiB, a 1 MiB batch and its request around it) is copied once, its
+// first chunk, as when the whole frame was allocated after it; a larger one
+// at each doubling, under a copy of each byte in all.
 const (
 	// minFrameSize is the smallest request header: v0 is API key, version
 	// and correlation ID (8 bytes); v1 and v2 add a client ID.
