@@ -8,6 +8,7 @@ import (
 
 	"github.com/spool-log/spool/node/group"
 	"github.com/spool-log/spool/partition"
+	"github.com/spool-log/spool/wire"
 )
 
 // Config is everything a Node needs. DefaultConfig gives a usable single-node
@@ -54,6 +55,12 @@ type Config struct {
 	// MaxRequestBytes bounds one Kafka request frame; a bigger one closes
 	// the connection.
 	MaxRequestBytes int32
+	// QueuedMaxRequestBytes bounds the memory of requests being read and
+	// queued across all connections (wire.Config.QueuedMaxRequestBytes).
+	QueuedMaxRequestBytes int64
+	// RequestReadTimeout closes a connection whose request has begun but
+	// is not whole after this long (wire.Config.RequestReadTimeout).
+	RequestReadTimeout time.Duration
 	// Sendfile sends Fetch records from segment files to the socket with
 	// sendfile(2); false makes every Fetch use the user-space copy (pread
 	// and write), to compare the two or where sendfile misbehaves.
@@ -133,6 +140,8 @@ func DefaultConfig() Config {
 		AutoCreateTopics:       true,
 		DefaultPartitions:      1,
 		MaxRequestBytes:        100 << 20,
+		QueuedMaxRequestBytes:  wire.DefaultQueuedMaxRequestBytes,
+		RequestReadTimeout:     wire.DefaultRequestReadTimeout,
 		Sendfile:               true,
 		MaxOpenFiles:           1024,
 		RetentionCheckInterval: 30 * time.Second,
@@ -176,6 +185,12 @@ func (c *Config) validate() error {
 	}
 	if c.MaxRequestBytes <= 0 {
 		return fmt.Errorf("max request bytes %d, want > 0", c.MaxRequestBytes)
+	}
+	if c.QueuedMaxRequestBytes < 0 {
+		return fmt.Errorf("queued max request bytes %d, want > 0", c.QueuedMaxRequestBytes)
+	}
+	if c.RequestReadTimeout < 0 {
+		return fmt.Errorf("request read timeout %v, want > 0", c.RequestReadTimeout)
 	}
 	if c.MaxOpenFiles <= 0 {
 		c.MaxOpenFiles = 1024

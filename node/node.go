@@ -204,6 +204,8 @@ func (n *Node) Start() (err error) {
 
 	wcfg := wire.DefaultConfig()
 	wcfg.MaxRequestBytes = n.cfg.MaxRequestBytes
+	wcfg.QueuedMaxRequestBytes = n.cfg.QueuedMaxRequestBytes
+	wcfg.RequestReadTimeout = n.cfg.RequestReadTimeout
 	wcfg.Sendfile = n.cfg.Sendfile
 	wcfg.Versions = Versions()
 	wcfg.Waits = requestWaits

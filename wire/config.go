@@ -21,6 +21,26 @@ type Config struct {
 	// clamped (with a warning) when the Server is built.
 	Versions map[int16]VersionRange
 
+	// QueuedMaxRequestBytes bounds the bytes of requests being read and
+	// queued across all connections (Kafka's queued.max.request.bytes): the
+	// buffers of frames still arriving, which grow with the bytes received
+	// rather than the size a frame claims (its first 256 KiB are taken once
+	// its size has arrived, then twice what has arrived, or the whole frame
+	// once that is within eight times it), and of requests read but not yet
+	// handled. Past it, connections stop reading from their sockets until
+	// memory is returned. One frame at a time may go past it, when no frame
+	// holding memory could otherwise return any (which is how a frame
+	// bigger than the bound, up to MaxRequestBytes, is served), so the most
+	// held is QueuedMaxRequestBytes plus one MaxRequestBytes.
+	QueuedMaxRequestBytes int64
+
+	// RequestReadTimeout bounds how long a request may take to arrive once
+	// its first byte has (slowloris): a connection whose frame is not
+	// whole by then is closed, with a log line. Time the server spends not
+	// reading the connection (waiting for QueuedMaxRequestBytes) does not
+	// count. The wait between requests is IdleTimeout's business.
+	RequestReadTimeout time.Duration
+
 	// IdleTimeout closes a connection that has neither sent a request nor had
 	// one in progress for this long (Kafka's connections.max.idle.ms).
 	IdleTimeout time.Duration
@@ -66,20 +86,26 @@ func (r VersionRange) Contains(v int16) bool { return v >= r.Min && v <= r.Max }
 // Default values, chosen to match Kafka's broker defaults where one exists.
 const (
 	DefaultMaxRequestBytes = 100 << 20 // socket.request.max.bytes
-	DefaultIdleTimeout     = 10 * time.Minute
-	DefaultWriteTimeout    = 30 * time.Second
-	DefaultPipelineDepth   = 8
+	// Kafka leaves queued.max.request.bytes unbounded; a little more than
+	// one largest request, so that one fits without going past it.
+	DefaultQueuedMaxRequestBytes = 128 << 20
+	DefaultRequestReadTimeout    = 30 * time.Second
+	DefaultIdleTimeout           = 10 * time.Minute
+	DefaultWriteTimeout          = 30 * time.Second
+	DefaultPipelineDepth         = 8
 )
 
 // DefaultConfig returns a working configuration with no API versions: the
 // broker fills Versions with what it handles.
 func DefaultConfig() Config {
 	return Config{
-		MaxRequestBytes: DefaultMaxRequestBytes,
-		Versions:        map[int16]VersionRange{},
-		IdleTimeout:     DefaultIdleTimeout,
-		WriteTimeout:    DefaultWriteTimeout,
-		PipelineDepth:   DefaultPipelineDepth,
-		Sendfile:        true,
+		MaxRequestBytes:       DefaultMaxRequestBytes,
+		QueuedMaxRequestBytes: DefaultQueuedMaxRequestBytes,
+		RequestReadTimeout:    DefaultRequestReadTimeout,
+		Versions:              map[int16]VersionRange{},
+		IdleTimeout:           DefaultIdleTimeout,
+		WriteTimeout:          DefaultWriteTimeout,
+		PipelineDepth:         DefaultPipelineDepth,
+		Sendfile:              true,
 	}
 }

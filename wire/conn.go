@@ -45,8 +45,9 @@ import (
 // socket is closed once the last goroutine ends.
 
 var (
-	errIdle         = errors.New("connection idle")
-	errShuttingDown = errors.New("server shutting down")
+	errIdle           = errors.New("connection idle")
+	errShuttingDown   = errors.New("server shutting down")
+	errRequestTimeout = errors.New("request not received within the request read timeout")
 )
 
 // inlineGrace is how long a reader handling a request itself goes before
@@ -96,6 +97,11 @@ type conn struct {
 	br           *bufio.Reader
 	sizeBuf      [4]byte
 	readDeadline time.Time
+	// frameDeadline is when the frame being read must be whole; zero
+	// between frames.
+	frameDeadline time.Time
+	// acct charges the frame being read to the server's byte budget.
+	acct frameAccount
 	// Owned by whoever is working (mu hands the role over).
 	writeDeadline time.Time
 	fw            *frameWriter
@@ -118,6 +124,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 		cancel: cancel,
 	}
 	c.cond = sync.NewCond(&c.mu)
+	c.acct = frameAccount{budget: s.budget, stop1: ctx.Done(), stop2: s.shutdown, deadline: &c.frameDeadline}
 	c.br = bufio.NewReaderSize(idleReader{c: c}, readBufferSize)
 	tcp, _ := nc.(*net.TCPConn)
 	if !s.cfg.Sendfile {
@@ -183,6 +190,8 @@ func (c *conn) readLoop() {
 	defer func() {
 		if r := recover(); r != nil {
 			c.panicked("reader", r)
+			// A frame being read when it happened gives its memory back.
+			c.srv.budget.release(&c.acct.charge)
 		}
 	}()
 	for {
@@ -261,8 +270,15 @@ func (e *protocolError) Error() string { return e.err.Error() }
 func (e *protocolError) Unwrap() error { return e.err }
 
 // readRequest reads and decodes the next frame, holding its size in the
-// read-ahead budget until it has been handled.
+// read-ahead budget and its buffer in the server's byte budget until it has
+// been handled. The frame must be whole within RequestReadTimeout of its
+// first byte.
 func (c *conn) readRequest(r *bufio.Reader, scratch *[4]byte) (inbound, error) {
+	if _, err := r.Peek(1); err != nil {
+		return inbound{}, err // io.EOF here is a clean end
+	}
+	c.frameDeadline = time.Now().Add(c.srv.cfg.RequestReadTimeout)
+	defer func() { c.frameDeadline = time.Time{} }()
 	size, err := readFrameSize(r, scratch, c.srv.cfg.MaxRequestBytes)
 	if err != nil {
 		var sizeErr *frameSizeError
@@ -285,24 +301,33 @@ func (c *conn) readRequest(r *bufio.Reader, scratch *[4]byte) (inbound, error) {
 		frame []byte
 		buf   *frameBuffer
 	)
+	c.acct.charge = c.srv.budget.newCharge()
 	if err == nil {
-		frame, buf, err = readFrameBody(r, size, pool)
+		frame, buf, err = readFrameBody(r, size, pool, &c.acct)
 	} else if errors.Is(err, io.EOF) {
 		err = errFrameTruncated
 	}
 	if err != nil {
+		c.srv.budget.release(&c.acct.charge)
 		c.unreserve(size)
-		if errors.Is(err, errFrameTruncated) {
+		switch {
+		case errors.Is(err, errFrameTruncated):
 			err = &protocolError{err}
+		case errors.Is(err, errBudgetWaitStopped) && c.srv.closing.Load():
+			err = errShuttingDown
+		case errors.Is(err, errBudgetWaitStopped):
+			err = net.ErrClosed
 		}
 		return inbound{}, err
 	}
 	in, err := c.srv.decoder.decode(frame, c.nc.RemoteAddr())
 	if err != nil {
+		c.srv.budget.release(&c.acct.charge)
 		c.unreserve(size)
 		pool.put(buf)
 		return inbound{}, &protocolError{err}
 	}
+	in.charge, c.acct.charge = c.acct.charge, frameCharge{}
 	if pool != nil {
 		in.pool, in.buf = pool, buf
 	}
@@ -319,6 +344,11 @@ func (c *conn) readFailed(err error) {
 	case errors.As(err, &perr):
 		c.srv.stats.protocolErrors.Add(1)
 		c.log.WithError(err).Warn("closing connection: bad request")
+		c.close(err)
+	case errors.Is(err, errRequestTimeout):
+		c.srv.stats.requestTimeouts.Add(1)
+		c.log.WithError(err).WithField("request_read_timeout", c.srv.cfg.RequestReadTimeout).
+			Warn("closing connection: request too slow to arrive")
 		c.close(err)
 	case errors.Is(err, errIdle):
 		c.log.WithField("idle_timeout", c.srv.cfg.IdleTimeout).Debug("closing idle connection")
@@ -349,8 +379,14 @@ const maxKeptWriteBuffer = 1 << 20
 func (c *conn) reserve(size int32) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for !c.closed && c.queued > 0 && c.queuedBytes+int64(size) > int64(c.srv.cfg.MaxRequestBytes) {
-		c.cond.Wait()
+	if !c.closed && c.queued > 0 && c.queuedBytes+int64(size) > int64(c.srv.cfg.MaxRequestBytes) {
+		// Waiting for this connection's own requests to be handled is
+		// not the client being slow: the frame's deadline moves on.
+		start := time.Now()
+		for !c.closed && c.queued > 0 && c.queuedBytes+int64(size) > int64(c.srv.cfg.MaxRequestBytes) {
+			c.cond.Wait()
+		}
+		c.frameDeadline = c.frameDeadline.Add(time.Since(start))
 	}
 	if c.closed {
 		return false
@@ -368,20 +404,31 @@ func (c *conn) unreserve(size int32) {
 	c.mu.Unlock()
 }
 
-// idleReader reads from the socket under the idle timeout: a read that times
-// out while a request is in flight, or soon after other activity, is retried,
-// so only a connection with nothing to do is closed. The deadline is moved
-// only when less than half the timeout is left, not at every read: setting
-// it costs a lock and a timer update in the runtime.
+// idleReader reads from the socket under two deadlines: the request read
+// timeout while a frame is arriving, and the idle timeout between frames. A
+// read that times out between frames while a request is in flight, or soon
+// after other activity, is retried, so only a connection with nothing to do
+// is closed. The socket's deadline is kept between half of readStep and all
+// of it ahead (and never past the frame's), and is moved only when less than
+// half is left, not at every read: setting it costs a lock and a timer
+// update in the runtime. So the socket's deadline, set before a frame began,
+// falls no later than the frame's; one that falls earlier (a refresh due, or
+// the frame's deadline moved on by a wait for memory) is simply moved on.
 type idleReader struct{ c *conn }
 
 func (r idleReader) Read(p []byte) (int, error) {
 	c := r.c
-	idle := c.srv.cfg.IdleTimeout
+	step := c.srv.readStep
 	for {
-		if now := time.Now(); c.readDeadline.Sub(now) < idle/2 {
-			c.readDeadline = now.Add(idle)
-			c.nc.SetReadDeadline(c.readDeadline)
+		if now := time.Now(); c.readDeadline.Sub(now) < step/2 {
+			d := now.Add(step)
+			if !c.frameDeadline.IsZero() && c.frameDeadline.Before(d) {
+				d = c.frameDeadline
+			}
+			if !d.Equal(c.readDeadline) {
+				c.readDeadline = d
+				c.nc.SetReadDeadline(d)
+			}
 		}
 		// Checked after setting the deadline: Shutdown sets closing, then
 		// a past deadline, so one of the two is always seen.
@@ -401,12 +448,23 @@ func (r idleReader) Read(p []byte) (int, error) {
 		if n > 0 {
 			return n, nil
 		}
+		now := time.Now()
+		if !c.frameDeadline.IsZero() {
+			if !now.Before(c.frameDeadline) {
+				return 0, errRequestTimeout
+			}
+			c.readDeadline = earliest(c.frameDeadline, now.Add(step))
+			c.nc.SetReadDeadline(c.readDeadline)
+			continue
+		}
+		idle := c.srv.cfg.IdleTimeout
 		last := time.Unix(0, c.lastActivity.Load())
-		if c.inFlight.Load() > 0 || time.Since(last) < idle {
+		if c.inFlight.Load() > 0 || now.Sub(last) < idle {
 			// Due again a whole timeout after the last activity (which may
-			// be a response written since the deadline was set).
-			c.readDeadline = last.Add(idle)
-			if soonest := time.Now().Add(idle/2 + time.Millisecond); c.readDeadline.Before(soonest) {
+			// be a response written since the deadline was set), or a step
+			// from now if that is sooner.
+			c.readDeadline = earliest(last.Add(idle), now.Add(step))
+			if soonest := now.Add(step/2 + time.Millisecond); c.readDeadline.Before(soonest) {
 				c.readDeadline = soonest // in flight: look again later
 			}
 			c.nc.SetReadDeadline(c.readDeadline)
@@ -414,6 +472,13 @@ func (r idleReader) Read(p []byte) (int, error) {
 		}
 		return n, errIdle
 	}
+}
+
+func earliest(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // ---- worker ----
@@ -452,6 +517,7 @@ func (c *conn) drop(in inbound) {
 	c.unreserve(in.size)
 	c.inFlight.Add(-1)
 	in.pool.put(in.buf)
+	c.srv.budget.release(&in.charge)
 }
 
 // process handles one request and writes its response.
@@ -475,6 +541,9 @@ func (c *conn) process(in inbound) {
 		// nothing refers to the frame any more (the Request.Body promise).
 		in.pool.put(in.buf)
 	}
+	// A panicked handler's frame is left to the garbage collector, which
+	// is as good as returned.
+	c.srv.budget.release(&in.charge)
 	if cap(c.wbuf) > maxKeptWriteBuffer {
 		c.wbuf = nil // one huge response should not pin its buffer
 	}

@@ -7,15 +7,20 @@ import (
 	"io"
 	"math/bits"
 	"sync"
+	"time"
 )
 
 // Every request is a 4-byte big-endian size followed by that many bytes of
-// header and body. The size is checked before anything is allocated for it.
-// A body's first frameInitialAlloc bytes are read into a buffer of at most
-// that size; only once they have arrived is the rest allocated, in one step,
-// so a client that claims a large frame and then stalls costs at most
-// frameInitialAlloc, while an honest large frame is copied once (its first
-// chunk) rather than at every doubling of a growing buffer.
+// header and body. The size is checked before anything is allocated for it,
+// and the body's buffer then grows with the bytes that actually arrive: the
+// first frameInitialAlloc bytes, then twice the bytes received, or the whole
+// frame once that is at most eight times them (see nextFrameAlloc). A client
+// that claims a large frame and then sends little or nothing costs the first
+// chunk, or twice what it sent (eight times, for a claim within eight times
+// it), not what it claimed; an honest frame of up to 8*frameInitialAlloc
+// (2 MiB, a 1 MiB batch and its request around it) is copied once, its
+// first chunk, as when the whole frame was allocated after it; a larger one
+// at each doubling, under a copy of each byte in all.
 const (
 	// minFrameSize is the smallest request header: v0 is API key, version
 	// and correlation ID (8 bytes); v1 and v2 add a client ID.
@@ -56,30 +61,97 @@ func readFrameSize(r io.Reader, scratch *[4]byte, max int32) (int32, error) {
 	return size, nil
 }
 
-// readFrameBody reads exactly size bytes. With a pool, the body lives in a
-// pooled buffer (returned with it) that the caller gives back with put once
-// nothing refers to the frame any more; without one, buf is nil and the
-// frame is a fresh allocation.
-func readFrameBody(r io.Reader, size int32, pool *framePool) (frame []byte, buf *frameBuffer, err error) {
+// nextFrameAlloc is the buffer for a frame of size bytes once the first
+// have bytes, a full buffer, have arrived: twice as big, or the whole frame
+// when that is at most eight times as big.
+func nextFrameAlloc(have, size int) int {
+	if size <= 8*have {
+		return size
+	}
+	return 2 * have
+}
+
+// frameAccount is what a frame's buffer is charged to as it grows: the
+// Server's byte budget, or nothing (take and give are no-ops on a nil one).
+type frameAccount struct {
+	budget *byteBudget
+	charge frameCharge
+	stop1  <-chan struct{}
+	stop2  <-chan struct{}
+	// deadline, when set, is the frame's read deadline, moved later by
+	// the time spent waiting for budget: that wait is the server's, not
+	// the client's.
+	deadline *time.Time
+}
+
+// take charges n bytes, waiting for budget if it is spent; false means the
+// wait was given up (the connection is closing).
+func (a *frameAccount) take(n int) bool {
+	if a == nil || a.budget == nil {
+		return true
+	}
+	ok, waited := a.budget.take(&a.charge, int64(n), a.stop1, a.stop2)
+	if waited > 0 && a.deadline != nil && !a.deadline.IsZero() {
+		*a.deadline = a.deadline.Add(waited)
+	}
+	return ok
+}
+
+// give returns n bytes of the charge.
+func (a *frameAccount) give(n int) {
+	if a == nil || a.budget == nil {
+		return
+	}
+	a.budget.give(&a.charge, int64(n))
+}
+
+// errBudgetWaitStopped reports a read given up while waiting for budget.
+var errBudgetWaitStopped = errors.New("stopped waiting for request memory")
+
+// readFrameBody reads exactly size bytes, growing its buffer as they
+// arrive, each buffer charged to acct before it is taken. With a pool, the
+// body lives in a pooled buffer (returned with it) that the caller gives
+// back with put once nothing refers to the frame any more; without one, buf
+// is nil and the frame is a fresh allocation. On error, every buffer is back
+// in the pool; the caller releases what the charge still holds (budget
+// granted while a wait was being given up).
+func readFrameBody(r io.Reader, size int32, pool *framePool, acct *frameAccount) (frame []byte, buf *frameBuffer, err error) {
 	n := int(size)
-	first := min(n, frameInitialAlloc)
-	head := pool.get(first)
-	if err := readFull(r, head.b[:first]); err != nil {
-		pool.put(head)
-		return nil, nil, err
+	want := min(n, frameInitialAlloc)
+	cost := pool.allocSize(want)
+	if !acct.take(cost) {
+		return nil, nil, errBudgetWaitStopped
 	}
-	if first == n {
-		return head.b[:n], head, nil
+	cur := pool.get(want)
+	have := 0
+	for {
+		if err := readFull(r, cur.b[have:want]); err != nil {
+			pool.put(cur)
+			acct.give(cost)
+			return nil, nil, err
+		}
+		have = want
+		if have == n {
+			if pool == nil {
+				return cur.b[:n], nil, nil
+			}
+			return cur.b[:n], cur, nil
+		}
+		// The client is sending: grow, charging the new buffer before
+		// taking it.
+		want = nextFrameAlloc(have, n)
+		nextCost := pool.allocSize(want)
+		if !acct.take(nextCost) {
+			pool.put(cur)
+			acct.give(cost)
+			return nil, nil, errBudgetWaitStopped
+		}
+		next := pool.get(want)
+		copy(next.b, cur.b[:have])
+		pool.put(cur)
+		acct.give(cost)
+		cur, cost = next, nextCost
 	}
-	// The client is sending: take the whole frame now.
-	whole := pool.get(n)
-	copy(whole.b, head.b[:first])
-	pool.put(head)
-	if err := readFull(r, whole.b[first:n]); err != nil {
-		pool.put(whole)
-		return nil, nil, err
-	}
-	return whole.b[:n], whole, nil
 }
 
 // readFull is io.ReadFull with an end of stream anywhere made
@@ -102,7 +174,7 @@ func readFrame(r io.Reader, max int32) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	frame, _, err := readFrameBody(r, size, nil)
+	frame, _, err := readFrameBody(r, size, nil, nil)
 	return frame, err
 }
 
@@ -147,6 +219,19 @@ func (p *framePool) get(n int) *frameBuffer {
 		return fb
 	}
 	return &frameBuffer{b: make([]byte, 1<<(c+minFrameClassShift))}
+}
+
+// allocSize is the bytes get(n) allocates: n's size class, or n itself for
+// a frame too big to pool (or with no pool).
+func (p *framePool) allocSize(n int) int {
+	if p == nil {
+		return n
+	}
+	c := frameClass(n)
+	if c < 0 {
+		return n
+	}
+	return 1 << (c + minFrameClassShift)
 }
 
 // put returns a buffer for reuse; the caller must hold no slice of it.

@@ -41,6 +41,9 @@ type inbound struct {
 	// back to pool once the request has been answered.
 	buf  *frameBuffer
 	pool *framePool
+	// charge is what the frame holds in the server's byte budget, given
+	// back once the request has been answered or dropped.
+	charge frameCharge
 }
 
 // decoder turns frames into requests under the server's version table.

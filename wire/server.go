@@ -22,12 +22,19 @@ type Server struct {
 	log     *logrus.Entry
 	decoder decoder
 	stats   stats
+	budget  *byteBudget
+	// readStep is how far ahead a connection's read deadline is set: the
+	// shorter of IdleTimeout and RequestReadTimeout.
+	readStep time.Duration
 
 	closing atomic.Bool
-	mu      sync.Mutex
-	lns     map[net.Listener]struct{}
-	conns   map[*conn]struct{}
-	connsWG sync.WaitGroup
+	// shutdown is closed with closing set, to stop readers waiting for
+	// budget.
+	shutdown chan struct{}
+	mu       sync.Mutex
+	lns      map[net.Listener]struct{}
+	conns    map[*conn]struct{}
+	connsWG  sync.WaitGroup
 }
 
 // NewServer builds a Server. Zero or negative limits in cfg take their
@@ -36,6 +43,12 @@ func NewServer(cfg Config, h Handler) *Server {
 	def := DefaultConfig()
 	if cfg.MaxRequestBytes <= 0 {
 		cfg.MaxRequestBytes = def.MaxRequestBytes
+	}
+	if cfg.QueuedMaxRequestBytes <= 0 {
+		cfg.QueuedMaxRequestBytes = def.QueuedMaxRequestBytes
+	}
+	if cfg.RequestReadTimeout <= 0 {
+		cfg.RequestReadTimeout = def.RequestReadTimeout
 	}
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = def.IdleTimeout
@@ -55,6 +68,10 @@ func NewServer(cfg Config, h Handler) *Server {
 		log:     cfg.Log,
 		lns:     map[net.Listener]struct{}{},
 		conns:   map[*conn]struct{}{},
+		budget:  newByteBudget(cfg.QueuedMaxRequestBytes),
+
+		readStep: min(cfg.IdleTimeout, cfg.RequestReadTimeout),
+		shutdown: make(chan struct{}),
 	}
 	versions := clampVersions(cfg.Versions, s.log)
 	s.decoder = decoder{versions: versions, apiVersions: newAPIVersionsAnswerer(versions)}
@@ -159,7 +176,9 @@ func (s *Server) connDone(c *conn) {
 // once (their handlers' contexts cancelled) and ctx's error is returned.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
-	s.closing.Store(true)
+	if !s.closing.Swap(true) {
+		close(s.shutdown)
+	}
 	for ln := range s.lns {
 		ln.Close()
 	}
@@ -191,4 +210,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 // Stats returns the current counters.
-func (s *Server) Stats() Stats { return s.stats.snapshot() }
+func (s *Server) Stats() Stats {
+	st := s.stats.snapshot()
+	st.QueuedRequestBytes = s.budget.inUse()
+	return st
+}

@@ -16,12 +16,19 @@ type Stats struct {
 	// ProtocolErrors counts connections closed for a bad frame, header or
 	// body, or an unsupported API key or version.
 	ProtocolErrors int64
+	// RequestReadTimeouts counts connections closed because a request did
+	// not arrive whole within RequestReadTimeout of its first byte.
+	RequestReadTimeouts int64
+	// QueuedRequestBytes is the memory held now by requests being read and
+	// queued, against Config.QueuedMaxRequestBytes.
+	QueuedRequestBytes int64
 }
 
 // stats holds the live counters behind Stats.
 type stats struct {
 	sendfileBytes, copyBytes, requests atomic.Int64
 	open, accepted, protocolErrors     atomic.Int64
+	requestTimeouts                    atomic.Int64
 }
 
 func (s *stats) snapshot() Stats {
@@ -32,5 +39,7 @@ func (s *stats) snapshot() Stats {
 		OpenConnections:  s.open.Load(),
 		ConnectionsTotal: s.accepted.Load(),
 		ProtocolErrors:   s.protocolErrors.Load(),
+
+		RequestReadTimeouts: s.requestTimeouts.Load(),
 	}
 }

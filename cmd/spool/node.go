@@ -61,6 +61,8 @@ SPOOL_* environment equivalent (--data-dir is SPOOL_DATA_DIR).`,
 	fs.BoolVar(&f.cfg.AutoCreateTopics, "auto-create-topics", f.cfg.AutoCreateTopics, "create unknown topics on first use (SPOOL_AUTO_CREATE_TOPICS)")
 	fs.Int32Var(&f.cfg.DefaultPartitions, "default-partitions", f.cfg.DefaultPartitions, "partitions of auto-created topics (SPOOL_DEFAULT_PARTITIONS)")
 	fs.Int32Var(&f.cfg.MaxRequestBytes, "max-request-bytes", f.cfg.MaxRequestBytes, "largest Kafka request accepted, in bytes (SPOOL_MAX_REQUEST_BYTES)")
+	fs.Int64Var(&f.cfg.QueuedMaxRequestBytes, "queued-max-request-bytes", f.cfg.QueuedMaxRequestBytes, "memory for Kafka requests being read and queued, across all connections; past it the node stops reading sockets until some is returned (SPOOL_QUEUED_MAX_REQUEST_BYTES)")
+	fs.DurationVar(&f.cfg.RequestReadTimeout, "request-read-timeout", f.cfg.RequestReadTimeout, "close a connection whose Kafka request has begun but is not whole after this long (SPOOL_REQUEST_READ_TIMEOUT)")
 	fs.BoolVar(&f.cfg.Sendfile, "sendfile", f.cfg.Sendfile, "send Fetch records with sendfile(2); --sendfile=false uses a user-space copy (SPOOL_SENDFILE)")
 	fs.StringVar(&f.flushPolicy, "flush-policy", "os", "when appends are fsynced: every-append, interval or os (SPOOL_FLUSH_POLICY)")
 	fs.DurationVar(&f.flushInterval, "flush-interval", time.Second, "fsync interval for --flush-policy interval (SPOOL_FLUSH_INTERVAL)")
