@@ -39,9 +39,6 @@ func (n *Node) handleDeleteTopics(ctx context.Context, wreq *wire.Request) wire.
 		for _, name := range req.TopicNames {
 			st := kmsg.NewDeleteTopicsResponseTopic()
 			st.Topic = kmsg.StringPtr(name)
-			if spec, ok := n.catalog.Topic(name); ok {
-				st.TopicID = spec.ID // v6+ only; not encoded here
-			}
 			deleteTopicResult(&st, n.deleteTopic(name), req.Version)
 			resp.Topics = append(resp.Topics, st)
 		}
