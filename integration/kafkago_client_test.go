@@ -95,3 +95,43 @@ func TestKafkaGoClientFetch(t *testing.T) {
 		t.Fatalf("empty topic: %d records, high watermark %d", len(got), resp.HighWatermark)
 	}
 }
+
+// TestKafkaGoClientCreateTopicsAssigned creates topics through Client with
+// ReplicaAssignments: one on this node is created with the partitions
+// asked; one naming a broker that does not exist is refused with
+// INVALID_REPLICA_ASSIGNMENT.
+func TestKafkaGoClientCreateTopicsAssigned(t *testing.T) {
+	n := StartNode(t)
+	transport := &kafka.Transport{}
+	defer transport.CloseIdleConnections()
+	cl := &kafka.Client{Addr: kafka.TCP(n.KafkaAddr), Timeout: 10 * time.Second, Transport: transport}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	good, bad := uniqueTopic("kafkago-assigned"), uniqueTopic("kafkago-misassigned")
+	resp, err := cl.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{
+		{Topic: good, NumPartitions: -1, ReplicationFactor: -1, ReplicaAssignments: []kafka.ReplicaAssignment{
+			{Partition: 0, Replicas: []int{n.ID}}, {Partition: 1, Replicas: []int{n.ID}}, {Partition: 2, Replicas: []int{n.ID}},
+		}},
+		{Topic: bad, NumPartitions: -1, ReplicationFactor: -1, ReplicaAssignments: []kafka.ReplicaAssignment{
+			{Partition: 0, Replicas: []int{n.ID + 100}},
+		}},
+	}})
+	if err != nil {
+		t.Fatalf("kafka-go CreateTopics: %v", err)
+	}
+	if err := resp.Errors[good]; err != nil {
+		t.Fatalf("create %s: %v", good, err)
+	}
+	if err := resp.Errors[bad]; !errors.Is(err, kafka.InvalidReplicaAssignment) {
+		t.Fatalf("create %s naming broker %d: %v, want INVALID_REPLICA_ASSIGNMENT", bad, n.ID+100, err)
+	}
+	_, parts := metadata(t, n, good)
+	if len(parts) != 3 {
+		t.Fatalf("%s has %d partitions, want 3", good, len(parts))
+	}
+	for p, pm := range parts {
+		if pm.ErrorCode != 0 || pm.Leader != int32(n.ID) || len(pm.Replicas) != 1 {
+			t.Errorf("%s/%d: %+v", good, p, pm)
+		}
+	}
+}
