@@ -12,7 +12,7 @@ import (
 	"github.com/spool-log/spool/wire"
 )
 
-// Produce: v0-9 advertised, v3-9 served
+// Produce: v0-12 advertised, v3-12 served
 //
 // Behavior:
 // * Each partition's records must be exactly one RecordBatch v2 (Kafka's rule
@@ -46,11 +46,22 @@ import (
 // * v5: LogStartOffset in response
 // * v8: RecordErrors and ErrorMessage in response
 // * v9: flexible versions
+// * v10: a NOT_LEADER_OR_FOLLOWER partition names its CurrentLeader (tagged)
+//   and the response lists that leader's endpoint in NodeEndpoints
+//   (KIP-951), so the client redirects without a metadata round trip
+// * v11: TRANSACTION_ABORTABLE may be returned (never: no transactions)
+// * v12: transactions v2 (KIP-890 part 2: a transactional produce adds its
+//   partition to the transaction implicitly). Spool has no transactions:
+//   a transactional id still gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED and
+//   a transactional batch INVALID_RECORD, as at every version; for
+//   idempotent and plain producers v12 is v11.
+// * v13 (topic ids, Kafka 4.2) is not offered.
 
 func (n *Node) handleProduce(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.ProduceRequest)
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	failed := false
+	var leaders map[int32]bool // brokers named by a CurrentLeader (v10+)
 
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
@@ -67,9 +78,30 @@ func (n *Node) handleProduce(ctx context.Context, wreq *wire.Request) wire.Respo
 			if sp.ErrorCode != 0 {
 				failed = true
 			}
+			if sp.ErrorCode == kerr.NotLeaderForPartition.Code && req.Version >= 10 {
+				if leader := n.currentLeader(rt.Topic, rp.Partition); leader >= 0 {
+					sp.CurrentLeader.LeaderID, sp.CurrentLeader.LeaderEpoch = leader, 0
+					if leaders == nil {
+						leaders = make(map[int32]bool)
+					}
+					leaders[leader] = true
+				}
+			}
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
+	}
+	if len(leaders) > 0 {
+		for _, b := range n.cluster.Brokers() {
+			if leaders[b.ID] {
+				pb := kmsg.NewProduceResponseBroker()
+				pb.NodeID, pb.Host, pb.Port = b.ID, b.Host, b.Port
+				if b.Rack != "" {
+					pb.Rack = kmsg.StringPtr(b.Rack)
+				}
+				resp.Brokers = append(resp.Brokers, pb)
+			}
+		}
 	}
 
 	if req.Acks == 0 {

@@ -12,7 +12,7 @@ import (
 	"github.com/spool-log/spool/wire"
 )
 
-// Fetch: v4-12
+// Fetch: v4-17
 //
 // Behavior:
 // * Records are file regions from partition.Read, below the high watermark
@@ -27,10 +27,17 @@ import (
 //   asks for; Append signals it. No goroutine polls. It returns at once on
 //   any partition error, when the connection closes, or when the node shuts
 //   down.
-// * Fetch sessions (KIP-227) are not kept: SessionID 0 tells the client to
-//   send full requests; a request naming a session id gets
-//   FETCH_SESSION_ID_NOT_FOUND. read_committed sees the same data as
-//   read_uncommitted (no transactions): LastStableOffset = high watermark.
+// * Fetch sessions (KIP-227) are not kept, as a Kafka broker whose session
+//   cache has no slots: a full request (SessionEpoch -1, a sessionless
+//   fetch, or 0, which asks for a new session and closes the one it names)
+//   is answered in full for every partition it lists, whatever its
+//   SessionID, with SessionID 0, which tells the client to go on sending
+//   full requests. An incremental request (epoch > 0) names a session that
+//   does not exist: FETCH_SESSION_ID_NOT_FOUND. read_committed sees the
+//   same data as read_uncommitted (no transactions): LastStableOffset =
+//   high watermark.
+// * Topics by id (v13+): each id is looked up in the catalog; an unknown id
+//   gets UNKNOWN_TOPIC_ID on each of its partitions.
 //
 // Version notes:
 // * v4: IsolationLevel, LastStableOffset, AbortedTransactions (always null)
@@ -39,6 +46,12 @@ import (
 // * v9: CurrentLeaderEpoch (not checked: epoch is always 0)
 // * v11: Rack, PreferredReadReplica (-1)
 // * v12: flexible versions, LastFetchedEpoch (ignored)
+// * v13: TopicID instead of the topic's name, in request and response
+// * v15: ReplicaState replaces ReplicaID (broker-only: clients send -1)
+// * v16: CurrentLeader (tagged) on NOT_LEADER_OR_FOLLOWER partitions and
+//   NodeEndpoints of those leaders (KIP-951), so a client moves without a
+//   metadata round trip
+// * v17: ReplicaDirectoryId (broker-only, KIP-853; ignored)
 
 // fetchWaits: only a long poll waits (wire.Config.Waits).
 func fetchWaits(wreq *wire.Request) bool {
@@ -46,11 +59,18 @@ func fetchWaits(wreq *wire.Request) bool {
 	return !ok || req.MaxWaitMillis > 0
 }
 
+// fetchFull tells whether a fetch is a full one, which needs no session:
+// epoch -1 (sessionless) or 0 (a new session), whatever the session id.
+func fetchFull(req *kmsg.FetchRequest) bool {
+	return req.Version < 7 || req.SessionEpoch == -1 || req.SessionEpoch == 0
+}
+
 func (n *Node) handleFetch(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.FetchRequest)
-	if req.Version >= 7 && req.SessionID != 0 {
+	if !fetchFull(req) {
 		return &wire.FetchResponse{ErrorCode: kerr.FetchSessionIDNotFound.Code}
 	}
+	names := n.fetchTopicNames(req)
 
 	var (
 		wake     chan struct{}
@@ -62,12 +82,12 @@ func (n *Node) handleFetch(ctx context.Context, wreq *wire.Request) wire.Respons
 			timer.Stop()
 		}
 		if wake != nil {
-			n.forEachFetched(req, func(p *localPartition) { p.removeWaiter(wake) })
+			n.forEachFetched(req, names, func(p *localPartition) { p.removeWaiter(wake) })
 		}
 	}()
 
 	for {
-		resp, size, anyErr := n.fetchOnce(req)
+		resp, size, anyErr := n.fetchOnce(req, names)
 		if size >= int64(req.MinBytes) || anyErr || !time.Now().Before(deadline) || n.isClosing() || ctx.Err() != nil {
 			n.stats.bytesOut.Add(size) // metricsLoop hands it to go-metrics
 			return resp
@@ -78,7 +98,7 @@ func (n *Node) handleFetch(ctx context.Context, wreq *wire.Request) wire.Respons
 			// read above and the registration would otherwise go
 			// unnoticed until the deadline.
 			wake = make(chan struct{}, 1)
-			n.forEachFetched(req, func(p *localPartition) { p.addWaiter(wake) })
+			n.forEachFetched(req, names, func(p *localPartition) { p.addWaiter(wake) })
 			continue
 		}
 		if timer == nil {
@@ -93,11 +113,35 @@ func (n *Node) handleFetch(ctx context.Context, wreq *wire.Request) wire.Respons
 	}
 }
 
+// fetchTopicNames returns the name of each of the request's topics, in
+// order: as sent before v13, looked up by id from v13 ("" for an id the
+// catalog does not know).
+func (n *Node) fetchTopicNames(req *kmsg.FetchRequest) []string {
+	names := make([]string, len(req.Topics))
+	if req.Version < 13 {
+		for i, rt := range req.Topics {
+			names[i] = rt.Topic
+		}
+		return names
+	}
+	byID := make(map[TopicID]string)
+	for _, spec := range n.catalog.Topics() {
+		byID[spec.ID] = spec.Name
+	}
+	for i, rt := range req.Topics {
+		names[i] = byID[rt.TopicID]
+	}
+	return names
+}
+
 // forEachFetched calls fn for every open local partition the request names.
-func (n *Node) forEachFetched(req *kmsg.FetchRequest, fn func(*localPartition)) {
-	for _, rt := range req.Topics {
+func (n *Node) forEachFetched(req *kmsg.FetchRequest, names []string, fn func(*localPartition)) {
+	for i, rt := range req.Topics {
+		if names[i] == "" {
+			continue
+		}
 		for _, rp := range rt.Partitions {
-			if p := n.partition(rt.Topic, rp.Partition); p != nil {
+			if p := n.partition(names[i], rp.Partition); p != nil {
 				fn(p)
 			}
 		}
@@ -106,7 +150,7 @@ func (n *Node) forEachFetched(req *kmsg.FetchRequest, fn func(*localPartition)) 
 
 // fetchOnce reads what is available now. It returns the response, the record
 // bytes in it, and whether any partition has an error.
-func (n *Node) fetchOnce(req *kmsg.FetchRequest) (*wire.FetchResponse, int64, bool) {
+func (n *Node) fetchOnce(req *kmsg.FetchRequest, names []string) (*wire.FetchResponse, int64, bool) {
 	resp := &wire.FetchResponse{}
 	remaining := int64(req.MaxBytes)
 	if req.MaxBytes <= 0 {
@@ -114,27 +158,56 @@ func (n *Node) fetchOnce(req *kmsg.FetchRequest) (*wire.FetchResponse, int64, bo
 	}
 	var total int64
 	anyErr := false
-	for _, rt := range req.Topics {
+	var leaders map[int32]bool // brokers named by a CurrentLeader (v16+)
+	for ti, rt := range req.Topics {
 		ft := wire.FetchTopic{Topic: rt.Topic, TopicID: rt.TopicID}
 		for _, rp := range rt.Partitions {
-			fp := wire.FetchPartition{
-				Partition:            rp.Partition,
-				HighWatermark:        -1,
-				LastStableOffset:     -1,
-				LogStartOffset:       -1,
-				PreferredReadReplica: -1,
+			fp := wire.NewFetchPartition(rp.Partition)
+			var code *kerr.Error
+			if names[ti] == "" && req.Version >= 13 {
+				code = kerr.UnknownTopicID
+			} else {
+				code = n.fetchPartition(names[ti], rp, &fp, total, &remaining)
 			}
-			code := n.fetchPartition(rt.Topic, rp, &fp, total, &remaining)
 			if code != nil {
 				fp.ErrorCode = code.Code
 				anyErr = true
+				if code == kerr.NotLeaderForPartition && req.Version >= 16 {
+					if leader := n.currentLeader(names[ti], rp.Partition); leader >= 0 {
+						fp.CurrentLeader = &wire.FetchLeader{LeaderID: leader, LeaderEpoch: 0}
+						if leaders == nil {
+							leaders = make(map[int32]bool)
+						}
+						leaders[leader] = true
+					}
+				}
 			}
 			total += fp.Records.Size()
 			ft.Partitions = append(ft.Partitions, fp)
 		}
 		resp.Topics = append(resp.Topics, ft)
 	}
+	if len(leaders) > 0 {
+		for _, b := range n.cluster.Brokers() {
+			if leaders[b.ID] {
+				ep := wire.FetchNodeEndpoint{NodeID: b.ID, Host: b.Host, Port: b.Port}
+				if b.Rack != "" {
+					ep.Rack = kmsg.StringPtr(b.Rack)
+				}
+				resp.NodeEndpoints = append(resp.NodeEndpoints, ep)
+			}
+		}
+	}
 	return resp, total, anyErr
+}
+
+// currentLeader is the leader of a partition in the cluster view, or -1.
+func (n *Node) currentLeader(topic string, index int32) int32 {
+	_, replicas, ok := n.catalog.Partition(topic, index)
+	if !ok {
+		return -1
+	}
+	return n.cluster.Leader(replicas)
 }
 
 func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, fp *wire.FetchPartition, sofar int64, remaining *int64) *kerr.Error {

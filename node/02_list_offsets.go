@@ -12,7 +12,7 @@ import (
 	"github.com/spool-log/spool/wire"
 )
 
-// ListOffsets: v1-7
+// ListOffsets: v1-10
 //
 // Behavior:
 // * Timestamp -2 (earliest) is the log start offset, -1 (latest) the high
@@ -20,6 +20,13 @@ import (
 // * Timestamp -3 (max timestamp, v7) is the first record carrying the
 //   largest timestamp in the log; the batch is found from the batch headers
 //   (one small read per batch; clients rarely ask).
+// * Timestamp -4 (earliest local, v8+) is the log start offset too: every
+//   record is in local segments (no tiered storage), so the earliest local
+//   offset is the earliest, as Kafka answers for a topic without remote
+//   storage.
+// * Timestamp -5 (latest tiered, v9+) is offset -1, timestamp -1 and leader
+//   epoch -1: nothing is tiered, which is Kafka's answer for a topic
+//   without remote storage.
 // * Timestamp T >= 0 is the first record whose timestamp is >= T: the time
 //   index finds the batch, then that one batch is read (and decompressed)
 //   to find the record, as Kafka does (records.go). None gives offset -1
@@ -32,11 +39,18 @@ import (
 // * v4: CurrentLeaderEpoch in request, LeaderEpoch in response (always 0)
 // * v6: flexible versions
 // * v7: max timestamp (-3)
+// * v8: earliest local (-4, KIP-405)
+// * v9: latest tiered (-5, KIP-1005)
+// * v10: TimeoutMillis (KIP-1075), the wait for remote storage lookups:
+//   ignored, none are made
+// * v11 (-6, earliest pending upload, Kafka 4.2) is not offered.
 
 const (
-	listLatest   = -1
-	listEarliest = -2
-	listMaxTime  = -3
+	listLatest        = -1
+	listEarliest      = -2
+	listMaxTime       = -3
+	listEarliestLocal = -4
+	listLatestTiered  = -5
 )
 
 func (n *Node) handleListOffsets(ctx context.Context, wreq *wire.Request) wire.Response {
@@ -66,8 +80,10 @@ func (n *Node) listOffset(topic string, rp kmsg.ListOffsetsRequestTopicPartition
 	}
 	sp.LeaderEpoch = 0
 	switch ts := rp.Timestamp; {
-	case ts == listEarliest:
+	case ts == listEarliest, ts == listEarliestLocal && version >= 8:
 		sp.Offset = p.log.StartOffset()
+	case ts == listLatestTiered && version >= 9:
+		sp.LeaderEpoch = -1 // offset and timestamp stay -1: nothing is tiered
 	case ts == listLatest:
 		sp.Offset = p.log.EndOffset()
 	case ts == listMaxTime && version >= 7:

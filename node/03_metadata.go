@@ -9,7 +9,7 @@ import (
 	"github.com/spool-log/spool/wire"
 )
 
-// Metadata: v1-12
+// Metadata: v1-13
 //
 // Behavior:
 // * Any node answers from its cluster view: brokers are the live members
@@ -40,6 +40,12 @@ import (
 // * v8: AuthorizedOperations (not computed: left at "not requested")
 // * v9: flexible versions
 // * v10: TopicID
+// * v11: ClusterAuthorizedOperations removed (IncludeClusterAuthorizedOperations
+//   is no longer sent)
+// * v12: a topic asked for by id has a null name in the request
+// * v13: top-level ErrorCode (KIP-1102: REBOOTSTRAP_REQUIRED when the
+//   broker sees the client is lost); always 0 here, as a Kafka broker
+//   that can answer the request at all
 
 func (n *Node) handleMetadata(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.MetadataRequest)

@@ -8,7 +8,7 @@ import (
 	"github.com/spool-log/spool/wire"
 )
 
-// OffsetCommit: v0-8
+// OffsetCommit: v0-9
 //
 // Behavior:
 // * Served by the group's coordinator (package group): a member commits with
@@ -28,6 +28,11 @@ import (
 // * v6: LeaderEpoch
 // * v7: InstanceID
 // * v8: flexible versions
+// * v9: Generation is read as GenerationIDOrMemberEpoch (KIP-848). Spool's
+//   groups are all classic groups, for which Kafka checks it as the
+//   generation, exactly as in v8; consumer-protocol (KIP-848) groups do not
+//   exist here.
+// * v10 (topic ids, Kafka 4.2) is not offered.
 
 func (n *Node) handleOffsetCommit(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.OffsetCommitRequest)

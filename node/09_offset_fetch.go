@@ -8,7 +8,7 @@ import (
 	"github.com/spool-log/spool/wire"
 )
 
-// OffsetFetch: v0-8
+// OffsetFetch: v0-9
 //
 // Behavior:
 // * Committed offsets from the group's coordinator. A partition without a
@@ -26,6 +26,10 @@ import (
 // * v7: RequireStable
 // * v8: several groups per request; each group is checked against its own
 //   coordinator
+// * v9: per group MemberID and MemberEpoch (KIP-848). Kafka checks them only
+//   for consumer-protocol groups; for a classic group, the only kind Spool
+//   has, it ignores them, and so does Spool.
+// * v10 (topic ids, Kafka 4.2) is not offered.
 
 func (n *Node) handleOffsetFetch(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.OffsetFetchRequest)

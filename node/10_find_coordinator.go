@@ -10,7 +10,7 @@ import (
 	"github.com/spool-log/spool/wire"
 )
 
-// FindCoordinator: v0-4
+// FindCoordinator: v0-6
 //
 // Behavior:
 // * A group's coordinator is the leader of __consumer_offsets partition
@@ -24,6 +24,9 @@ import (
 // * v1: CoordinatorType, ErrorMessage
 // * v3: flexible versions
 // * v4: several keys per request (KIP-699), answered one by one
+// * v5: TRANSACTION_ABORTABLE may be returned (KIP-890; never here)
+// * v6: key type 2, share groups (KIP-932). Spool has no share groups:
+//   INVALID_REQUEST, as for any key type it does not coordinate.
 
 func (n *Node) handleFindCoordinator(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.FindCoordinatorRequest)

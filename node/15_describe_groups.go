@@ -3,12 +3,13 @@ package node
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/wire"
 )
 
-// DescribeGroups: v0-5
+// DescribeGroups: v0-6
 //
 // Behavior:
 // * State, protocol type and members (client id and host); the protocol,
@@ -22,6 +23,9 @@ import (
 // * v3: AuthorizedOperations (READ, DESCRIBE, DELETE: there are no ACLs)
 // * v4: InstanceID of members
 // * v5: flexible versions
+// * v6: a group that does not exist gets GROUP_ID_NOT_FOUND with an
+//   ErrorMessage (KIP-1043), still in the Dead state, instead of Dead with
+//   no error
 
 func (n *Node) handleDescribeGroups(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.DescribeGroupsRequest)
@@ -36,7 +40,14 @@ func (n *Node) handleDescribeGroups(ctx context.Context, wreq *wire.Request) wir
 		}
 		one := *req
 		one.Groups = []string{id}
-		resp.Groups = append(resp.Groups, coord.DescribeGroups(&one).Groups...)
+		for _, g := range coord.DescribeGroups(&one).Groups {
+			if g.ErrorCode == kerr.GroupIDNotFound.Code && g.ErrorMessage == nil {
+				// Kafka's message for it (v6+; the field is not
+				// sent before).
+				g.ErrorMessage = kmsg.StringPtr("Group " + g.Group + " not found.")
+			}
+			resp.Groups = append(resp.Groups, g)
+		}
 	}
 	return resp
 }

@@ -22,8 +22,15 @@ import (
 //   message.timestamp.type, max.message.bytes, cleanup.policy (delete,
 //   compact or both), delete.retention.ms and min.cleanable.dirty.ratio are
 //   accepted; anything else is INVALID_CONFIG, not silently dropped.
-// * Manual replica assignments are refused (INVALID_REQUEST): placement is
-//   the cluster's job.
+// * Manual replica assignments (kafka-topics --replica-assignment, sarama's
+//   TopicDetail.ReplicaAssignment, kafka-go's ReplicaAssignments) are
+//   recorded in the catalog as the placement, in the order given (the first
+//   live replica leads), instead of rendezvous hashing. They are checked as
+//   Kafka's controller does: NumPartitions and ReplicationFactor must be -1
+//   (INVALID_PARTITIONS / INVALID_REPLICATION_FACTOR otherwise); every
+//   broker must be in the roster, none twice in a partition, every
+//   partition as many replicas as the first, no partition twice, and the
+//   partitions 0..N-1 with none missing (INVALID_REPLICA_ASSIGNMENT).
 // * ValidateOnly checks everything and creates nothing.
 // * A created topic's partitions are open before the response is sent, so a
 //   produce right after succeeds.
@@ -88,12 +95,16 @@ func (n *Node) handleCreateTopics(ctx context.Context, wreq *wire.Request) wire.
 		switch {
 		case seen[rt.Topic] > 1:
 			fail(kerr.InvalidRequest, "topic named more than once in the request")
-		case len(rt.ReplicaAssignment) > 0:
-			fail(kerr.InvalidRequest, "manual replica assignment is not supported; placement is chosen by the cluster")
 		case cfgErr != "":
 			fail(kerr.InvalidConfig, cfgErr)
 		default:
-			spec, err := n.createTopic(rt.Topic, rt.NumPartitions, rt.ReplicationFactor, configs, req.ValidateOnly)
+			var spec TopicSpec
+			var err error
+			if len(rt.ReplicaAssignment) > 0 {
+				spec, err = n.createTopicAssigned(rt, configs, req.ValidateOnly)
+			} else {
+				spec, err = n.createTopic(rt.Topic, rt.NumPartitions, rt.ReplicationFactor, configs, req.ValidateOnly)
+			}
 			if err != nil {
 				var te *topicError
 				if errors.As(err, &te) {
@@ -139,6 +150,77 @@ func (n *Node) createTopic(name string, partitions int32, rf int16, configs map[
 // nodes auto-creating one name with the same defaults create one topic; a
 // ValidateOnly response carries no id (Kafka's zero UUID).
 func (n *Node) createTopicAs(name string, partitions int32, rf int16, configs map[string]string, validateOnly, auto bool) (TopicSpec, error) {
+	return n.createPlaced(name, partitions, rf, nil, configs, validateOnly, auto)
+}
+
+// createTopicAssigned creates a topic whose replicas the request lists.
+func (n *Node) createTopicAssigned(rt kmsg.CreateTopicsRequestTopic, configs map[string]string, validateOnly bool) (TopicSpec, error) {
+	replicas, err := manualAssignment(rt, n.cluster.Roster())
+	if err != nil {
+		return TopicSpec{}, err
+	}
+	return n.createPlaced(rt.Topic, int32(len(replicas)), int16(len(replicas[0])), replicas, configs, validateOnly, false)
+}
+
+// manualAssignment checks a request's replica assignment against the
+// roster, as Kafka's controller does (ReplicationControlManager), and
+// returns it as the catalog's per-partition replica lists.
+func manualAssignment(rt kmsg.CreateTopicsRequestTopic, roster []int32) ([][]int32, error) {
+	bad := func(format string, args ...any) error {
+		return &topicError{kerr.InvalidReplicaAssignment, fmt.Sprintf(format, args...)}
+	}
+	if rt.ReplicationFactor != -1 {
+		return nil, &topicError{kerr.InvalidReplicationFactor, "a manual partition assignment was specified, but replication factor was not set to -1"}
+	}
+	if rt.NumPartitions != -1 {
+		return nil, &topicError{kerr.InvalidPartitions, "a manual partition assignment was specified, but numPartitions was not set to -1"}
+	}
+	if len(rt.ReplicaAssignment) > maxPartitionsPerTopic {
+		return nil, &topicError{kerr.InvalidPartitions, "partitions must be between 1 and " + strconv.Itoa(maxPartitionsPerTopic)}
+	}
+	known := make(map[int32]bool, len(roster))
+	for _, id := range roster {
+		known[id] = true
+	}
+	byPartition := make(map[int32][]int32, len(rt.ReplicaAssignment))
+	rf := -1
+	for _, a := range rt.ReplicaAssignment {
+		if _, dup := byPartition[a.Partition]; dup {
+			return nil, bad("found multiple manual partition assignments for partition %d", a.Partition)
+		}
+		if len(a.Replicas) == 0 {
+			return nil, bad("the manual partition assignment includes an empty replica list")
+		}
+		seen := make(map[int32]bool, len(a.Replicas))
+		for _, id := range a.Replicas {
+			if !known[id] {
+				return nil, bad("the manual partition assignment includes broker %d, but no such broker is in the roster", id)
+			}
+			if seen[id] {
+				return nil, bad("the manual partition assignment includes the broker %d more than once", id)
+			}
+			seen[id] = true
+		}
+		if rf >= 0 && len(a.Replicas) != rf {
+			return nil, bad("the manual partition assignment includes a partition with %d replica(s), but this is not consistent with previous partitions, which have %d replica(s)", len(a.Replicas), rf)
+		}
+		rf = len(a.Replicas)
+		byPartition[a.Partition] = append([]int32(nil), a.Replicas...)
+	}
+	replicas := make([][]int32, len(byPartition))
+	for i := range replicas {
+		rs, ok := byPartition[int32(i)]
+		if !ok {
+			return nil, bad("partitions should be a consecutive 0-based integer sequence")
+		}
+		replicas[i] = rs
+	}
+	return replicas, nil
+}
+
+// createPlaced is createTopicAs with the replicas given (explicit) or, when
+// nil, chosen by the cluster.
+func (n *Node) createPlaced(name string, partitions int32, rf int16, replicas [][]int32, configs map[string]string, validateOnly, auto bool) (TopicSpec, error) {
 	if err := ValidateTopicName(name); err != nil {
 		return TopicSpec{}, &topicError{kerr.InvalidTopicException, err.Error()}
 	}
@@ -163,12 +245,15 @@ func (n *Node) createTopicAs(name string, partitions int32, rf int16, configs ma
 	if _, ok := n.catalog.Topic(name); ok {
 		return TopicSpec{}, &topicError{kerr.TopicAlreadyExists, "topic " + name + " already exists"}
 	}
-	replicas, err := n.cluster.Place(name, partitions, rf)
-	if err != nil {
-		if errors.Is(err, errReplicationFactor) {
-			return TopicSpec{}, &topicError{kerr.InvalidReplicationFactor, err.Error()}
+	if replicas == nil {
+		var err error
+		replicas, err = n.cluster.Place(name, partitions, rf)
+		if err != nil {
+			if errors.Is(err, errReplicationFactor) {
+				return TopicSpec{}, &topicError{kerr.InvalidReplicationFactor, err.Error()}
+			}
+			return TopicSpec{}, fmt.Errorf("place topic %s: %w", name, err)
 		}
-		return TopicSpec{}, fmt.Errorf("place topic %s: %w", name, err)
 	}
 	spec := TopicSpec{
 		Name:              name,
@@ -183,7 +268,7 @@ func (n *Node) createTopicAs(name string, partitions int32, rf int16, configs ma
 	if validateOnly {
 		return spec, nil
 	}
-	spec, err = n.catalog.Create(spec)
+	spec, err := n.catalog.Create(spec)
 	if err != nil {
 		if errors.Is(err, ErrTopicExists) {
 			return TopicSpec{}, &topicError{kerr.TopicAlreadyExists, "topic " + name + " already exists"}

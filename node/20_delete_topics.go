@@ -10,7 +10,7 @@ import (
 	"github.com/spool-log/spool/wire"
 )
 
-// DeleteTopics: v1-4
+// DeleteTopics: v1-6
 //
 // Behavior:
 // * The topic leaves the catalog first (durably: a tombstone that cannot be
@@ -28,20 +28,67 @@ import (
 // Version notes:
 // * v1: ThrottleMillis
 // * v4: flexible versions
-// * v5+ (ErrorMessage) and v6+ (topic ids) are not advertised.
+// * v5: ErrorMessage per topic
+// * v6: each topic by name or by id (KIP-516), as Kafka's controller takes
+//   them: both given, or neither (a null name and the zero id), is
+//   INVALID_REQUEST; an unknown id UNKNOWN_TOPIC_ID. The response names
+//   the topic and carries its id.
 
 func (n *Node) handleDeleteTopics(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.DeleteTopicsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
-	for _, name := range req.TopicNames {
-		st := kmsg.NewDeleteTopicsResponseTopic()
-		st.Topic = kmsg.StringPtr(name)
-		if err := n.deleteTopic(name); err != nil {
-			st.ErrorCode = kerrOf(err).Code
+	if req.Version < 6 {
+		for _, name := range req.TopicNames {
+			st := kmsg.NewDeleteTopicsResponseTopic()
+			st.Topic = kmsg.StringPtr(name)
+			deleteTopicResult(&st, n.deleteTopic(name), req.Version)
+			resp.Topics = append(resp.Topics, st)
 		}
+		return resp
+	}
+	for _, rt := range req.Topics {
+		st := kmsg.NewDeleteTopicsResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		var name string
+		switch {
+		case rt.Topic != nil && rt.TopicID != TopicID{}:
+			deleteTopicResult(&st, &topicError{kerr.InvalidRequest, "you may not specify both topic name and topic id"}, req.Version)
+			resp.Topics = append(resp.Topics, st)
+			continue
+		case rt.Topic != nil:
+			name = *rt.Topic
+			if spec, ok := n.catalog.Topic(name); ok {
+				st.TopicID = spec.ID
+			}
+		case rt.TopicID == TopicID{}:
+			deleteTopicResult(&st, &topicError{kerr.InvalidRequest, "neither topic name nor id were specified"}, req.Version)
+			resp.Topics = append(resp.Topics, st)
+			continue
+		default:
+			spec, ok := n.catalog.TopicByID(rt.TopicID)
+			if !ok {
+				deleteTopicResult(&st, &topicError{kerr.UnknownTopicID, "unknown topic id " + TopicID(rt.TopicID).String()}, req.Version)
+				resp.Topics = append(resp.Topics, st)
+				continue
+			}
+			name = spec.Name
+			st.Topic = kmsg.StringPtr(name)
+		}
+		deleteTopicResult(&st, n.deleteTopic(name), req.Version)
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp
+}
+
+// deleteTopicResult sets a topic's error code, and from v5 its message.
+func deleteTopicResult(st *kmsg.DeleteTopicsResponseTopic, err error, version int16) {
+	if err == nil {
+		return
+	}
+	st.ErrorCode = kerrOf(err).Code
+	if version >= 5 {
+		st.ErrorMessage = kmsg.StringPtr(err.Error())
+	}
 }
 
 func (n *Node) deleteTopic(name string) error {

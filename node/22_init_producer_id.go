@@ -9,7 +9,7 @@ import (
 	"github.com/spool-log/spool/wire"
 )
 
-// InitProducerID: v0-4
+// InitProducerID: v0-5
 //
 // Behavior:
 // * Idempotent producers (null transactional id) get a fresh producer id
@@ -26,6 +26,8 @@ import (
 // * v2: flexible versions from v2 onward
 // * v3: ProducerID and ProducerEpoch in the request (KIP-360)
 // * v4: PRODUCER_FENCED may be returned (never, here)
+// * v5: transactions v2 (KIP-890 part 2) for transactional ids: refused as
+//   at every version; for idempotent producers v5 is v4.
 
 func (n *Node) handleInitProducerID(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.InitProducerIDRequest)

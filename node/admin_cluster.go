@@ -42,7 +42,8 @@ type PartitionPlacement struct {
 	Leader    int32   `json:"leader"`   // -1: unavailable
 	// Preferred is where placement (rendezvous hashing, membership.PlaceTopic)
 	// over today's roster would put the replicas; Differs marks a partition whose recorded replicas are
-	// not that list (the roster changed since the topic was created).
+	// not that list (the roster changed since the topic was created, or
+	// CreateTopics pinned it with a manual replica assignment).
 	Preferred []int32 `json:"preferred"`
 	Differs   bool    `json:"differs"`
 }

@@ -36,6 +36,9 @@ func requestWaits(req *wire.Request) bool {
 
 // apis is the one table of what this broker speaks: it is what ApiVersions
 // advertises and what wire accepts, and ServeKafka dispatches through it.
+// Each key's maximum is Kafka 4.1's (kmsg knows later ones, from 4.2, which
+// are not offered: Produce 13, Fetch 18, ListOffsets 11, OffsetCommit and
+// OffsetFetch 10, DeleteGroups 3, ApiVersions 5).
 // Consumer-group APIs (FindCoordinator, JoinGroup, SyncGroup, Heartbeat,
 // LeaveGroup, OffsetCommit, OffsetFetch, ListGroups, DescribeGroups,
 // DeleteGroups) are added here as rows pointing at their 08_*.go... files.
@@ -43,24 +46,24 @@ var apis = map[int16]api{
 	// Produce v0-2 carry the old message formats, which are refused per
 	// partition; they are advertised because librdkafka compresses with
 	// gzip, snappy and lz4 only if the broker lists Produce v0.
-	int16(kmsg.Produce):         {wire.VersionRange{Min: 0, Max: 9}, (*Node).handleProduce, nil},
-	int16(kmsg.Fetch):           {wire.VersionRange{Min: 4, Max: 12}, (*Node).handleFetch, fetchWaits},
-	int16(kmsg.ListOffsets):     {wire.VersionRange{Min: 1, Max: 7}, (*Node).handleListOffsets, nil},
-	int16(kmsg.Metadata):        {wire.VersionRange{Min: 1, Max: 12}, (*Node).handleMetadata, nil},
-	int16(kmsg.ApiVersions):     {wire.VersionRange{Min: 0, Max: 3}, nil, nil},
+	int16(kmsg.Produce):         {wire.VersionRange{Min: 0, Max: 12}, (*Node).handleProduce, nil},
+	int16(kmsg.Fetch):           {wire.VersionRange{Min: 4, Max: 17}, (*Node).handleFetch, fetchWaits},
+	int16(kmsg.ListOffsets):     {wire.VersionRange{Min: 1, Max: 10}, (*Node).handleListOffsets, nil},
+	int16(kmsg.Metadata):        {wire.VersionRange{Min: 1, Max: 13}, (*Node).handleMetadata, nil},
+	int16(kmsg.ApiVersions):     {wire.VersionRange{Min: 0, Max: 4}, nil, nil},
 	int16(kmsg.CreateTopics):    {wire.VersionRange{Min: 2, Max: 7}, (*Node).handleCreateTopics, nil},
-	int16(kmsg.DeleteTopics):    {wire.VersionRange{Min: 1, Max: 4}, (*Node).handleDeleteTopics, nil},
-	int16(kmsg.InitProducerID):  {wire.VersionRange{Min: 0, Max: 4}, (*Node).handleInitProducerID, nil},
+	int16(kmsg.DeleteTopics):    {wire.VersionRange{Min: 1, Max: 6}, (*Node).handleDeleteTopics, nil},
+	int16(kmsg.InitProducerID):  {wire.VersionRange{Min: 0, Max: 5}, (*Node).handleInitProducerID, nil},
 	int16(kmsg.DescribeConfigs): {wire.VersionRange{Min: 1, Max: 4}, (*Node).handleDescribeConfigs, nil},
 
-	int16(kmsg.OffsetCommit):    {wire.VersionRange{Min: 0, Max: 8}, (*Node).handleOffsetCommit, nil},
-	int16(kmsg.OffsetFetch):     {wire.VersionRange{Min: 0, Max: 8}, (*Node).handleOffsetFetch, nil},
-	int16(kmsg.FindCoordinator): {wire.VersionRange{Min: 0, Max: 4}, (*Node).handleFindCoordinator, nil},
+	int16(kmsg.OffsetCommit):    {wire.VersionRange{Min: 0, Max: 9}, (*Node).handleOffsetCommit, nil},
+	int16(kmsg.OffsetFetch):     {wire.VersionRange{Min: 0, Max: 9}, (*Node).handleOffsetFetch, nil},
+	int16(kmsg.FindCoordinator): {wire.VersionRange{Min: 0, Max: 6}, (*Node).handleFindCoordinator, nil},
 	int16(kmsg.JoinGroup):       {wire.VersionRange{Min: 0, Max: 9}, (*Node).handleJoinGroup, always},
 	int16(kmsg.Heartbeat):       {wire.VersionRange{Min: 0, Max: 4}, (*Node).handleHeartbeat, nil},
 	int16(kmsg.LeaveGroup):      {wire.VersionRange{Min: 0, Max: 5}, (*Node).handleLeaveGroup, nil},
 	int16(kmsg.SyncGroup):       {wire.VersionRange{Min: 0, Max: 5}, (*Node).handleSyncGroup, always},
-	int16(kmsg.DescribeGroups):  {wire.VersionRange{Min: 0, Max: 5}, (*Node).handleDescribeGroups, nil},
+	int16(kmsg.DescribeGroups):  {wire.VersionRange{Min: 0, Max: 6}, (*Node).handleDescribeGroups, nil},
 	int16(kmsg.ListGroups):      {wire.VersionRange{Min: 0, Max: 5}, (*Node).handleListGroups, nil},
 	int16(kmsg.DeleteGroups):    {wire.VersionRange{Min: 0, Max: 2}, (*Node).handleDeleteGroups, nil},
 }

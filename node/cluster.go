@@ -63,6 +63,10 @@ func (c *gossipCluster) Place(topic string, partitions int32, rf int16) ([][]int
 	return membership.PlaceTopic(topic, partitions, roster, int(rf)), nil
 }
 
+// Roster is every broker id a manual placement may name: the brokers ever
+// seen alive, decommissioned ones excepted, as Place hashes over.
+func (c *gossipCluster) Roster() []int32 { return c.agent.Roster() }
+
 // Leader is the broker leading a partition with these replicas, or -1.
 // Until replication lands only the first replica holds the data, so it
 // leads while it is alive and nobody does otherwise: the partition is

@@ -116,6 +116,8 @@ func TestLongPollWakesOnNewData(t *testing.T) {
 	req.MaxBytes = 1 << 20
 	rt := kmsg.NewFetchRequestTopic()
 	rt.Topic = "poll"
+	spec, _ := n.catalog.Topic("poll")
+	rt.TopicID = spec.ID // kgo sends the broker's highest version, v13+ by id
 	rp := kmsg.NewFetchRequestTopicPartition()
 	rp.FetchOffset = 0
 	rp.PartitionMaxBytes = 1 << 20
@@ -180,6 +182,8 @@ func TestFetchOutOfRange(t *testing.T) {
 	req.MaxBytes = 1 << 20
 	rt := kmsg.NewFetchRequestTopic()
 	rt.Topic = "oor"
+	spec, _ := n.catalog.Topic("oor")
+	rt.TopicID = spec.ID // kgo sends the broker's highest version, v13+ by id
 	rp := kmsg.NewFetchRequestTopicPartition()
 	rp.FetchOffset = 42
 	rp.PartitionMaxBytes = 1 << 20

@@ -117,6 +117,10 @@ func firstRecordAtOrAfter(batch []byte, h partition.BatchHeader, ts int64) (int6
 // xerialMagic starts snappy data in the xerial framing Java clients use.
 var xerialMagic = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
 
+// xerialHeaderSize is the magic, then the version and the compatible
+// version as two int32s.
+const xerialHeaderSize = 16
+
 func decompress(src []byte, codec int) ([]byte, error) {
 	limited := func(r io.Reader) ([]byte, error) {
 		b, err := io.ReadAll(io.LimitReader(r, maxInspectBytes+1))
@@ -142,8 +146,11 @@ func decompress(src []byte, codec int) ([]byte, error) {
 			return snappyBlock(src, nil)
 		}
 		// magic, version and compatible version, then [len][block]...
+		if len(src) < xerialHeaderSize {
+			return nil, errors.New("snappy: truncated xerial header")
+		}
 		var out []byte
-		for rest := src[16:]; len(rest) > 0; {
+		for rest := src[xerialHeaderSize:]; len(rest) > 0; {
 			if len(rest) < 4 {
 				return nil, errors.New("snappy: truncated xerial chunk length")
 			}

@@ -14,8 +14,13 @@ package wire
 //	        v4+ last_stable_offset, v5+ log_start_offset,
 //	        v4+ aborted_transactions (always null: Spool has no transactions),
 //	        v11+ preferred_read_replica, records
-//	v12+  flexible: compact strings/arrays/bytes, empty tagged-field sections,
+//	v12+  flexible: compact strings/arrays/bytes, tagged-field sections,
 //	      and response header v1
+//	v12+  tagged fields written when set: a partition's current_leader
+//	      (tag 1) and the response's node_endpoints (tag 0); Kafka (and the
+//	      node) sets them from v16 (KIP-951). Spool writes no
+//	      diverging_epoch or snapshot_id (tags 0 and 2 of a partition: those
+//	      are for replicas fetching, which clients never are).
 //
 // Records are NULLABLE_BYTES (COMPACT_NULLABLE_BYTES from v12) but are never
 // sent null: a nil Slice is sent as zero bytes, as Kafka does, because some
@@ -38,6 +43,23 @@ type FetchResponse struct {
 	ErrorCode      int16 // v7+
 	SessionID      int32 // v7+
 	Topics         []FetchTopic
+	// NodeEndpoints (v12+ tag 0) are the brokers a CurrentLeader names.
+	NodeEndpoints []FetchNodeEndpoint
+}
+
+// FetchNodeEndpoint is one broker of FetchResponse.NodeEndpoints.
+type FetchNodeEndpoint struct {
+	NodeID int32
+	Host   string
+	Port   int32
+	Rack   *string
+}
+
+// FetchLeader is a partition's current leader, told to a client that asked
+// the wrong broker (KIP-951).
+type FetchLeader struct {
+	LeaderID    int32
+	LeaderEpoch int32
 }
 
 // FetchTopic is one topic of a FetchResponse.
@@ -57,6 +79,8 @@ type FetchPartition struct {
 	LastStableOffset     int64 // v4+
 	LogStartOffset       int64 // v5+
 	PreferredReadReplica int32 // v11+; -1 for none
+	// CurrentLeader (v12+ tag 1) is sent when set.
+	CurrentLeader *FetchLeader
 
 	// Records is sent as the partition's record set; nil sends none.
 	Records *partition.Slice
@@ -153,7 +177,15 @@ func encodeFetch(dst []byte, version int16, correlationID int32, r *FetchRespons
 				records += size
 			}
 			if flexible {
-				b = appendEmptyTags(b) // partition
+				if p.CurrentLeader == nil {
+					b = appendEmptyTags(b) // partition
+				} else {
+					// One tag, 1, of 9 bytes: two int32s and empty tags.
+					b = append(b, 1, 1, 9)
+					b = appendInt32(b, p.CurrentLeader.LeaderID)
+					b = appendInt32(b, p.CurrentLeader.LeaderEpoch)
+					b = appendEmptyTags(b)
+				}
 			}
 		}
 		if flexible {
@@ -161,7 +193,11 @@ func encodeFetch(dst []byte, version int16, correlationID int32, r *FetchRespons
 		}
 	}
 	if flexible {
-		b = appendEmptyTags(b) // response
+		if len(r.NodeEndpoints) == 0 {
+			b = appendEmptyTags(b) // response
+		} else {
+			b = appendNodeEndpoints(b, r.NodeEndpoints)
+		}
 	}
 	total := int64(len(b)-4) + records
 	if total > maxFrameSize {
@@ -170,4 +206,25 @@ func encodeFetch(dst []byte, version int16, correlationID int32, r *FetchRespons
 	f.buf = b
 	putFrameSize(b, int32(total))
 	return f, nil
+}
+
+// appendNodeEndpoints writes the response's tag section holding one tag, 0:
+// the node endpoints, sized before they are written.
+func appendNodeEndpoints(b []byte, eps []FetchNodeEndpoint) []byte {
+	var body []byte
+	body = appendArrayLen(body, len(eps), true)
+	for _, ep := range eps {
+		body = appendInt32(body, ep.NodeID)
+		body = appendString(body, ep.Host, true)
+		body = appendInt32(body, ep.Port)
+		if ep.Rack == nil {
+			body = append(body, 0) // compact nullable string: null
+		} else {
+			body = appendString(body, *ep.Rack, true)
+		}
+		body = appendEmptyTags(body)
+	}
+	b = append(b, 1, 0) // one tag: 0
+	b = appendUvarint(b, uint32(len(body)))
+	return append(b, body...)
 }

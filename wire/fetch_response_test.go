@@ -75,11 +75,23 @@ func fetchCase(t *testing.T, version int16) (*FetchResponse, *kmsg.FetchResponse
 				fp.Records = slice(p.spans...)
 				kp.RecordBatches = inline(p.spans...)
 			}
+			if p.err == 6 { // NOT_LEADER_OR_FOLLOWER names the leader (tag 1)
+				fp.CurrentLeader = &FetchLeader{LeaderID: 2, LeaderEpoch: 5}
+				kp.CurrentLeader.LeaderID, kp.CurrentLeader.LeaderEpoch = 2, 5
+			}
 			ft.Partitions = append(ft.Partitions, fp)
 			kt.Partitions = append(kt.Partitions, kp)
 		}
 		ours.Topics = append(ours.Topics, ft)
 		theirs.Topics = append(theirs.Topics, kt)
+	}
+	// Node endpoints (response tag 0), one with a rack and one without.
+	rack := "r1"
+	ours.NodeEndpoints = []FetchNodeEndpoint{{NodeID: 2, Host: "h2.example", Port: 9092, Rack: &rack}, {NodeID: 3, Host: "h3", Port: 19092}}
+	for _, ep := range ours.NodeEndpoints {
+		b := kmsg.NewFetchResponseBroker()
+		b.NodeID, b.Host, b.Port, b.Rack = ep.NodeID, ep.Host, ep.Port, ep.Rack
+		theirs.Brokers = append(theirs.Brokers, b)
 	}
 	return ours, theirs, released
 }

@@ -1,0 +1,128 @@
+package membership
+
+import (
+	"encoding/json"
+	"net"
+	"testing"
+
+	"github.com/hashicorp/serf/serf"
+)
+
+// Fuzz targets for everything membership decodes from a peer or a file it
+// did not write this run: rosters (queries and roster files), catalog
+// snapshots (files and anti-entropy pulls), topic events and member tags.
+// Each must take any bytes without panicking, and what it accepts must
+// survive its own re-encoding.
+
+func FuzzDecodeRoster(f *testing.F) {
+	f.Add(encodeRoster([]RosterEntry{{ID: 1, Gen: 3}, {ID: 2, Gen: 1, Decommissioned: true}, {ID: -1, Gen: 0}}))
+	f.Add(encodeRoster(nil))
+	f.Add([]byte{})
+	f.Add([]byte{1, 0x80})
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		entries, err := decodeRoster(raw)
+		if err != nil {
+			return
+		}
+		again, err := decodeRoster(encodeRoster(entries))
+		if err != nil || len(again) != len(entries) {
+			t.Fatalf("accepted roster of %d entries does not round-trip: %d, %v", len(entries), len(again), err)
+		}
+		r := NewRoster()
+		r.Merge(entries)
+		_ = r.Digest()
+	})
+}
+
+func catalogSeed() []byte {
+	e := TopicEntry{Name: "orders", Partitions: 2, ReplicationFactor: 1, Replicas: [][]int32{{1}, {2}},
+		Lamport: 3, Origin: 1, Config: map[string]string{"retention.ms": "1000"}}
+	e.ID = deriveTopicID(TopicSpec{Name: e.Name, Partitions: 2, ReplicationFactor: 1}, TopicEntry{})
+	raw, _ := json.Marshal(CatalogSnapshot{Clock: 3, Topics: []TopicEntry{e, {Name: "gone", Deleted: true, Lamport: 2, Origin: 2}}})
+	return raw
+}
+
+func FuzzCatalogSnapshot(f *testing.F) {
+	f.Add(catalogSeed())
+	f.Add([]byte(`{"clock":1,"topics":[{"name":"x","partitions":-1}]}`))
+	f.Add([]byte(`{"topics":[{"name":"x","partitions":1,"replication_factor":1,"replicas":[[]]}]}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		s, err := decodeCatalogSnapshot(raw)
+		if err != nil {
+			return
+		}
+		c := NewCatalog()
+		_, _ = c.Merge(s.Topics)
+		for _, e := range c.Entries() {
+			if err := e.validate(); err != nil {
+				t.Fatalf("catalog kept an invalid entry %q: %v", e.Name, err)
+			}
+			for p := int32(0); p < e.Partitions; p++ {
+				c.partition(e.Name, p)
+			}
+		}
+		_ = c.Digest()
+	})
+}
+
+// FuzzTopicEvent is a topic user event's payload, merged as the event loop
+// does.
+func FuzzTopicEvent(f *testing.F) {
+	var s CatalogSnapshot
+	_ = json.Unmarshal(catalogSeed(), &s)
+	for _, e := range s.Topics {
+		raw, _ := json.Marshal(e)
+		f.Add(raw)
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var e TopicEntry
+		if json.Unmarshal(raw, &e) != nil {
+			return
+		}
+		c := NewCatalog()
+		if _, err := c.Merge([]TopicEntry{e}); err == nil && !e.Deleted {
+			if got, ok := c.Get(e.Name); !ok || len(got.Replicas) != int(got.Partitions) {
+				t.Fatalf("merged entry %q has %d replica lists for %d partitions", e.Name, len(got.Replicas), got.Partitions)
+			}
+		}
+	})
+}
+
+// FuzzMemberTags is a Serf member's tags as a peer gossips them.
+func FuzzMemberTags(f *testing.F) {
+	f.Add("3", "127.0.0.1:9092", "127.0.0.1:8080", "r1", "7", "abc", "1700000000/spool-x")
+	f.Add("-1", "", "", "", "x", "", "/")
+	f.Add("99999999999", "h", "a", "", "18446744073709551616", "", "1/")
+	f.Fuzz(func(t *testing.T, id, kafka, admin, rack, gen, rv, cid string) {
+		m := serf.Member{Name: "n", Addr: net.IPv4(127, 0, 0, 1), Port: 7946, Status: serf.StatusAlive, Tags: map[string]string{
+			TagBrokerID: id, TagKafkaAddr: kafka, TagAdminAddr: admin, TagRack: rack,
+			TagGeneration: gen, TagRosterDigest: rv, TagClusterID: cid,
+		}}
+		got, ok := memberFromSerf(m)
+		if ok && got.BrokerID < 0 {
+			t.Fatalf("tag %q accepted as broker id %d", id, got.BrokerID)
+		}
+		if c, err := parseClusterIDTag(cid); err == nil && validateClusterID(c.ID) != nil {
+			t.Fatalf("cluster id tag %q accepted with an invalid id", cid)
+		}
+	})
+}
+
+// FuzzTopicIDText is a topic id as text (catalog files, admin API).
+func FuzzTopicIDText(f *testing.F) {
+	id := deriveTopicID(TopicSpec{Name: "orders", Partitions: 1, ReplicationFactor: 1}, TopicEntry{})
+	text, _ := id.MarshalText()
+	f.Add(text)
+	f.Add([]byte("not-an-id"))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var id TopicID
+		if id.UnmarshalText(raw) != nil {
+			return
+		}
+		text, _ := id.MarshalText()
+		var back TopicID
+		if err := back.UnmarshalText(text); err != nil || back != id {
+			t.Fatalf("id %x does not round-trip through %q", id, text)
+		}
+	})
+}
