@@ -7,6 +7,8 @@ package integration
 // node that does not lead the partition answer NOT_LEADER_OR_FOLLOWER.
 
 import (
+	"crypto/rand"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -106,6 +108,26 @@ func TestAdminCreatePartitionsCluster(t *testing.T) {
 	cresp, err = req.RequestWith(ctxTimeout(t, 20*time.Second), franzClient(t, nodes[0].KafkaAddr))
 	if err != nil || cresp.Topics[0].ErrorCode != kerr.InvalidReplicaAssignment.Code {
 		t.Fatalf("assignment to broker 9: %v %+v, want INVALID_REPLICA_ASSIGNMENT", err, cresp)
+	}
+
+	// A config altered through node 1 reaches the partitions other nodes
+	// lead: produce there starts refusing what the new limit forbids.
+	ares, err := kadm.NewClient(franzClient(t, nodes[0].KafkaAddr)).AlterTopicConfigs(ctxTimeout(t, 10*time.Second),
+		[]kadm.AlterConfig{{Op: kadm.SetConfig, Name: "max.message.bytes", Value: kmsg.StringPtr("2000")}}, topic)
+	if err != nil || ares[0].Err != nil {
+		t.Fatalf("alter max.message.bytes: %v %+v", err, ares)
+	}
+	big := make([]byte, 5000)
+	rand.Read(big) // incompressible: the client compresses batches
+	for p := int32(0); p < 7; p++ {
+		retry(t, 20*time.Second, func() error {
+			pcl.ForceMetadataRefresh() // partition 6 came after its last look
+			err := pcl.ProduceSync(ctxTimeout(t, 10*time.Second), &kgo.Record{Topic: topic, Partition: p, Value: big}).FirstErr()
+			if !errors.Is(err, kerr.MessageTooLarge) {
+				return fmt.Errorf("5000 bytes to partition %d under max.message.bytes=2000: %v", p, err)
+			}
+			return nil
+		})
 	}
 
 	// Partition-scoped APIs on a node that does not lead the partition.
