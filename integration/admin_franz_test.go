@@ -124,6 +124,17 @@ func TestAdminDeleteRecordsFranz(t *testing.T) {
 	if r, _ := resps.Lookup(topic, 0); err != nil || r.Err != nil || r.LowWatermark != 50 {
 		t.Fatalf("delete records before -1: %+v, %v; want low watermark 50", r, err)
 	}
+	var commit kadm.Offsets // makes __consumer_offsets
+	commit.Add(kadm.Offset{Topic: topic, Partition: 0, At: 40, LeaderEpoch: -1})
+	if _, err := kadm.NewClient(franzClient(t, n.KafkaAddr)).CommitOffsets(ctxTimeout(t, 20*time.Second), "delrec-group", commit); err != nil {
+		t.Fatal(err)
+	}
+	os_ = kadm.Offsets{}
+	os_.Add(kadm.Offset{Topic: "__consumer_offsets", Partition: 0, At: 0})
+	resps, _ = kadm.NewClient(franzClient(t, n.KafkaAddr)).DeleteRecords(ctxTimeout(t, 20*time.Second), os_)
+	if r, _ := resps.Lookup("__consumer_offsets", 0); !errors.Is(r.Err, kerr.InvalidTopicException) {
+		t.Fatalf("delete records of __consumer_offsets: %+v, want INVALID_TOPIC_EXCEPTION", r)
+	}
 	os_ = kadm.Offsets{}
 	os_.Add(kadm.Offset{Topic: topic, Partition: 0, At: 51})
 	resps, _ = kadm.NewClient(franzClient(t, n.KafkaAddr)).DeleteRecords(ctxTimeout(t, 20*time.Second), os_)

@@ -23,6 +23,8 @@ import (
 //   below it changes nothing.
 // * An Offset past the high watermark, or negative other than -1, is
 //   OFFSET_OUT_OF_RANGE.
+// * __consumer_offsets is INVALID_TOPIC_EXCEPTION, as in Kafka: the group
+//   coordinator replays it from its start to rebuild committed offsets.
 // * Served by the partition's leader; elsewhere NOT_LEADER_OR_FOLLOWER, and
 //   clients send each partition to its leader.
 // * TimeoutMillis is not needed: the checkpoint is written before the answer.
@@ -54,6 +56,9 @@ func (n *Node) handleDeleteRecords(ctx context.Context, wreq *wire.Request) wire
 func (n *Node) deleteRecords(topic string, index int32, offset int64, low *int64) *kerr.Error {
 	if ValidateTopicName(topic) != nil {
 		return kerr.UnknownTopicOrPartition
+	}
+	if isInternalTopic(topic) {
+		return kerr.InvalidTopicException // the group coordinator replays it from the start
 	}
 	p, code := n.leaderPartition(topic, index)
 	if code != nil {
