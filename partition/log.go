@@ -87,7 +87,11 @@ func Open(dir string, cfg Config) (*Log, error) {
 		return nil, fmt.Errorf("open log %s: %w", dir, err)
 	}
 	l := &Log{dir: dir, files: files, cfg: cfg}
-	if err := errors.Join(l.load(), l.loadLogStart()); err != nil {
+	err := l.load()
+	if err == nil {
+		err = l.loadLogStart()
+	}
+	if err != nil {
 		for _, s := range l.segs {
 			s.close()
 		}
