@@ -28,6 +28,12 @@ func TestAdminCreatePartitionsCluster(t *testing.T) {
 	franzCreateTopic(t, nodes[0].KafkaAddr, topic, 2)
 	waitTopicEverywhere(t, nodes, topic)
 	_, before := metadata(t, nodes[0], topic)
+	old := franzClient(t, nodes[0].KafkaAddr, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for p := int32(0); p < 2; p++ {
+		if err := old.ProduceSync(ctxTimeout(t, 20*time.Second), &kgo.Record{Topic: topic, Partition: p, Value: []byte(fmt.Sprint("old-", p))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	// Grow to 6 through node 2: it records the change, gossip spreads it.
 	adm := kadm.NewClient(franzClient(t, nodes[1].KafkaAddr))
@@ -74,6 +80,12 @@ func TestAdminCreatePartitionsCluster(t *testing.T) {
 	for p := int32(2); p < 6; p++ {
 		if err := pcl.ProduceSync(ctx, &kgo.Record{Topic: topic, Partition: p, Value: []byte(fmt.Sprint("new-", p))}).FirstErr(); err != nil {
 			t.Fatalf("produce to new partition %d: %v", p, err)
+		}
+	}
+	for p := int32(0); p < 2; p++ { // growing kept the topic, records included
+		recs := franzConsume(t, nodes[2].KafkaAddr, topic, p, kgo.NewOffset().AtStart(), 1)
+		if string(recs[0].Value) != fmt.Sprint("old-", p) {
+			t.Fatalf("partition %d holds %q after growing, want what was produced before", p, recs[0].Value)
 		}
 	}
 	for p := int32(2); p < 6; p++ {
