@@ -158,7 +158,7 @@ func (n *Node) producePartition(topic string, rp kmsg.ProduceRequestTopicPartiti
 		return
 	}
 	records := rp.Records
-	if len(records) > int(p.settings.MaxMessageBytes) {
+	if len(records) > int(p.currentSettings().MaxMessageBytes) {
 		fail(kerr.MessageTooLarge, "")
 		return
 	}
@@ -218,7 +218,7 @@ func (n *Node) producePartition(topic string, rp kmsg.ProduceRequestTopicPartiti
 
 	sp.BaseOffset = info.BaseOffset
 	sp.LogAppendTime = -1
-	if p.settings.LogAppendTime {
+	if p.currentSettings().LogAppendTime {
 		sp.LogAppendTime = info.LogAppendTime
 	}
 	sp.LogStartOffset = p.log.StartOffset()

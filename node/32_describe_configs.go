@@ -18,8 +18,11 @@ import (
 //   max.message.bytes, cleanup.policy, delete.retention.ms,
 //   min.cleanable.dirty.ratio), with source DYNAMIC_TOPIC_CONFIG for
 //   what the topic set and DEFAULT_CONFIG for broker defaults.
-// * BROKER resources (this node's id, or "" for the defaults) list a small,
-//   read-only set of static broker settings.
+// * BROKER resources (this node's id, or "" for the defaults) list every
+//   broker setting Spool has (broker_configs.go), each read-only (all are
+//   flags read at start), with source DEFAULT_CONFIG when it has its default
+//   value and STATIC_BROKER_CONFIG when a flag set it; with IncludeSynonyms
+//   a set one also lists its default.
 // * ConfigNames filters; null means all. Other resource types get
 //   INVALID_REQUEST.
 //
@@ -47,7 +50,7 @@ func (n *Node) handleDescribeConfigs(ctx context.Context, wreq *wire.Request) wi
 			}
 			return false
 		}
-		add := func(name, value string, src kmsg.ConfigSource, typ kmsg.ConfigType, readOnly bool) {
+		add := func(name, value string, src kmsg.ConfigSource, typ kmsg.ConfigType, readOnly bool, def ...string) {
 			if !want(name) {
 				return
 			}
@@ -57,12 +60,18 @@ func (n *Node) handleDescribeConfigs(ctx context.Context, wreq *wire.Request) wi
 			c.Value = &v
 			c.Source = src
 			c.ReadOnly = readOnly
-			c.IsDefault = src == kmsg.ConfigSourceDefaultConfig || src == kmsg.ConfigSourceStaticBrokerConfig
+			c.IsDefault = src == kmsg.ConfigSourceDefaultConfig
 			c.ConfigType = typ
 			if req.IncludeSynonyms {
 				syn := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
 				syn.Name, syn.Value, syn.Source = name, &v, src
 				c.ConfigSynonyms = append(c.ConfigSynonyms, syn)
+				if src == kmsg.ConfigSourceStaticBrokerConfig && len(def) > 0 {
+					// Kafka lists every layer, highest precedence first.
+					dsyn := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
+					dsyn.Name, dsyn.Value, dsyn.Source = name, &def[0], kmsg.ConfigSourceDefaultConfig
+					c.ConfigSynonyms = append(c.ConfigSynonyms, dsyn)
+				}
 			}
 			sr.Configs = append(sr.Configs, c)
 		}
@@ -101,8 +110,8 @@ func (n *Node) handleDescribeConfigs(ctx context.Context, wreq *wire.Request) wi
 				sr.ErrorMessage = &msg
 				break
 			}
-			for _, c := range n.brokerConfigs() {
-				add(c.name, c.value, kmsg.ConfigSourceStaticBrokerConfig, c.typ, true)
+			for _, c := range n.brokerConfigs() { // broker_configs.go
+				add(c.name, c.value, c.source(), c.typ, c.readOnly, c.def)
 			}
 		default:
 			sr.ErrorCode = kerr.InvalidRequest.Code
@@ -112,36 +121,4 @@ func (n *Node) handleDescribeConfigs(ctx context.Context, wreq *wire.Request) wi
 		resp.Resources = append(resp.Resources, sr)
 	}
 	return resp
-}
-
-type brokerConfig struct {
-	name, value string
-	typ         kmsg.ConfigType
-}
-
-func (n *Node) brokerConfigs() []brokerConfig {
-	d := defaultSettings(n.cfg.Topic)
-	topic := d.describe()
-	get := func(name string) string {
-		for _, e := range topic {
-			if e.Name == name {
-				return e.Value
-			}
-		}
-		return ""
-	}
-	return []brokerConfig{
-		{"advertised.listeners", "PLAINTEXT://" + n.AdvertisedKafkaAddr(), kmsg.ConfigTypeString},
-		{"auto.create.topics.enable", strconv.FormatBool(n.cfg.AutoCreateTopics), kmsg.ConfigTypeBoolean},
-		{"broker.id", strconv.Itoa(int(n.cfg.NodeID)), kmsg.ConfigTypeInt},
-		{"broker.rack", n.cfg.Rack, kmsg.ConfigTypeString},
-		{"log.dirs", n.cfg.DataDir, kmsg.ConfigTypeString},
-		{"log.message.timestamp.type", get("message.timestamp.type"), kmsg.ConfigTypeString},
-		{"log.retention.bytes", get("retention.bytes"), kmsg.ConfigTypeLong},
-		{"log.retention.ms", get("retention.ms"), kmsg.ConfigTypeLong},
-		{"log.segment.bytes", get("segment.bytes"), kmsg.ConfigTypeInt},
-		{"message.max.bytes", get("max.message.bytes"), kmsg.ConfigTypeInt},
-		{"num.partitions", strconv.Itoa(int(n.cfg.DefaultPartitions)), kmsg.ConfigTypeInt},
-		{"socket.request.max.bytes", strconv.Itoa(int(n.cfg.MaxRequestBytes)), kmsg.ConfigTypeInt},
-	}
 }

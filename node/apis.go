@@ -66,6 +66,16 @@ var apis = map[int16]api{
 	int16(kmsg.DescribeGroups):  {wire.VersionRange{Min: 0, Max: 6}, (*Node).handleDescribeGroups, nil},
 	int16(kmsg.ListGroups):      {wire.VersionRange{Min: 0, Max: 5}, (*Node).handleListGroups, nil},
 	int16(kmsg.DeleteGroups):    {wire.VersionRange{Min: 0, Max: 2}, (*Node).handleDeleteGroups, nil},
+
+	int16(kmsg.DeleteRecords):           {wire.VersionRange{Min: 0, Max: 2}, (*Node).handleDeleteRecords, nil},
+	int16(kmsg.AlterConfigs):            {wire.VersionRange{Min: 0, Max: 2}, (*Node).handleAlterConfigs, nil},
+	int16(kmsg.DescribeLogDirs):         {wire.VersionRange{Min: 1, Max: 4}, (*Node).handleDescribeLogDirs, nil},
+	int16(kmsg.CreatePartitions):        {wire.VersionRange{Min: 0, Max: 3}, (*Node).handleCreatePartitions, nil},
+	int16(kmsg.IncrementalAlterConfigs): {wire.VersionRange{Min: 0, Max: 1}, (*Node).handleIncrementalAlterConfigs, nil},
+	int16(kmsg.OffsetDelete):            {wire.VersionRange{Min: 0, Max: 0}, (*Node).handleOffsetDelete, nil},
+	int16(kmsg.DescribeCluster):         {wire.VersionRange{Min: 0, Max: 2}, (*Node).handleDescribeCluster, nil},
+	int16(kmsg.DescribeProducers):       {wire.VersionRange{Min: 0, Max: 0}, (*Node).handleDescribeProducers, nil},
+	int16(kmsg.DescribeTopicPartitions): {wire.VersionRange{Min: 0, Max: 0}, (*Node).handleDescribeTopicPartitions, nil},
 }
 
 // Versions returns the API version table for wire.Config.Versions.

@@ -369,6 +369,7 @@ func (n *Node) catalogLoop() {
 		if err := n.reconcile(); err != nil {
 			n.log.WithError(err).Error("applying catalog change")
 		}
+		n.applyTopicConfigs()
 		n.metrics.SetGauge([]string{"partitions"}, float32(len(n.localPartitions())))
 	}
 }

@@ -30,6 +30,8 @@ type localPartition struct {
 	dir      string
 	log      *partition.Log
 	settings topicSettings
+	// liveSettings, once set, replaces settings (topic_alter.go).
+	liveSettings atomic.Pointer[topicSettings]
 
 	// appendMu makes the idempotence check and the append one step, so
 	// two batches of one producer cannot both pass the sequence check.

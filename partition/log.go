@@ -52,6 +52,10 @@ type Log struct {
 	cleanedTo     int64  // first dirty offset: below it the cleaner has run and batches may have gaps
 	deleteHorizon int64  // earliest delete horizon of a batch still holding tombstones below cleanedTo, -1 if none
 	segGen        uint64 // bumped when retention, truncation or a cleaning changes closed segments; guarded by appendMu
+
+	// logStart is where DeleteRecords moved the log start (start_offset.go),
+	// 0 if never; written under appendMu and mu.
+	logStart int64
 }
 
 type batchAt struct {
@@ -85,7 +89,11 @@ func Open(dir string, cfg Config) (*Log, error) {
 		return nil, fmt.Errorf("open log %s: %w", dir, err)
 	}
 	l := &Log{dir: dir, files: files, cfg: cfg}
-	if err := l.load(); err != nil {
+	err := l.load()
+	if err == nil {
+		err = l.loadLogStart()
+	}
+	if err != nil {
 		for _, s := range l.segs {
 			s.close()
 		}
@@ -328,7 +336,7 @@ func (l *Log) Dir() string { return l.dir }
 func (l *Log) StartOffset() int64 {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	return l.segs[0].base
+	return l.startLocked()
 }
 
 // EndOffset is the log end offset: the offset the next record will get.

@@ -26,7 +26,7 @@ func (l *Log) Read(offset int64, maxBytes int, upTo int64) (*Slice, error) {
 	if l.closed {
 		return nil, ErrClosed
 	}
-	start, end := l.segs[0].base, l.segs[len(l.segs)-1].st.next
+	start, end := l.startLocked(), l.segs[len(l.segs)-1].st.next
 	if offset < start || offset > end {
 		return nil, fmt.Errorf("read %s at %d, log holds [%d, %d): %w", l.dir, offset, start, end, ErrOffsetOutOfRange)
 	}

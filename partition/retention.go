@@ -9,8 +9,9 @@ import (
 
 // EnforceRetention deletes the oldest closed segments whose newest timestamp
 // is older than RetentionAge (by Config.Clock), and then more of the oldest
-// while the log would stay larger than RetentionBytes without them. The
-// active segment is never deleted. The log start offset moves up to the first
+// while the log would stay larger than RetentionBytes without them, and those
+// wholly below a log start DeleteRecordsBefore moved up. The active segment
+// is never deleted. The log start offset moves up to the first
 // remaining segment, and the leader-epoch cache with it. Slices being sent
 // from a deleted segment stay readable until released.
 func (l *Log) EnforceRetention() (deleted int, err error) {
@@ -42,7 +43,7 @@ func (l *Log) EnforceRetention() (deleted int, err error) {
 			bySize++
 		}
 	}
-	n := max(byAge, bySize)
+	n := max(byAge, bySize, l.belowLogStart(closedSegs))
 	if n == 0 {
 		return 0, nil
 	}
@@ -131,6 +132,9 @@ func (l *Log) TruncateTo(offset int64) error {
 		err = cerr
 	}
 	end := l.segs[len(l.segs)-1].st.next
+	if cerr := l.clampLogStart(end); cerr != nil && err == nil {
+		err = cerr
+	}
 	l.epochs = truncateEpochs(l.epochs, l.segs[0].base, end)
 	if !slices.Equal(l.epochs, onDisk) {
 		// Only an epoch starting at the cut batch's base, which the file

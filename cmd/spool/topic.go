@@ -18,6 +18,9 @@ func newTopicCmd(g *globals) *cobra.Command {
 		Short: "Create, list, describe and delete topics",
 	}
 	cmd.AddCommand(newTopicCreateCmd(g), newTopicListCmd(g), newTopicDescribeCmd(g), newTopicDeleteCmd(g))
+	cmd.AddCommand(newTopicAlterConfigCmd(g))   // topic_alter_config.go
+	cmd.AddCommand(newTopicAddPartitionsCmd(g)) // topic_add_partitions.go
+	cmd.AddCommand(newTopicDeleteRecordsCmd(g)) // topic_delete_records.go
 	return cmd
 }
 

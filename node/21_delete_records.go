@@ -1,0 +1,93 @@
+package node
+
+import (
+	"context"
+	"errors"
+
+	"github.com/sirupsen/logrus"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/partition"
+	"github.com/spool-log/spool/wire"
+)
+
+// DeleteRecords: v0-2
+//
+// Behavior:
+// * Moves a partition's log start offset up to Offset (-1: the high
+//   watermark). The new start is checkpointed durably before the response;
+//   fetches and ListOffsets below it get OFFSET_OUT_OF_RANGE from then on,
+//   and retention deletes the segments wholly below it (one pass runs at
+//   once). LowWatermark is the log start offset afterwards; an Offset at or
+//   below it changes nothing.
+// * An Offset past the high watermark, or negative other than -1, is
+//   OFFSET_OUT_OF_RANGE.
+// * __consumer_offsets is INVALID_TOPIC_EXCEPTION, as in Kafka: the group
+//   coordinator replays it from its start to rebuild committed offsets.
+// * Served by the partition's leader; elsewhere NOT_LEADER_OR_FOLLOWER, and
+//   clients send each partition to its leader.
+// * TimeoutMillis is not needed: the checkpoint is written before the answer.
+//
+// Version notes:
+// * v1: ThrottleMillis
+// * v2: flexible versions
+
+func (n *Node) handleDeleteRecords(ctx context.Context, wreq *wire.Request) wire.Response {
+	req := wreq.Body.(*kmsg.DeleteRecordsRequest)
+	resp := req.ResponseKind().(*kmsg.DeleteRecordsResponse)
+	for _, rt := range req.Topics {
+		st := kmsg.NewDeleteRecordsResponseTopic()
+		st.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.LowWatermark = -1
+			if e := n.deleteRecords(rt.Topic, rp.Partition, rp.Offset, &sp.LowWatermark); e != nil {
+				sp.ErrorCode = e.Code
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
+}
+
+func (n *Node) deleteRecords(topic string, index int32, offset int64, low *int64) *kerr.Error {
+	if ValidateTopicName(topic) != nil {
+		return kerr.UnknownTopicOrPartition
+	}
+	if isInternalTopic(topic) {
+		return kerr.InvalidTopicException // the group coordinator replays it from the start
+	}
+	p, code := n.leaderPartition(topic, index)
+	if code != nil {
+		return code
+	}
+	hwm := p.log.EndOffset()
+	if offset == -1 {
+		offset = hwm
+	}
+	if offset < 0 || offset > hwm {
+		*low = p.log.StartOffset()
+		return kerr.OffsetOutOfRange
+	}
+	log := n.log.WithFields(logrus.Fields{"topic": topic, "partition": index})
+	start, err := p.log.DeleteRecordsBefore(offset)
+	*low = start
+	switch {
+	case errors.Is(err, partition.ErrOffsetOutOfRange):
+		return kerr.OffsetOutOfRange
+	case errors.Is(err, partition.ErrClosed):
+		return kerr.NotLeaderForPartition // deleted or closed meanwhile
+	case err != nil:
+		log.WithError(err).Error("delete records")
+		return kerr.KafkaStorageError
+	}
+	deleted, err := p.log.EnforceRetention()
+	if err != nil && !errors.Is(err, partition.ErrClosed) {
+		log.WithError(err).Warn("retention after delete records")
+	}
+	log.WithFields(logrus.Fields{"log_start_offset": start, "segments_deleted": deleted}).Info("records deleted")
+	return nil
+}

@@ -1,0 +1,104 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/wire"
+)
+
+// AlterConfigs: v0-2
+//
+// Behavior:
+// * TOPIC resources: the topic's configs become exactly the ones given
+//   (keys left out return to the broker default), as in Kafka. Only topic
+//   configs Spool knows (topicconfig.go) are accepted; any other key, a bad
+//   value or a null value is INVALID_CONFIG and nothing changes. The change
+//   is recorded in the catalog under the topic's id and gossiped; every
+//   node applies it to its open partitions (retention, segments,
+//   compaction, max.message.bytes, timestamp type).
+// * BROKER resources (this node's id, or "" for the cluster default): every
+//   broker setting is a flag read at start, so any config given is refused
+//   (INVALID_CONFIG for one Spool has, read-only; INVALID_CONFIG for an
+//   unknown one); none given is a no-op success.
+// * ValidateOnly checks everything and changes nothing.
+// * Other resource types are INVALID_REQUEST; an unknown topic is
+//   UNKNOWN_TOPIC_OR_PARTITION.
+//
+// Version notes:
+// * v1: ThrottleMillis
+// * v2: flexible versions
+
+func (n *Node) handleAlterConfigs(ctx context.Context, wreq *wire.Request) wire.Response {
+	req := wreq.Body.(*kmsg.AlterConfigsRequest)
+	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
+	for _, rr := range req.Resources {
+		sr := kmsg.NewAlterConfigsResponseResource()
+		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
+		var err error
+		switch rr.ResourceType {
+		case kmsg.ConfigResourceTypeTopic:
+			configs := make(map[string]string, len(rr.Configs))
+			for _, c := range rr.Configs {
+				if c.Value == nil {
+					err = &topicError{kerr.InvalidConfig, fmt.Sprintf("config %q has a null value", c.Name)}
+					break
+				}
+				if _, dup := configs[c.Name]; dup {
+					err = &topicError{kerr.InvalidRequest, fmt.Sprintf("config %q given twice", c.Name)}
+					break
+				}
+				configs[c.Name] = *c.Value
+			}
+			if err == nil {
+				err = n.setTopicConfigs(rr.ResourceName, configs, req.ValidateOnly)
+			}
+		case kmsg.ConfigResourceTypeBroker:
+			names := make([]string, len(rr.Configs))
+			for i, c := range rr.Configs {
+				names[i] = c.Name
+			}
+			err = n.alterBrokerConfigs(rr.ResourceName, names)
+		default:
+			err = &topicError{kerr.InvalidRequest, "only TOPIC and BROKER resources are supported"}
+		}
+		sr.ErrorCode, sr.ErrorMessage = n.configErrorCode(rr.ResourceName, err)
+		resp.Resources = append(resp.Resources, sr)
+	}
+	return resp
+}
+
+// alterBrokerConfigs refuses any change to a broker setting: each is a flag
+// read at start (broker_configs.go).
+func (n *Node) alterBrokerConfigs(resource string, names []string) error {
+	if resource != "" && resource != strconv.Itoa(int(n.cfg.NodeID)) {
+		return &topicError{kerr.InvalidRequest, "this is broker " + strconv.Itoa(int(n.cfg.NodeID))}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	if _, ok := n.brokerConfigKnown(names[0]); !ok {
+		return &topicError{kerr.InvalidConfig, fmt.Sprintf("unknown broker config %q", names[0])}
+	}
+	return &topicError{kerr.InvalidConfig, fmt.Sprintf("broker config %q is read-only: it is set by a flag at start", names[0])}
+}
+
+// configErrorCode turns an alteration's error into the response's code and
+// message.
+func (n *Node) configErrorCode(resource string, err error) (int16, *string) {
+	if err == nil {
+		return 0, nil
+	}
+	var te *topicError
+	if !errors.As(err, &te) {
+		n.log.WithError(err).WithField("resource", resource).Error("alter configs")
+		te = &topicError{kerr.UnknownServerError, err.Error()}
+	}
+	msg := te.msg
+	return te.err.Code, &msg
+}

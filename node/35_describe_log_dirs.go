@@ -1,0 +1,92 @@
+package node
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"golang.org/x/sys/unix"
+
+	"github.com/spool-log/spool/wire"
+)
+
+// DescribeLogDirs: v1-4
+//
+// Behavior:
+// * A node has one log dir, its data directory (absolute path), holding
+//   every partition it has open. Each partition is listed with its size
+//   (the bytes of its segments) and its offset lag (the high watermark
+//   minus the local log end, never below 0, as Kafka computes it: 0 for
+//   every partition until replication lands, since the high watermark is
+//   the local end).
+// * Topics null lists every local partition; otherwise the named
+//   partitions this node holds (others are left out, as in Kafka).
+//   Clients send the request to every broker they want to know about.
+// * TotalBytes and UsableBytes are from statfs(2) of the data directory;
+//   when statfs fails the dir gets KAFKA_STORAGE_ERROR.
+//
+// Version notes:
+// * v0 is not advertised (KIP-896 removed it in Kafka 4.0).
+// * v1: ThrottleMillis
+// * v2: flexible versions
+// * v3: top-level ErrorCode
+// * v4: TotalBytes, UsableBytes
+// * v5 (IsCordoned, Kafka 4.2) is not advertised: Kafka 4.1's maximum is 4.
+
+func (n *Node) handleDescribeLogDirs(ctx context.Context, wreq *wire.Request) wire.Response {
+	req := wreq.Body.(*kmsg.DescribeLogDirsRequest)
+	resp := req.ResponseKind().(*kmsg.DescribeLogDirsResponse)
+	dir := kmsg.NewDescribeLogDirsResponseDir()
+	dir.Dir = n.cfg.DataDir
+	if abs, err := filepath.Abs(n.cfg.DataDir); err == nil {
+		dir.Dir = abs
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(n.cfg.DataDir, &st); err != nil {
+		n.log.WithError(err).WithField("dir", dir.Dir).Warn("statfs data dir")
+		dir.ErrorCode = kerr.KafkaStorageError.Code
+	} else {
+		dir.TotalBytes = int64(st.Blocks) * int64(st.Bsize)
+		dir.UsableBytes = int64(st.Bavail) * int64(st.Bsize)
+	}
+
+	var want map[tp]bool
+	if req.Topics != nil {
+		want = make(map[tp]bool)
+		for _, rt := range req.Topics {
+			for _, p := range rt.Partitions {
+				want[tp{rt.Topic, p}] = true
+			}
+		}
+	}
+	byTopic := make(map[string]*kmsg.DescribeLogDirsResponseDirTopic)
+	for _, p := range n.localPartitions() {
+		if want != nil && !want[tp{p.topic, p.index}] {
+			continue
+		}
+		t := byTopic[p.topic]
+		if t == nil {
+			nt := kmsg.NewDescribeLogDirsResponseDirTopic()
+			nt.Topic = p.topic
+			t = &nt
+			byTopic[p.topic] = t
+		}
+		sp := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
+		sp.Partition = p.index
+		sp.Size = p.log.Size()
+		end := p.log.EndOffset()
+		hwm := end // the local end until replication lands
+		sp.OffsetLag = max(hwm-end, 0)
+		t.Partitions = append(t.Partitions, sp)
+	}
+	for _, t := range byTopic {
+		slices.SortFunc(t.Partitions, func(a, b kmsg.DescribeLogDirsResponseDirTopicPartition) int { return int(a.Partition - b.Partition) })
+		dir.Topics = append(dir.Topics, *t)
+	}
+	slices.SortFunc(dir.Topics, func(a, b kmsg.DescribeLogDirsResponseDirTopic) int { return strings.Compare(a.Topic, b.Topic) })
+	resp.Dirs = append(resp.Dirs, dir)
+	return resp
+}

@@ -1,0 +1,77 @@
+package node
+
+import (
+	"context"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/wire"
+)
+
+// DescribeProducers: v0
+//
+// Behavior:
+// * Lists, per partition, the idempotent producers whose state the leader
+//   keeps for duplicate detection (producers.go): id, epoch and the last
+//   sequence number written, by producer id. That state is rebuilt from the
+//   log's tail at start and forgotten after producer.id.expiration.ms idle.
+// * LastTimestamp is when the leader last appended the producer's batch (at
+//   a restart, when the state was rebuilt), not the batch's own timestamp,
+//   which the state does not keep.
+// * CoordinatorEpoch and CurrentTxnStartOffset are -1: Spool has no
+//   transactions.
+// * Served by the partition's leader; elsewhere NOT_LEADER_OR_FOLLOWER,
+//   and clients send each partition to its leader. Unknown topics or
+//   partitions get UNKNOWN_TOPIC_OR_PARTITION.
+
+func (n *Node) handleDescribeProducers(ctx context.Context, wreq *wire.Request) wire.Response {
+	req := wreq.Body.(*kmsg.DescribeProducersRequest)
+	resp := req.ResponseKind().(*kmsg.DescribeProducersResponse)
+	for _, rt := range req.Topics {
+		st := kmsg.NewDescribeProducersResponseTopic()
+		st.Topic = rt.Topic
+		for _, index := range rt.Partitions {
+			sp := kmsg.NewDescribeProducersResponseTopicPartition()
+			sp.Partition = index
+			p, e := n.leaderPartition(rt.Topic, index)
+			if e != nil {
+				sp.ErrorCode = e.Code
+			} else {
+				p.appendMu.Lock()
+				sp.ActiveProducers = p.producers.describe()
+				p.appendMu.Unlock()
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
+}
+
+// describe lists the producers with state, by id. Callers hold the
+// partition's append lock.
+func (ps *producerStates) describe() []kmsg.DescribeProducersResponseTopicPartitionActiveProducer {
+	out := make([]kmsg.DescribeProducersResponseTopicPartitionActiveProducer, 0, len(ps.m))
+	for id, e := range ps.m {
+		ap := kmsg.NewDescribeProducersResponseTopicPartitionActiveProducer()
+		ap.ProducerID = id
+		ap.ProducerEpoch = int32(e.epoch)
+		if len(e.batches) > 0 {
+			ap.LastSequence = e.batches[len(e.batches)-1].lastSeq
+		}
+		ap.LastTimestamp = e.lastAppend.UnixMilli()
+		ap.CoordinatorEpoch = -1
+		out = append(out, ap)
+	}
+	slices.SortFunc(out, func(a, b kmsg.DescribeProducersResponseTopicPartitionActiveProducer) int {
+		switch {
+		case a.ProducerID < b.ProducerID:
+			return -1
+		case a.ProducerID > b.ProducerID:
+			return 1
+		}
+		return 0
+	})
+	return out
+}

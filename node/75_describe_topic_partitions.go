@@ -1,0 +1,138 @@
+package node
+
+import (
+	"context"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/wire"
+)
+
+// DescribeTopicPartitions: v0
+//
+// Behavior:
+// * Metadata's topic half, paginated (KIP-966): any node answers from its
+//   catalog and cluster view, with the partitions described as Metadata
+//   describes them (replicas in succession order, offline = not alive, the
+//   first live replica leads with ISR = [leader] until replication lands,
+//   LEADER_NOT_AVAILABLE when none is alive; LeaderEpoch 0).
+// * Topics empty lists every topic; named topics are listed sorted by name,
+//   and an unknown one gets UNKNOWN_TOPIC_OR_PARTITION (never auto-created),
+//   an invalid name INVALID_TOPIC_EXCEPTION.
+// * ResponsePartitionLimit (at most, and by default, 2000; 0 or less means
+//   2000) caps the partitions of one response; when it cuts a topic short or
+//   leaves topics out, NextCursor names the first partition not sent.
+//   Cursor starts the listing there; a cursor naming a topic outside the
+//   requested ones is INVALID_REQUEST, as in Kafka, which fails the request:
+//   every topic gets it.
+// * EligibleLeaderReplicas and LastKnownELR are null: Spool has no ELR.
+//   AuthorizedOperations is left at "not computed".
+
+// maxDescribePartitions is Kafka's max.request.partition.size.limit default.
+const maxDescribePartitions = 2000
+
+func (n *Node) handleDescribeTopicPartitions(ctx context.Context, wreq *wire.Request) wire.Response {
+	req := wreq.Body.(*kmsg.DescribeTopicPartitionsRequest)
+	resp := req.ResponseKind().(*kmsg.DescribeTopicPartitionsResponse)
+	limit := int(req.ResponsePartitionLimit)
+	if limit <= 0 || limit > maxDescribePartitions {
+		limit = maxDescribePartitions
+	}
+
+	var names []string
+	if len(req.Topics) == 0 {
+		for _, spec := range n.catalog.Topics() {
+			names = append(names, spec.Name)
+		}
+	} else {
+		for _, rt := range req.Topics {
+			names = append(names, rt.Topic)
+		}
+		slices.Sort(names)
+		names = slices.Compact(names)
+	}
+	startPartition := int32(0)
+	if c := req.Cursor; c != nil {
+		i, found := slices.BinarySearch(names, c.Topic)
+		if !found && len(req.Topics) > 0 {
+			for _, name := range names {
+				st := kmsg.NewDescribeTopicPartitionsResponseTopic()
+				st.Topic = kmsg.StringPtr(name)
+				st.ErrorCode = kerr.InvalidRequest.Code
+				resp.Topics = append(resp.Topics, st)
+			}
+			return resp
+		}
+		names = names[i:]
+		if found {
+			startPartition = max(c.Partition, 0)
+		}
+	}
+
+	live := make(map[int32]bool)
+	for _, b := range n.cluster.Brokers() {
+		live[b.ID] = true
+	}
+	for ti, name := range names {
+		st := kmsg.NewDescribeTopicPartitionsResponseTopic()
+		st.Topic = kmsg.StringPtr(name)
+		if err := ValidateTopicName(name); err != nil {
+			st.ErrorCode = kerr.InvalidTopicException.Code
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
+		spec, ok := n.catalog.Topic(name)
+		if !ok {
+			st.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
+		st.TopicID = spec.ID
+		st.IsInternal = isInternalTopic(name)
+		first := int32(0)
+		if ti == 0 {
+			first = startPartition
+		}
+		for p := first; p < spec.Partitions; p++ {
+			if limit == 0 {
+				resp.NextCursor = &kmsg.DescribeTopicPartitionsResponseNextCursor{Topic: name, Partition: p}
+				break
+			}
+			limit--
+			st.Partitions = append(st.Partitions, n.describeTopicPartition(spec, p, live))
+		}
+		resp.Topics = append(resp.Topics, st)
+		if resp.NextCursor != nil {
+			break
+		}
+		if limit == 0 && ti+1 < len(names) {
+			resp.NextCursor = &kmsg.DescribeTopicPartitionsResponseNextCursor{Topic: names[ti+1], Partition: 0}
+			break
+		}
+	}
+	return resp
+}
+
+// describeTopicPartition describes partition p of spec as Metadata does.
+func (n *Node) describeTopicPartition(spec TopicSpec, p int32, live map[int32]bool) kmsg.DescribeTopicPartitionsResponseTopicPartition {
+	replicas := spec.Replicas[p]
+	sp := kmsg.NewDescribeTopicPartitionsResponseTopicPartition()
+	sp.Partition = p
+	sp.LeaderEpoch = 0
+	sp.Replicas = append([]int32{}, replicas...)
+	sp.ISR = []int32{}
+	sp.OfflineReplicas = []int32{}
+	for _, r := range replicas {
+		if !live[r] {
+			sp.OfflineReplicas = append(sp.OfflineReplicas, r)
+		}
+	}
+	if sp.LeaderID = n.cluster.Leader(replicas); sp.LeaderID >= 0 {
+		sp.ISR = append(sp.ISR, sp.LeaderID)
+	} else {
+		sp.ErrorCode = kerr.LeaderNotAvailable.Code
+	}
+	return sp
+}

@@ -1,0 +1,153 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+
+	"github.com/sirupsen/logrus"
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/spool-log/spool/membership"
+)
+
+// Alterations of a live topic (CreatePartitions, AlterConfigs,
+// IncrementalAlterConfigs): the membership catalog replaces the topic's
+// entry under the same id with a newer Lamport time, so every node keeps the
+// partitions it holds, opens the ones added and applies the new configs when
+// gossip brings the entry.
+
+// alter changes a topic in the catalog and signals the node's watchers.
+func (c *gossipCatalog) alter(name string, change func(*membership.TopicEntry) error) (TopicSpec, error) {
+	e, err := c.agent.AlterTopic(name, change)
+	if err != nil {
+		return TopicSpec{}, err
+	}
+	c.signal()
+	return specFromEntry(e), nil
+}
+
+// growTopic raises a topic's partition count to total (CreatePartitions).
+// assignment, when not nil, gives the replicas of each new partition.
+func (n *Node) growTopic(name string, total int32, assignment [][]int32, validateOnly bool) error {
+	if err := ValidateTopicName(name); err != nil {
+		return &topicError{kerr.InvalidTopicException, err.Error()}
+	}
+	if isInternalTopic(name) {
+		// Groups are hashed over the offsets topic's partition count:
+		// growing it would move every group's coordinator and lose
+		// their offsets (Kafka refuses it too).
+		return &topicError{kerr.InvalidRequest, "the partition count of internal topic " + name + " cannot change"}
+	}
+	if total > maxPartitionsPerTopic {
+		return &topicError{kerr.InvalidPartitions, fmt.Sprintf("partitions must be at most %d", maxPartitionsPerTopic)}
+	}
+	n.createMu.Lock()
+	defer n.createMu.Unlock()
+	grow := n.agent.GrowPartitions(total, assignment)
+	change := grow
+	if validateOnly {
+		change = func(e *membership.TopicEntry) error {
+			if err := grow(e); err != nil {
+				return err
+			}
+			return errValidateOnly
+		}
+	}
+	spec, err := n.catalog.alter(name, change)
+	switch {
+	case errors.Is(err, errValidateOnly):
+		return nil
+	case err != nil:
+		return alterError(name, err)
+	}
+	if err := n.reconcile(); err != nil {
+		return fmt.Errorf("open new partitions of %s: %w", name, err)
+	}
+	n.log.WithFields(logrus.Fields{"topic": name, "partitions": spec.Partitions}).Info("topic partitions added")
+	return nil
+}
+
+// setTopicConfigs replaces a topic's configs with configs (AlterConfigs, and
+// IncrementalAlterConfigs after it has applied its operations). Unknown keys
+// and bad values are INVALID_CONFIG; nothing is stored then.
+func (n *Node) setTopicConfigs(name string, configs map[string]string, validateOnly bool) error {
+	if err := ValidateTopicName(name); err != nil {
+		return &topicError{kerr.InvalidTopicException, err.Error()}
+	}
+	if _, err := parseTopicConfigs(n.cfg.Topic, configs); err != nil {
+		return &topicError{kerr.InvalidConfig, err.Error()}
+	}
+	if _, ok := n.catalog.Topic(name); !ok {
+		return &topicError{kerr.UnknownTopicOrPartition, "unknown topic " + name}
+	}
+	if validateOnly {
+		return nil
+	}
+	n.createMu.Lock()
+	defer n.createMu.Unlock()
+	_, err := n.catalog.alter(name, func(e *membership.TopicEntry) error {
+		e.Config = maps.Clone(configs)
+		return nil
+	})
+	if err != nil {
+		return alterError(name, err)
+	}
+	n.applyTopicConfigs()
+	n.log.WithFields(logrus.Fields{"topic": name, "configs": configs}).Info("topic configs changed")
+	return nil
+}
+
+var errValidateOnly = errors.New("validate only")
+
+func alterError(name string, err error) error {
+	switch {
+	case errors.Is(err, membership.ErrUnknownTopic):
+		return &topicError{kerr.UnknownTopicOrPartition, "unknown topic " + name}
+	case errors.Is(err, membership.ErrInvalidPartitions):
+		return &topicError{kerr.InvalidPartitions, err.Error()}
+	case errors.Is(err, membership.ErrGrowAssignment):
+		return &topicError{kerr.InvalidReplicaAssignment, err.Error()}
+	case errors.Is(err, membership.ErrInvalidReplicationFactor):
+		return &topicError{kerr.InvalidReplicationFactor, err.Error()}
+	case errors.Is(err, membership.ErrInvalidConfig):
+		return &topicError{kerr.InvalidConfig, err.Error()}
+	case errors.Is(err, membership.ErrTopicChanged):
+		return &topicError{kerr.NotController, err.Error() + "; retry"}
+	}
+	return fmt.Errorf("alter topic %s: %w", name, err)
+}
+
+// applyTopicConfigs gives every open partition its topic's current configs,
+// after a local alteration or one gossip brought (catalogLoop).
+func (n *Node) applyTopicConfigs() {
+	for _, p := range n.localPartitions() {
+		spec, ok := n.catalog.Topic(p.topic)
+		if !ok || spec.ID != p.topicID {
+			continue // reconcile closes it
+		}
+		s, err := parseTopicConfigs(n.cfg.Topic, spec.Configs)
+		if err != nil {
+			n.log.WithError(err).WithField("topic", p.topic).Warn("topic configs from the catalog refused; keeping the partition's")
+			continue
+		}
+		if s == p.currentSettings() {
+			continue
+		}
+		c := s.partitionConfig(n.cfg.Topic, n.files)
+		if old := p.log.Config(); old.Flush != c.Flush && isInternalTopic(p.topic) {
+			c.Flush = old.Flush // the group coordinator's commits are fsynced whatever the default
+		}
+		p.log.SetConfig(c)
+		p.liveSettings.Store(&s)
+	}
+}
+
+// currentSettings is the partition's topic settings: as opened, or as
+// last altered.
+func (p *localPartition) currentSettings() topicSettings {
+	if s := p.liveSettings.Load(); s != nil {
+		return *s
+	}
+	return p.settings
+}

@@ -1,0 +1,117 @@
+package partition
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// DeleteRecordsBefore moves the start durably: reads below it are out of
+// range, before and after a reopen, and retention deletes the closed
+// segments wholly below it, never the one holding the new start.
+func TestDeleteRecordsBefore(t *testing.T) {
+	cfg := testConfig()
+	cfg.SegmentBytes = 600
+	cfg.RetentionAge, cfg.RetentionBytes = -1, -1 // only the log start deletes
+	dir := t.TempDir()
+	l := openLog(t, dir, cfg)
+	for range 7 { // segments of two 2-record batches: [0,4) [4,8) [8,12) [12,14)
+		mustAppend(t, l, sizedBatch(1000, 2, 90), 0)
+	}
+	if l.SegmentCount() != 4 {
+		t.Fatalf("%d segments, want 4", l.SegmentCount())
+	}
+	if _, err := l.DeleteRecordsBefore(15); !errors.Is(err, ErrOffsetOutOfRange) {
+		t.Fatalf("delete past the end: %v, want ErrOffsetOutOfRange", err)
+	}
+	start, err := l.DeleteRecordsBefore(9)
+	if err != nil || start != 9 || l.StartOffset() != 9 {
+		t.Fatalf("delete before 9: start %d (StartOffset %d), %v", start, l.StartOffset(), err)
+	}
+	if start, err := l.DeleteRecordsBefore(3); err != nil || start != 9 {
+		t.Fatalf("delete before 3 after 9: start %d, %v; want 9, nothing moved back", start, err)
+	}
+	if _, err := l.Read(8, 1<<20, l.EndOffset()); !errors.Is(err, ErrOffsetOutOfRange) {
+		t.Fatalf("read at 8 below start 9: %v", err)
+	}
+	s, err := l.Read(9, 1<<20, l.EndOffset())
+	if err != nil {
+		t.Fatalf("read at 9: %v", err)
+	}
+	if hs := batchesIn(t, readAll(t, s)); len(hs) == 0 || hs[0].BaseOffset != 8 || hs[0].LastOffset() < 9 {
+		t.Fatalf("read at 9 starts with %+v, want the batch holding 9", hs)
+	}
+	s.Release()
+
+	n, err := l.EnforceRetention()
+	if err != nil || n != 2 {
+		t.Fatalf("retention deleted %d, %v; want the 2 segments below offset 8", n, err)
+	}
+	for _, base := range []int64{0, 4} {
+		if _, err := os.Stat(segmentName(dir, base, logSuffix)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("segment %d wholly below the start still there: %v", base, err)
+		}
+	}
+	if _, err := os.Stat(segmentName(dir, 8, logSuffix)); err != nil {
+		t.Errorf("segment 8 holds the start and must stay: %v", err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	l = openLog(t, dir, cfg)
+	defer l.Close()
+	if l.StartOffset() != 9 || l.EndOffset() != 14 {
+		t.Fatalf("after reopen start %d end %d, want 9 and 14", l.StartOffset(), l.EndOffset())
+	}
+	if _, err := l.Read(8, 1<<20, l.EndOffset()); !errors.Is(err, ErrOffsetOutOfRange) {
+		t.Fatalf("after reopen, read at 8: %v", err)
+	}
+}
+
+// A start checkpoint the process did not write is refused, not ignored: an
+// ignored one would serve deleted records again.
+func TestDeleteRecordsCheckpointDamaged(t *testing.T) {
+	cfg := testConfig()
+	dir := t.TempDir()
+	l := openLog(t, dir, cfg)
+	mustAppend(t, l, sizedBatch(1000, 2, 90), 0)
+	if _, err := l.DeleteRecordsBefore(1); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if err := os.WriteFile(filepath.Join(dir, logStartOffsetFile), []byte("0\nx\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := Open(dir, cfg); err == nil {
+		l.Close()
+		t.Fatal("opened a log with a damaged log start checkpoint")
+	}
+}
+
+// Truncating below the start (a diverged replica) brings the start down to
+// the new end, so the log never starts past its end.
+func TestDeleteRecordsThenTruncate(t *testing.T) {
+	cfg := testConfig()
+	dir := t.TempDir()
+	l := openLog(t, dir, cfg)
+	for range 3 {
+		mustAppend(t, l, sizedBatch(1000, 2, 90), 0)
+	}
+	if _, err := l.DeleteRecordsBefore(5); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.TruncateTo(2); err != nil {
+		t.Fatal(err)
+	}
+	if l.StartOffset() != 2 || l.EndOffset() != 2 {
+		t.Fatalf("start %d end %d after truncate to 2, want 2 and 2", l.StartOffset(), l.EndOffset())
+	}
+	l.Close()
+	l = openLog(t, dir, cfg)
+	defer l.Close()
+	if l.StartOffset() != 2 {
+		t.Fatalf("after reopen start %d, want 2", l.StartOffset())
+	}
+}
