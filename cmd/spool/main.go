@@ -126,3 +126,9 @@ func (g *globals) admin(ctx context.Context) (*kadm.Client, func(), error) {
 	}
 	return kadm.NewClient(cl), cl.Close, nil
 }
+
+// applyEnv binds SPOOL_* variables for paths that skip PersistentPreRunE,
+// such as shell completion.
+func (g *globals) applyEnv(cmd *cobra.Command) {
+	_ = bindEnv(cmd.Flags())
+}
