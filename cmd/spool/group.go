@@ -22,37 +22,6 @@ func newGroupCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-func newGroupListCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use:   "list",
-		Short: "List consumer groups with their state and coordinator",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			adm, done, err := g.admin(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer done()
-			groups, err := adm.ListGroups(cmd.Context())
-			if err != nil {
-				return fmt.Errorf("list groups: %w", err)
-			}
-			names := make([]string, 0, len(groups))
-			for name := range groups {
-				names = append(names, name)
-			}
-			slices.Sort(names)
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "GROUP\tSTATE\tPROTOCOL-TYPE\tCOORDINATOR")
-			for _, name := range names {
-				lg := groups[name]
-				fmt.Fprintf(w, "%s\t%s\t%s\t%d\n", lg.Group, lg.State, lg.ProtocolType, lg.Coordinator)
-			}
-			return w.Flush()
-		},
-	}
-}
-
 func newGroupDescribeCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "describe GROUP...",
