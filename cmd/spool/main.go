@@ -44,7 +44,7 @@ func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "spool",
 		Short:         "Spool: a distributed log that speaks the Kafka protocol",
-		Version:       version,
+		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
@@ -55,7 +55,8 @@ func newRootCmd() *cobra.Command {
 	root.PersistentFlags().StringVar(&g.adminAddr, "admin", "127.0.0.1:9644", "admin HTTP address (host:port) of a Spool node, for members, placement and decommission (SPOOL_ADMIN)")
 	root.PersistentFlags().DurationVar(&g.timeout, "timeout", 10*time.Second, "how long client commands wait for a node to answer (SPOOL_TIMEOUT)")
 	root.AddCommand(newNodeCmd(), newTopicCmd(g), newProduceCmd(g), newConsumeCmd(g), newGroupCmd(g), newBenchCmd(g),
-		newMembersCmd(g), newPlacementCmd(g), newDecommissionCmd(g))
+		newMembersCmd(g), newPlacementCmd(g), newDecommissionCmd(g), newVersionCmd())
+	root.SetVersionTemplate("spool version {{.Version}}\n")
 	return root
 }
 
