@@ -183,6 +183,11 @@ func (t *produceTally) done(r *kgo.Record, err error) {
 // reason is a failure in words; limits name where they come from.
 func (t *produceTally) reason(err error) string {
 	if errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge) {
+		// franz-go tells the broker's refusal (it gives the batch's
+		// compressed size) from its own check against our limit.
+		if strings.Contains(err.Error(), ", compressed_bytes=") {
+			return "record too large for the broker: above the topic's max.message.bytes"
+		}
 		return "record too large"
 	}
 	if t.late || errors.Is(err, context.DeadlineExceeded) {
