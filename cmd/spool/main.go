@@ -54,7 +54,18 @@ func newRootCmd() *cobra.Command {
 	root.PersistentFlags().StringVar(&g.brokers, "brokers", "127.0.0.1:9092", "comma-separated Kafka addresses of Spool nodes (SPOOL_BROKERS)")
 	root.PersistentFlags().StringVar(&g.adminAddr, "admin", "127.0.0.1:9644", "admin HTTP address (host:port) of a Spool node, for members, placement and decommission (SPOOL_ADMIN)")
 	root.PersistentFlags().DurationVar(&g.timeout, "timeout", 10*time.Second, "how long client commands wait for a node to answer (SPOOL_TIMEOUT)")
-	root.AddCommand(newNodeCmd(), newTopicCmd(g), newProduceCmd(g), newConsumeCmd(g), newGroupCmd(g), newBenchCmd(g),
+	nodeCmd := newNodeCmd()
+	// spool node takes only its own flags, and says which to change when a
+	// port is taken.
+	if run := nodeCmd.RunE; run != nil {
+		nodeCmd.RunE = func(cmd *cobra.Command, args []string) error {
+			if err := rejectClientFlags(cmd); err != nil {
+				return err
+			}
+			return explainAddrInUse(cmd, run(cmd, args))
+		}
+	}
+	root.AddCommand(nodeCmd, newTopicCmd(g), newProduceCmd(g), newConsumeCmd(g), newGroupCmd(g), newBenchCmd(g),
 		newMembersCmd(g), newPlacementCmd(g), newDecommissionCmd(g), newVersionCmd())
 	root.SetVersionTemplate("spool version {{.Version}}\n")
 	return root
@@ -106,6 +117,9 @@ func (g *globals) client(ctx context.Context, opts ...kgo.Opt) (*kgo.Client, err
 		kgo.DialTimeout(g.timeout),
 		kgo.ClientID("spool-cli"),
 	}, opts...)
+	if refused(seeds, g.timeout) {
+		return nil, fmt.Errorf("nothing listens at %s (connection refused): is `spool node` running there? (set --brokers or SPOOL_BROKERS)", g.brokers)
+	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka client: %w", err)
