@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -134,6 +135,27 @@ func TestCLIWithANodeDown(t *testing.T) {
 	if len(onC) == 0 || len(elsewhere) == 0 {
 		t.Fatalf("want partitions on node 3 and elsewhere: %+v", parts)
 	}
+	// A watch through node 3 lists the members first, and goes on through
+	// another node once node 3 dies.
+	watch := exec.Command(spoolBin, "members", "--watch", "--admin", c.AdminAddr)
+	watchOut, watchErr := &lockedBuffer{}, &lockedBuffer{}
+	watch.Stdout, watch.Stderr = watchOut, watchErr
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	watchDone := make(chan struct{})
+	go func() { watch.Wait(); close(watchDone) }()
+	defer func() {
+		watch.Process.Kill()
+		<-watchDone
+	}()
+	retry(t, 20*time.Second, func() error {
+		if out := watchOut.String(); !strings.HasPrefix(out, "NAME") || strings.Count(out, " alive ") != 3 {
+			return fmt.Errorf("members --watch has not listed the 3 members first: %q", out)
+		}
+		return nil
+	})
+
 	c.Kill()
 	waitMembers(t, a, 20*time.Second, func(ms map[int]member) error { return wantStatus(ms, 3, "failed", 3) })
 
@@ -220,6 +242,24 @@ func TestCLIWithANodeDown(t *testing.T) {
 		if r.code == 0 || !strings.Contains(r.stderr, partitionsWord(onC)+" of "+topic) || !strings.Contains(r.stderr, "unavailable") {
 			t.Errorf("whole-topic consume: exit %d, stderr %q; want non-zero and %s named", r.code, r.stderr, partitionsWord(onC))
 		}
+	})
+
+	t.Run("members watch", func(t *testing.T) {
+		retry(t, 20*time.Second, func() error {
+			if !strings.Contains(watchErr.String(), "the node at "+c.AdminAddr+" stopped answering") || !strings.Contains(watchErr.String(), "watching through") {
+				return fmt.Errorf("members --watch did not move on from node 3: stderr %q", watchErr.String())
+			}
+			if !regexp.MustCompile(`(fail|update)\s+spool-3\s+id=3\s+status=failed.*`).MatchString(watchOut.String()) {
+				return fmt.Errorf("members --watch does not show node 3 failed: %q", watchOut.String())
+			}
+			return nil
+		})
+		select {
+		case <-watchDone:
+			t.Fatalf("members --watch exited: %q %q", watchOut.String(), watchErr.String())
+		default:
+		}
+		t.Logf("members --watch:\n%s%s", watchErr.String(), watchOut.String())
 	})
 
 	t.Run("group list", func(t *testing.T) {

@@ -44,7 +44,7 @@ func explain(err error) string {
 	var ke *kerr.Error
 	switch {
 	case errors.Is(err, kerr.LeaderNotAvailable), errors.Is(err, kerr.NotLeaderForPartition):
-		return "no leader: the node(s) holding it are down or unreachable"
+		return "no leader: the nodes of its replicas are down or unreachable"
 	case errors.Is(err, kerr.UnknownTopicOrPartition):
 		return "unknown topic or partition"
 	case errors.Is(err, kerr.CoordinatorNotAvailable), errors.Is(err, kerr.CoordinatorLoadInProgress):
