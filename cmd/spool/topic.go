@@ -84,8 +84,9 @@ func newTopicCreateCmd(g *globals) *cobra.Command {
 func newTopicDeleteCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "delete TOPIC...",
-		Short: "Delete topics and their data",
-		Args:  cobra.MinimumNArgs(1),
+		Short:             "Delete topics and their data",
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: completeTopics(g),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			adm, done, err := g.admin(cmd.Context())
 			if err != nil {
