@@ -83,7 +83,7 @@ func newTopicCreateCmd(g *globals) *cobra.Command {
 
 func newTopicDeleteCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
-		Use:   "delete TOPIC...",
+		Use:               "delete TOPIC...",
 		Short:             "Delete topics and their data",
 		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: completeTopics(g),
