@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -37,6 +38,7 @@ type brokerProblem struct {
 	Broker int32  `json:"broker"`
 	Addr   string `json:"addr,omitempty"`
 	Error  string `json:"error"`
+	echo   bool   // a live broker's COORDINATOR_NOT_AVAILABLE
 }
 
 func newGroupListCmd(g *globals) *cobra.Command {
@@ -118,7 +120,8 @@ func listGroups(ctx context.Context, cl *kgo.Client) groupListing {
 		}
 		resp := shard.Resp.(*kmsg.ListGroupsResponse)
 		if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
-			l.Unanswered = append(l.Unanswered, brokerProblem{Broker: shard.Meta.NodeID, Addr: addr, Error: "some of its groups: " + explain(err)})
+			l.Unanswered = append(l.Unanswered, brokerProblem{Broker: shard.Meta.NodeID, Addr: addr, Error: "some of its groups: " + explain(err),
+				echo: errors.Is(err, kerr.CoordinatorNotAvailable)})
 		}
 		for _, g := range resp.Groups {
 			l.Groups = append(l.Groups, listedGroup{Group: g.Group, State: g.GroupState, ProtocolType: g.ProtocolType, Coordinator: shard.Meta.NodeID})
@@ -127,7 +130,13 @@ func listGroups(ctx context.Context, cl *kgo.Client) groupListing {
 	// Retries may have used up ctx; this is one quick question more.
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
-	l.Unanswered = append(l.Unanswered, downOffsetsBrokers(dctx, cl, l.Unanswered)...)
+	if down := downOffsetsBrokers(dctx, cl, l.Unanswered); len(down) > 0 {
+		// A Spool node answers COORDINATOR_NOT_AVAILABLE while any
+		// __consumer_offsets partition has no leader, its own groups listed
+		// all the same: the down brokers are the news, not that echo.
+		l.Unanswered = slices.DeleteFunc(l.Unanswered, func(b brokerProblem) bool { return b.echo })
+		l.Unanswered = append(l.Unanswered, down...)
+	}
 	slices.SortFunc(l.Groups, func(a, b listedGroup) int { return strings.Compare(a.Group, b.Group) })
 	slices.SortFunc(l.Unanswered, func(a, b brokerProblem) int { return int(a.Broker - b.Broker) })
 	return l
