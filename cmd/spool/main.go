@@ -48,6 +48,13 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			// Before the environment fills flags in: SPOOL_BROKERS exported
+			// for the client commands is no mistake when starting a node.
+			if cmd.Name() == "node" && cmd.Parent() == cmd.Root() {
+				if err := rejectClientFlags(cmd); err != nil {
+					return err
+				}
+			}
 			return bindEnv(cmd.Flags())
 		},
 	}
@@ -55,13 +62,9 @@ func newRootCmd() *cobra.Command {
 	root.PersistentFlags().StringVar(&g.adminAddr, "admin", "127.0.0.1:9644", "admin HTTP address (host:port) of a Spool node, for members, placement and decommission (SPOOL_ADMIN)")
 	root.PersistentFlags().DurationVar(&g.timeout, "timeout", 10*time.Second, "how long client commands wait for a node to answer (SPOOL_TIMEOUT)")
 	nodeCmd := newNodeCmd()
-	// spool node takes only its own flags, and says which to change when a
-	// port is taken.
+	// spool node says which flag to change when a port is taken.
 	if run := nodeCmd.RunE; run != nil {
 		nodeCmd.RunE = func(cmd *cobra.Command, args []string) error {
-			if err := rejectClientFlags(cmd); err != nil {
-				return err
-			}
 			return explainAddrInUse(cmd, run(cmd, args))
 		}
 	}

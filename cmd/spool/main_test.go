@@ -108,6 +108,14 @@ func TestNodeRejectsClientFlags(t *testing.T) {
 			t.Errorf("spool node %s: %v", flag, err)
 		}
 	}
+	// The same settings from the environment are no mistake: one shell
+	// exports SPOOL_BROKERS for the client and starts nodes too.
+	t.Setenv("SPOOL_BROKERS", "127.0.0.1:1")
+	t.Setenv("SPOOL_TIMEOUT", "1s")
+	_, _, err := runCLI(t, "", "node", "--data-dir", t.TempDir(), "--retention-ms", "-5")
+	if err == nil || !strings.Contains(err.Error(), "--retention-ms -5") {
+		t.Errorf("spool node with SPOOL_BROKERS set: %v, want it to go on to its own flags", err)
+	}
 }
 
 func TestNodePortClashNamesTheFlag(t *testing.T) {
