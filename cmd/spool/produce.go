@@ -88,12 +88,10 @@ is refused.`,
 				tally.sent()
 				cl.Produce(ctx, r, tally.done)
 			}
-			if err := sc.Err(); err != nil {
-				if errors.Is(err, bufio.ErrTooLong) {
-					err = fmt.Errorf("a line is longer than %d bytes, the most spool produce reads as one record", maxLineBytes)
-				}
-				tally.stop()
-				return fmt.Errorf("read stdin: %w; %s", err, tally.report(topic, target))
+			// What was read before a bad line is still sent and reported.
+			readErr := sc.Err()
+			if errors.Is(readErr, bufio.ErrTooLong) {
+				readErr = fmt.Errorf("a line is longer than %d bytes, the most spool produce reads as one record", maxLineBytes)
 			}
 			fctx, cancel := context.WithTimeout(ctx, g.timeout)
 			defer cancel()
@@ -105,6 +103,9 @@ is refused.`,
 				purgeWithin(cl, topic, time.Second)
 			}
 			tally.stop()
+			if readErr != nil {
+				return fmt.Errorf("read stdin: %w; stopped there: %s", readErr, tally.report(topic, target))
+			}
 			if flushErr != nil || tally.failures() > 0 {
 				return fmt.Errorf("produce to %s: %s", topic, tally.report(topic, target))
 			}

@@ -183,6 +183,12 @@ func TestProduceRefusals(t *testing.T) {
 	if _, err := run(hex.EncodeToString(random)+"\n", "produce", "small", "--max-record-bytes", "10000"); err == nil || !strings.Contains(err.Error(), "record too large for the broker: above the topic's max.message.bytes") {
 		t.Errorf("produce with --max-record-bytes above the topic's limit: the broker should refuse: %v", err)
 	}
+	// A line beyond what produce reads as one record stops the input there;
+	// what came before is written, and said so.
+	huge := "before\n" + strings.Repeat("y", maxLineBytes+1) + "\nafter\n"
+	if _, err := run(huge, "produce", "small"); err == nil || !strings.Contains(err.Error(), "a line is longer than") || !strings.Contains(err.Error(), "stopped there: 1 record to small (partition 0: 1)") {
+		t.Errorf("produce of an over-long line: %v", err)
+	}
 	if _, err := run("", "topic", "create", "wide", "-r", "3"); err == nil || !strings.Contains(err.Error(), "only 1 broker alive") {
 		t.Errorf("topic create -r 3 on one node: %v", err)
 	}
