@@ -165,13 +165,21 @@ func runConsume(ctx context.Context, g *globals, topic string, o consumeOpts, st
 	defer out.Flush()
 	printed := 0
 	for {
-		fetches := cl.PollFetches(ctx)
+		pctx, pcancel := ctx, context.CancelFunc(func() {})
+		if o.group != "" && !o.follow {
+			// The partitions this member is given may have nothing left
+			// to read: look at the assignment again now and then rather
+			// than wait for records that will not come.
+			pctx, pcancel = context.WithTimeout(ctx, 500*time.Millisecond)
+		}
+		fetches := cl.PollFetches(pctx)
+		pcancel()
 		if ctx.Err() != nil {
 			return nil
 		}
 		var ferr error
 		fetches.EachError(func(t string, p int32, err error) {
-			if !errors.Is(err, context.Canceled) && ferr == nil {
+			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) && ferr == nil {
 				ferr = fmt.Errorf("fetch %s/%d: %s", t, p, explain(err))
 			}
 		})

@@ -195,3 +195,25 @@ func TestProduceRefusals(t *testing.T) {
 }
 
 func slicesSort(s []string) { sort.Strings(s) }
+
+// TestConsumeGroupWithNothingLeft: a group whose committed offsets are at
+// the end reads nothing and stops, rather than waiting for records.
+func TestConsumeGroupWithNothingLeft(t *testing.T) {
+	n := testNode(t, func(c *node.Config) {
+		c.Groups.InitialRebalanceDelay = 0
+		c.Groups.OffsetsTopicPartitions = 1
+	})
+	b := []string{"--brokers", n.KafkaAddr()}
+	if _, _, err := runCLI(t, "", append([]string{"topic", "create", "done", "-p", "2"}, b...)...); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runCLI(t, "a\nb\n", append([]string{"produce", "done", "--partition", "0"}, b...)...); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"a\nb\n", ""} {
+		out, _, err := runCLI(t, "", append([]string{"consume", "done", "--group", "g"}, b...)...)
+		if err != nil || out != want {
+			t.Errorf("consume --group, run %d: %v %q, want %q", i+1, err, out, want)
+		}
+	}
+}
