@@ -262,6 +262,19 @@ func TestCLIWithANodeDown(t *testing.T) {
 		t.Logf("members --watch:\n%s%s", watchErr.String(), watchOut.String())
 	})
 
+	t.Run("group describe", func(t *testing.T) {
+		r := cli("", "group", "describe", groupA)
+		r.within(t, "group describe of a group on a live node", timeout)
+		if r.code != 0 || !strings.Contains(r.stdout, "group "+groupA) {
+			t.Errorf("group describe %s (coordinator alive): %d %q %q", groupA, r.code, r.stdout, r.stderr)
+		}
+		r = cli("", "group", "describe", groupC)
+		r.within(t, "group describe of a group whose coordinator is down", timeout)
+		if r.code == 0 || !strings.Contains(r.stderr, "coordinator") {
+			t.Errorf("group describe %s (coordinator down): %d %q", groupC, r.code, r.stderr)
+		}
+	})
+
 	t.Run("group list", func(t *testing.T) {
 		r := cli("", "group", "list")
 		r.within(t, "group list with a node down", timeout)

@@ -98,7 +98,7 @@ members. --to takes what consume --from does: ` + fromVocabulary + `.
 				fmt.Fprintln(w, "(dry run: nothing committed)")
 				return w.Flush()
 			}
-			resps, err := adm.CommitOffsets(ctx, group, target)
+			resps, err := adm.CommitOffsets(lctx, group, target)
 			if err != nil {
 				return fmt.Errorf("commit offsets of %s: %w", group, err)
 			}

@@ -54,14 +54,16 @@ func newGroupDescribeCmd(g *globals) *cobra.Command {
 			if err := checkOutput(output); err != nil {
 				return err
 			}
-			adm, done, err := g.admin(cmd.Context())
+			ctx, cancel := g.bounded(cmd.Context())
+			defer cancel()
+			adm, done, err := g.admin(ctx)
 			if err != nil {
 				return err
 			}
 			defer done()
-			lags, err := adm.Lag(cmd.Context(), args...)
+			lags, err := adm.Lag(ctx, args...)
 			if err != nil {
-				return fmt.Errorf("describe groups: %w", err)
+				return fmt.Errorf("describe groups: %s", explain(err))
 			}
 			var described []describedGroup
 			var missing []string

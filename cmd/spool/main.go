@@ -136,6 +136,12 @@ func (g *globals) client(ctx context.Context, opts ...kgo.Opt) (*kgo.Client, err
 	return cl, nil
 }
 
+// bounded is ctx ending after --timeout: one-shot commands (topic and
+// group listing, describing, creating) finish within it, whatever is down.
+func (g *globals) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, g.timeout)
+}
+
 // admin is client wrapped for admin requests.
 func (g *globals) admin(ctx context.Context) (*kadm.Client, func(), error) {
 	cl, err := g.client(ctx)

@@ -45,15 +45,17 @@ func newTopicCreateCmd(g *globals) *cobra.Command {
 			if rf == 0 || rf < -1 {
 				return fmt.Errorf("--replication-factor %d: want at least 1, or -1 for the default", rf)
 			}
-			adm, done, err := g.admin(cmd.Context())
+			ctx, cancel := g.bounded(cmd.Context())
+			defer cancel()
+			adm, done, err := g.admin(ctx)
 			if err != nil {
 				return err
 			}
 			defer done()
-			if err := checkReplicationFactor(cmd.Context(), adm, rf); err != nil {
+			if err := checkReplicationFactor(ctx, adm, rf); err != nil {
 				return err
 			}
-			resps, err := adm.CreateTopics(cmd.Context(), partitions, rf, cfgs, args...)
+			resps, err := adm.CreateTopics(ctx, partitions, rf, cfgs, args...)
 			if err != nil {
 				return fmt.Errorf("create topics: %w", err)
 			}
@@ -88,12 +90,14 @@ func newTopicDeleteCmd(g *globals) *cobra.Command {
 		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: completeTopics(g),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			adm, done, err := g.admin(cmd.Context())
+			ctx, cancel := g.bounded(cmd.Context())
+			defer cancel()
+			adm, done, err := g.admin(ctx)
 			if err != nil {
 				return err
 			}
 			defer done()
-			resps, err := adm.DeleteTopics(cmd.Context(), args...)
+			resps, err := adm.DeleteTopics(ctx, args...)
 			if err != nil {
 				return fmt.Errorf("delete topics: %w", err)
 			}

@@ -60,12 +60,14 @@ func newTopicListCmd(g *globals) *cobra.Command {
 			if err := checkOutput(output); err != nil {
 				return err
 			}
-			adm, done, err := g.admin(cmd.Context())
+			ctx, cancel := g.bounded(cmd.Context())
+			defer cancel()
+			adm, done, err := g.admin(ctx)
 			if err != nil {
 				return err
 			}
 			defer done()
-			topics, err := adm.ListTopicsWithInternal(cmd.Context())
+			topics, err := adm.ListTopicsWithInternal(ctx)
 			if err != nil {
 				return fmt.Errorf("list topics: %w", err)
 			}
@@ -107,7 +109,8 @@ func newTopicDescribeCmd(g *globals) *cobra.Command {
 			if err := checkOutput(output); err != nil {
 				return err
 			}
-			ctx := cmd.Context()
+			ctx, cancel := g.bounded(cmd.Context())
+			defer cancel()
 			adm, done, err := g.admin(ctx)
 			if err != nil {
 				return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -49,6 +50,8 @@ func explain(err error) string {
 		return "unknown topic or partition"
 	case errors.Is(err, kerr.CoordinatorNotAvailable), errors.Is(err, kerr.CoordinatorLoadInProgress):
 		return "group coordinator not available (its __consumer_offsets partition has no live leader or is loading)"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "no answer within --timeout"
 	case errors.Is(err, kgo.ErrRecordTimeout):
 		return "not acknowledged within --timeout"
 	case errors.Is(err, kgo.ErrRecordRetries):
