@@ -54,23 +54,23 @@ func newRootCmd() *cobra.Command {
 				if err := rejectClientFlags(cmd); err != nil {
 					return err
 				}
+				// Name the flag to change when a port is taken.
+				if run := cmd.RunE; run != nil {
+					cmd.RunE = func(cmd *cobra.Command, args []string) error {
+						return explainAddrInUse(cmd, run(cmd, args))
+					}
+				}
 			}
 			return bindEnv(cmd.Flags())
 		},
 	}
+	root.AddCommand(newVersionCmd())
+	root.SetVersionTemplate("spool version {{.Version}}\n")
 	root.PersistentFlags().StringVar(&g.brokers, "brokers", "127.0.0.1:9092", "comma-separated Kafka addresses of Spool nodes (SPOOL_BROKERS)")
 	root.PersistentFlags().StringVar(&g.adminAddr, "admin", "127.0.0.1:9644", "admin HTTP address (host:port) of a Spool node, for members, placement and decommission (SPOOL_ADMIN)")
 	root.PersistentFlags().DurationVar(&g.timeout, "timeout", 10*time.Second, "how long client commands wait for a node to answer (SPOOL_TIMEOUT)")
-	nodeCmd := newNodeCmd()
-	// spool node says which flag to change when a port is taken.
-	if run := nodeCmd.RunE; run != nil {
-		nodeCmd.RunE = func(cmd *cobra.Command, args []string) error {
-			return explainAddrInUse(cmd, run(cmd, args))
-		}
-	}
-	root.AddCommand(nodeCmd, newTopicCmd(g), newProduceCmd(g), newConsumeCmd(g), newGroupCmd(g), newBenchCmd(g),
-		newMembersCmd(g), newPlacementCmd(g), newDecommissionCmd(g), newVersionCmd())
-	root.SetVersionTemplate("spool version {{.Version}}\n")
+	root.AddCommand(newNodeCmd(), newTopicCmd(g), newProduceCmd(g), newConsumeCmd(g), newGroupCmd(g), newBenchCmd(g),
+		newMembersCmd(g), newPlacementCmd(g), newDecommissionCmd(g))
 	return root
 }
 
