@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // describedGroup is one group of group describe -o json.
@@ -72,7 +74,10 @@ func newGroupDescribeCmd(g *globals) *cobra.Command {
 				if !ok {
 					return fmt.Errorf("group %s: no answer from its coordinator", name)
 				}
-				if err := l.Error(); err != nil {
+				if err := l.Error(); errors.Is(err, kerr.GroupIDNotFound) {
+					missing = append(missing, name) // DescribeGroups v6+ says so itself
+					continue
+				} else if err != nil {
 					return fmt.Errorf("group %s: %s", name, explain(err))
 				}
 				d := toDescribedGroup(l)
