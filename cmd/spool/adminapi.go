@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"syscall"
 )
 
 // The cluster commands (members, placement, decommission) talk to a node's
@@ -46,6 +47,10 @@ func (g *globals) adminDo(ctx context.Context, method, path string, stream bool)
 		return nil, nil, fmt.Errorf("admin request %s: %w", url, err)
 	}
 	resp, err := http.DefaultClient.Do(req)
+	if err != nil && errors.Is(err, syscall.ECONNREFUSED) {
+		cancel()
+		return nil, nil, fmt.Errorf("nothing listens at %s (connection refused): is `spool node` running with that --admin-addr? (set --admin or SPOOL_ADMIN)", g.adminAddr)
+	}
 	if err != nil {
 		cancel()
 		return nil, nil, fmt.Errorf("no Spool node answered at %s within %v: is `spool node` running with that --admin-addr? (set --admin or SPOOL_ADMIN): %w", g.adminAddr, g.timeout, err)
@@ -54,7 +59,7 @@ func (g *globals) adminDo(ctx context.Context, method, path string, stream bool)
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		resp.Body.Close()
 		cancel()
-		return nil, nil, fmt.Errorf("%s %s: %s: %s", method, url, resp.Status, strings.TrimSpace(string(body)))
+		return nil, nil, adminError(g.adminAddr, resp.Status, body)
 	}
 	return resp, cancel, nil
 }
@@ -71,4 +76,20 @@ func (g *globals) adminJSON(ctx context.Context, method, path string, v any) err
 		return fmt.Errorf("decode reply of %s from %s: %w", path, g.adminAddr, err)
 	}
 	return nil
+}
+
+// adminError is a refusal of the admin API as one line: the node's message,
+// then where it came from.
+func adminError(addr, status string, body []byte) error {
+	msg := strings.Join(strings.Fields(string(body)), " ")
+	if strings.HasPrefix(msg, "<") { // not the admin API's plain text
+		msg = "an answer that is not Spool's (is --admin the node's --admin-addr?)"
+	}
+	if len(msg) > 300 {
+		msg = msg[:300] + "..."
+	}
+	if msg == "" {
+		msg = status
+	}
+	return fmt.Errorf("%s (%s from the admin API at %s)", msg, status, addr)
 }

@@ -1,12 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"io"
-	"slices"
-	"strings"
+	"strconv"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -22,193 +22,73 @@ func newGroupCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-func newGroupListCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use:   "list",
-		Short: "List consumer groups with their state and coordinator",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			adm, done, err := g.admin(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer done()
-			groups, err := adm.ListGroups(cmd.Context())
-			if err != nil {
-				return fmt.Errorf("list groups: %w", err)
-			}
-			names := make([]string, 0, len(groups))
-			for name := range groups {
-				names = append(names, name)
-			}
-			slices.Sort(names)
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "GROUP\tSTATE\tPROTOCOL-TYPE\tCOORDINATOR")
-			for _, name := range names {
-				lg := groups[name]
-				fmt.Fprintf(w, "%s\t%s\t%s\t%d\n", lg.Group, lg.State, lg.ProtocolType, lg.Coordinator)
-			}
-			return w.Flush()
-		},
-	}
-}
-
-func newGroupDescribeCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use:   "describe GROUP...",
-		Short: "Show a group's members, assignments, committed offsets and lag per partition",
-		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			adm, done, err := g.admin(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer done()
-			lags, err := adm.Lag(cmd.Context(), args...)
-			if err != nil {
-				return fmt.Errorf("describe groups: %w", err)
-			}
-			for i, name := range args {
-				if i > 0 {
-					fmt.Fprintln(cmd.OutOrStdout())
-				}
-				l, ok := lags[name]
-				if !ok {
-					return fmt.Errorf("group %s: no answer from its coordinator", name)
-				}
-				if err := l.Error(); err != nil {
-					return fmt.Errorf("group %s: %w", name, err)
-				}
-				printGroupLag(cmd.OutOrStdout(), l)
-			}
-			return nil
-		},
-	}
-}
-
-func printGroupLag(out io.Writer, l kadm.DescribedGroupLag) {
-	fmt.Fprintf(out, "group %s  state %s  protocol %s/%s  coordinator %d  members %d  total lag %d\n",
-		l.Group, l.State, l.ProtocolType, l.Protocol, l.Coordinator.NodeID, len(l.Members), l.Lag.Total())
-	if len(l.Members) > 0 {
-		w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(w, "MEMBER\tINSTANCE\tCLIENT-ID\tHOST\tASSIGNMENT")
-		for _, m := range l.Members {
-			instance := "-"
-			if m.InstanceID != nil {
-				instance = *m.InstanceID
-			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", m.MemberID, instance, m.ClientID, m.ClientHost, formatAssignment(m))
-		}
-		w.Flush()
-	}
-	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "TOPIC\tPARTITION\tCOMMITTED\tLOG-END\tLAG\tMEMBER")
-	for _, pl := range l.Lag.Sorted() {
-		committed, lag := "-", "-"
-		if pl.Commit.At >= 0 {
-			committed = fmt.Sprint(pl.Commit.At)
-		}
-		if pl.Lag >= 0 {
-			lag = fmt.Sprint(pl.Lag)
-		}
-		member := "-"
-		if pl.Member != nil {
-			member = pl.Member.MemberID
-		}
-		fmt.Fprintf(w, "%s\t%d\t%s\t%d\t%s\t%s\n", pl.Topic, pl.Partition, committed, pl.End.Offset, lag, member)
-	}
-	w.Flush()
-}
-
-func formatAssignment(m kadm.DescribedGroupMember) string {
-	a, ok := m.Assigned.AsConsumer()
-	if !ok {
-		return "-"
-	}
-	var parts []string
-	for _, t := range a.Topics {
-		ps := slices.Clone(t.Partitions)
-		slices.Sort(ps)
-		parts = append(parts, fmt.Sprintf("%s%v", t.Topic, ps))
-	}
-	slices.Sort(parts)
-	if len(parts) == 0 {
-		return "-"
-	}
-	return strings.Join(parts, " ")
-}
-
 func newGroupResetOffsetsCmd(g *globals) *cobra.Command {
 	var (
 		topic      string
 		partitions []int32
+		to         string
 		toEarliest bool
 		toLatest   bool
 		toOffset   int64
 		dryRun     bool
 	)
 	cmd := &cobra.Command{
-		Use:   "reset-offsets GROUP --topic T (--to-earliest | --to-latest | --to-offset N)",
+		Use:   "reset-offsets GROUP --topic T --to POSITION",
 		Short: "Set a group's committed offsets for a topic; the group must have no active members",
-		Args:  cobra.ExactArgs(1),
+		Long: `Set a group's committed offsets for a topic; the group must have no active
+members. --to takes what consume --from does: ` + fromVocabulary + `.
+--to-earliest, --to-latest and --to-offset N are the same as --to earliest,
+--to latest and --to N.`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeGroups(g),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			group := args[0]
-			chosen := 0
-			for _, b := range []bool{toEarliest, toLatest, cmd.Flags().Changed("to-offset")} {
-				if b {
-					chosen++
-				}
+			var given []string
+			if to != "" {
+				given = append(given, to)
 			}
-			if chosen != 1 {
-				return errors.New("give exactly one of --to-earliest, --to-latest, --to-offset")
+			if toEarliest {
+				given = append(given, "earliest")
+			}
+			if toLatest {
+				given = append(given, "latest")
+			}
+			if cmd.Flags().Changed("to-offset") {
+				given = append(given, strconv.FormatInt(toOffset, 10))
+			}
+			if len(given) != 1 {
+				return errors.New("give exactly one of --to, --to-earliest, --to-latest, --to-offset")
+			}
+			pos, err := parsePosition(given[0], time.Now())
+			if err != nil {
+				return fmt.Errorf("--to %w", err)
 			}
 			if topic == "" {
 				return errors.New("--topic is required")
 			}
 			ctx := cmd.Context()
-			adm, done, err := g.admin(ctx)
+			cl, err := g.client(ctx)
 			if err != nil {
 				return err
 			}
-			defer done()
-
-			starts, err := adm.ListStartOffsets(ctx, topic)
+			defer cl.Close()
+			adm := kadm.NewClient(cl)
+			lctx, cancel := context.WithTimeout(ctx, g.timeout)
+			defer cancel()
+			_, live, down, err := topicPartitions(lctx, adm, topic, partitions)
 			if err != nil {
-				return fmt.Errorf("list start offsets of %s: %w", topic, err)
+				return err
 			}
-			ends, err := adm.ListEndOffsets(ctx, topic)
-			if err != nil {
-				return fmt.Errorf("list end offsets of %s: %w", topic, err)
-			}
-			if err := ends.Error(); err != nil {
-				return fmt.Errorf("topic %s: %w", topic, err)
+			ranges := partitionRanges(lctx, cl, topic, live, pos, down)
+			if len(down) > 0 {
+				// Half a reset is worse than none: a group resumes from a
+				// mix of old and new positions.
+				return fmt.Errorf("nothing committed: %s", describeDown(topic, down))
 			}
 			var target kadm.Offsets
-			var missing []int32
-			for _, p := range partitions {
-				if _, ok := ends.Lookup(topic, p); !ok {
-					missing = append(missing, p)
-				}
+			for p, r := range ranges {
+				target.Add(kadm.Offset{Topic: topic, Partition: p, At: pos.resolve(r.start, r.end, r.byTime), LeaderEpoch: -1})
 			}
-			if len(missing) > 0 {
-				return fmt.Errorf("topic %s has no partitions %v", topic, missing)
-			}
-			ends.Each(func(e kadm.ListedOffset) {
-				if len(partitions) > 0 && !slices.Contains(partitions, e.Partition) {
-					return
-				}
-				s, _ := starts.Lookup(topic, e.Partition)
-				var at int64
-				switch {
-				case toEarliest:
-					at = s.Offset
-				case toLatest:
-					at = e.Offset
-				default: // clamped to the partition's range, as kafka-consumer-groups does
-					at = min(max(toOffset, s.Offset), e.Offset)
-				}
-				target.Add(kadm.Offset{Topic: topic, Partition: e.Partition, At: at, LeaderEpoch: -1})
-			})
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "TOPIC\tPARTITION\tNEW-OFFSET")
 			for _, o := range target.Sorted() {
@@ -218,7 +98,7 @@ func newGroupResetOffsetsCmd(g *globals) *cobra.Command {
 				fmt.Fprintln(w, "(dry run: nothing committed)")
 				return w.Flush()
 			}
-			resps, err := adm.CommitOffsets(ctx, group, target)
+			resps, err := adm.CommitOffsets(lctx, group, target)
 			if err != nil {
 				return fmt.Errorf("commit offsets of %s: %w", group, err)
 			}
@@ -233,9 +113,11 @@ func newGroupResetOffsetsCmd(g *globals) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&topic, "topic", "", "topic whose offsets to reset")
 	cmd.Flags().Int32SliceVar(&partitions, "partitions", nil, "only these partitions (default: all)")
-	cmd.Flags().BoolVar(&toEarliest, "to-earliest", false, "reset to each partition's log start")
-	cmd.Flags().BoolVar(&toLatest, "to-latest", false, "reset to each partition's log end")
-	cmd.Flags().Int64Var(&toOffset, "to-offset", 0, "reset to this offset, clamped to each partition's range")
+	cmd.Flags().StringVar(&to, "to", "", "the new position: "+fromVocabulary)
+	cmd.Flags().BoolVar(&toEarliest, "to-earliest", false, "same as --to earliest")
+	cmd.Flags().BoolVar(&toLatest, "to-latest", false, "same as --to latest")
+	cmd.Flags().Int64Var(&toOffset, "to-offset", 0, "same as --to N: this offset, clamped to each partition's range")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show the new offsets without committing them")
+	cmd.RegisterFlagCompletionFunc("topic", completeTopics(g))
 	return cmd
 }

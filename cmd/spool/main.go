@@ -44,13 +44,28 @@ func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "spool",
 		Short:         "Spool: a distributed log that speaks the Kafka protocol",
-		Version:       version,
+		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			// Before the environment fills flags in: SPOOL_BROKERS exported
+			// for the client commands is no mistake when starting a node.
+			if cmd.Name() == "node" && cmd.Parent() == cmd.Root() {
+				if err := rejectClientFlags(cmd); err != nil {
+					return err
+				}
+				// Name the flag to change when a port is taken.
+				if run := cmd.RunE; run != nil {
+					cmd.RunE = func(cmd *cobra.Command, args []string) error {
+						return explainAddrInUse(cmd, run(cmd, args))
+					}
+				}
+			}
 			return bindEnv(cmd.Flags())
 		},
 	}
+	root.AddCommand(newVersionCmd())
+	root.SetVersionTemplate("spool version {{.Version}}\n")
 	root.PersistentFlags().StringVar(&g.brokers, "brokers", "127.0.0.1:9092", "comma-separated Kafka addresses of Spool nodes (SPOOL_BROKERS)")
 	root.PersistentFlags().StringVar(&g.adminAddr, "admin", "127.0.0.1:9644", "admin HTTP address (host:port) of a Spool node, for members, placement and decommission (SPOOL_ADMIN)")
 	root.PersistentFlags().DurationVar(&g.timeout, "timeout", 10*time.Second, "how long client commands wait for a node to answer (SPOOL_TIMEOUT)")
@@ -108,6 +123,9 @@ func (g *globals) client(ctx context.Context, opts ...kgo.Opt) (*kgo.Client, err
 		kgo.DialTimeout(g.timeout),
 		kgo.ClientID("spool-cli"),
 	}, opts...)
+	if refused(seeds, g.timeout) {
+		return nil, fmt.Errorf("nothing listens at %s (connection refused): is `spool node` running there? (set --brokers or SPOOL_BROKERS)", g.brokers)
+	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka client: %w", err)
@@ -121,6 +139,12 @@ func (g *globals) client(ctx context.Context, opts ...kgo.Opt) (*kgo.Client, err
 	return cl, nil
 }
 
+// bounded is ctx ending after --timeout: one-shot commands (topic and
+// group listing, describing, creating) finish within it, whatever is down.
+func (g *globals) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, g.timeout)
+}
+
 // admin is client wrapped for admin requests.
 func (g *globals) admin(ctx context.Context) (*kadm.Client, func(), error) {
 	cl, err := g.client(ctx)
@@ -128,4 +152,10 @@ func (g *globals) admin(ctx context.Context) (*kadm.Client, func(), error) {
 		return nil, nil, err
 	}
 	return kadm.NewClient(cl), cl.Close, nil
+}
+
+// applyEnv binds SPOOL_* variables for paths that skip PersistentPreRunE,
+// such as shell completion.
+func (g *globals) applyEnv(cmd *cobra.Command) {
+	_ = bindEnv(cmd.Flags())
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -25,8 +23,10 @@ func newMembersCmd(g *globals) *cobra.Command {
 		Short: "List the cluster's members as one node's gossip sees them",
 		Long: `List the cluster's members as the --admin node sees them: name, broker id,
 status (alive, failed or left), Kafka and gossip addresses, rack and how many
-partitions each leads. With --watch, stream join, fail, leave, update and reap
-events as they happen, one line each, until interrupted.`,
+partitions each leads. With --watch, print the members first, then stream join,
+fail, leave, update and reap events as they happen, one line each (an update
+says what changed), until interrupted; when the watched node goes away, the
+watch moves to another live member.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "table" && output != "json" {
@@ -76,41 +76,4 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// watchMembers streams /v1/members/watch: each event as one line of text,
-// or as the node's JSON line with -o json.
-func watchMembers(ctx context.Context, g *globals, out, status io.Writer, output string) error {
-	resp, cancel, err := g.adminDo(ctx, "GET", "/v1/members/watch", true)
-	if err != nil {
-		return err
-	}
-	defer cancel()
-	defer resp.Body.Close()
-	// The node subscribes before it answers, so from here on no event is
-	// missed.
-	fmt.Fprintf(status, "watching membership events at %s; interrupt to stop\n", g.adminAddr)
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Bytes()
-		if output == "json" {
-			fmt.Fprintf(out, "%s\n", line)
-			continue
-		}
-		var ev node.MemberEvent
-		if err := json.Unmarshal(line, &ev); err != nil {
-			return fmt.Errorf("decode member event %q: %w", line, err)
-		}
-		m := ev.Member
-		fmt.Fprintf(out, "%s  %-6s  %s  id=%d  status=%s  kafka=%s  gossip=%s  rack=%s\n",
-			ev.Time.Format("2006-01-02T15:04:05.000Z07:00"), ev.Type, m.Name, m.ID, m.Status, m.KafkaAddr, m.GossipAddr, orDash(m.Rack))
-	}
-	if ctx.Err() != nil {
-		return nil // interrupted: the normal way to stop watching
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("watch members at %s: %w", g.adminAddr, err)
-	}
-	return fmt.Errorf("watch members: the node at %s closed the stream (shutting down?)", g.adminAddr)
 }

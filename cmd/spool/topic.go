@@ -3,13 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"sort"
-	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/spool-log/spool/node"
 )
 
 func newTopicCmd(g *globals) *cobra.Command {
@@ -43,12 +42,23 @@ func newTopicCreateCmd(g *globals) *cobra.Command {
 				}
 				cfgs[k] = &v
 			}
-			adm, done, err := g.admin(cmd.Context())
+			if partitions == 0 || partitions < -1 {
+				return fmt.Errorf("--partitions %d: want at least 1, or -1 for the node's default", partitions)
+			}
+			if rf == 0 || rf < -1 {
+				return fmt.Errorf("--replication-factor %d: want at least 1, or -1 for the default", rf)
+			}
+			ctx, cancel := g.bounded(cmd.Context())
+			defer cancel()
+			adm, done, err := g.admin(ctx)
 			if err != nil {
 				return err
 			}
 			defer done()
-			resps, err := adm.CreateTopics(cmd.Context(), partitions, rf, cfgs, args...)
+			if err := checkReplicationFactor(ctx, adm, rf); err != nil {
+				return err
+			}
+			resps, err := adm.CreateTopics(ctx, partitions, rf, cfgs, args...)
 			if err != nil {
 				return fmt.Errorf("create topics: %w", err)
 			}
@@ -62,7 +72,7 @@ func newTopicCreateCmd(g *globals) *cobra.Command {
 					failed = append(failed, r.Topic+": "+msg)
 					continue
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "created %s (%d partitions, id %s)\n", r.Topic, r.NumPartitions, r.ID)
+				fmt.Fprintf(cmd.OutOrStdout(), "created %s (%s, id %s)\n", r.Topic, plural(int(r.NumPartitions), "partition"), node.TopicID(r.ID))
 			}
 			if len(failed) > 0 {
 				return fmt.Errorf("%s", strings.Join(failed, "; "))
@@ -76,109 +86,21 @@ func newTopicCreateCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-func newTopicListCmd(g *globals) *cobra.Command {
+func newTopicDeleteCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
-		Use:   "list",
-		Short: "List topics",
-		Args:  cobra.NoArgs,
+		Use:               "delete TOPIC...",
+		Short:             "Delete topics and their data",
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: completeTopics(g),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			adm, done, err := g.admin(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer done()
-			topics, err := adm.ListTopics(cmd.Context())
-			if err != nil {
-				return fmt.Errorf("list topics: %w", err)
-			}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "TOPIC\tPARTITIONS\tREPLICAS\tID")
-			for _, t := range topics.Sorted() {
-				if t.Err != nil {
-					fmt.Fprintf(w, "%s\terror: %v\t\t\n", t.Topic, t.Err)
-					continue
-				}
-				fmt.Fprintf(w, "%s\t%d\t%d\t%s\n", t.Topic, len(t.Partitions), t.Partitions.NumReplicas(), t.ID)
-			}
-			return w.Flush()
-		},
-	}
-}
-
-func newTopicDescribeCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use:   "describe TOPIC...",
-		Short: "Show a topic's partitions, offsets and configs",
-		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
+			ctx, cancel := g.bounded(cmd.Context())
+			defer cancel()
 			adm, done, err := g.admin(ctx)
 			if err != nil {
 				return err
 			}
 			defer done()
-			topics, err := adm.ListTopics(ctx, args...)
-			if err != nil {
-				return fmt.Errorf("describe topics: %w", err)
-			}
-			// A partition whose leader is down fails only its own shard: the
-			// rest of the table is what an operator needs most during an outage.
-			starts, err := adm.ListStartOffsets(ctx, args...)
-			if err != nil && !isShardErrors(err) {
-				return fmt.Errorf("list start offsets: %w", err)
-			}
-			ends, err := adm.ListEndOffsets(ctx, args...)
-			if err != nil && !isShardErrors(err) {
-				return fmt.Errorf("list end offsets: %w", err)
-			}
-			configs, err := adm.DescribeTopicConfigs(ctx, args...)
-			if err != nil {
-				return fmt.Errorf("describe configs: %w", err)
-			}
-			out := cmd.OutOrStdout()
-			for _, name := range args {
-				t, ok := topics[name]
-				if !ok || t.Err != nil {
-					return fmt.Errorf("topic %s: %v", name, t.Err)
-				}
-				fmt.Fprintf(out, "topic %s  id %s  partitions %d\n", name, t.ID, len(t.Partitions))
-				w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(w, "PARTITION\tLEADER\tREPLICAS\tISR\tSTART\tEND")
-				for _, p := range t.Partitions.Sorted() {
-					leader := strconv.Itoa(int(p.Leader))
-					if p.Leader < 0 {
-						leader = "none"
-					}
-					fmt.Fprintf(w, "%d\t%s\t%v\t%v\t%s\t%s\n", p.Partition, leader, p.Replicas, p.ISR,
-						listedOffset(starts, name, p.Partition), listedOffset(ends, name, p.Partition))
-				}
-				w.Flush()
-				rc, err := configs.On(name, nil)
-				if err == nil && rc.Err == nil {
-					fmt.Fprintln(out, "configs:")
-					sort.Slice(rc.Configs, func(i, j int) bool { return rc.Configs[i].Key < rc.Configs[j].Key })
-					for _, c := range rc.Configs {
-						fmt.Fprintf(out, "  %s=%s (%s)\n", c.Key, c.MaybeValue(), strings.ToLower(c.Source.String()))
-					}
-				}
-			}
-			return nil
-		},
-	}
-}
-
-func newTopicDeleteCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use:   "delete TOPIC...",
-		Short: "Delete topics and their data",
-		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			adm, done, err := g.admin(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer done()
-			resps, err := adm.DeleteTopics(cmd.Context(), args...)
+			resps, err := adm.DeleteTopics(ctx, args...)
 			if err != nil {
 				return fmt.Errorf("delete topics: %w", err)
 			}
@@ -203,14 +125,4 @@ func newTopicDeleteCmd(g *globals) *cobra.Command {
 func isShardErrors(err error) bool {
 	var se *kadm.ShardErrors
 	return errors.As(err, &se)
-}
-
-// listedOffset is a partition's offset from a ListOffsets result, or "-" when
-// that partition could not be asked (no leader, or an error of its own).
-func listedOffset(offsets kadm.ListedOffsets, topic string, partition int32) string {
-	o, ok := offsets.Lookup(topic, partition)
-	if !ok || o.Err != nil {
-		return "-"
-	}
-	return strconv.FormatInt(o.Offset, 10)
 }

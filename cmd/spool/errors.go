@@ -1,0 +1,66 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// clientOnlyFlags are the root's flags that only the client commands read.
+var clientOnlyFlags = []string{"brokers", "admin", "timeout"}
+
+// rejectClientFlags refuses client-only flags given to a command that
+// ignores them (spool node), rather than silently running without them.
+func rejectClientFlags(cmd *cobra.Command) error {
+	for _, name := range clientOnlyFlags {
+		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
+			return fmt.Errorf("--%s is for the client commands; spool %s does not use it (spool %s --help lists its flags: --kafka-addr, --admin-addr, --gossip-addr, --join, ...)", name, cmd.Name(), cmd.Name())
+		}
+	}
+	return nil
+}
+
+// explainAddrInUse names the flag to change when a listener's port is
+// taken: the flag among cmd's whose host:port the error mentions.
+func explainAddrInUse(cmd *cobra.Command, err error) error {
+	if err == nil || !(errors.Is(err, syscall.EADDRINUSE) || strings.Contains(err.Error(), "address already in use")) {
+		return err
+	}
+	var flag, addr string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		v := f.Value.String()
+		if flag != "" || f.Value.Type() != "string" || !strings.HasSuffix(f.Name, "-addr") || strings.HasPrefix(f.Name, "advertise") {
+			return
+		}
+		if _, port, e := net.SplitHostPort(v); e == nil && port != "0" && strings.Contains(err.Error(), ":"+port) {
+			flag, addr = f.Name, v
+		}
+	})
+	if flag == "" {
+		return err
+	}
+	return fmt.Errorf("%w\n--%s %s is in use (another spool node still running?): stop it, or give another port with --%s (SPOOL_%s)",
+		err, flag, addr, flag, strings.ToUpper(strings.ReplaceAll(flag, "-", "_")))
+}
+
+// refused reports, within a short dial each, whether every address refuses
+// connections: nothing listens there, which waiting will not change.
+func refused(addrs []string, timeout time.Duration) bool {
+	for _, a := range addrs {
+		c, err := net.DialTimeout("tcp", a, min(timeout, 2*time.Second))
+		if err == nil {
+			c.Close()
+			return false
+		}
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			return false
+		}
+	}
+	return len(addrs) > 0
+}
