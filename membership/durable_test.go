@@ -43,6 +43,12 @@ func TestCatalogChangeAppliedOnlyOnceSaved(t *testing.T) {
 	if _, ok := n.Topic("new"); ok {
 		t.Fatal("a create that was not saved is in the catalog")
 	}
+	if _, err := n.AlterTopic("kept", n.GrowPartitions(3, nil)); !errors.Is(err, ErrNotDurable) {
+		t.Fatalf("grow on a full disk: %v, want ErrNotDurable", err)
+	}
+	if e, _ := n.Topic("kept"); e.Partitions != 1 {
+		t.Fatalf("a growth that was not saved is in the catalog: %d partitions", e.Partitions)
+	}
 	// An entry gossiped by a peer: not applied while it cannot be saved...
 	peer := TopicEntry{Name: "from-peer", ID: TopicID{1}, Partitions: 1, ReplicationFactor: 1,
 		Replicas: [][]int32{{1}}, Lamport: 50, Origin: 2}

@@ -35,7 +35,9 @@ func (a *Agent) AlterTopic(name string, change func(*TopicEntry) error) (TopicEn
 		return TopicEntry{}, fmt.Errorf("alter topic: %w", err)
 	}
 	next.Lamport, next.Origin = a.catalog.tick(), a.cfg.BrokerID
-	a.mergeCatalog([]TopicEntry{next}, "local")
+	if _, err := a.mergeCatalog([]TopicEntry{next}, "local"); err != nil {
+		return TopicEntry{}, fmt.Errorf("alter topic %s: %w", name, err)
+	}
 	stored, _ := a.catalog.Get(name)
 	if stored.Lamport != next.Lamport || stored.Origin != next.Origin || stored.ID != next.ID {
 		return TopicEntry{}, fmt.Errorf("alter topic %s: %w", name, ErrTopicChanged)

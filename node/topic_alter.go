@@ -114,6 +114,9 @@ func alterError(name string, err error) error {
 		return &topicError{kerr.InvalidConfig, err.Error()}
 	case errors.Is(err, membership.ErrTopicChanged):
 		return &topicError{kerr.NotController, err.Error() + "; retry"}
+	case errors.Is(err, membership.ErrNotDurable):
+		// Not saved, so not applied: the topic is as it was.
+		return &topicError{kerr.KafkaStorageError, err.Error()}
 	}
 	return fmt.Errorf("alter topic %s: %w", name, err)
 }
