@@ -44,14 +44,19 @@ func segmentBases(t testing.TB, dir string) []int64 {
 	return bases
 }
 
-// fetchError is the error code of a raw Fetch at offset from broker 1.
+// fetchError is the error code of a raw Fetch at offset from broker 1. The
+// client sends its newest version whatever req.Version says, so the topic
+// goes by id (Fetch v13+) as well as by name.
 func fetchError(t testing.TB, cl *kgo.Client, topic string, partition int32, offset int64) int16 {
 	t.Helper()
+	topics, err := kadm.NewClient(cl).ListTopics(ctxTimeout(t, 10*time.Second), topic)
+	if err != nil {
+		t.Fatalf("metadata of %s: %v", topic, err)
+	}
 	req := kmsg.NewPtrFetchRequest()
-	req.Version = 11
 	req.MaxWaitMillis, req.MaxBytes = 0, 1<<20
 	rt := kmsg.NewFetchRequestTopic()
-	rt.Topic = topic
+	rt.Topic, rt.TopicID = topic, topics[topic].ID
 	rp := kmsg.NewFetchRequestTopicPartition()
 	rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = partition, offset, 1<<20
 	rt.Partitions = append(rt.Partitions, rp)

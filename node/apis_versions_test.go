@@ -461,6 +461,125 @@ func TestEveryAdvertisedVersionIsServed(t *testing.T) {
 		}
 	}
 
+	// The admin APIs (their behaviour is tested with real clients in
+	// integration/admin_*_test.go; here every version's bytes).
+	for i, v := range versionsOf(kmsg.CreatePartitions) {
+		req := kmsg.NewPtrCreatePartitionsRequest()
+		req.Version, req.TimeoutMillis = v, 10000
+		rt := kmsg.NewCreatePartitionsRequestTopic()
+		rt.Topic, rt.Count = "orders", int32(2+i)
+		req.Topics = append(req.Topics, rt)
+		resp := roundTrip[*kmsg.CreatePartitionsResponse](t, vc, req)
+		mark(req)
+		if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 {
+			t.Fatalf("CreatePartitions v%d: %+v", v, resp.Topics)
+		}
+	}
+	for _, v := range versionsOf(kmsg.DeleteRecords) {
+		req := kmsg.NewPtrDeleteRecordsRequest()
+		req.Version, req.TimeoutMillis = v, 10000
+		rt := kmsg.NewDeleteRecordsRequestTopic()
+		rt.Topic = "orders"
+		rp := kmsg.NewDeleteRecordsRequestTopicPartition()
+		rp.Partition, rp.Offset = 0, 0
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp := roundTrip[*kmsg.DeleteRecordsResponse](t, vc, req)
+		mark(req)
+		if p := resp.Topics[0].Partitions[0]; p.ErrorCode != 0 || p.LowWatermark != 0 {
+			t.Fatalf("DeleteRecords v%d: %+v", v, p)
+		}
+	}
+	for _, v := range versionsOf(kmsg.AlterConfigs) {
+		req := kmsg.NewPtrAlterConfigsRequest()
+		req.Version, req.ValidateOnly = v, true
+		r := kmsg.NewAlterConfigsRequestResource()
+		r.ResourceType, r.ResourceName = kmsg.ConfigResourceTypeTopic, "orders"
+		c := kmsg.NewAlterConfigsRequestResourceConfig()
+		c.Name, c.Value = "retention.ms", kmsg.StringPtr("3600000")
+		r.Configs = append(r.Configs, c)
+		req.Resources = append(req.Resources, r)
+		resp := roundTrip[*kmsg.AlterConfigsResponse](t, vc, req)
+		mark(req)
+		if resp.Resources[0].ErrorCode != 0 {
+			t.Fatalf("AlterConfigs v%d: %+v", v, resp.Resources[0])
+		}
+	}
+	for _, v := range versionsOf(kmsg.IncrementalAlterConfigs) {
+		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		req.Version = v
+		r := kmsg.NewIncrementalAlterConfigsRequestResource()
+		r.ResourceType, r.ResourceName = kmsg.ConfigResourceTypeTopic, "orders"
+		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		c.Name, c.Op, c.Value = "no.such.config", kmsg.IncrementalAlterConfigOpSet, kmsg.StringPtr("1")
+		r.Configs = append(r.Configs, c)
+		req.Resources = append(req.Resources, r)
+		resp := roundTrip[*kmsg.IncrementalAlterConfigsResponse](t, vc, req)
+		mark(req)
+		if resp.Resources[0].ErrorCode != kerr.InvalidConfig.Code {
+			t.Fatalf("IncrementalAlterConfigs v%d of an unknown config: %+v, want INVALID_CONFIG", v, resp.Resources[0])
+		}
+	}
+	for _, v := range versionsOf(kmsg.DescribeCluster) {
+		req := kmsg.NewPtrDescribeClusterRequest()
+		req.Version = v
+		if v >= 1 {
+			req.EndpointType = 1 // brokers
+		}
+		resp := roundTrip[*kmsg.DescribeClusterResponse](t, vc, req)
+		mark(req)
+		if resp.ErrorCode != 0 || len(resp.Brokers) != 1 || resp.Brokers[0].NodeID != n.NodeID() {
+			t.Fatalf("DescribeCluster v%d: error %d, brokers %+v", v, resp.ErrorCode, resp.Brokers)
+		}
+	}
+	for _, v := range versionsOf(kmsg.DescribeProducers) {
+		req := kmsg.NewPtrDescribeProducersRequest()
+		req.Version = v
+		rt := kmsg.NewDescribeProducersRequestTopic()
+		rt.Topic, rt.Partitions = "orders", []int32{0}
+		req.Topics = append(req.Topics, rt)
+		resp := roundTrip[*kmsg.DescribeProducersResponse](t, vc, req)
+		mark(req)
+		if resp.Topics[0].Partitions[0].ErrorCode != 0 {
+			t.Fatalf("DescribeProducers v%d: %+v", v, resp.Topics[0].Partitions[0])
+		}
+	}
+	for _, v := range versionsOf(kmsg.DescribeLogDirs) {
+		req := kmsg.NewPtrDescribeLogDirsRequest()
+		req.Version = v // no topics: every partition
+		resp := roundTrip[*kmsg.DescribeLogDirsResponse](t, vc, req)
+		mark(req)
+		if len(resp.Dirs) != 1 || resp.Dirs[0].ErrorCode != 0 || len(resp.Dirs[0].Topics) == 0 {
+			t.Fatalf("DescribeLogDirs v%d: %+v", v, resp.Dirs)
+		}
+	}
+	for _, v := range versionsOf(kmsg.DescribeTopicPartitions) {
+		req := kmsg.NewPtrDescribeTopicPartitionsRequest()
+		req.Version, req.ResponsePartitionLimit = v, 100
+		rt := kmsg.NewDescribeTopicPartitionsRequestTopic()
+		rt.Topic = "orders"
+		req.Topics = append(req.Topics, rt)
+		resp := roundTrip[*kmsg.DescribeTopicPartitionsResponse](t, vc, req)
+		mark(req)
+		if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 || len(resp.Topics[0].Partitions) < 2 {
+			t.Fatalf("DescribeTopicPartitions v%d: %+v", v, resp.Topics)
+		}
+	}
+	for _, v := range versionsOf(kmsg.OffsetDelete) {
+		req := kmsg.NewPtrOffsetDeleteRequest()
+		req.Version, req.Group = v, "never-existed"
+		rt := kmsg.NewOffsetDeleteRequestTopic()
+		rt.Topic = "orders"
+		rp := kmsg.NewOffsetDeleteRequestTopicPartition()
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp := roundTrip[*kmsg.OffsetDeleteResponse](t, vc, req)
+		mark(req)
+		if resp.ErrorCode != kerr.GroupIDNotFound.Code {
+			t.Fatalf("OffsetDelete v%d of an unknown group: error %d, want GROUP_ID_NOT_FOUND", v, resp.ErrorCode)
+		}
+	}
+
 	// Every advertised key and version was sent.
 	for key, a := range apis {
 		for v := a.versions.Min; v <= a.versions.Max; v++ {

@@ -52,6 +52,14 @@ func startNode(t testing.TB, cfg Config) *Node {
 		t.Fatalf("start node: %v", err)
 	}
 	t.Cleanup(func() { stopNode(t, n) })
+	// Until the cluster has accepted it (or refused it, for the tests of
+	// that), the node closes every Kafka connection (admission.go).
+	retry(t, 20*time.Second, func() error {
+		if !n.Admitted() && n.refused() == nil {
+			return n.admissionState()
+		}
+		return nil
+	})
 	return n
 }
 
