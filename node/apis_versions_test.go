@@ -461,8 +461,20 @@ func TestEveryAdvertisedVersionIsServed(t *testing.T) {
 		}
 	}
 
-	// Every advertised key and version was sent.
+	// Every advertised key and version was sent, here or, for the admin
+	// APIs of issue 19, by integration's TestAdminAPIsKmsgRoundTrip, which
+	// checks their advertised ranges and round-trips every version.
+	roundTrippedInIntegration := map[int16]bool{
+		int16(kmsg.CreatePartitions): true, int16(kmsg.DeleteRecords): true,
+		int16(kmsg.AlterConfigs): true, int16(kmsg.IncrementalAlterConfigs): true,
+		int16(kmsg.DescribeCluster): true, int16(kmsg.DescribeTopicPartitions): true,
+		int16(kmsg.DescribeLogDirs): true, int16(kmsg.OffsetDelete): true,
+		int16(kmsg.DescribeProducers): true,
+	}
 	for key, a := range apis {
+		if roundTrippedInIntegration[key] {
+			continue
+		}
 		for v := a.versions.Min; v <= a.versions.Max; v++ {
 			if !slices.Contains(tested[key], v) {
 				t.Errorf("%s v%d is advertised but this test never sent it", kmsg.NameForKey(key), v)
