@@ -202,3 +202,37 @@ func TestTruncateBelowStartCheckpointFirst(t *testing.T) {
 		t.Fatalf("start %d end %d after truncate to 2, want 2 and 2", l.StartOffset(), l.EndOffset())
 	}
 }
+
+// Scrub leaves alone the segments wholly below the log start: their records
+// are deleted, no read reaches them, and damage there is no finding (no
+// ERROR, no corrupt-batch count) while retention has yet to remove them.
+func TestScrubSkipsSegmentsBelowLogStart(t *testing.T) {
+	cfg := testConfig()
+	cfg.SegmentBytes = 600
+	cfg.RetentionAge, cfg.RetentionBytes = -1, -1
+	dir := t.TempDir()
+	l := openLog(t, dir, cfg)
+	defer l.Close()
+	for range 7 { // segments [0,4) [4,8) [8,12) [12,14)
+		mustAppend(t, l, sizedBatch(1000, 2, 90), 0)
+	}
+	if _, err := l.DeleteRecordsBefore(9); err != nil {
+		t.Fatal(err)
+	}
+	seg := segmentName(dir, 0, logSuffix)
+	b, err := os.ReadFile(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)-5] ^= 1 // a flipped payload byte in a deleted batch
+	if err := os.WriteFile(seg, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := l.Scrub(func(int64) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Corrupt) != 0 || res.Segments != 1 {
+		t.Fatalf("scrub: %d segments, findings %v; want segment 8 only and nothing found", res.Segments, res.Corrupt)
+	}
+}
