@@ -19,7 +19,8 @@ import (
 // Lamport time): the catalog then says the topic has fewer partitions than
 // this node opened. That is no deletion: the added partition's records stay
 // in place, neither at once (reconcile) nor at the next start
-// (removeOrphans).
+// (removeOrphans), an ERROR line says what happened, and growing the topic
+// again serves them.
 func TestLostGrowthKeepsPartitionData(t *testing.T) {
 	dir := t.TempDir()
 	cfg := testConfig(t, dir)
@@ -68,6 +69,13 @@ func TestLostGrowthKeepsPartitionData(t *testing.T) {
 	if q := quarantined(t, dir); len(q) != 0 {
 		t.Fatalf("quarantine after the shrunk catalog: %v, want nothing", q)
 	}
+	lostLogged := false
+	for _, e := range hook.AllEntries() {
+		lostLogged = lostLogged || (e.Level == logrus.ErrorLevel && e.Data["partitions_before"] == int32(2) && e.Data["partitions_now"] == int32(1))
+	}
+	if !lostLogged {
+		t.Error("no ERROR line says the growth was lost")
+	}
 	seg := filepath.Join(dir, "grown-1", "00000000000000000000.log")
 	if fileLen(t, seg) == 0 {
 		t.Fatal("partition 1 lost its record")
@@ -83,4 +91,14 @@ func TestLostGrowthKeepsPartitionData(t *testing.T) {
 	if fileLen(t, seg) == 0 {
 		t.Fatal("partition 1 lost its record at the restart")
 	}
+	// Grown again, the partition is served with its record.
+	if r, err := newAdmin(t, n).CreatePartitions(testCtx(t), 1, "grown"); err != nil || r["grown"].Err != nil {
+		t.Fatalf("grow again: %v %v", err, r["grown"].Err)
+	}
+	retry(t, 10*time.Second, func() error {
+		if lp := n.partition("grown", 1); lp == nil || lp.log.EndOffset() != 1 {
+			return errors.New("partition 1 not open with its record")
+		}
+		return nil
+	})
 }
