@@ -41,8 +41,20 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// startNode starts a node and shuts it down when the test ends.
+// startNode starts a node, waits until it is admitted, and shuts it down
+// when the test ends.
 func startNode(t testing.TB, cfg Config) *Node {
+	t.Helper()
+	n := startNodeUnadmitted(t, cfg)
+	// Start returns before the node is admitted (admission.go): until then
+	// it closes every Kafka connection, which a test's first request would
+	// take for a failure on a loaded machine.
+	retry(t, 20*time.Second, n.admissionState)
+	return n
+}
+
+// startNodeUnadmitted starts a node without waiting for its admission.
+func startNodeUnadmitted(t testing.TB, cfg Config) *Node {
 	t.Helper()
 	n, err := New(cfg)
 	if err != nil {
