@@ -124,12 +124,8 @@ func (n *Node) fetchTopicNames(req *kmsg.FetchRequest) []string {
 		}
 		return names
 	}
-	byID := make(map[TopicID]string)
-	for _, spec := range n.catalog.Topics() {
-		byID[spec.ID] = spec.Name
-	}
 	for i, rt := range req.Topics {
-		names[i] = byID[rt.TopicID]
+		names[i], _ = n.catalog.TopicName(rt.TopicID) // not a copy of the whole catalog per fetch
 	}
 	return names
 }
@@ -142,8 +138,8 @@ func (n *Node) fetchIDCurrent(topic string, id TopicID) bool {
 	if topic == "" {
 		return false
 	}
-	spec, ok := n.catalog.Topic(topic)
-	return ok && spec.ID == id
+	name, ok := n.catalog.TopicName(id)
+	return ok && name == topic
 }
 
 // forEachFetched calls fn for every open local partition the request names.

@@ -176,12 +176,20 @@ func (c *gossipCatalog) Entry(name string) (spec TopicSpec, deleted, known bool)
 
 // TopicByID looks a topic up by id.
 func (c *gossipCatalog) TopicByID(id TopicID) (TopicSpec, bool) {
-	for _, e := range c.agent.Topics() {
-		if TopicID(e.ID) == id {
-			return specFromEntry(e), true
-		}
+	name, ok := c.agent.TopicName(membership.TopicID(id))
+	if !ok {
+		return TopicSpec{}, false
 	}
-	return TopicSpec{}, false
+	spec, ok := c.Topic(name)
+	if !ok || spec.ID != id { // deleted or re-created between the two looks
+		return TopicSpec{}, false
+	}
+	return spec, true
+}
+
+// TopicName returns the name of the live topic with id, copying nothing.
+func (c *gossipCatalog) TopicName(id TopicID) (string, bool) {
+	return c.agent.TopicName(membership.TopicID(id))
 }
 
 // Create records a new topic and returns it as recorded (a failed save of
