@@ -43,6 +43,7 @@ func (l *Log) DeleteRecordsBefore(offset int64) (int64, error) {
 	l.mu.Lock()
 	l.logStart = offset
 	l.mu.Unlock()
+	l.logStartStale = false // the file says offset now
 	return offset, nil
 }
 
@@ -93,6 +94,7 @@ func (l *Log) lowerLogStart(offset int64) error {
 	l.mu.Lock()
 	l.logStart = offset
 	l.mu.Unlock()
+	l.logStartStale = false
 	return nil
 }
 
