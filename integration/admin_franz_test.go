@@ -47,11 +47,20 @@ func segmentBases(t testing.TB, dir string) []int64 {
 // fetchError is the error code of a raw Fetch at offset from broker 1.
 func fetchError(t testing.TB, cl *kgo.Client, topic string, partition int32, offset int64) int16 {
 	t.Helper()
+	// kgo sends the newest version both sides know, v13+ by now, where a
+	// fetch names its topic by id.
+	mreq := kmsg.NewPtrMetadataRequest()
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = kmsg.StringPtr(topic)
+	mreq.Topics = append(mreq.Topics, mt)
+	mresp, err := mreq.RequestWith(ctxTimeout(t, 10*time.Second), cl)
+	if err != nil || len(mresp.Topics) != 1 || mresp.Topics[0].ErrorCode != 0 {
+		t.Fatalf("metadata of %s: %v %+v", topic, err, mresp)
+	}
 	req := kmsg.NewPtrFetchRequest()
-	req.Version = 11
 	req.MaxWaitMillis, req.MaxBytes = 0, 1<<20
 	rt := kmsg.NewFetchRequestTopic()
-	rt.Topic = topic
+	rt.Topic, rt.TopicID = topic, mresp.Topics[0].TopicID
 	rp := kmsg.NewFetchRequestTopicPartition()
 	rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = partition, offset, 1<<20
 	rt.Partitions = append(rt.Partitions, rp)
