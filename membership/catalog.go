@@ -134,6 +134,19 @@ func (c *Catalog) partition(name string, index int32) (TopicID, []int32, bool) {
 	return e.ID, e.Replicas[index], true
 }
 
+// nameByID is the name of the live topic with id, copying nothing (a
+// Fetch v13+ resolves its topic ids with it on every request).
+func (c *Catalog) nameByID(id TopicID) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for name, e := range c.topics {
+		if e.ID == id && !e.Deleted {
+			return name, true
+		}
+	}
+	return "", false
+}
+
 // version returns the version of name's entry (Lamport, Auto, Origin; the
 // rest zero), the zero entry if unknown.
 func (c *Catalog) version(name string) TopicEntry {

@@ -174,6 +174,9 @@ func (a *Agent) TopicPartition(name string, index int32) (id TopicID, replicas [
 	return a.catalog.partition(name, index)
 }
 
+// TopicName returns the name of the live topic with id.
+func (a *Agent) TopicName(id TopicID) (string, bool) { return a.catalog.nameByID(id) }
+
 // Topics returns the live topics by name.
 func (a *Agent) Topics() []TopicEntry {
 	all := a.catalog.Entries()

@@ -124,14 +124,22 @@ func (n *Node) fetchTopicNames(req *kmsg.FetchRequest) []string {
 		}
 		return names
 	}
-	byID := make(map[TopicID]string)
-	for _, spec := range n.catalog.Topics() {
-		byID[spec.ID] = spec.Name
-	}
 	for i, rt := range req.Topics {
-		names[i] = byID[rt.TopicID]
+		names[i], _ = n.catalog.TopicName(rt.TopicID) // not a copy of the whole catalog per fetch
 	}
 	return names
+}
+
+// fetchIDCurrent tells whether topic, the name a v13+ request's id was
+// resolved to when it came in, still has that id: a long poll outlives a
+// delete and re-create under the same name, and the new incarnation's
+// records must not be answered under the old id.
+func (n *Node) fetchIDCurrent(topic string, id TopicID) bool {
+	if topic == "" {
+		return false
+	}
+	name, ok := n.catalog.TopicName(id)
+	return ok && name == topic
 }
 
 // forEachFetched calls fn for every open local partition the request names.
@@ -164,7 +172,7 @@ func (n *Node) fetchOnce(req *kmsg.FetchRequest, names []string) (*wire.FetchRes
 		for _, rp := range rt.Partitions {
 			fp := wire.NewFetchPartition(rp.Partition)
 			var code *kerr.Error
-			if names[ti] == "" && req.Version >= 13 {
+			if req.Version >= 13 && !n.fetchIDCurrent(names[ti], rt.TopicID) {
 				code = kerr.UnknownTopicID
 			} else {
 				code = n.fetchPartition(names[ti], rp, &fp, total, &remaining)

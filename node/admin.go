@@ -26,6 +26,9 @@ import (
 //	                put them
 //	/v1/roster      JSON roster (decommissioned ids included)
 //	POST /v1/roster/decommission?id=N  removes a stopped broker from the roster
+//	/v1/quarantine  JSON what the node set aside in DATA/quarantine (quarantine.go);
+//	                POST /v1/quarantine/purge[?older_than=D] deletes it for good
+//	/v1/scrub       the background scrubber's progress and findings (scrub.go)
 //	/internal/membership/  catalog and roster for peers' anti-entropy
 //	/debug/pprof/   Go profiling, only with Config.EnablePprof (404 otherwise);
 //	                its /cmdline has secret flags redacted
@@ -51,8 +54,7 @@ func (n *Node) adminHandler() http.Handler {
 	})
 	n.clusterAdminRoutes(mux)
 	n.quarantineAdminRoutes(mux) // /v1/quarantine, /v1/quarantine/purge
-
-	n.scrubAdminRoutes(mux) // /v1/scrub: scrub.go
+	n.scrubAdminRoutes(mux)      // /v1/scrub: scrub.go
 	mux.Handle("/metrics", promhttp.HandlerFor(n.registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/v1/stats", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, n.Stats())

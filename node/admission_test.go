@@ -38,7 +38,7 @@ func TestClonedDataDirRefused(t *testing.T) {
 	cfg := testConfig(t, clone)
 	cfg.NodeID = orig.NodeID()
 	cfg.Gossip.NodeName = "clone"
-	n := startNode(t, cfg)
+	n := startNodeUnadmitted(t, cfg)
 	select {
 	case err := <-n.Failed():
 		if !errors.Is(err, membership.ErrDuplicateBrokerID) {

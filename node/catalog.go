@@ -81,6 +81,9 @@ func newGossipCatalog(agent *membership.Agent, self int32, log logrus.FieldLogge
 			if ch.Old != nil && !ch.Old.Deleted && ch.Old.ID != ch.New.ID && !ch.New.Deleted {
 				logLostCreate(log, self, ch)
 			}
+			if ch.Old != nil && !ch.Old.Deleted && !ch.New.Deleted && ch.Old.ID == ch.New.ID && ch.New.Partitions < ch.Old.Partitions {
+				logLostGrowth(log, ch)
+			}
 			c.signal()
 		}
 	}()
@@ -106,6 +109,19 @@ func logLostCreate(log logrus.FieldLogger, self int32, ch membership.TopicChange
 		return
 	}
 	log.WithFields(fields).Warn("concurrent creates of one topic: keeping the winner, deleting the other's partitions")
+}
+
+// logLostGrowth reports a topic whose partition count went down: a growth
+// (CreatePartitions) lost to an alteration made concurrently elsewhere on
+// the entry before it, which won by its Lamport time. The count of one
+// incarnation only grows, so the partitions beyond the new count keep their
+// data (dropReason); growing the topic again places them where they were,
+// as long as the roster has not changed, and serves them again.
+func logLostGrowth(log logrus.FieldLogger, ch membership.TopicChange) {
+	log.WithFields(logrus.Fields{
+		"topic": ch.New.Name, "topic_id": ch.New.ID.String(),
+		"partitions_before": ch.Old.Partitions, "partitions_now": ch.New.Partitions, "won_origin": ch.New.Origin,
+	}).Error("a growth of this topic lost to a concurrent alteration elsewhere; the partitions beyond the count are kept on disk but not served: grow the topic again (spool topic add-partitions) to serve them")
 }
 
 func specFromEntry(e membership.TopicEntry) TopicSpec {
@@ -160,12 +176,20 @@ func (c *gossipCatalog) Entry(name string) (spec TopicSpec, deleted, known bool)
 
 // TopicByID looks a topic up by id.
 func (c *gossipCatalog) TopicByID(id TopicID) (TopicSpec, bool) {
-	for _, e := range c.agent.Topics() {
-		if TopicID(e.ID) == id {
-			return specFromEntry(e), true
-		}
+	name, ok := c.agent.TopicName(membership.TopicID(id))
+	if !ok {
+		return TopicSpec{}, false
 	}
-	return TopicSpec{}, false
+	spec, ok := c.Topic(name)
+	if !ok || spec.ID != id { // deleted or re-created between the two looks
+		return TopicSpec{}, false
+	}
+	return spec, true
+}
+
+// TopicName returns the name of the live topic with id, copying nothing.
+func (c *gossipCatalog) TopicName(id TopicID) (string, bool) {
+	return c.agent.TopicName(membership.TopicID(id))
 }
 
 // Create records a new topic and returns it as recorded (a failed save of

@@ -76,3 +76,17 @@ func recordPartitionTopicID(dir string, id TopicID) error {
 	}
 	return nil
 }
+
+// dirTopicID is the topic id recorded in a partition directory, if one is
+// there and readable.
+func dirTopicID(dir string) (TopicID, bool) {
+	raw, err := os.ReadFile(filepath.Join(dir, partitionTopicIDFile))
+	if err != nil {
+		return TopicID{}, false
+	}
+	var id TopicID
+	if err := id.UnmarshalText(bytes.TrimSpace(raw)); err != nil {
+		return TopicID{}, false
+	}
+	return id, true
+}

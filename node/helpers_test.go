@@ -41,8 +41,20 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// startNode starts a node and shuts it down when the test ends.
+// startNode starts a node, waits until it is admitted, and shuts it down
+// when the test ends.
 func startNode(t testing.TB, cfg Config) *Node {
+	t.Helper()
+	n := startNodeUnadmitted(t, cfg)
+	// Start returns before the node is admitted (admission.go): until then
+	// it closes every Kafka connection, which a test's first request would
+	// take for a failure on a loaded machine.
+	retry(t, 20*time.Second, n.admissionState)
+	return n
+}
+
+// startNodeUnadmitted starts a node without waiting for its admission.
+func startNodeUnadmitted(t testing.TB, cfg Config) *Node {
 	t.Helper()
 	n, err := New(cfg)
 	if err != nil {
@@ -52,14 +64,6 @@ func startNode(t testing.TB, cfg Config) *Node {
 		t.Fatalf("start node: %v", err)
 	}
 	t.Cleanup(func() { stopNode(t, n) })
-	// Until the cluster has accepted it (or refused it, for the tests of
-	// that), the node closes every Kafka connection (admission.go).
-	retry(t, 20*time.Second, func() error {
-		if !n.Admitted() && n.refused() == nil {
-			return n.admissionState()
-		}
-		return nil
-	})
 	return n
 }
 

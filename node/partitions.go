@@ -226,7 +226,7 @@ func (n *Node) reconcile() error {
 		if spec, ok := want[key]; ok && spec.ID == p.topicID {
 			continue
 		}
-		why := n.dropReason(key.topic, p.topicID)
+		why := n.dropReason(key.topic, key.partition, p.topicID)
 		if why == "" {
 			continue
 		}
@@ -266,14 +266,18 @@ func (n *Node) reconcile() error {
 	return firstErr
 }
 
-// dropReason says why a partition of topic (incarnation id) this node holds
-// but is not (or no longer) a replica of may go, or "" if it must stay. Only
-// the catalog's positive word counts, a catalog that has only ever been
-// changed once saved: a tombstone (the deletion agreed with the peers), a
-// newer incarnation, or a live entry placing the partition elsewhere. A name
-// the catalog does not know says nothing, and __consumer_offsets, where
-// every group's offsets live, goes only on a tombstone or a new incarnation.
-func (n *Node) dropReason(topic string, id TopicID) string {
+// dropReason says why partition index of topic (incarnation id) this node
+// holds but is not (or no longer) a replica of may go, or "" if it must
+// stay. Only the catalog's positive word counts, a catalog that has only
+// ever been changed once saved: a tombstone (the deletion agreed with the
+// peers), a newer incarnation, or a live entry placing the partition
+// elsewhere. A name the catalog does not know says nothing, and
+// __consumer_offsets, where every group's offsets live, goes only on a
+// tombstone or a new incarnation. Nor does a partition count below index:
+// an incarnation's count only grows (CreatePartitions), so a smaller one is
+// an alteration made concurrently on an entry that had not seen the growth
+// (a config change elsewhere winning by its Lamport time), not a deletion.
+func (n *Node) dropReason(topic string, index int32, id TopicID) string {
 	cur, deleted, known := n.catalog.Entry(topic)
 	switch {
 	case !known:
@@ -283,6 +287,10 @@ func (n *Node) dropReason(topic string, id TopicID) string {
 	case cur.ID != id:
 		return "topic recreated under a new id"
 	case isInternalTopic(topic):
+		return ""
+	case index >= cur.Partitions:
+		n.log.WithFields(logrus.Fields{"topic": topic, "partition": index, "partitions": cur.Partitions}).
+			Warn("partition beyond the topic's partition count in the catalog (a growth lost to a concurrent alteration?); kept")
 		return ""
 	default:
 		return "this node is no longer a replica"
@@ -324,7 +332,12 @@ func (n *Node) removeOrphans() error {
 			n.log.WithFields(fields).Warn("partition directory of an internal topic this node is not a replica of; kept, not served")
 			continue
 		case index >= spec.Partitions:
-			why = "partition beyond the topic's partition count"
+			// Not a deletion for the same incarnation: see dropReason.
+			if id, ok := dirTopicID(dir); !ok || id == spec.ID {
+				n.log.WithFields(fields).Warn("partition directory beyond the topic's partition count in the catalog (a growth lost to a concurrent alteration?); kept, not served")
+				continue
+			}
+			why = "partition of a deleted incarnation of the topic, beyond the current one's partition count"
 		default:
 			why = "this node is not a replica"
 		}

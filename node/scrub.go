@@ -2,7 +2,9 @@ package node
 
 import (
 	"errors"
+	"io/fs"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -60,7 +62,7 @@ type ScrubStatus struct {
 	// Corrupt is the damaged batches still in the logs, which fetches refuse.
 	Corrupt []ScrubFinding `json:"corrupt"`
 	// Quarantined is what recovery cut from logs into DATA/quarantine since
-	// the node started.
+	// the node started, and is still there (not yet purged or reclaimed).
 	Quarantined []ScrubFinding `json:"quarantined"`
 }
 
@@ -226,7 +228,18 @@ func (n *Node) ScrubStatus() ScrubStatus {
 	defer s.mu.Unlock()
 	st.Running, st.Passes, st.LastPassStart, st.LastPassEnd = s.running, s.passes, s.start, s.end
 	st.BytesScrubbed, st.CorruptBatches = s.bytes, s.corrupt
-	st.Quarantined = append([]ScrubFinding{}, s.quarantined...)
+	st.Quarantined = []ScrubFinding{}
+	kept := s.quarantined[:0]
+	for _, q := range s.quarantined {
+		// Purged (spool quarantine purge, or --quarantine-retention):
+		// its path would name nothing.
+		if _, err := os.Lstat(q.Quarantine); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		kept = append(kept, q)
+		st.Quarantined = append(st.Quarantined, q)
+	}
+	s.quarantined = kept
 	for _, p := range parts {
 		for _, c := range p.log.KnownCorrupt() {
 			st.Corrupt = append(st.Corrupt, ScrubFinding{Topic: p.topic, Partition: p.index, FoundAt: s.found[scrubKey(p.topic, p.index, c)], Corruption: c})

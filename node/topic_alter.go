@@ -124,8 +124,18 @@ func alterError(name string, err error) error {
 // applyTopicConfigs gives every open partition its topic's current configs,
 // after a local alteration or one gossip brought (catalogLoop).
 func (n *Node) applyTopicConfigs() {
+	type looked struct {
+		spec TopicSpec
+		ok   bool
+	}
+	specs := make(map[string]looked) // one copy of each topic, not one per partition
 	for _, p := range n.localPartitions() {
-		spec, ok := n.catalog.Topic(p.topic)
+		l, seen := specs[p.topic]
+		if !seen {
+			l.spec, l.ok = n.catalog.Topic(p.topic)
+			specs[p.topic] = l
+		}
+		spec, ok := l.spec, l.ok
 		if !ok || spec.ID != p.topicID {
 			continue // reconcile closes it
 		}

@@ -49,6 +49,9 @@ func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendInfo, error) {
 	if err := l.unmarkClean(); err != nil {
 		return AppendInfo{}, err
 	}
+	if err := l.saveStaleLogStart(); err != nil {
+		return AppendInfo{}, err
+	}
 	active := l.segs[len(l.segs)-1]
 	end := active.st.next
 	if active.st.size > 0 && (active.st.size+int64(len(batches)) > cfg.SegmentBytes ||

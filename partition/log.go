@@ -56,6 +56,9 @@ type Log struct {
 	// logStart is where DeleteRecords moved the log start (start_offset.go),
 	// 0 if never; written under appendMu and mu.
 	logStart int64
+	// logStartStale: the checkpoint on disk is above logStart (a lowering
+	// failed to save); guarded by appendMu.
+	logStartStale bool
 }
 
 type batchAt struct {

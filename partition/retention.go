@@ -125,6 +125,9 @@ func (l *Log) TruncateTo(offset int64) error {
 		}
 		onDisk, l.epochsStale = pre, false
 	}
+	if err := l.lowerLogStart(offset); err != nil {
+		return fmt.Errorf("truncate %s to %d: %w", l.dir, offset, err)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	err := l.truncateLocked(offset)
@@ -132,9 +135,7 @@ func (l *Log) TruncateTo(offset int64) error {
 		err = cerr
 	}
 	end := l.segs[len(l.segs)-1].st.next
-	if cerr := l.clampLogStart(end); cerr != nil && err == nil {
-		err = cerr
-	}
+	l.clampLogStart(end) // below offset only when the cut fell inside a batch
 	l.epochs = truncateEpochs(l.epochs, l.segs[0].base, end)
 	if !slices.Equal(l.epochs, onDisk) {
 		// Only an epoch starting at the cut batch's base, which the file

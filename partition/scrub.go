@@ -28,7 +28,7 @@ type ScrubResult struct {
 const scrubChunk = 64 << 10
 
 // Scrub walks every sealed segment (not the active one, still being
-// written), checking each batch's length, CRC and format and that offsets
+// written, nor one wholly below the log start), checking each batch's length, CRC and format and that offsets
 // ascend. pace is called with the bytes about to be read, and may sleep to
 // bound the rate; an error from it stops the scrub and is returned. A batch
 // with a bad CRC or format is marked and the walk goes on past it; a length
@@ -42,7 +42,14 @@ func (l *Log) Scrub(pace func(n int64) error) (ScrubResult, error) {
 		l.mu.RUnlock()
 		return res, ErrClosed
 	}
-	segs := slices.Clone(l.segs[:len(l.segs)-1])
+	// Segments wholly below the log start hold only records DeleteRecords
+	// deleted, which no read reaches and retention removes: damage there
+	// is no finding.
+	first := 0
+	for first < len(l.segs)-1 && l.segs[first].st.next <= l.logStart {
+		first++
+	}
+	segs := slices.Clone(l.segs[first : len(l.segs)-1])
 	sizes := make([]int64, len(segs))
 	gaps := make([]bool, len(segs))
 	for i, s := range segs {

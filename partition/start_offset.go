@@ -43,6 +43,7 @@ func (l *Log) DeleteRecordsBefore(offset int64) (int64, error) {
 	l.mu.Lock()
 	l.logStart = offset
 	l.mu.Unlock()
+	l.logStartStale = false // the file says offset now
 	return offset, nil
 }
 
@@ -55,9 +56,10 @@ func encodeLogStart(offset int64) []byte {
 }
 
 // loadLogStart reads the checkpoint after the segments are loaded. A start
-// past the recovered end (a crash lost the tail it was set in) is the end. A
-// missing file is no DeleteRecords; a damaged one (it is replaced atomically,
-// so only outside hands damage it) is an error rather than a silent return of
+// past the recovered end (a crash lost the tail it was set in, or recovery
+// cut it) is the end (clampLogStart). A missing
+// file is no DeleteRecords; a damaged one (it is replaced atomically, so only
+// outside hands damage it) is an error rather than a silent return of
 // deleted records.
 func (l *Log) loadLogStart() error {
 	path := filepath.Join(l.dir, logStartOffsetFile)
@@ -73,18 +75,53 @@ func (l *Log) loadLogStart() error {
 	if !ok || version != "0" || perr != nil || off < 0 {
 		return fmt.Errorf("%s: malformed log start offset %q", path, b)
 	}
-	l.logStart = min(off, l.segs[len(l.segs)-1].st.next)
+	l.logStart = off
+	l.clampLogStart(l.segs[len(l.segs)-1].st.next)
 	return nil
 }
 
-// clampLogStart keeps the log start at or below a truncated log's end.
-// Called with appendMu and mu held.
-func (l *Log) clampLogStart(end int64) error {
-	if l.logStart <= end {
+// lowerLogStart brings the log start down to offset, where TruncateTo is
+// about to cut, durably before the cut: a checkpoint left above the new end
+// would hide, at the next open, the records appended after the cut up to it.
+// Called with appendMu held, before the cut.
+func (l *Log) lowerLogStart(offset int64) error {
+	if l.logStart <= offset {
 		return nil
 	}
+	if err := writeFileAtomic(l.dir, logStartOffsetFile, encodeLogStart(offset)); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	l.logStart = offset
+	l.mu.Unlock()
+	l.logStartStale = false
+	return nil
+}
+
+// clampLogStart brings a log start past end, the log's end after a recovery
+// or a cut, down to end, and rewrites the checkpoint to say so: left above
+// end, it would hide at the next open the records appended from end up to
+// it. If the rewrite fails, Append rewrites it before its batch (as the
+// leader-epoch file). Called with appendMu held, or while opening.
+func (l *Log) clampLogStart(end int64) {
+	if l.logStart <= end {
+		return
+	}
 	l.logStart = end
-	return writeFileAtomic(l.dir, logStartOffsetFile, encodeLogStart(end))
+	l.logStartStale = writeFileAtomic(l.dir, logStartOffsetFile, encodeLogStart(end)) != nil
+}
+
+// saveStaleLogStart rewrites a checkpoint clampLogStart failed to lower,
+// before Append writes a batch it would hide. Called with appendMu held.
+func (l *Log) saveStaleLogStart() error {
+	if !l.logStartStale {
+		return nil
+	}
+	if err := writeFileAtomic(l.dir, logStartOffsetFile, encodeLogStart(l.logStart)); err != nil {
+		return fmt.Errorf("lower the log start checkpoint of %s to %d: %w", l.dir, l.logStart, err)
+	}
+	l.logStartStale = false
+	return nil
 }
 
 // belowLogStart counts the closed segments wholly below the log start, which

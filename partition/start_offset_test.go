@@ -115,3 +115,124 @@ func TestDeleteRecordsThenTruncate(t *testing.T) {
 		t.Fatalf("after reopen start %d, want 2", l.StartOffset())
 	}
 }
+
+// A start past what recovery kept (the tail it was moved in was cut) comes
+// down to the recovered end on disk too, so the records appended after the
+// recovery are not hidden below the old start at the next open.
+func TestLogStartClampedByRecoveryStaysClamped(t *testing.T) {
+	cfg := testConfig()
+	dir := filepath.Join(t.TempDir(), "orders-0")
+	l := openLog(t, dir, cfg)
+	for range 3 { // offsets 0-5
+		mustAppend(t, l, sizedBatch(1000, 2, 90), 0)
+	}
+	if _, err := l.DeleteRecordsBefore(6); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	seg := filepath.Base(segmentName(dir, 0, logSuffix))
+	restoreDir(t, dir, snapshotDir(t, dir), func(n string, b []byte) []byte {
+		switch n {
+		case seg:
+			b[len(b)-5] ^= 1 // the last batch, 4-5, is damaged
+		case recoveryPointFile:
+			return []byte("0\n0\n-1 -1\n") // as if never flushed
+		}
+		return b
+	})
+	l = openLog(t, dir, cfg)
+	if l.StartOffset() != 4 || l.EndOffset() != 4 {
+		t.Fatalf("after recovery start %d end %d, want 4 and 4", l.StartOffset(), l.EndOffset())
+	}
+	// A start checkpoint that cannot be rewritten is rewritten by the
+	// next append, before its batch, or the append fails.
+	l.logStartStale = true
+	block := filepath.Join(dir, logStartOffsetFile+tempSuffix)
+	if err := os.Mkdir(block, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append(sizedBatch(2000, 2, 90), 0); err == nil {
+		t.Fatal("appended while the checkpoint on disk would hide the batch")
+	}
+	if err := os.Remove(block); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // offsets 4-7, acknowledged
+		mustAppend(t, l, sizedBatch(2000, 2, 90), 0)
+	}
+	l.Close()
+	l = openLog(t, dir, cfg)
+	defer l.Close()
+	if l.StartOffset() != 4 || l.EndOffset() != 8 {
+		t.Fatalf("after reopen start %d end %d, want 4 and 8: records appended after the recovery hidden", l.StartOffset(), l.EndOffset())
+	}
+}
+
+// TruncateTo below the start lowers the start checkpoint before it cuts: if
+// it cannot, nothing is cut (the records appended after a cut would
+// otherwise hide below the old start at the next open).
+func TestTruncateBelowStartCheckpointFirst(t *testing.T) {
+	cfg := testConfig()
+	dir := t.TempDir()
+	l := openLog(t, dir, cfg)
+	defer l.Close()
+	for range 3 {
+		mustAppend(t, l, sizedBatch(1000, 2, 90), 0)
+	}
+	if _, err := l.DeleteRecordsBefore(5); err != nil {
+		t.Fatal(err)
+	}
+	block := filepath.Join(dir, logStartOffsetFile+tempSuffix)
+	if err := os.Mkdir(block, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.TruncateTo(2); err == nil {
+		t.Fatal("truncated below the start with its checkpoint unwritable")
+	}
+	if l.StartOffset() != 5 || l.EndOffset() != 6 {
+		t.Fatalf("after a failed truncate start %d end %d, want 5 and 6 (nothing cut)", l.StartOffset(), l.EndOffset())
+	}
+	if err := os.Remove(block); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.TruncateTo(2); err != nil {
+		t.Fatal(err)
+	}
+	if l.StartOffset() != 2 || l.EndOffset() != 2 {
+		t.Fatalf("start %d end %d after truncate to 2, want 2 and 2", l.StartOffset(), l.EndOffset())
+	}
+}
+
+// Scrub leaves alone the segments wholly below the log start: their records
+// are deleted, no read reaches them, and damage there is no finding (no
+// ERROR, no corrupt-batch count) while retention has yet to remove them.
+func TestScrubSkipsSegmentsBelowLogStart(t *testing.T) {
+	cfg := testConfig()
+	cfg.SegmentBytes = 600
+	cfg.RetentionAge, cfg.RetentionBytes = -1, -1
+	dir := t.TempDir()
+	l := openLog(t, dir, cfg)
+	defer l.Close()
+	for range 7 { // segments [0,4) [4,8) [8,12) [12,14)
+		mustAppend(t, l, sizedBatch(1000, 2, 90), 0)
+	}
+	if _, err := l.DeleteRecordsBefore(9); err != nil {
+		t.Fatal(err)
+	}
+	seg := segmentName(dir, 0, logSuffix)
+	b, err := os.ReadFile(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)-5] ^= 1 // a flipped payload byte in a deleted batch
+	if err := os.WriteFile(seg, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := l.Scrub(func(int64) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Corrupt) != 0 || res.Segments != 1 {
+		t.Fatalf("scrub: %d segments, findings %v; want segment 8 only and nothing found", res.Segments, res.Corrupt)
+	}
+}
