@@ -178,6 +178,7 @@ func (c *Coordinator) ConsumerGroupHeartbeat(cl Client, req *kmsg.ConsumerGroupH
 	}
 	m := cg.members[memberID]
 	var owned tpSet
+	bump := false // the group epoch advances once per heartbeat that changes the group
 	switch {
 	case req.MemberEpoch == 0:
 		if m == nil {
@@ -192,7 +193,7 @@ func (c *Coordinator) ConsumerGroupHeartbeat(cl Client, req *kmsg.ConsumerGroupH
 			m.assigned, m.revoking = tpSet{}, tpSet{}
 			m.epoch, m.prevEpoch = 0, 0
 		}
-		cg.epoch++
+		bump = true
 		g.transition(Stable)
 		owned = tpSet{}
 	case m == nil:
@@ -219,8 +220,11 @@ func (c *Coordinator) ConsumerGroupHeartbeat(cl Client, req *kmsg.ConsumerGroupH
 		subs = slices.Compact(subs)
 		if !slices.Equal(subs, m.subscribed) {
 			m.subscribed = subs
-			cg.epoch++
+			bump = true
 		}
+	}
+	if bump {
+		cg.epoch++
 	}
 	c.refreshConsumerGroup(g)
 
