@@ -226,7 +226,7 @@ func (c *Coordinator) ConsumerGroupHeartbeat(cl Client, req *kmsg.ConsumerGroupH
 	if bump {
 		cg.epoch++
 	}
-	c.refreshConsumerGroup(g)
+	c.refreshConsumerGroup(g, bump)
 
 	changed := c.reconcile(g, m, owned)
 	c.scheduleConsumerSession(g, m)
@@ -264,8 +264,9 @@ func (c *Coordinator) ownedFrom(topics []kmsg.ConsumerGroupHeartbeatRequestTopic
 
 // refreshConsumerGroup bumps the group epoch if a subscribed topic appeared,
 // vanished or changed its partition count, and recomputes the target
-// assignment when the group epoch passed it.
-func (c *Coordinator) refreshConsumerGroup(g *group) {
+// assignment when the group epoch passed it. bumped says the caller already
+// advanced the epoch for this change.
+func (c *Coordinator) refreshConsumerGroup(g *group, bumped bool) {
 	cg := g.consumer
 	topics := make(map[string]topicMeta)
 	for _, m := range cg.members {
@@ -280,7 +281,9 @@ func (c *Coordinator) refreshConsumerGroup(g *group) {
 	}
 	if !mapsEqual(topics, cg.topics) {
 		cg.topics = topics
-		cg.epoch++
+		if !bumped {
+			cg.epoch++
+		}
 	}
 	if cg.epoch != cg.assignmentEpoch {
 		cg.assignor = groupAssignor(cg)
@@ -390,7 +393,7 @@ func (c *Coordinator) removeConsumerMember(g *group, m *cmember) {
 	if len(cg.members) == 0 {
 		g.transition(Empty)
 	}
-	c.refreshConsumerGroup(g)
+	c.refreshConsumerGroup(g, true)
 }
 
 // scheduleConsumerSession restarts m's session: a member silent for the
