@@ -151,6 +151,16 @@ func TestConsumerRevokeBeforeAssign(t *testing.T) {
 		t.Fatalf("expired member heartbeats: %+v", r)
 	}
 
+	// Offsets of a topic a member subscribes to cannot be deleted.
+	od := kmsg.NewPtrOffsetDeleteRequest()
+	od.Group = "g"
+	odt := kmsg.NewOffsetDeleteRequestTopic()
+	odt.Topic, odt.Partitions = "t", []kmsg.OffsetDeleteRequestTopicPartition{{Partition: kept[0]}}
+	od.Topics = append(od.Topics, odt)
+	if r := h.c.OffsetDelete(od); r.ErrorCode != 0 || r.Topics[0].Partitions[0].ErrorCode != kerr.GroupSubscribedToTopic.Code {
+		t.Fatalf("offset delete of a subscribed topic: %+v", r)
+	}
+
 	// A classic member cannot join; ListGroups calls the group consumer.
 	if r := h.c.JoinGroup(t.Context(), Client{}, joinReq("g", "", 4, "range")); r.ErrorCode != kerr.InconsistentGroupProtocol.Code {
 		t.Fatalf("classic join: %d", r.ErrorCode)
