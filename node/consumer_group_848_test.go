@@ -144,11 +144,12 @@ func TestKIP848Consumers(t *testing.T) {
 	join := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 	join.Group, join.MemberID, join.RebalanceTimeoutMillis = group, "ghost", 60000
 	join.SubscribedTopicNames = []string{topic}
+	// Taken before the join: its session started after this.
+	ghostDied := time.Now()
 	jr, err := join.RequestWith(ctx, raw)
 	if err != nil || jr.ErrorCode != 0 || jr.Assignment == nil || len(jr.Assignment.Topics) != 1 || len(jr.Assignment.Topics[0].Partitions) != parts {
 		t.Fatalf("ghost join: %v %+v", err, jr)
 	}
-	ghostDied := time.Now()
 
 	a := startMember848(t, n, group, topic)
 	b := startMember848(t, n, group, topic)
