@@ -3,6 +3,8 @@ package node
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -26,18 +28,24 @@ type member848 struct {
 	cl *kgo.Client
 
 	mu   sync.Mutex
-	read map[[2]int64]int
+	read map[rec848]int
 }
 
-func startMember848(t *testing.T, n *Node, group, topic string) *member848 {
+type rec848 struct {
+	topic     string
+	partition int32
+	offset    int64
+}
+
+func startMember848(t *testing.T, n *Node, group, topic string, opts ...kgo.Opt) *member848 {
 	t.Helper()
-	m := &member848{read: map[[2]int64]int{}}
-	m.cl = newClient(t, n,
+	m := &member848{read: map[rec848]int{}}
+	m.cl = newClient(t, n, append([]kgo.Opt{
 		kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic),
 		kgo.ServerSideBalancer(), kgo.Balancers(kgo.CooperativeStickyBalancer()),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchMaxWait(100*time.Millisecond),
-	)
+		kgo.FetchMaxWait(100 * time.Millisecond),
+	}, opts...)...)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -49,7 +57,7 @@ func startMember848(t *testing.T, n *Node, group, topic string) *member848 {
 			}
 			m.mu.Lock()
 			for _, r := range fs.Records() {
-				m.read[[2]int64{int64(r.Partition), r.Offset}]++
+				m.read[rec848{r.Topic, r.Partition, r.Offset}]++
 			}
 			m.mu.Unlock()
 		}
@@ -59,8 +67,8 @@ func startMember848(t *testing.T, n *Node, group, topic string) *member848 {
 }
 
 // history merges what members read: how many records, how many distinct.
-func history(ms ...*member848) (total, distinct int, dup [2]int64) {
-	seen := map[[2]int64]int{}
+func history(ms ...*member848) (total, distinct int, dup rec848) {
+	seen := map[rec848]int{}
 	for _, m := range ms {
 		m.mu.Lock()
 		for k, c := range m.read {
@@ -86,7 +94,7 @@ func waitHistory(t *testing.T, want int, ms ...*member848) {
 		return nil
 	})
 	if total, distinct, dup := history(ms...); total != distinct || distinct != want {
-		t.Fatalf("read %d records, %d distinct, want %d exactly once; partition %d offset %d read twice", total, distinct, want, dup[0], dup[1])
+		t.Fatalf("read %d records, %d distinct, want %d exactly once; %+v read twice", total, distinct, want, dup)
 	}
 }
 
@@ -229,10 +237,56 @@ func TestKIP848Consumers(t *testing.T) {
 	waitHistory(t, parts*65, a, b, c)
 	c.mu.Lock()
 	for k := range c.read {
-		if k[1] < 60 {
-			t.Errorf("after restart partition %d offset %d read again, below the commit", k[0], k[1])
+		if k.offset < 60 {
+			t.Errorf("after restart %+v read again, below the commit", k)
 		}
 	}
 	c.mu.Unlock()
 	waitAssigned(t, adm, group, parts, 2)
+}
+
+// TestKIP848RangeGrowthAndSubscription: franz-go members asking for the
+// range assignor get it; a topic that gains partitions and a member that
+// subscribes to one more topic rebalance the group, every record still
+// read once.
+func TestKIP848RangeGrowthAndSubscription(t *testing.T) {
+	n := startNode(t, kip848Config(t, t.TempDir()))
+	adm := newAdmin(t, n)
+	const group = "ranged"
+	createTopic(t, adm, "first", 4, nil)
+	createTopic(t, adm, "second", 2, nil)
+	produceTo(t, n, "first", 4, 20, 0)
+	produceTo(t, n, "second", 2, 20, 0)
+
+	rangeOpt := kgo.Balancers(kgo.RangeBalancer())
+	a := startMember848(t, n, group, "first", rangeOpt)
+	b := startMember848(t, n, group, "first", rangeOpt)
+	d := waitAssigned(t, adm, group, 4, 2)
+	if d.AssignorName != "range" {
+		t.Fatalf("assignor %q, want range", d.AssignorName)
+	}
+	for _, m := range d.Members {
+		ps := slices.Sorted(maps.Keys(m.Assignment["first"]))
+		if len(ps) != 2 || ps[1] != ps[0]+1 {
+			t.Fatalf("member %s owns %v of first, want a range of 2", m.MemberID, ps)
+		}
+	}
+	waitHistory(t, 4*20, a, b)
+
+	if _, err := adm.UpdatePartitions(testCtx(t), 6, "first"); err != nil {
+		t.Fatalf("grow first: %v", err)
+	}
+	waitAssigned(t, adm, group, 6, 2)
+	produceTo(t, n, "first", 6, 5, 20)
+	// Partitions 4 and 5 hold 5 records each, 0-3 hold 25.
+	waitHistory(t, 4*25+2*5, a, b)
+
+	a.cl.AddConsumeTopics("second")
+	d = waitAssigned(t, adm, group, 8, 2)
+	for _, m := range d.Members {
+		if slices.Contains(m.SubscribedTopics, "second") != (len(m.Assignment["second"]) == 2) {
+			t.Fatalf("member %s subscribes to %v and owns %v", m.MemberID, m.SubscribedTopics, m.Assignment)
+		}
+	}
+	waitHistory(t, 4*25+2*5+2*20, a, b)
 }
