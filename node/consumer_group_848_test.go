@@ -2,8 +2,10 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"slices"
 	"sync"
 	"testing"
@@ -289,4 +291,68 @@ func TestKIP848RangeGrowthAndSubscription(t *testing.T) {
 		}
 	}
 	waitHistory(t, 4*25+2*5+2*20, a, b)
+}
+
+// cutDialer dials normally until cut, then closes every connection it made
+// and refuses new ones: the member behind it is partitioned from the node
+// without leaving its group.
+type cutDialer struct {
+	mu    sync.Mutex
+	cut   bool
+	conns []net.Conn
+}
+
+func (d *cutDialer) dial(ctx context.Context, network, host string) (net.Conn, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.cut {
+		return nil, errors.New("partitioned")
+	}
+	c, err := (&net.Dialer{}).DialContext(ctx, network, host)
+	if err == nil {
+		d.conns = append(d.conns, c)
+	}
+	return c, err
+}
+
+func (d *cutDialer) set(cut bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.cut = cut
+	if cut {
+		for _, c := range d.conns {
+			c.Close()
+		}
+		d.conns = nil
+	}
+}
+
+// TestKIP848PartitionedMember: a franz-go member cut off from the node
+// (no leave, no heartbeat) loses its partitions after the session timeout;
+// the other member takes them from the cut member's commits.
+func TestKIP848PartitionedMember(t *testing.T) {
+	n := startNode(t, kip848Config(t, t.TempDir()))
+	adm := newAdmin(t, n)
+	const topic, group, parts = "cut", "cut848", 4
+	createTopic(t, adm, topic, parts, nil)
+	produceTo(t, n, topic, parts, 10, 0)
+
+	a := startMember848(t, n, group, topic)
+	d := &cutDialer{}
+	b := startMember848(t, n, group, topic, kgo.Dialer(d.dial))
+	t.Cleanup(func() { d.set(false) }) // so that b's Close can leave
+	waitAssigned(t, adm, group, parts, 2)
+	waitHistory(t, parts*10, a, b)
+	if err := b.cl.CommitUncommittedOffsets(testCtx(t)); err != nil {
+		t.Fatalf("commit b: %v", err)
+	}
+
+	d.set(true)
+	g := waitAssigned(t, adm, group, parts, 1)
+	aID, _ := a.cl.GroupMetadata()
+	if g.Members[0].MemberID != aID {
+		t.Fatalf("the group kept %s, not a (%s)", g.Members[0].MemberID, aID)
+	}
+	produceTo(t, n, topic, parts, 10, 10)
+	waitHistory(t, parts*20, a, b)
 }
