@@ -18,7 +18,7 @@ import (
 // * v1: ThrottleMillis
 // * v3: flexible versions
 // * v4: StatesFilter, GroupState
-// * v5: TypesFilter, GroupType (always "classic")
+// * v5: TypesFilter, GroupType ("classic", or "consumer" for KIP-848 groups)
 
 func (n *Node) handleListGroups(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.ListGroupsRequest)

@@ -67,6 +67,9 @@ var apis = map[int16]api{
 	int16(kmsg.ListGroups):      {wire.VersionRange{Min: 0, Max: 5}, (*Node).handleListGroups, nil},
 	int16(kmsg.DeleteGroups):    {wire.VersionRange{Min: 0, Max: 2}, (*Node).handleDeleteGroups, nil},
 
+	int16(kmsg.ConsumerGroupHeartbeat): {wire.VersionRange{Min: 0, Max: 1}, (*Node).handleConsumerGroupHeartbeat, nil},
+	int16(kmsg.ConsumerGroupDescribe):  {wire.VersionRange{Min: 0, Max: 1}, (*Node).handleConsumerGroupDescribe, nil},
+
 	int16(kmsg.DeleteRecords):           {wire.VersionRange{Min: 0, Max: 2}, (*Node).handleDeleteRecords, nil},
 	int16(kmsg.AlterConfigs):            {wire.VersionRange{Min: 0, Max: 2}, (*Node).handleAlterConfigs, nil},
 	int16(kmsg.DescribeLogDirs):         {wire.VersionRange{Min: 1, Max: 4}, (*Node).handleDescribeLogDirs, nil},

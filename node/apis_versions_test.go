@@ -580,6 +580,46 @@ func TestEveryAdvertisedVersionIsServed(t *testing.T) {
 		}
 	}
 
+	// KIP-848: a member joins, heartbeats with what it owns, the group is
+	// described, and the member leaves, at every version.
+	for _, v := range versionsOf(kmsg.ConsumerGroupHeartbeat) {
+		group, member := fmt.Sprintf("kip848-%d", v), fmt.Sprintf("member-%d", v)
+		join := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		join.Version, join.Group, join.MemberID = v, group, member
+		join.RebalanceTimeoutMillis, join.SubscribedTopicNames, join.ServerAssignor = 30000, []string{"orders"}, kmsg.StringPtr("range")
+		jr := roundTrip[*kmsg.ConsumerGroupHeartbeatResponse](t, vc, join)
+		mark(join)
+		if jr.ErrorCode != 0 || jr.MemberEpoch < 1 || jr.Assignment == nil || len(jr.Assignment.Topics) != 1 || len(jr.Assignment.Topics[0].Partitions) < 2 {
+			t.Fatalf("ConsumerGroupHeartbeat v%d join: %+v", v, jr)
+		}
+		hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		hb.Version, hb.Group, hb.MemberID, hb.MemberEpoch = v, group, member, jr.MemberEpoch
+		owned := kmsg.NewConsumerGroupHeartbeatRequestTopic()
+		owned.TopicID, owned.Partitions = jr.Assignment.Topics[0].TopicID, jr.Assignment.Topics[0].Partitions
+		hb.Topics = append(hb.Topics, owned)
+		if hr := roundTrip[*kmsg.ConsumerGroupHeartbeatResponse](t, vc, hb); hr.ErrorCode != 0 || hr.MemberEpoch != jr.MemberEpoch {
+			t.Fatalf("ConsumerGroupHeartbeat v%d: %+v", v, hr)
+		}
+		for _, dv := range versionsOf(kmsg.ConsumerGroupDescribe) {
+			d := kmsg.NewPtrConsumerGroupDescribeRequest()
+			d.Version, d.Groups, d.IncludeAuthorizedOperations = dv, []string{group, "never-existed"}, true
+			dr := roundTrip[*kmsg.ConsumerGroupDescribeResponse](t, vc, d)
+			mark(d)
+			if g := dr.Groups[0]; g.ErrorCode != 0 || g.State != "Stable" || g.AssignorName != "range" || len(g.Members) != 1 ||
+				g.Members[0].MemberEpoch != jr.MemberEpoch || len(g.Members[0].Assignment.TopicPartitions) != 1 {
+				t.Fatalf("ConsumerGroupDescribe v%d: %+v", dv, g)
+			}
+			if g := dr.Groups[1]; g.ErrorCode != kerr.GroupIDNotFound.Code {
+				t.Fatalf("ConsumerGroupDescribe v%d of an unknown group: %+v", dv, g)
+			}
+		}
+		leave := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		leave.Version, leave.Group, leave.MemberID, leave.MemberEpoch = v, group, member, -1
+		if lr := roundTrip[*kmsg.ConsumerGroupHeartbeatResponse](t, vc, leave); lr.ErrorCode != 0 || lr.MemberEpoch != -1 {
+			t.Fatalf("ConsumerGroupHeartbeat v%d leave: %+v", v, lr)
+		}
+	}
+
 	// Every advertised key and version was sent.
 	for key, a := range apis {
 		for v := a.versions.Min; v <= a.versions.Max; v++ {
@@ -682,7 +722,8 @@ func TestKafka41Versions(t *testing.T) {
 		kmsg.ListGroups: {Min: 0, Max: 5}, kmsg.ApiVersions: {Min: 0, Max: 4},
 		kmsg.CreateTopics: {Min: 2, Max: 7}, kmsg.DeleteTopics: {Min: 1, Max: 6},
 		kmsg.InitProducerID: {Min: 0, Max: 5}, kmsg.DescribeConfigs: {Min: 1, Max: 4},
-		kmsg.DeleteGroups: {Min: 0, Max: 2},
+		kmsg.DeleteGroups:           {Min: 0, Max: 2},
+		kmsg.ConsumerGroupHeartbeat: {Min: 0, Max: 1}, kmsg.ConsumerGroupDescribe: {Min: 0, Max: 1},
 	}
 	for key, rng := range want {
 		a, ok := apis[int16(key)]

@@ -125,6 +125,12 @@ type GroupSettings struct {
 	// partition, so which node, coordinates each group; once the topic
 	// exists its own count wins, so changing this later has no effect.
 	OffsetsTopicPartitions int32
+	// ConsumerSessionTimeout and ConsumerHeartbeatInterval are the
+	// session timeout and heartbeat interval of consumer-protocol
+	// (KIP-848) members, which the broker sets rather than the client
+	// (group.consumer.session.timeout.ms, group.consumer.heartbeat.interval.ms).
+	ConsumerSessionTimeout    time.Duration
+	ConsumerHeartbeatInterval time.Duration
 }
 
 // DefaultConfig returns the configuration `spool node` runs with when given no
@@ -166,6 +172,9 @@ func DefaultConfig() Config {
 			MinSessionTimeout:      gc.MinSessionTimeout,
 			MaxSessionTimeout:      gc.MaxSessionTimeout,
 			OffsetsTopicPartitions: gc.Partitions,
+
+			ConsumerSessionTimeout:    gc.ConsumerSessionTimeout,
+			ConsumerHeartbeatInterval: gc.ConsumerHeartbeatInterval,
 		},
 	}
 }
@@ -229,6 +238,15 @@ func (g *GroupSettings) validate() error {
 	}
 	if g.MaxSessionTimeout == 0 {
 		g.MaxSessionTimeout = def.MaxSessionTimeout
+	}
+	if g.ConsumerSessionTimeout == 0 {
+		g.ConsumerSessionTimeout = def.ConsumerSessionTimeout
+	}
+	if g.ConsumerHeartbeatInterval == 0 {
+		g.ConsumerHeartbeatInterval = def.ConsumerHeartbeatInterval
+	}
+	if g.ConsumerSessionTimeout < 0 || g.ConsumerHeartbeatInterval < 0 || g.ConsumerHeartbeatInterval >= g.ConsumerSessionTimeout {
+		return fmt.Errorf("consumer group heartbeat interval %v and session timeout %v: want 0 < interval < session", g.ConsumerHeartbeatInterval, g.ConsumerSessionTimeout)
 	}
 	if g.InitialRebalanceDelay < 0 {
 		return fmt.Errorf("group initial rebalance delay %v is negative", g.InitialRebalanceDelay)

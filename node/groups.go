@@ -54,6 +54,16 @@ func (n *Node) groupConfig() group.Config {
 	cfg.MinSessionTimeout = gs.MinSessionTimeout
 	cfg.MaxSessionTimeout = gs.MaxSessionTimeout
 	cfg.Partitions = gs.OffsetsTopicPartitions
+	cfg.ConsumerSessionTimeout = gs.ConsumerSessionTimeout
+	cfg.ConsumerHeartbeatInterval = gs.ConsumerHeartbeatInterval
+	cfg.Topic = func(name string) ([16]byte, int32, bool) {
+		spec, ok := n.catalog.Topic(name)
+		return spec.ID, spec.Partitions, ok
+	}
+	cfg.TopicName = func(id [16]byte) (string, bool) {
+		spec, ok := n.catalog.TopicByID(TopicID(id))
+		return spec.Name, ok
+	}
 	// An existing topic decides: a group's partition must never change.
 	if spec, ok := n.catalog.Topic(group.TopicName); ok {
 		cfg.Partitions = spec.Partitions

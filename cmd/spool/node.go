@@ -77,6 +77,8 @@ SPOOL_* environment equivalent (--data-dir is SPOOL_DATA_DIR).`,
 	fs.DurationVar(&f.cfg.Groups.InitialRebalanceDelay, "group-initial-rebalance-delay", f.cfg.Groups.InitialRebalanceDelay, "how long a new group's first rebalance waits for more members (SPOOL_GROUP_INITIAL_REBALANCE_DELAY)")
 	fs.DurationVar(&f.cfg.Groups.MinSessionTimeout, "group-min-session-timeout", f.cfg.Groups.MinSessionTimeout, "smallest session timeout a group member may ask for (SPOOL_GROUP_MIN_SESSION_TIMEOUT)")
 	fs.DurationVar(&f.cfg.Groups.MaxSessionTimeout, "group-max-session-timeout", f.cfg.Groups.MaxSessionTimeout, "largest session timeout a group member may ask for (SPOOL_GROUP_MAX_SESSION_TIMEOUT)")
+	fs.DurationVar(&f.cfg.Groups.ConsumerSessionTimeout, "group-consumer-session-timeout", f.cfg.Groups.ConsumerSessionTimeout, "how long a consumer-protocol (KIP-848) member may go without a heartbeat before its partitions move (SPOOL_GROUP_CONSUMER_SESSION_TIMEOUT)")
+	fs.DurationVar(&f.cfg.Groups.ConsumerHeartbeatInterval, "group-consumer-heartbeat-interval", f.cfg.Groups.ConsumerHeartbeatInterval, "how often consumer-protocol (KIP-848) members are asked to heartbeat (SPOOL_GROUP_CONSUMER_HEARTBEAT_INTERVAL)")
 	fs.Int32Var(&f.cfg.Groups.OffsetsTopicPartitions, "offsets-topic-partitions", f.cfg.Groups.OffsetsTopicPartitions, "partitions of __consumer_offsets when it is created; fixed afterwards (SPOOL_OFFSETS_TOPIC_PARTITIONS)")
 	// The cluster: gossip membership and its encryption.
 	addGossipFlags(fs, &f.gossip)

@@ -10,8 +10,8 @@ import (
 )
 
 // ListGroups lists every group this node coordinates, filtered by state
-// (v4+, case-insensitive as Kafka parses them) and type (v5+; all groups
-// here are "classic").
+// (v4+, case-insensitive as Kafka parses them) and type (v5+: "classic",
+// or "consumer" for KIP-848 groups).
 func (c *Coordinator) ListGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse {
 	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
 	matches := func(filter []string, v string) bool {
@@ -27,14 +27,18 @@ func (c *Coordinator) ListGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsRe
 			continue
 		}
 		for _, g := range s.groups {
-			if g.state == Dead || !matches(req.StatesFilter, g.state.String()) || !matches(req.TypesFilter, "classic") {
+			state, typ, protocolType := g.state.String(), "classic", g.protocolType
+			if g.consumer != nil {
+				state, typ, protocolType = g.consumerState(), "consumer", "consumer"
+			}
+			if g.state == Dead || !matches(req.StatesFilter, state) || !matches(req.TypesFilter, typ) {
 				continue
 			}
 			lg := kmsg.NewListGroupsResponseGroup()
 			lg.Group = g.id
-			lg.ProtocolType = g.protocolType
-			lg.GroupState = g.state.String()
-			lg.GroupType = "classic"
+			lg.ProtocolType = protocolType
+			lg.GroupState = state
+			lg.GroupType = typ
 			resp.Groups = append(resp.Groups, lg)
 		}
 		s.mu.Unlock()
@@ -78,6 +82,10 @@ func (c *Coordinator) describe(id string, dg *kmsg.DescribeGroupsResponseGroup, 
 		if version >= 6 {
 			dg.ErrorCode = kerr.GroupIDNotFound.Code
 		}
+		return
+	}
+	if g.consumer != nil {
+		g.describeConsumerClassic(dg)
 		return
 	}
 	dg.State = g.state.String()

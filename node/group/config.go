@@ -45,6 +45,21 @@ type Config struct {
 	// UNKNOWN_TOPIC_OR_PARTITION, as Kafka does. Nil accepts every commit.
 	PartitionCount func(topic string) (int32, bool)
 
+	// Topic and TopicName resolve topics for the consumer protocol
+	// (KIP-848), whose assignments name topics by id: a topic's id and
+	// partition count, and the name of an id. Nil knows no topics, so
+	// consumer-protocol members are assigned nothing.
+	Topic     func(name string) (id [16]byte, partitions int32, ok bool)
+	TopicName func(id [16]byte) (string, bool)
+
+	// ConsumerSessionTimeout is how long a consumer-protocol member may go
+	// without a heartbeat before it is fenced and its partitions move
+	// (group.consumer.session.timeout.ms); ConsumerHeartbeatInterval is
+	// the interval the coordinator asks those members to heartbeat at
+	// (group.consumer.heartbeat.interval.ms).
+	ConsumerSessionTimeout    time.Duration
+	ConsumerHeartbeatInterval time.Duration
+
 	// Clock drives session, rebalance and join-delay timers. Tests inject
 	// a manual clock; nil means the wall clock.
 	Clock Clock
@@ -62,5 +77,8 @@ func DefaultConfig() Config {
 		MaxSessionTimeout:     30 * time.Minute,
 		MaxGroupSize:          10000,
 		MaxMetadataBytes:      4096,
+
+		ConsumerSessionTimeout:    45 * time.Second,
+		ConsumerHeartbeatInterval: 5 * time.Second,
 	}
 }

@@ -1,10 +1,15 @@
-// Package group is Spool's classic consumer-group coordinator: the per-group
+// Package group is Spool's consumer-group coordinator: the per-group
 // state machine (Empty, PreparingRebalance, CompletingRebalance, Stable,
 // Dead), member sessions and rebalance deadlines, static membership, and the
 // committed offsets of every group, kept durable as records in the internal
 // compact-by-key topic __consumer_offsets.
 //
-// It follows Apache Kafka's GroupCoordinator: the broker only relays the
+// Beside the classic groups it coordinates consumer-protocol groups
+// (KIP-848, consumer.go): the broker assigns partitions itself with a
+// server-side assignor and members reconcile towards it heartbeat by
+// heartbeat. Both kinds share the shards and the committed offsets.
+//
+// Classic groups follow Apache Kafka's GroupCoordinator: the broker only relays the
 // members' assignment protocols and picks one that every member supports; the
 // leader member computes the assignment and hands it over in SyncGroup.
 //

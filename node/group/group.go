@@ -61,6 +61,10 @@ type group struct {
 
 	offsets map[string]map[int32]commit
 
+	// consumer is set for a consumer-protocol (KIP-848) group, whose
+	// members are its own; the classic fields above then stay empty.
+	consumer *consumerGroup
+
 	// The join barrier: joinSeq invalidates stale timer callbacks;
 	// initialDelay is set while the first rebalance of an empty group
 	// waits for more members, newMemberAdded extends that wait.
@@ -336,6 +340,9 @@ func (g *group) shutdown(code int16) {
 	}
 	g.stopJoinTimer()
 	g.stopSyncTimer()
+	if g.consumer != nil {
+		g.consumer.shutdown()
+	}
 }
 
 func (g *group) stopJoinTimer() {

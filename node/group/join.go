@@ -73,6 +73,13 @@ func (c *Coordinator) join(g *group, cl Client, req *kmsg.JoinGroupRequest, resp
 	if g.state == Dead {
 		return fail(kerr.CoordinatorNotAvailable.Code)
 	}
+	if g.consumer != nil {
+		if len(g.consumer.members) > 0 {
+			// Kafka refuses a classic member in a consumer-protocol group.
+			return fail(kerr.InconsistentGroupProtocol.Code)
+		}
+		g.consumer = nil // an empty consumer group becomes classic, keeping its offsets
+	}
 	if !g.supportsProtocols(req.ProtocolType, req.Protocols) {
 		return fail(kerr.InconsistentGroupProtocol.Code)
 	}

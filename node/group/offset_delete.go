@@ -3,6 +3,7 @@ package group
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"slices"
 )
 
 // OffsetDelete deletes a group's committed offsets for the partitions named,
@@ -29,6 +30,15 @@ func (c *Coordinator) OffsetDelete(req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDe
 	switch {
 	case g.state == Empty:
 		subscribed = func(string) bool { return false }
+	case g.consumer != nil:
+		subscribed = func(topic string) bool {
+			for _, m := range g.consumer.members {
+				if slices.Contains(m.subscribed, topic) {
+					return true
+				}
+			}
+			return false
+		}
 	case g.protocolType == "consumer":
 		subscribed = g.subscribedTo()
 	default:

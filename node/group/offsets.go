@@ -57,6 +57,10 @@ func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCo
 	switch {
 	case g.state == Dead:
 		return setAll(kerr.CoordinatorNotAvailable.Code)
+	case g.consumer != nil:
+		if code := g.checkConsumerMember(req.MemberID, req.Generation, true); code != 0 {
+			return setAll(code)
+		}
 	case g.isStaticMemberFenced(req.InstanceID, req.MemberID):
 		return setAll(kerr.FencedInstanceID.Code)
 	case req.Generation < 0 && g.state == Empty:
@@ -142,7 +146,11 @@ func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetc
 			}
 			sg := kmsg.NewOffsetFetchResponseGroup()
 			sg.Group = rg.Group
-			sg.ErrorCode, sg.Topics = c.fetchOffsets(rg.Group, topics)
+			if code := c.checkFetchMember(rg.Group, rg.MemberID, rg.MemberEpoch); code != 0 {
+				sg.ErrorCode = code
+			} else {
+				sg.ErrorCode, sg.Topics = c.fetchOffsets(rg.Group, topics)
+			}
 			resp.Groups = append(resp.Groups, sg)
 		}
 		return resp
@@ -248,4 +256,27 @@ func (c *Coordinator) fetchOffsets(groupID string, topics []fetchTopic) (int16, 
 		out = append(out, rt)
 	}
 	return 0, out
+}
+
+// checkFetchMember checks the member of an OffsetFetch v9+ against a
+// consumer-protocol group, as Kafka does; a request without a member, or to
+// a classic group, is not checked.
+func (c *Coordinator) checkFetchMember(groupID string, memberID *string, epoch int32) int16 {
+	if memberID == nil && epoch < 0 {
+		return 0
+	}
+	s, code := c.lockShard(groupID)
+	if code != 0 {
+		return code
+	}
+	defer s.mu.Unlock()
+	g := s.groups[groupID]
+	if g == nil || g.consumer == nil || g.state == Dead {
+		return 0
+	}
+	id := ""
+	if memberID != nil {
+		id = *memberID
+	}
+	return g.checkConsumerMember(id, epoch, false)
 }

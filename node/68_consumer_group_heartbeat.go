@@ -1,0 +1,49 @@
+package node
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/wire"
+)
+
+// ConsumerGroupHeartbeat: v0-1
+//
+// Behavior:
+// * KIP-848's consumer group protocol: the coordinator assigns partitions
+//   itself with the server-side assignor the members name ("uniform", the
+//   default, or "range"; any other is UNSUPPORTED_ASSIGNOR). Epoch 0 joins,
+//   -1 leaves (-2 a static member's temporary leave, answered the same),
+//   any other epoch heartbeats and must be the member's current one (or its
+//   previous one, if it owns nothing it lost) else FENCED_MEMBER_EPOCH.
+// * The group epoch advances on every membership or subscription change and
+//   when a subscribed topic gains partitions; members reconcile towards the
+//   new target assignment, a partition revoked from its old owner (the
+//   owner's next heartbeat no longer lists it) before it is given to its new
+//   one. A member silent for the consumer session timeout, or that keeps a
+//   revoked partition past its rebalance timeout, is removed.
+// * The group shares its coordinator and shard with classic groups. A
+//   non-empty classic group answers GROUP_ID_NOT_FOUND; an empty one (only
+//   offsets) becomes a consumer group and keeps its offsets.
+// * Membership is not stored in __consumer_offsets (the offsets are): after
+//   the coordinator moves or restarts, members get UNKNOWN_MEMBER_ID and
+//   rejoin with epoch 0.
+// * SubscribedTopicRegex is refused with INVALID_REGULAR_EXPRESSION: the
+//   broker does not resolve regular expressions.
+//
+// Version notes:
+// * v0: the member id may come from the broker
+// * v1: SubscribedTopicRegex; the client generates its member id (an empty
+//   one is INVALID_REQUEST)
+
+func (n *Node) handleConsumerGroupHeartbeat(ctx context.Context, wreq *wire.Request) wire.Response {
+	req := wreq.Body.(*kmsg.ConsumerGroupHeartbeatRequest)
+	coord, code := n.groupCoordinatorFor(req.Group)
+	if code != 0 {
+		resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+		resp.ErrorCode = code
+		return resp
+	}
+	return coord.ConsumerGroupHeartbeat(groupClient(wreq.ClientID, wreq.RemoteAddr), req)
+}

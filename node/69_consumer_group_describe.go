@@ -1,0 +1,42 @@
+package node
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/wire"
+)
+
+// ConsumerGroupDescribe: v0-1
+//
+// Behavior:
+// * Describes KIP-848 consumer groups: state (Empty, Assigning,
+//   Reconciling, Stable), group epoch, target assignment epoch, assignor,
+//   and per member its epoch, subscription, current and target assignment
+//   (topics by id and name). A classic or unknown group is
+//   GROUP_ID_NOT_FOUND.
+// * Each group is answered by its own coordinator; groups another node
+//   coordinates get NOT_COORDINATOR.
+//
+// Version notes:
+// * v1: MemberType (1, the consumer protocol, for every member: classic
+//   members never join a consumer group here)
+
+func (n *Node) handleConsumerGroupDescribe(ctx context.Context, wreq *wire.Request) wire.Response {
+	req := wreq.Body.(*kmsg.ConsumerGroupDescribeRequest)
+	resp := req.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
+	for _, id := range req.Groups {
+		coord, code := n.groupCoordinatorFor(id)
+		if code != 0 {
+			dg := kmsg.NewConsumerGroupDescribeResponseGroup()
+			dg.Group, dg.ErrorCode = id, code
+			resp.Groups = append(resp.Groups, dg)
+			continue
+		}
+		one := *req
+		one.Groups = []string{id}
+		resp.Groups = append(resp.Groups, coord.ConsumerGroupDescribe(&one).Groups...)
+	}
+	return resp
+}
