@@ -32,7 +32,7 @@ buildGoModule {
   pname = "spool";
   inherit version src;
 
-  vendorHash = "sha256-fPkIeVdL0eP+hVWP1eKFsWj29o0/T8vpz25QWMZVAZ8=";
+  vendorHash = "sha256-xSMnSQAzIeYW/z5fy5vw2usdpwYOxvaCZuA70wdkkkk=";
 
   subPackages = [ "cmd/spool" ];
   env.CGO_ENABLED = 0;
