@@ -109,9 +109,10 @@ func encodeCGTargetMetadata(epoch int32) []byte { return encodeCGMetadata(epoch)
 
 func decodeCGTargetMetadata(b []byte) (int32, error) { return decodeCGMetadata(b) }
 
-func encodeCGPartitionMetadata(epoch int32, topics []cgTopic) []byte {
+// encodeCGPartitionMetadata is ConsumerGroupPartitionMetadataValue as of
+// Kafka 4.0 (no epoch; the per-partition racks, deprecated, left empty).
+func encodeCGPartitionMetadata(topics []cgTopic) []byte {
 	b := binary.BigEndian.AppendUint16(nil, 0)
-	b = binary.BigEndian.AppendUint32(b, uint32(epoch))
 	b = binary.AppendUvarint(b, uint64(len(topics)+1))
 	for _, t := range topics {
 		b = append(b, t.id[:]...)
@@ -123,10 +124,9 @@ func encodeCGPartitionMetadata(epoch int32, topics []cgTopic) []byte {
 	return binary.AppendUvarint(b, 0)
 }
 
-func decodeCGPartitionMetadata(b []byte) (int32, []cgTopic, error) {
+func decodeCGPartitionMetadata(b []byte) ([]cgTopic, error) {
 	r := &reader{b: b}
 	r.version()
-	epoch := r.int32()
 	n := r.arrayLen()
 	topics := []cgTopic{}
 	for i := 0; i < n && r.err == nil; i++ {
@@ -143,7 +143,7 @@ func decodeCGPartitionMetadata(b []byte) (int32, []cgTopic, error) {
 		topics = append(topics, t)
 	}
 	r.tags()
-	return epoch, topics, r.done()
+	return topics, r.done()
 }
 
 func encodeCGMemberMetadata(m cgMemberMeta) []byte {

@@ -15,7 +15,7 @@ func cgSeeds() []record {
 	parts := []cgParts{{id: topicID848("t"), partitions: []int32{0, 2}}, {id: topicID848("u"), partitions: []int32{}}}
 	return []record{
 		{key: cgKey{cgMetadataType, "g", ""}.encode(), value: encodeCGMetadata(7)},
-		{key: cgKey{cgPartitionMetadataType, "g", ""}.encode(), value: encodeCGPartitionMetadata(7, []cgTopic{{topicID848("t"), "t", 4}})},
+		{key: cgKey{cgPartitionMetadataType, "g", ""}.encode(), value: encodeCGPartitionMetadata([]cgTopic{{topicID848("t"), "t", 4}})},
 		{key: cgKey{cgMemberMetadataType, "g", "m"}.encode(), value: encodeCGMemberMetadata(cgMemberMeta{instanceID: &inst, clientID: "c", clientHost: "/h", subscribed: []string{"t"}, rebalanceTimeoutMs: 5000, assignor: &asg})},
 		{key: cgKey{cgTargetMetadataType, "g", ""}.encode(), value: encodeCGTargetMetadata(7)},
 		{key: cgKey{cgTargetMemberType, "g", "m"}.encode(), value: encodeCGTargetMember(parts)},
@@ -59,7 +59,7 @@ func FuzzCGRecordRoundTrip(f *testing.F) {
 			t.Fatalf("target metadata %d -> %d, %v", epoch, e, err)
 		}
 		topics := []cgTopic{{id: id, name: topic, partitions: prev}}
-		if e, ts, err := decodeCGPartitionMetadata(encodeCGPartitionMetadata(epoch, topics)); err != nil || e != epoch || !reflect.DeepEqual(ts, topics) {
+		if ts, err := decodeCGPartitionMetadata(encodeCGPartitionMetadata(topics)); err != nil || !reflect.DeepEqual(ts, topics) {
 			t.Fatalf("partition metadata %v -> %v, %v", topics, ts, err)
 		}
 		mm := cgMemberMeta{instanceID: p, rackID: p, clientID: member, clientHost: group, subscribed: []string{topic, opt}, regex: p, rebalanceTimeoutMs: prev, assignor: p}
@@ -86,7 +86,7 @@ func FuzzCGRecordDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, key, value []byte) {
 		_, _ = decodeCGKey(key)
 		_, _ = decodeCGMetadata(value)
-		_, _, _ = decodeCGPartitionMetadata(value)
+		_, _ = decodeCGPartitionMetadata(value)
 		_, _ = decodeCGMemberMetadata(value)
 		_, _ = decodeCGTargetMember(value)
 		_, _ = decodeCGCurrent(value)

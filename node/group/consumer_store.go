@@ -89,8 +89,8 @@ func consumerRecords(groupID string, before, after *consumerGroup) []record {
 			recs = append(recs, record{key: key(cgMemberMetadataType, id), value: encodeCGMemberMetadata(v)})
 		}
 	}
-	if !mapsEqual(before.topics, after.topics) || before.epoch != after.epoch {
-		recs = append(recs, record{key: key(cgPartitionMetadataType, ""), value: encodeCGPartitionMetadata(after.epoch, topicsOf(after))})
+	if !mapsEqual(before.topics, after.topics) || before.epoch == -1 {
+		recs = append(recs, record{key: key(cgPartitionMetadataType, ""), value: encodeCGPartitionMetadata(topicsOf(after))})
 	}
 	if before.epoch != after.epoch {
 		recs = append(recs, record{key: key(cgMetadataType, ""), value: encodeCGMetadata(after.epoch)})
@@ -211,7 +211,7 @@ func replayConsumerRecord(loads map[string]*cgLoad, k cgKey, value []byte) error
 	case cgPartitionMetadataType:
 		l.topics = nil
 		if value != nil {
-			_, l.topics, err = decodeCGPartitionMetadata(value)
+			l.topics, err = decodeCGPartitionMetadata(value)
 		}
 	case cgTargetMetadataType:
 		l.assignmentEpoch = 0
