@@ -205,3 +205,23 @@ func (h *harness) describe848(group string) describedCG {
 	}
 	return describedCG{g.consumerState(), len(g.consumer.members)}
 }
+
+// TestEmptyConsumerGroupTurnedClassicReloads: an empty consumer group that
+// a classic member joins is classic after a reload too, its consumer
+// records tombstoned when it turned.
+func TestEmptyConsumerGroupTurnedClassicReloads(t *testing.T) {
+	h := newHarness848(t, topics848{"t": 2})
+	a := h.cgh("g", "a", 0, []string{"t"}, []int32{})
+	if r := h.cgh("g", "a", -1, nil, nil); a.ErrorCode != 0 || r.ErrorCode != 0 {
+		t.Fatalf("join %d, leave %d", a.ErrorCode, r.ErrorCode)
+	}
+	ids, gen := h.stableGroup("g", 1)
+	h.start()
+	s, _ := h.c.lockShard("g")
+	g := s.groups["g"]
+	classic := g != nil && g.consumer == nil && g.generation == gen && g.members[ids[0]] != nil
+	s.mu.Unlock()
+	if !classic {
+		t.Fatalf("after reload the group is %+v", g)
+	}
+}
