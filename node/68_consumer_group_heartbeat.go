@@ -26,9 +26,12 @@ import (
 // * The group shares its coordinator and shard with classic groups. A
 //   non-empty classic group answers GROUP_ID_NOT_FOUND; an empty one (only
 //   offsets) becomes a consumer group and keeps its offsets.
-// * Membership is not stored in __consumer_offsets (the offsets are): after
-//   the coordinator moves or restarts, members get UNKNOWN_MEMBER_ID and
-//   rejoin with epoch 0.
+// * The group is stored in __consumer_offsets as Kafka stores it (record
+//   types 3-8: group epoch, subscribed topics, member subscriptions, target
+//   assignment, each member's epochs and partitions) before the heartbeat is
+//   answered; a failed append answers the error and changes nothing. After
+//   the coordinator restarts, members heartbeat on with their ids and
+//   epochs, each with a new session timeout.
 // * SubscribedTopicRegex is refused with INVALID_REGULAR_EXPRESSION: the
 //   broker does not resolve regular expressions.
 //

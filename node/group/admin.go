@@ -142,6 +142,9 @@ func (c *Coordinator) deleteGroup(id string) int16 {
 		}
 	}
 	recs = append(recs, record{key: groupMetadataKey(id)})
+	if g.consumer != nil {
+		recs = append(recs, consumerRecords(id, g.consumer, nil)...)
+	}
 	if err := c.append(s, recs); err != nil {
 		g.logger().WithError(err).Warn("store group deletion")
 		return appendErrorCode(err)

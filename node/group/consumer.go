@@ -24,9 +24,10 @@ import (
 //     the target epoch and is given each new partition once no other member
 //     holds it, assigned or still revoking.
 //
-// Membership is not written to __consumer_offsets: after a coordinator
-// restart the members' heartbeats get UNKNOWN_MEMBER_ID and they rejoin with
-// epoch 0, keeping the group's committed offsets.
+// Every change is written to __consumer_offsets before the heartbeat is
+// answered (consumer_records.go, consumer_store.go), so a coordinator that
+// loads the partition again knows the members, their epochs and
+// assignments, and each member heartbeats on with its id and epoch.
 
 type tp struct {
 	topic     string
@@ -143,6 +144,45 @@ func (c *Coordinator) ConsumerGroupHeartbeat(cl Client, req *kmsg.ConsumerGroupH
 		return fail(code, "")
 	}
 	defer s.mu.Unlock()
+	prev := s.groups[req.Group]
+	var before *consumerGroup
+	var prevState State
+	if prev != nil {
+		prevState = prev.state
+		if prev.consumer != nil {
+			before = prev.consumer.clone()
+		}
+	}
+	c.consumerHeartbeat(cl, req, s, resp)
+	if resp.ErrorCode != 0 {
+		return resp
+	}
+	g := s.groups[req.Group]
+	if err := c.storeConsumerChange(g, before, prevState); err != nil {
+		if g != prev {
+			g.consumer = nil
+			if prev != nil {
+				s.groups[req.Group] = prev
+			} else {
+				delete(s.groups, req.Group)
+			}
+		}
+		*resp = *req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+		return fail(appendErrorCode(err), "")
+	}
+	return resp
+}
+
+// consumerHeartbeat applies a heartbeat to the group in memory and fills
+// resp; the caller stores the change.
+func (c *Coordinator) consumerHeartbeat(cl Client, req *kmsg.ConsumerGroupHeartbeatRequest, s *shard, resp *kmsg.ConsumerGroupHeartbeatResponse) *kmsg.ConsumerGroupHeartbeatResponse {
+	fail := func(code int16, msg string) *kmsg.ConsumerGroupHeartbeatResponse {
+		resp.ErrorCode = code
+		if msg != "" {
+			resp.ErrorMessage = kmsg.StringPtr(msg)
+		}
+		return resp
+	}
 	g := s.groups[req.Group]
 	if g != nil && g.consumer == nil {
 		if g.state != Empty || len(g.members) > 0 {
@@ -396,6 +436,14 @@ func (c *Coordinator) removeConsumerMember(g *group, m *cmember) {
 	c.refreshConsumerGroup(g, true)
 }
 
+// expireConsumerMember removes m on a timer and stores that; if the store
+// fails the group stays as it was, every member with a new session.
+func (c *Coordinator) expireConsumerMember(g *group, m *cmember) {
+	before, state := g.consumer.clone(), g.state
+	c.removeConsumerMember(g, m)
+	_ = c.storeConsumerChange(g, before, state)
+}
+
 // scheduleConsumerSession restarts m's session: a member silent for the
 // session timeout is fenced and removed.
 func (c *Coordinator) scheduleConsumerSession(g *group, m *cmember) {
@@ -409,7 +457,7 @@ func (c *Coordinator) scheduleConsumerSession(g *group, m *cmember) {
 			return
 		}
 		g.logger().WithField("member", m.id).Info("consumer member session expired")
-		c.removeConsumerMember(g, m)
+		c.expireConsumerMember(g, m)
 	})
 }
 
@@ -423,7 +471,7 @@ func (c *Coordinator) scheduleRevokeTimeout(g *group, m *cmember) {
 			return
 		}
 		g.logger().WithField("member", m.id).Info("consumer member did not revoke in time")
-		c.removeConsumerMember(g, m)
+		c.expireConsumerMember(g, m)
 	})
 }
 

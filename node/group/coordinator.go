@@ -108,6 +108,9 @@ func (c *Coordinator) Load(p int32) error {
 		for _, m := range g.members {
 			c.scheduleSession(g, m)
 		}
+		if g.consumer != nil {
+			c.rearm(g)
+		}
 	}
 	if len(groups) > 0 {
 		c.logger.WithFields(logrus.Fields{"partition": p, "groups": len(groups), "took": c.clock.Now().Sub(start)}).Info("loaded consumer groups")

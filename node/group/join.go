@@ -78,7 +78,14 @@ func (c *Coordinator) join(g *group, cl Client, req *kmsg.JoinGroupRequest, resp
 			// Kafka refuses a classic member in a consumer-protocol group.
 			return fail(kerr.InconsistentGroupProtocol.Code)
 		}
-		g.consumer = nil // an empty consumer group becomes classic, keeping its offsets
+		// An empty consumer group becomes classic, keeping its offsets;
+		// its consumer records go first, or a reload would bring it back.
+		if err := c.append(g.s, consumerRecords(g.id, g.consumer, nil)); err != nil {
+			g.logger().WithError(err).Warn("store consumer group conversion")
+			return fail(appendErrorCode(err))
+		}
+		g.consumer.shutdown()
+		g.consumer = nil
 	}
 	if !g.supportsProtocols(req.ProtocolType, req.Protocols) {
 		return fail(kerr.InconsistentGroupProtocol.Code)

@@ -61,6 +61,7 @@ func (c *Coordinator) replay(s *shard) (map[string]*group, error) {
 		return g
 	}
 	var skipped int
+	loads := make(map[string]*cgLoad)
 	err := c.log.Replay(s.partition, func(batches []byte) error {
 		return decodeBatches(batches, func(r record) error {
 			if len(r.key) < 2 {
@@ -104,6 +105,15 @@ func (c *Coordinator) replay(s *shard) (map[string]*group, error) {
 				}
 				restoreMetadata(g, &v)
 				hasMetadata[k.Group] = true
+			case cgMetadataType, cgPartitionMetadataType, cgMemberMetadataType, cgTargetMetadataType, cgTargetMemberType, cgCurrentAssignmentType:
+				k, err := decodeCGKey(r.key)
+				if err != nil {
+					return fmt.Errorf("consumer group key: %w", err)
+				}
+				get(k.group)
+				if err := replayConsumerRecord(loads, k, r.value); err != nil {
+					return fmt.Errorf("consumer group record %d of %q: %w", k.typ, k.group, err)
+				}
 			default:
 				skipped++
 			}
@@ -112,6 +122,16 @@ func (c *Coordinator) replay(s *shard) (map[string]*group, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	for id, l := range loads {
+		g := groups[id]
+		if g.consumer = l.build(c.cfg.TopicName); g.consumer != nil {
+			hasMetadata[id] = true
+			g.state = Empty
+			if len(g.consumer.members) > 0 {
+				g.state = Stable
+			}
+		}
 	}
 	if skipped > 0 {
 		c.logger.WithFields(logrus.Fields{"partition": s.partition, "records": skipped}).Warn("skipped records of unknown key versions")
