@@ -32,8 +32,11 @@ import (
 //   answered; a failed append answers the error and changes nothing. After
 //   the coordinator restarts, members heartbeat on with their ids and
 //   epochs, each with a new session timeout.
-// * SubscribedTopicRegex is refused with INVALID_REGULAR_EXPRESSION: the
-//   broker does not resolve regular expressions.
+// * SubscribedTopicRegex (RE2, Go's regexp, the syntax of Kafka's RE2J)
+//   matches whole topic names, internal topics left out; it is resolved on
+//   every heartbeat, so a matching topic created later rebalances the
+//   group. An expression that does not compile is INVALID_REGULAR_EXPRESSION;
+//   an empty one clears the member's regex.
 //
 // Version notes:
 // * v0: the member id may come from the broker

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -355,4 +356,51 @@ func TestKIP848PartitionedMember(t *testing.T) {
 	}
 	produceTo(t, n, topic, parts, 10, 10)
 	waitHistory(t, parts*20, a, b)
+}
+
+// TestKIP848RegexSubscription: franz-go members subscribed by regular
+// expression (SubscribedTopicRegex) share the matching topics, internal and
+// unmatched ones left out, with every record read exactly once; a matching
+// topic created later joins the assignment; the regex survives a restart.
+func TestKIP848RegexSubscription(t *testing.T) {
+	dir := t.TempDir()
+	n := startNode(t, kip848Config(t, dir))
+	adm := newAdmin(t, n)
+	const group = "by-regex"
+	createTopic(t, adm, "metrics-a", 2, nil)
+	createTopic(t, adm, "metrics-b", 2, nil)
+	createTopic(t, adm, "other", 2, nil)
+	produceTo(t, n, "metrics-a", 2, 10, 0)
+	produceTo(t, n, "metrics-b", 2, 10, 0)
+	produceTo(t, n, "other", 2, 10, 0)
+
+	a := startMember848(t, n, group, "metrics-.*", kgo.ConsumeRegex())
+	b := startMember848(t, n, group, "metrics-.*", kgo.ConsumeRegex())
+	d := waitAssigned(t, adm, group, 4, 2)
+	for _, m := range d.Members {
+		for topic := range m.Assignment {
+			if !strings.HasPrefix(topic, "metrics-") {
+				t.Fatalf("member %s was assigned %s, which its regex does not match", m.MemberID, topic)
+			}
+		}
+	}
+	waitHistory(t, 4*10, a, b)
+
+	createTopic(t, adm, "metrics-c", 2, nil)
+	produceTo(t, n, "metrics-c", 2, 10, 0)
+	waitAssigned(t, adm, group, 6, 2)
+	waitHistory(t, 6*10, a, b)
+
+	// An invalid expression is refused, as Kafka does.
+	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	req.Version, req.Group, req.MemberID = 1, "bad-regex", "m-1"
+	req.RebalanceTimeoutMillis = 1000
+	req.SubscribedTopicRegex = kmsg.StringPtr("metrics-(")
+	resp, err := req.RequestWith(testCtx(t), newClient(t, n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ErrorCode != kerr.InvalidRegularExpression.Code {
+		t.Fatalf("heartbeat with an invalid regex: error %d, want INVALID_REGULAR_EXPRESSION", resp.ErrorCode)
+	}
 }

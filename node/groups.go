@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -59,6 +60,15 @@ func (n *Node) groupConfig() group.Config {
 	cfg.Topic = func(name string) ([16]byte, int32, bool) {
 		spec, ok := n.catalog.Topic(name)
 		return spec.ID, spec.Partitions, ok
+	}
+	cfg.TopicNames = func() []string {
+		var names []string
+		for _, spec := range n.catalog.Topics() {
+			if !strings.HasPrefix(spec.Name, "__") {
+				names = append(names, spec.Name)
+			}
+		}
+		return names
 	}
 	cfg.TopicName = func(id [16]byte) (string, bool) {
 		spec, ok := n.catalog.TopicByID(TopicID(id))

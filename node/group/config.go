@@ -51,6 +51,10 @@ type Config struct {
 	// consumer-protocol members are assigned nothing.
 	Topic     func(name string) (id [16]byte, partitions int32, ok bool)
 	TopicName func(id [16]byte) (string, bool)
+	// TopicNames lists the topics a subscription by regular expression
+	// (SubscribedTopicRegex) is matched against: every live topic but the
+	// internal ones, as Kafka does. Nil matches nothing.
+	TopicNames func() []string
 
 	// ConsumerSessionTimeout is how long a consumer-protocol member may go
 	// without a heartbeat before it is fenced and its partitions move

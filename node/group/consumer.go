@@ -2,6 +2,7 @@ package group
 
 import (
 	"cmp"
+	"regexp"
 	"slices"
 	"time"
 
@@ -61,6 +62,12 @@ type cmember struct {
 
 	epoch, prevEpoch int32
 	subscribed       []string
+	// regex is the member's SubscribedTopicRegex (nil: none), matched the
+	// topics of its last resolution (resolved: done at least once since
+	// the member was created or loaded).
+	regex            *string
+	matched          []string
+	resolved         bool
 	assignor         string
 	rebalanceTimeout time.Duration
 
@@ -131,9 +138,12 @@ func (c *Coordinator) ConsumerGroupHeartbeat(cl Client, req *kmsg.ConsumerGroupH
 		return fail(kerr.InvalidRequest.Code, "TopicPartitions must be empty when (re-)joining.")
 	case req.MemberEpoch == 0 && req.SubscribedTopicNames == nil && req.SubscribedTopicRegex == nil:
 		return fail(kerr.InvalidRequest.Code, "SubscribedTopicNames or SubscribedTopicRegex must be set in first request.")
-	case req.SubscribedTopicRegex != nil:
-		// Spool does not resolve regular expressions on the broker.
-		return fail(kerr.InvalidRegularExpression.Code, "SubscribedTopicRegex is not supported by this broker.")
+	}
+	if req.SubscribedTopicRegex != nil && *req.SubscribedTopicRegex != "" {
+		// Go's regexp is RE2, the syntax of Kafka's RE2J.
+		if _, err := compileTopicRegex(*req.SubscribedTopicRegex); err != nil {
+			return fail(kerr.InvalidRegularExpression.Code, "SubscribedTopicRegex "+*req.SubscribedTopicRegex+" is not a valid regular expression: "+err.Error())
+		}
 	}
 	if req.ServerAssignor != nil && !knownAssignor(*req.ServerAssignor) {
 		return fail(kerr.UnsupportedAssignor.Code, "ServerAssignor "+*req.ServerAssignor+" is not supported. Supported assignors: uniform, range.")
@@ -263,6 +273,16 @@ func (c *Coordinator) consumerHeartbeat(cl Client, req *kmsg.ConsumerGroupHeartb
 			bump = true
 		}
 	}
+	if req.SubscribedTopicRegex != nil {
+		var re *string // "" clears the regex, as Kafka does
+		if *req.SubscribedTopicRegex != "" {
+			re = kmsg.StringPtr(*req.SubscribedTopicRegex)
+		}
+		if !eqStringPtr(re, m.regex) {
+			m.regex, m.matched, m.resolved = re, nil, false
+			bump = true
+		}
+	}
 	if bump {
 		cg.epoch++
 	}
@@ -308,9 +328,13 @@ func (c *Coordinator) ownedFrom(topics []kmsg.ConsumerGroupHeartbeatRequestTopic
 // advanced the epoch for this change.
 func (c *Coordinator) refreshConsumerGroup(g *group, bumped bool) {
 	cg := g.consumer
+	if c.resolveRegexes(cg) && !bumped {
+		cg.epoch++
+		bumped = true
+	}
 	topics := make(map[string]topicMeta)
 	for _, m := range cg.members {
-		for _, t := range m.subscribed {
+		for _, t := range m.topics() {
 			if _, done := topics[t]; done || c.cfg.Topic == nil {
 				continue
 			}
@@ -539,4 +563,60 @@ func mapsEqual(a, b map[string]topicMeta) bool {
 		}
 	}
 	return true
+}
+
+// topics is what m subscribes to: the names it gave and the topics its
+// regular expression matched, sorted, without repeats.
+func (m *cmember) topics() []string {
+	if len(m.matched) == 0 {
+		return m.subscribed
+	}
+	out := append(slices.Clone(m.subscribed), m.matched...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// resolveRegexes matches every member's regular expression against the
+// topics there are now, and reports whether a match changed since the
+// member's last resolution (a first resolution, after a join or a load,
+// is no change: the join already bumped the epoch, and a load restores
+// the epoch the matches were made at).
+func (c *Coordinator) resolveRegexes(cg *consumerGroup) bool {
+	var names []string
+	listed := false
+	changed := false
+	for _, m := range cg.members {
+		if m.regex == nil {
+			continue
+		}
+		if !listed && c.cfg.TopicNames != nil {
+			names, listed = c.cfg.TopicNames(), true
+		}
+		re, err := compileTopicRegex(*m.regex)
+		if err != nil {
+			continue // checked when it came in; a stored one that no longer compiles matches nothing
+		}
+		var matched []string
+		for _, t := range names {
+			if re.MatchString(t) {
+				matched = append(matched, t)
+			}
+		}
+		slices.Sort(matched)
+		if m.resolved && !slices.Equal(matched, m.matched) {
+			changed = true
+		}
+		m.matched, m.resolved = matched, true
+	}
+	return changed
+}
+
+// compileTopicRegex compiles a SubscribedTopicRegex to match whole topic
+// names, as Kafka's broker does (RE2J's matches(), not find()).
+func compileTopicRegex(expr string) (*regexp.Regexp, error) {
+	return regexp.Compile("^(?:" + expr + ")$")
+}
+
+func eqStringPtr(a, b *string) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }

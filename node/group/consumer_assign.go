@@ -54,7 +54,7 @@ func assign(assignor string, cg *consumerGroup) map[string]tpSet {
 func subscribers(cg *consumerGroup) (topics []string, subs map[string][]string) {
 	subs = make(map[string][]string)
 	for _, m := range cg.sortedMembers() {
-		for _, t := range m.subscribed {
+		for _, t := range m.topics() {
 			if _, ok := cg.topics[t]; ok {
 				subs[t] = append(subs[t], m.id)
 			}
@@ -105,7 +105,7 @@ func assignUniform(cg *consumerGroup, out map[string]tpSet) {
 	// below balances.
 	eligible := 0
 	for _, m := range cg.members {
-		if len(m.subscribed) > 0 {
+		if len(m.topics()) > 0 {
 			eligible++
 		}
 	}

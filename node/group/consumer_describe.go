@@ -60,7 +60,8 @@ func (c *Coordinator) describeConsumer(id string, dg *kmsg.ConsumerGroupDescribe
 		dm.MemberEpoch = m.epoch
 		dm.ClientID = m.clientID
 		dm.ClientHost = m.clientHost
-		dm.SubscribedTopics = slices.Clone(m.subscribed)
+		dm.SubscribedTopics = slices.Clone(m.topics())
+		dm.SubscribedTopicRegex = m.regex
 		if dm.SubscribedTopics == nil {
 			dm.SubscribedTopics = []string{}
 		}
@@ -113,7 +114,7 @@ func (g *group) describeConsumerClassic(dg *kmsg.DescribeGroupsResponseGroup) {
 		dm.ClientHost = m.clientHost
 		var meta kmsg.ConsumerMemberMetadata
 		meta.Version = 3
-		meta.Topics = slices.Clone(m.subscribed)
+		meta.Topics = slices.Clone(m.topics())
 		dm.ProtocolMetadata = meta.AppendTo(nil)
 		var asg kmsg.ConsumerMemberAssignment
 		asg.Version = 3

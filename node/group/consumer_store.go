@@ -23,6 +23,7 @@ func (cg *consumerGroup) clone() *consumerGroup {
 		out.members[id] = &cmember{
 			id: m.id, instanceID: m.instanceID, rackID: m.rackID, clientID: m.clientID, clientHost: m.clientHost,
 			epoch: m.epoch, prevEpoch: m.prevEpoch, subscribed: slices.Clone(m.subscribed), assignor: m.assignor,
+			regex: m.regex, matched: slices.Clone(m.matched), resolved: m.resolved,
 			rebalanceTimeout: m.rebalanceTimeout, assigned: maps.Clone(m.assigned), revoking: maps.Clone(m.revoking),
 		}
 	}
@@ -114,7 +115,7 @@ func consumerRecords(groupID string, before, after *consumerGroup) []record {
 
 func memberMetaOf(m *cmember) cgMemberMeta {
 	v := cgMemberMeta{instanceID: m.instanceID, rackID: m.rackID, clientID: m.clientID, clientHost: m.clientHost,
-		subscribed: m.subscribed, rebalanceTimeoutMs: int32(m.rebalanceTimeout / time.Millisecond)}
+		subscribed: m.subscribed, regex: m.regex, rebalanceTimeoutMs: int32(m.rebalanceTimeout / time.Millisecond)}
 	if v.subscribed == nil {
 		v.subscribed = []string{}
 	}
@@ -277,7 +278,7 @@ func (l *cgLoad) build(topicName func([16]byte) (string, bool)) *consumerGroup {
 	}
 	for id, v := range l.meta {
 		m := &cmember{id: id, instanceID: v.instanceID, rackID: v.rackID, clientID: v.clientID, clientHost: v.clientHost,
-			subscribed: slices.Clone(v.subscribed), rebalanceTimeout: time.Duration(v.rebalanceTimeoutMs) * time.Millisecond,
+			subscribed: slices.Clone(v.subscribed), regex: v.regex, rebalanceTimeout: time.Duration(v.rebalanceTimeoutMs) * time.Millisecond,
 			assigned: tpSet{}, revoking: tpSet{}}
 		if m.subscribed == nil {
 			m.subscribed = []string{}

@@ -33,7 +33,7 @@ func (c *Coordinator) OffsetDelete(req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDe
 	case g.consumer != nil:
 		subscribed = func(topic string) bool {
 			for _, m := range g.consumer.members {
-				if slices.Contains(m.subscribed, topic) {
+				if slices.Contains(m.topics(), topic) {
 					return true
 				}
 			}
