@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kadm"
 )
 
 // Shell completion (cobra's `spool completion bash|zsh|fish|powershell`)
@@ -17,27 +18,26 @@ const completionTimeout = 2 * time.Second
 
 // completeTopics suggests the cluster's topic names.
 func completeTopics(g *globals) cobra.CompletionFunc {
-	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-		g.applyEnv(cmd)
-		ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
-		defer cancel()
-		g2 := *g
-		g2.timeout = min(g.timeout, completionTimeout)
-		adm, done, err := g2.admin(ctx)
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		defer done()
+	return completeNames(g, func(ctx context.Context, adm *kadm.Client) []string {
 		topics, err := adm.ListTopics(ctx)
 		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
+			return nil
 		}
-		return matching(topics.Names(), toComplete, args), cobra.ShellCompDirectiveNoFileComp
-	}
+		return topics.Names()
+	})
 }
 
 // completeGroups suggests the cluster's consumer group names.
 func completeGroups(g *globals) cobra.CompletionFunc {
+	return completeNames(g, func(ctx context.Context, adm *kadm.Client) []string {
+		groups, _ := adm.ListGroups(ctx) // what answered is worth offering
+		return groups.Groups()
+	})
+}
+
+// completeNames suggests the names list finds, asking the cluster for at
+// most completionTimeout so a shell never hangs on a node that is down.
+func completeNames(g *globals, list func(context.Context, *kadm.Client) []string) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		g.applyEnv(cmd)
 		ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
@@ -49,8 +49,7 @@ func completeGroups(g *globals) cobra.CompletionFunc {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		defer done()
-		groups, _ := adm.ListGroups(ctx) // what answered is worth offering
-		return matching(groups.Groups(), toComplete, args), cobra.ShellCompDirectiveNoFileComp
+		return matching(list(ctx, adm), toComplete, args), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 
