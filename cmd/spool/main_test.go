@@ -61,6 +61,16 @@ func testNode(t testing.TB, options ...func(*node.Config)) *node.Node {
 		defer cancel()
 		n.Shutdown(ctx)
 	})
+	// Start returns before the node is admitted (node/admission.go); until
+	// then it closes every Kafka connection, which a command run at once
+	// would report as a node that does not answer.
+	deadline := time.Now().Add(20 * time.Second)
+	for !n.Admitted() {
+		if time.Now().After(deadline) {
+			t.Fatal("the test node was not admitted within 20s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	return n
 }
 
