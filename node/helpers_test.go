@@ -46,11 +46,16 @@ func (w testWriter) Write(p []byte) (int, error) {
 func startNode(t testing.TB, cfg Config) *Node {
 	t.Helper()
 	n := startNodeUnadmitted(t, cfg)
-	// Start returns before the node is admitted (admission.go): until then
-	// it closes every Kafka connection, which a test's first request would
-	// take for a failure on a loaded machine.
-	retry(t, 20*time.Second, n.admissionState)
+	waitAdmitted(t, n)
 	return n
+}
+
+// waitAdmitted waits until the cluster has accepted n: Start returns before
+// (admission.go), and until then the node closes every Kafka connection,
+// which a test's first request would take for a failure on a loaded machine.
+func waitAdmitted(t testing.TB, n *Node) {
+	t.Helper()
+	retry(t, 20*time.Second, n.admissionState)
 }
 
 // startNodeUnadmitted starts a node without waiting for its admission.

@@ -450,6 +450,7 @@ func TestIdempotentRetryDedup(t *testing.T) {
 	if err := n.Start(); err != nil {
 		t.Fatal(err)
 	}
+	waitAdmitted(t, n)
 	createTopic(t, newAdmin(t, n), "idem", 1, nil)
 	cl := newClient(t, n)
 
@@ -520,6 +521,7 @@ func TestRestartKeepsData(t *testing.T) {
 	if err := n.Start(); err != nil {
 		t.Fatal(err)
 	}
+	waitAdmitted(t, n)
 	adm := newAdmin(t, n)
 	createTopic(t, adm, "durable", 2, nil)
 	prod := newClient(t, n, kgo.DefaultProduceTopic("durable"))
@@ -607,6 +609,7 @@ func TestShutdownEndsLongPoll(t *testing.T) {
 	if err := n.Start(); err != nil {
 		t.Fatal(err)
 	}
+	waitAdmitted(t, n)
 	createTopic(t, newAdmin(t, n), "idle", 1, nil)
 	cons := newClient(t, n, kgo.ConsumeTopics("idle"), kgo.FetchMaxWait(5*time.Minute))
 	go cons.PollFetches(context.Background())
