@@ -7,12 +7,19 @@
 # Targets are found with `go test -list`, so a new Fuzz function is picked
 # up without editing this script.
 #
-#   scripts/fuzz-smoke.sh              # every package, 5s per target
+# The budget is a count of executions (FUZZTIME=Nx), not a duration: Go
+# before 1.27 can fail a target with a bare "context deadline exceeded" and
+# no failing input when a -fuzztime duration expires while a worker is busy
+# (golang/go#75804), which a loaded CI machine hits. A duration still works
+# for local runs; a duration-only failure with no input saved is reported
+# as such, not as a finding.
+#
+#   scripts/fuzz-smoke.sh              # every package, 20000 execs per target
 #   FUZZTIME=30s scripts/fuzz-smoke.sh ./node/...
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-fuzztime=${FUZZTIME:-5s}
+fuzztime=${FUZZTIME:-20000x}
 pkgs=("$@")
 if [ ${#pkgs[@]} -eq 0 ]; then
 	pkgs=(./...)
@@ -26,9 +33,18 @@ for pkg in $(go list "${pkgs[@]}"); do
 	targets=$(go test -list '^Fuzz' "$pkg" 2>/dev/null | grep '^Fuzz' || true)
 	for target in $targets; do
 		echo "== $pkg $target ($fuzztime)"
-		if ! go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "$pkg"; then
-			failed+=("$pkg $target")
+		dir=$(go list -f '{{.Dir}}' "$pkg")/testdata/fuzz/$target
+		before=$(ls "$dir" 2>/dev/null | wc -l || true)
+		log=$(mktemp)
+		if ! go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "$pkg" 2>&1 | tee "$log"; then
+			after=$(ls "$dir" 2>/dev/null | wc -l || true)
+			if [ "$after" -eq "$before" ] && grep -q '^    context deadline exceeded$' "$log"; then
+				echo "fuzz-smoke: $target stopped on Go's fuzztime deadline race (golang/go#75804), no failing input; not a finding"
+			else
+				failed+=("$pkg $target")
+			fi
 		fi
+		rm -f "$log"
 		ran=$((ran + 1))
 	done
 done
