@@ -10,8 +10,8 @@ import (
 // parsed from.
 type Record struct {
 	Attributes     byte
-	TimestampDelta int64 // from the batch's FirstTimestamp
-	OffsetDelta    int64 // from the batch's BaseOffset
+	TimestampDelta int64  // from the batch's FirstTimestamp
+	OffsetDelta    int64  // from the batch's BaseOffset
 	Key            []byte // nil for a null key; empty but non-nil for an empty key
 	Value          []byte // nil for a tombstone
 	// Headers is the header count and the headers as stored; nil when
