@@ -1,11 +1,12 @@
 package node
 
 import (
-	"encoding/json"
 	"net/http"
 	"sort"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/spool-log/spool/internal/httpjson"
 )
 
 // adminHandler serves the admin HTTP API:
@@ -57,22 +58,15 @@ func (n *Node) adminHandler() http.Handler {
 	n.scrubAdminRoutes(mux)      // /v1/scrub: scrub.go
 	mux.Handle("/metrics", promhttp.HandlerFor(n.registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/v1/stats", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, n.Stats())
+		httpjson.Write(w, n.Stats())
 	})
 	mux.HandleFunc("/v1/topics", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, n.catalog.Topics())
+		httpjson.Write(w, n.catalog.Topics())
 	})
 	if n.cfg.EnablePprof {
 		pprofRoutes(mux) // pprof.go
 	}
 	return mux
-}
-
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(v)
 }
 
 // Stats is what /v1/stats reports.

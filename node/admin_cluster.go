@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/spool-log/spool/internal/httpjson"
 	"github.com/spool-log/spool/membership"
 )
 
@@ -105,7 +106,7 @@ func (n *Node) Placement(topic string) (out []PartitionPlacement, ok bool) {
 func (n *Node) clusterAdminRoutes(mux *http.ServeMux) {
 	mux.Handle("/internal/membership/", n.agent.Handler())
 	mux.HandleFunc("GET /v1/members", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, n.Members())
+		httpjson.Write(w, n.Members())
 	})
 	mux.HandleFunc("GET /v1/members/watch", n.serveMemberWatch)
 	mux.HandleFunc("GET /v1/placement", func(w http.ResponseWriter, r *http.Request) {
@@ -115,10 +116,10 @@ func (n *Node) clusterAdminRoutes(mux *http.ServeMux) {
 			http.Error(w, "unknown topic "+strconv.Quote(topic), http.StatusNotFound)
 			return
 		}
-		writeJSON(w, out)
+		httpjson.Write(w, out)
 	})
 	mux.HandleFunc("GET /v1/roster", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, n.agent.RosterEntries())
+		httpjson.Write(w, n.agent.RosterEntries())
 	})
 	mux.HandleFunc("POST /v1/roster/decommission", func(w http.ResponseWriter, r *http.Request) {
 		id, err := strconv.ParseInt(r.URL.Query().Get("id"), 10, 32)
@@ -137,7 +138,7 @@ func (n *Node) clusterAdminRoutes(mux *http.ServeMux) {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 		default:
 			n.log.WithField("decommissioned", id).Warn("broker decommissioned through the admin API")
-			writeJSON(w, n.agent.RosterEntries())
+			httpjson.Write(w, n.agent.RosterEntries())
 		}
 	})
 }

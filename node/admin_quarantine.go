@@ -3,6 +3,8 @@ package node
 import (
 	"net/http"
 	"time"
+
+	"github.com/spool-log/spool/internal/httpjson"
 )
 
 // quarantineAdminRoutes serves the quarantine (quarantine.go):
@@ -22,7 +24,7 @@ func (n *Node) quarantineAdminRoutes(mux *http.ServeMux) {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
-		writeJSON(w, entries)
+		httpjson.Write(w, entries)
 	})
 	mux.HandleFunc("/v1/quarantine/purge", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -43,6 +45,6 @@ func (n *Node) quarantineAdminRoutes(mux *http.ServeMux) {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
-		writeJSON(w, purged)
+		httpjson.Write(w, purged)
 	})
 }

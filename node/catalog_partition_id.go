@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 
 	"github.com/sirupsen/logrus"
+
+	"github.com/spool-log/spool/internal/atomicfile"
 )
 
 // Each partition directory records the id of the topic it belongs to, in a
@@ -57,21 +59,8 @@ func (n *Node) claimPartitionDir(dir string, spec TopicSpec, p int32) (record bo
 // which the next open takes to be the current topic's, the behaviour of a
 // directory from before ids were recorded.
 func recordPartitionTopicID(dir string, id TopicID) error {
-	path := filepath.Join(dir, partitionTopicIDFile)
-	tmp, err := os.CreateTemp(dir, "."+partitionTopicIDFile+".tmp*")
-	if err != nil {
-		return fmt.Errorf("record topic id in %s: %w", dir, err)
-	}
-	defer os.Remove(tmp.Name())
 	text, _ := id.MarshalText()
-	if _, err := tmp.Write(append(text, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("record topic id in %s: %w", dir, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("record topic id in %s: %w", dir, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.Replace(filepath.Join(dir, partitionTopicIDFile), append(text, '\n'), 0o600); err != nil {
 		return fmt.Errorf("record topic id in %s: %w", dir, err)
 	}
 	return nil

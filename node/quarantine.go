@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+
+	"github.com/spool-log/spool/internal/atomicfile"
 )
 
 // Quarantine: whatever the node decides to drop (the partition directories
@@ -65,21 +67,12 @@ func (n *Node) quarantineDirectory(dir, why string, fields logrus.Fields) (strin
 	if err := os.Rename(dir, dst); err != nil {
 		return "", fmt.Errorf("quarantine %s: %w", dir, err)
 	}
-	if err := syncDir(n.cfg.DataDir); err != nil {
+	if err := atomicfile.SyncDir(n.cfg.DataDir); err != nil {
 		n.log.WithError(err).Warn("fsync data dir after quarantining")
 	}
 	n.log.WithFields(fields).WithFields(logrus.Fields{"dir": dir, "quarantine": dst, "reason": why}).
 		Error("partition data moved to quarantine: " + why)
 	return dst, nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // QuarantineEntry is one dropped thing, as the admin API lists it.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/spool-log/spool/internal/httpjson"
 	"github.com/spool-log/spool/partition"
 )
 
@@ -254,7 +255,7 @@ func (n *Node) scrubAdminRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("/v1/scrub", func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {
 		case http.MethodGet:
-			writeJSON(w, n.ScrubStatus())
+			httpjson.Write(w, n.ScrubStatus())
 		case http.MethodPost:
 			if n.cfg.ScrubRate <= 0 {
 				http.Error(w, "the scrubber is off (--scrub-rate 0)", http.StatusConflict)
@@ -266,7 +267,7 @@ func (n *Node) scrubAdminRoutes(mux *http.ServeMux) {
 			}
 			// The pass starts in the background; the reply is the status
 			// as it stands, for a client that polls until passes grows.
-			writeJSON(w, n.ScrubStatus())
+			httpjson.Write(w, n.ScrubStatus())
 		default:
 			http.Error(w, "GET or POST", http.StatusMethodNotAllowed)
 		}
