@@ -26,6 +26,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/internal/retry"
 )
 
 // invalidTopicNames break Kafka's rules; several would be paths outside the
@@ -340,7 +342,7 @@ func TestAbuseHugeFrameNotAllocated(t *testing.T) {
 	for _, c := range conns {
 		c.Close()
 	}
-	retry(t, 10*time.Second, func() error {
+	retry.Run(t, 10*time.Second, func() error {
 		st := n.Stats(t)
 		if open, _ := st["open_connections"].(float64); open > 10 {
 			return fmt.Errorf("%v connections still open after the clients closed", open)

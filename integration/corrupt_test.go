@@ -25,6 +25,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
+	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/partition"
 )
 
@@ -265,7 +266,7 @@ func TestScrubFindsFlippedPayload(t *testing.T) {
 		t.Fatalf("spool scrub --start: %v\n%s", err, out)
 	}
 	var st scrubStatus
-	retry(t, 30*time.Second, func() error {
+	retry.Run(t, 30*time.Second, func() error {
 		st = scrubStatus{}
 		if err := n.getJSON("/v1/scrub", &st); err != nil {
 			return err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/membership"
 )
 
@@ -24,7 +25,7 @@ func TestClonedDataDirRefused(t *testing.T) {
 	nodes := startCluster(t, 2)
 	orig := nodes[1]
 	snap := filepath.Join(orig.cfg.DataDir, membershipDir, "serf.snapshot")
-	retry(t, 10*time.Second, func() error {
+	retry.Run(t, 10*time.Second, func() error {
 		raw, err := os.ReadFile(snap)
 		if err != nil || !strings.Contains(string(raw), "alive: spool-1 ") {
 			return fmt.Errorf("snapshot %q (%v)", raw, err)

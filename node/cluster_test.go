@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/membership"
 )
 
@@ -40,7 +41,7 @@ func startCluster(t *testing.T, size int) []*Node {
 // it is saved.
 func waitMembers(t *testing.T, nodes []*Node, alive int) {
 	t.Helper()
-	retry(t, 20*time.Second, func() error {
+	retry.Run(t, 20*time.Second, func() error {
 		for _, n := range nodes {
 			if got := len(n.Membership().LiveBrokers()); got != alive {
 				return fmt.Errorf("node %d sees %d alive members, want %d", n.NodeID(), got, alive)
@@ -58,7 +59,7 @@ func waitMembers(t *testing.T, nodes []*Node, alive int) {
 func waitTopic(t *testing.T, nodes []*Node, topic string) TopicSpec {
 	t.Helper()
 	var spec TopicSpec
-	retry(t, 20*time.Second, func() error {
+	retry.Run(t, 20*time.Second, func() error {
 		for _, n := range nodes {
 			s, ok := n.catalog.Topic(topic)
 			if !ok {
@@ -183,7 +184,7 @@ func TestClusterStoppedLeaderIsUnavailableNotMoved(t *testing.T) {
 	gone := nodes[2]
 	stopNode(t, gone)
 	rest := nodes[:2]
-	retry(t, 20*time.Second, func() error {
+	retry.Run(t, 20*time.Second, func() error {
 		for _, n := range rest {
 			for _, m := range n.Members() {
 				if m.ID == gone.NodeID() && m.Status != string(membership.StatusLeft) {
@@ -244,7 +245,7 @@ func TestClusterStoppedLeaderIsUnavailableNotMoved(t *testing.T) {
 	if code := post(gone.NodeID()); code != http.StatusOK {
 		t.Fatalf("decommission of the stopped broker: HTTP %d", code)
 	}
-	retry(t, 20*time.Second, func() error {
+	retry.Run(t, 20*time.Second, func() error {
 		for _, n := range rest {
 			if roster := n.Membership().Roster(); !slices.Equal(roster, []int32{1, 2}) {
 				return fmt.Errorf("node %d roster %v, want [1 2]", n.NodeID(), roster)
@@ -291,7 +292,7 @@ func TestClusterAdminMembersAndWatch(t *testing.T) {
 
 	// Serf's and memberlist's metrics reach /metrics through the global
 	// go-metrics, which the last node started in a process owns.
-	retry(t, 10*time.Second, func() error {
+	retry.Run(t, 10*time.Second, func() error {
 		mresp, err := http.Get("http://" + nodes[1].AdminAddr() + "/metrics")
 		if err != nil {
 			return err
@@ -332,7 +333,7 @@ func TestClusterAdminMembersAndWatch(t *testing.T) {
 	// Leaving within moments of joining can lose to the joiner's own join
 	// intent, still in flight (Serf then sees a failure); a real node
 	// leaves long after. Wait for the join to settle first.
-	retry(t, 20*time.Second, func() error {
+	retry.Run(t, 20*time.Second, func() error {
 		if got := len(third.Membership().LiveBrokers()); got != 3 {
 			return fmt.Errorf("node 3 sees %d alive", got)
 		}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+
+	"github.com/spool-log/spool/internal/retry"
 )
 
 // Entries older than the retention are reclaimed, newer ones kept; a purge
@@ -67,7 +69,7 @@ func TestQuarantineRetention(t *testing.T) {
 	if q, err := n.Quarantine(); err != nil || len(q) != 1 {
 		t.Fatalf("quarantine after the delete: %v %v", q, err)
 	}
-	retry(t, 20*time.Second, func() error {
+	retry.Run(t, 20*time.Second, func() error {
 		q, err := n.Quarantine()
 		if err != nil {
 			return err

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/node"
 )
 
@@ -23,13 +24,9 @@ func TestClusterCommands(t *testing.T) {
 		c.Gossip.Join = []string{first.Membership().Local().GossipAddr}
 	})
 	admin := []string{"--admin", first.AdminAddr()}
-	deadline := time.Now().Add(20 * time.Second)
-	for len(first.Membership().LiveBrokers()) != 2 {
-		if time.Now().After(deadline) {
-			t.Fatal("node 2 never joined node 1")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	retry.Run(t, 20*time.Second, func() error {
+		return retry.Check(len(first.Membership().LiveBrokers()) == 2, "node 2 has not joined node 1")
+	})
 
 	cl, err := kgo.NewClient(kgo.SeedBrokers(first.KafkaAddr()))
 	if err != nil {
