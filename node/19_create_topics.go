@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -221,7 +222,7 @@ func manualAssignment(rt kmsg.CreateTopicsRequestTopic, roster []int32) ([][]int
 // createPlaced is createTopicAs with the replicas given (explicit) or, when
 // nil, chosen by the cluster.
 func (n *Node) createPlaced(name string, partitions int32, rf int16, replicas [][]int32, configs map[string]string, validateOnly, auto bool) (TopicSpec, error) {
-	if err := ValidateTopicName(name); err != nil {
+	if err := membership.ValidateTopicName(name); err != nil {
 		return TopicSpec{}, &topicError{kerr.InvalidTopicException, err.Error()}
 	}
 	if partitions == -1 {

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -78,7 +79,7 @@ func (n *Node) handleDescribeConfigs(ctx context.Context, wreq *wire.Request) wi
 
 		switch rr.ResourceType {
 		case kmsg.ConfigResourceTypeTopic:
-			if err := ValidateTopicName(rr.ResourceName); err != nil {
+			if err := membership.ValidateTopicName(rr.ResourceName); err != nil {
 				sr.ErrorCode = kerr.InvalidTopicException.Code
 				msg := err.Error()
 				sr.ErrorMessage = &msg

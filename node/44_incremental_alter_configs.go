@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -58,7 +59,7 @@ func (n *Node) handleIncrementalAlterConfigs(ctx context.Context, wreq *wire.Req
 }
 
 func (n *Node) incrementalTopicConfigs(rr kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) error {
-	if err := ValidateTopicName(rr.ResourceName); err != nil {
+	if err := membership.ValidateTopicName(rr.ResourceName); err != nil {
 		return &topicError{kerr.InvalidTopicException, err.Error()}
 	}
 	spec, ok := n.catalog.Topic(rr.ResourceName)

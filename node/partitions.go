@@ -13,6 +13,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/partition"
 )
 
@@ -64,7 +65,7 @@ func parsePartitionDir(name string) (string, int32, bool) {
 		return "", 0, false
 	}
 	topic := name[:i]
-	if ValidateTopicName(topic) != nil {
+	if membership.ValidateTopicName(topic) != nil {
 		return "", 0, false
 	}
 	return topic, int32(n), true

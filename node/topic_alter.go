@@ -30,7 +30,7 @@ func (c *gossipCatalog) alter(name string, change func(*membership.TopicEntry) e
 // growTopic raises a topic's partition count to total (CreatePartitions).
 // assignment, when not nil, gives the replicas of each new partition.
 func (n *Node) growTopic(name string, total int32, assignment [][]int32, validateOnly bool) error {
-	if err := ValidateTopicName(name); err != nil {
+	if err := membership.ValidateTopicName(name); err != nil {
 		return &topicError{kerr.InvalidTopicException, err.Error()}
 	}
 	if isInternalTopic(name) {
@@ -72,7 +72,7 @@ func (n *Node) growTopic(name string, total int32, assignment [][]int32, validat
 // IncrementalAlterConfigs after it has applied its operations). Unknown keys
 // and bad values are INVALID_CONFIG; nothing is stored then.
 func (n *Node) setTopicConfigs(name string, configs map[string]string, validateOnly bool) error {
-	if err := ValidateTopicName(name); err != nil {
+	if err := membership.ValidateTopicName(name); err != nil {
 		return &topicError{kerr.InvalidTopicException, err.Error()}
 	}
 	if _, err := parseTopicConfigs(n.cfg.Topic, configs); err != nil {
