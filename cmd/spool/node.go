@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/spool-log/spool/node"
+	"github.com/spool-log/spool/partition"
 )
 
 // nodeFlags are `spool node`'s settings before they become a node.Config.
@@ -110,7 +111,7 @@ func newLogger(level, format string, out io.Writer) (*logrus.Logger, error) {
 func (f *nodeFlags) config() (node.Config, error) {
 	cfg := f.cfg
 	var err error
-	if cfg.Topic.Flush, err = node.ParseFlushPolicy(f.flushPolicy); err != nil {
+	if cfg.Topic.Flush, err = parseFlushPolicy(f.flushPolicy); err != nil {
 		return cfg, err
 	}
 	cfg.Topic.FlushEvery = f.flushInterval
@@ -185,4 +186,18 @@ func (f *nodeFlags) run(ctx context.Context, logOut io.Writer) error {
 	}
 	log.Info("spool node stopped")
 	return nil
+}
+
+// parseFlushPolicy parses a --flush-policy value: every-append, interval or
+// os.
+func parseFlushPolicy(s string) (partition.FlushPolicy, error) {
+	switch s {
+	case "every-append":
+		return partition.FlushEveryAppend, nil
+	case "interval":
+		return partition.FlushInterval, nil
+	case "os":
+		return partition.FlushOS, nil
+	}
+	return 0, fmt.Errorf("flush policy %q: want every-append, interval or os", s)
 }
