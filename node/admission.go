@@ -94,11 +94,7 @@ func (n *Node) joinCluster(ctx context.Context) {
 	var joined chan error
 	if len(n.cfg.Gossip.Join) > 0 {
 		joined = make(chan error, 1)
-		n.loops.Add(1)
-		go func() {
-			defer n.loops.Done()
-			joined <- n.agent.Join(ctx)
-		}()
+		n.loops.Go(func(ctx context.Context) { joined <- n.agent.Join(ctx) })
 	}
 	rejoined := n.agent.Rejoined()
 	self := n.agent.Local().Name

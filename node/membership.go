@@ -170,24 +170,14 @@ func (n *Node) startMembership() error {
 	}
 	n.cluster = &gossipCluster{agent: agent, self: n.cfg.NodeID}
 	n.catalog = newGossipCatalog(agent, n.cfg.NodeID, n.log)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	n.stopJoin = cancel
-	n.loops.Add(1)
-	go func() {
-		defer n.loops.Done()
-		n.joinCluster(ctx) // admission.go
-	}()
 	return nil
 }
 
 // leaveCluster leaves gossip gracefully, so peers see this node "left" rather
-// than "failed", and stops joining. A refused node does not announce a leave:
-// its name may be a live member's, which the leave would take out.
+// than "failed"; joining has stopped with n.loops. A refused node does not
+// announce a leave: its name may be a live member's, which the leave would
+// take out.
 func (n *Node) leaveCluster() {
-	if n.stopJoin != nil {
-		n.stopJoin()
-	}
 	if n.agent == nil || n.refused() != nil {
 		return
 	}
@@ -209,11 +199,10 @@ func (n *Node) stopMembership() error {
 
 // membershipLoop keeps the partitions-led gauge current as members come
 // and go, and logs who leads what after each change.
-func (n *Node) membershipLoop(events <-chan membership.MemberEvent) {
-	defer n.loops.Done()
+func (n *Node) membershipLoop(ctx context.Context, events <-chan membership.MemberEvent) {
 	for {
 		select {
-		case <-n.closing:
+		case <-ctx.Done():
 			return
 		case ev, ok := <-events:
 			if !ok {

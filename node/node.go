@@ -37,10 +37,9 @@ type Node struct {
 
 	// The cluster view and the topic catalog, both from the membership
 	// agent, which Start creates once the listeners are bound.
-	agent    *membership.Agent
-	cluster  *gossipCluster
-	catalog  *gossipCatalog
-	stopJoin func()
+	agent   *membership.Agent
+	cluster *gossipCluster
+	catalog *gossipCatalog
 
 	mu          sync.RWMutex
 	parts       map[tp]*localPartition
@@ -65,11 +64,12 @@ type Node struct {
 
 	started  atomic.Bool
 	ready    atomic.Bool
-	adm      admission     // whether the cluster accepted this node (admission.go)
-	closing  chan struct{} // closed when Shutdown begins; ends long polls and loops
+	adm      admission // whether the cluster accepted this node (admission.go)
 	shutOnce sync.Once
-	loops    sync.WaitGroup
-	serveErr chan error
+	// loops owns every background goroutine (background.go); closing is
+	// its lifetime, closed when Shutdown begins, which also ends long polls.
+	loops   *background
+	closing <-chan struct{}
 }
 
 // counters are the totals /v1/stats reports.
@@ -104,15 +104,15 @@ func New(cfg Config) (_ *Node, err error) {
 		}
 	}()
 	n := &Node{
-		cfg:      cfg,
-		log:      log,
-		lock:     lock,
-		files:    partition.NewFileCache(cfg.MaxOpenFiles),
-		parts:    make(map[tp]*localPartition),
-		closing:  make(chan struct{}),
-		serveErr: make(chan error, 2),
-		adm:      newAdmission(),
+		cfg:   cfg,
+		log:   log,
+		lock:  lock,
+		files: partition.NewFileCache(cfg.MaxOpenFiles),
+		parts: make(map[tp]*localPartition),
+		loops: newBackground(),
+		adm:   newAdmission(),
 	}
+	n.closing = n.loops.ctx.Done()
 	n.scrub.kick = make(chan struct{}, 1)
 
 	pids, err := openProducerIDs(filepath.Join(cfg.DataDir, producerIDsFileName), cfg.NodeID)
@@ -167,9 +167,8 @@ func (n *Node) Start() (err error) {
 			if n.adminLn != nil {
 				n.adminLn.Close()
 			}
-			if n.stopJoin != nil {
-				n.stopJoin()
-			}
+			n.loops.stop()
+			n.loops.Wait()
 			n.stopMembership()
 			n.closePartitions()
 			n.lock.Unlock()
@@ -187,19 +186,13 @@ func (n *Node) Start() (err error) {
 	if err := n.startMembership(); err != nil {
 		return err
 	}
+	// Joining starts now, beside opening the partitions.
+	n.loops.Go(n.joinCluster) // admission.go
 	if err := n.removeOrphans(); err != nil {
 		return err
 	}
 	if err := n.reconcile(); err != nil {
 		return fmt.Errorf("open partitions: %w", err)
-	}
-	if n.adminLn != nil {
-		n.admin = &http.Server{Handler: n.adminHandler(), ReadHeaderTimeout: 10 * time.Second}
-		go func(aln net.Listener) {
-			if err := n.admin.Serve(aln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				n.log.WithError(err).Error("admin http server stopped")
-			}
-		}(n.adminLn)
 	}
 
 	wcfg := wire.DefaultConfig()
@@ -216,23 +209,39 @@ func (n *Node) Start() (err error) {
 	}
 	// Requests pass only once the cluster has accepted this node.
 	n.server = wire.NewServer(wcfg, admissionGate{n})
-	go func() {
-		if err := n.server.Serve(ln); err != nil && !n.isClosing() {
-			n.log.WithError(err).Error("kafka listener stopped")
-		}
-	}()
 
 	n.metrics.SetGauge([]string{"partitions"}, float32(len(n.localPartitions())))
 	n.metrics.SetGauge([]string{"partitions", "led"}, float32(n.partitionsLed()))
-	memberEvents, _ := n.agent.Subscribe() // closed by the agent's Shutdown
-	n.loops.Add(5)
-	go n.quarantineLoop()
-	go n.metricsLoop()
-	go n.retentionLoop()
-	go n.catalogLoop()
-	go n.membershipLoop(memberEvents)
+	n.startLoops(ln)
 	n.ready.Store(true)
 	return nil
+}
+
+// startLoops starts the node's servers and background loops, every one
+// under n.loops: they end when Shutdown stops it.
+func (n *Node) startLoops(kafkaLn net.Listener) {
+	if n.adminLn != nil {
+		n.admin = &http.Server{Handler: n.adminHandler(), ReadHeaderTimeout: 10 * time.Second}
+		n.loops.Go(func(context.Context) {
+			if err := n.admin.Serve(n.adminLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				n.log.WithError(err).Error("admin http server stopped")
+			}
+		})
+	}
+	n.loops.Go(func(context.Context) {
+		if err := n.server.Serve(kafkaLn); err != nil && !n.isClosing() {
+			n.log.WithError(err).Error("kafka listener stopped")
+		}
+	})
+	memberEvents, _ := n.agent.Subscribe() // closed by the agent's Shutdown
+	n.loops.Go(n.catalog.watch)
+	n.loops.Go(n.catalogLoop)
+	n.loops.Go(func(ctx context.Context) { n.membershipLoop(ctx, memberEvents) })
+	n.loops.Go(n.metricsLoop)
+	n.loops.Go(n.retentionLoop)
+	n.startCleaner() // compaction.go: the log cleaner runs beside retention
+	n.loops.Go(n.scrubLoop)
+	n.loops.Go(n.quarantineLoop)
 }
 
 // KafkaAddr is the bound Kafka listener address (after Start) or the
@@ -288,8 +297,10 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	var err error
 	n.shutOnce.Do(func() {
 		n.ready.Store(false)
+		// Every loop and long poll ends, joining included, before the
+		// leave, so that nothing joins again after it.
+		n.loops.stop()
 		n.leaveCluster()
-		close(n.closing)
 		var errs []error
 		if n.server != nil {
 			if e := n.server.Shutdown(ctx); e != nil {
@@ -301,7 +312,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 				n.admin.Close()
 			}
 		}
-		n.loops.Wait()
+		n.loops.Wait()   // the servers' Serve returned above
 		n.flushMetrics() // what the last requests counted; metricsLoop has ended
 		if e := n.closePartitions(); e != nil {
 			errs = append(errs, e)
@@ -322,16 +333,12 @@ func (n *Node) Shutdown(ctx context.Context) error {
 
 // retentionLoop enforces retention on every partition and expires idle
 // producer state.
-func (n *Node) retentionLoop() {
-	defer n.loops.Done()
-	n.startCleaner() // compaction.go: the log cleaner runs beside retention
-	// scrub.go: so does the CRC scrubber of sealed segments.
-	n.startScrubber()
+func (n *Node) retentionLoop(ctx context.Context) {
 	t := time.NewTicker(n.cfg.RetentionCheckInterval)
 	defer t.Stop()
 	for {
 		select {
-		case <-n.closing:
+		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
@@ -358,11 +365,10 @@ func (n *Node) enforceRetention() {
 
 // catalogLoop opens and closes local partitions when the catalog changes
 // from elsewhere (the cluster layer's gossip).
-func (n *Node) catalogLoop() {
-	defer n.loops.Done()
+func (n *Node) catalogLoop(ctx context.Context) {
 	for {
 		select {
-		case <-n.closing:
+		case <-ctx.Done():
 			return
 		case <-n.catalog.Changes():
 		}

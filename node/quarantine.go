@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -149,8 +150,7 @@ func (n *Node) PurgeQuarantine(olderThan time.Duration) ([]QuarantineEntry, erro
 }
 
 // quarantineLoop reclaims entries older than Config.QuarantineRetention.
-func (n *Node) quarantineLoop() {
-	defer n.loops.Done()
+func (n *Node) quarantineLoop(ctx context.Context) {
 	if n.cfg.QuarantineRetention < 0 {
 		return
 	}
@@ -161,7 +161,7 @@ func (n *Node) quarantineLoop() {
 			n.log.WithError(err).Warn("reclaim quarantine")
 		}
 		select {
-		case <-n.closing:
+		case <-ctx.Done():
 			return
 		case <-t.C:
 		}

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"time"
 
 	"github.com/hashicorp/go-metrics"
@@ -59,13 +60,12 @@ func (m *requestMetrics) observe(key int16, start time.Time) {
 }
 
 // metricsLoop hands the counted metrics to go-metrics until the node closes.
-func (n *Node) metricsLoop() {
-	defer n.loops.Done()
+func (n *Node) metricsLoop(ctx context.Context) {
 	t := time.NewTicker(metricsFlushInterval)
 	defer t.Stop()
 	for {
 		select {
-		case <-n.closing:
+		case <-ctx.Done():
 			return // Shutdown flushes once requests have drained
 		case <-t.C:
 		}

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"net/http"
@@ -107,18 +108,12 @@ func corruptionFields(topic string, index int32, c partition.Corruption) logrus.
 	return f
 }
 
-// startScrubber starts the scrubber goroutine (joining n.loops); it stops
-// when the node closes. With a zero rate it only answers /v1/scrub.
-func (n *Node) startScrubber() {
+// scrubLoop runs scrub passes until ctx ends. With a zero rate it returns
+// at once, and the node only answers /v1/scrub.
+func (n *Node) scrubLoop(ctx context.Context) {
 	if n.cfg.ScrubRate <= 0 {
 		return
 	}
-	n.loops.Add(1)
-	go n.scrubLoop()
-}
-
-func (n *Node) scrubLoop() {
-	defer n.loops.Done()
 	interval := n.cfg.ScrubInterval
 	if interval <= 0 {
 		interval = DefaultScrubInterval
@@ -127,7 +122,7 @@ func (n *Node) scrubLoop() {
 	defer t.Stop()
 	for {
 		select {
-		case <-n.closing:
+		case <-ctx.Done():
 			return
 		case <-t.C:
 		case <-n.scrub.kick:
