@@ -19,7 +19,7 @@ func (n *Node) quarantineAdminRoutes(mux *http.ServeMux) {
 			http.Error(w, "use GET", http.StatusMethodNotAllowed)
 			return
 		}
-		entries, err := n.Quarantine()
+		entries, err := n.quarantine.List()
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
@@ -40,7 +40,7 @@ func (n *Node) quarantineAdminRoutes(mux *http.ServeMux) {
 			}
 			olderThan = d
 		}
-		purged, err := n.PurgeQuarantine(olderThan)
+		purged, err := n.quarantine.Purge(olderThan)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return

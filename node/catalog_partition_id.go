@@ -45,7 +45,7 @@ func (n *Node) claimPartitionDir(dir string, spec TopicSpec, p int32) (record bo
 	if onDisk == spec.ID {
 		return false, nil
 	}
-	if _, err := n.quarantineDirectory(dir, "directory of a deleted incarnation of the topic; the partition starts empty",
+	if _, err := n.quarantine.Move(dir, "directory of a deleted incarnation of the topic; the partition starts empty",
 		logrus.Fields{"topic": spec.Name, "partition": p, "stale_topic_id": onDisk.String(), "topic_id": spec.ID.String()}); err != nil {
 		return false, fmt.Errorf("stale partition %s: %w", dir, err)
 	}

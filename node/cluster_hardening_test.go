@@ -275,7 +275,7 @@ func TestClusterStalePartitionDirRemoved(t *testing.T) {
 			t.Errorf("partition %d topic-id file %q (%v), want %v", p, raw, err, recreated.ID)
 		}
 	}
-	if q, err := back.Quarantine(); err != nil || len(q) != len(led) {
+	if q, err := back.quarantine.List(); err != nil || len(q) != len(led) {
 		t.Errorf("quarantine holds %+v (%v), want the %d directories of the deleted incarnation", q, err, len(led))
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/spool-log/spool/node/datadir"
 	"github.com/spool-log/spool/node/group"
 	"github.com/spool-log/spool/partition"
 	"github.com/spool-log/spool/wire"
@@ -152,7 +153,7 @@ func DefaultConfig() Config {
 		MaxOpenFiles:           1024,
 		RetentionCheckInterval: 30 * time.Second,
 		ProducerIDExpiry:       24 * time.Hour,
-		QuarantineRetention:    defaultQuarantineRetention,
+		QuarantineRetention:    datadir.DefaultQuarantineRetention,
 
 		ScrubRate:     DefaultScrubRate,
 		ScrubInterval: DefaultScrubInterval,
@@ -211,7 +212,7 @@ func (c *Config) validate() error {
 		c.ProducerIDExpiry = 24 * time.Hour
 	}
 	if c.QuarantineRetention == 0 {
-		c.QuarantineRetention = defaultQuarantineRetention
+		c.QuarantineRetention = datadir.DefaultQuarantineRetention
 	}
 	if err := c.Groups.validate(); err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/datadir"
 	"github.com/spool-log/spool/partition"
 	"github.com/spool-log/spool/wire"
 )
@@ -29,11 +30,12 @@ const (
 
 // Node is one Spool broker.
 type Node struct {
-	cfg   Config
-	log   logrus.FieldLogger
-	lock  *DataDirLock // held from New to Shutdown: one process per data dir
-	files *partition.FileCache
-	pids  *producerIDs
+	cfg        Config
+	log        logrus.FieldLogger
+	lock       *datadir.Lock       // held from New to Shutdown: one process per data dir
+	quarantine *datadir.Quarantine // what the node drops goes here (datadir)
+	files      *partition.FileCache
+	pids       *producerIDs
 
 	// The cluster view and the topic catalog, both from the membership
 	// agent, which Start creates once the listeners are bound.
@@ -94,7 +96,7 @@ func New(cfg Config) (_ *Node, err error) {
 		return nil, fmt.Errorf("create data dir %s: %w", cfg.DataDir, err)
 	}
 	// Before anything in the data dir is read or written.
-	lock, err := LockDataDir(cfg.DataDir)
+	lock, err := datadir.LockDir(cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
@@ -104,13 +106,14 @@ func New(cfg Config) (_ *Node, err error) {
 		}
 	}()
 	n := &Node{
-		cfg:   cfg,
-		log:   log,
-		lock:  lock,
-		files: partition.NewFileCache(cfg.MaxOpenFiles),
-		parts: make(map[tp]*localPartition),
-		loops: newBackground(),
-		adm:   newAdmission(),
+		cfg:        cfg,
+		log:        log,
+		lock:       lock,
+		files:      partition.NewFileCache(cfg.MaxOpenFiles),
+		quarantine: datadir.NewQuarantine(cfg.DataDir, log),
+		parts:      make(map[tp]*localPartition),
+		loops:      newBackground(),
+		adm:        newAdmission(),
 	}
 	n.closing = n.loops.ctx.Done()
 	n.scrub.kick = make(chan struct{}, 1)
@@ -241,7 +244,7 @@ func (n *Node) startLoops(kafkaLn net.Listener) {
 	n.loops.Go(n.retentionLoop)
 	n.startCleaner() // compaction.go: the log cleaner runs beside retention
 	n.loops.Go(n.scrubLoop)
-	n.loops.Go(n.quarantineLoop)
+	n.loops.Go(func(ctx context.Context) { n.quarantine.Reclaim(ctx, n.cfg.QuarantineRetention) })
 }
 
 // KafkaAddr is the bound Kafka listener address (after Start) or the

@@ -162,7 +162,7 @@ func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, erro
 		return nil, err
 	}
 	pcfg := settings.partitionConfig(n.cfg.Topic, n.files)
-	pcfg.QuarantineDir = n.quarantineDir()
+	pcfg.QuarantineDir = n.quarantine.Dir()
 	pcfg.OnCorruption = n.onRecoveryCut(spec.Name, index)
 	log, err := partition.Open(dir, pcfg)
 	if err != nil {
@@ -241,7 +241,7 @@ func (n *Node) reconcile() error {
 		if err := p.log.Release(); err != nil {
 			n.log.WithError(err).WithField("topic", p.topic).WithField("partition", p.index).Warn("close dropped partition")
 		}
-		if _, err := n.quarantineDirectory(p.dir, d.why, logrus.Fields{"topic": p.topic, "partition": p.index, "topic_id": p.topicID.String()}); err != nil {
+		if _, err := n.quarantine.Move(p.dir, d.why, logrus.Fields{"topic": p.topic, "partition": p.index, "topic_id": p.topicID.String()}); err != nil {
 			// Left in place: the next start looks at it again.
 			n.log.WithError(err).WithField("topic", p.topic).WithField("partition", p.index).Error("quarantine dropped partition")
 		}
@@ -342,7 +342,7 @@ func (n *Node) removeOrphans() error {
 		default:
 			why = "this node is not a replica"
 		}
-		if _, err := n.quarantineDirectory(dir, why, fields); err != nil {
+		if _, err := n.quarantine.Move(dir, why, fields); err != nil {
 			// Left in place, unopened (a full disk may refuse even the
 			// quarantine's directory): the next start tries again.
 			n.log.WithError(err).WithFields(fields).Error("quarantine partition directory")

@@ -44,7 +44,7 @@ func TestScrubStatusForgetsPurgedCuts(t *testing.T) {
 	if _, err := os.Stat(q[0].Quarantine); err != nil {
 		t.Fatalf("the cut tail is not in the quarantine: %v", err)
 	}
-	purged, err := n.PurgeQuarantine(0)
+	purged, err := n.quarantine.Purge(0)
 	if err != nil || len(purged) != 1 {
 		t.Fatalf("purge: %v, %v", purged, err)
 	}

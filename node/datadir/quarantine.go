@@ -1,4 +1,4 @@
-package node
+package datadir
 
 import (
 	"context"
@@ -25,25 +25,38 @@ import (
 // Config.QuarantineRetention, or at once by an operator through the admin
 // API (`spool quarantine list|purge`).
 
-// quarantineDirName is the quarantine's directory in DataDir. It has no
-// "-<n>" suffix, so it is never taken for a partition directory.
-const quarantineDirName = "quarantine"
+// QuarantineDirName is the quarantine's directory in the data directory. It
+// has no "-<n>" suffix, so it is never taken for a partition directory.
+const QuarantineDirName = "quarantine"
 
 // quarantineTimeFormat stamps entry names; the names sort by time.
 const quarantineTimeFormat = "20060102T150405Z"
 
-// defaultQuarantineRetention is how long dropped data is kept by default.
-const defaultQuarantineRetention = 7 * 24 * time.Hour
+// DefaultQuarantineRetention is how long dropped data is kept by default.
+const DefaultQuarantineRetention = 7 * 24 * time.Hour
 
 // quarantineCheckInterval is how often expired entries are reclaimed.
 const quarantineCheckInterval = time.Hour
 
-func (n *Node) quarantineDir() string { return filepath.Join(n.cfg.DataDir, quarantineDirName) }
+// Quarantine is the quarantine of one data directory.
+type Quarantine struct {
+	dataDir string
+	log     logrus.FieldLogger
+}
 
-// quarantinePath is where an entry for what, dropped at now, goes: a free
+// NewQuarantine is the quarantine of dataDir; it logs what it moves and
+// purges to log.
+func NewQuarantine(dataDir string, log logrus.FieldLogger) *Quarantine {
+	return &Quarantine{dataDir: dataDir, log: log}
+}
+
+// Dir is the quarantine's directory, created on the first drop.
+func (q *Quarantine) Dir() string { return filepath.Join(q.dataDir, QuarantineDirName) }
+
+// Path is where an entry for what, dropped at now, goes: a free
 // name, suffixed ".1", ".2"... if two drops of one thing share a second.
-func (n *Node) quarantinePath(what string, now time.Time) (string, error) {
-	qdir := n.quarantineDir()
+func (q *Quarantine) Path(what string, now time.Time) (string, error) {
+	qdir := q.Dir()
 	if err := os.MkdirAll(qdir, 0o755); err != nil {
 		return "", fmt.Errorf("create quarantine %s: %w", qdir, err)
 	}
@@ -57,56 +70,56 @@ func (n *Node) quarantinePath(what string, now time.Time) (string, error) {
 	}
 }
 
-// quarantineDirectory moves dir (under DataDir) into the quarantine and
+// Move moves dir (under the data directory) into the quarantine and
 // logs it at ERROR with why. A rename within one file system needs no free
 // space, so it works on a full disk too.
-func (n *Node) quarantineDirectory(dir, why string, fields logrus.Fields) (string, error) {
-	dst, err := n.quarantinePath(filepath.Base(dir), time.Now())
+func (q *Quarantine) Move(dir, why string, fields logrus.Fields) (string, error) {
+	dst, err := q.Path(filepath.Base(dir), time.Now())
 	if err != nil {
 		return "", err
 	}
 	if err := os.Rename(dir, dst); err != nil {
 		return "", fmt.Errorf("quarantine %s: %w", dir, err)
 	}
-	if err := atomicfile.SyncDir(n.cfg.DataDir); err != nil {
-		n.log.WithError(err).Warn("fsync data dir after quarantining")
+	if err := atomicfile.SyncDir(q.dataDir); err != nil {
+		q.log.WithError(err).Warn("fsync data dir after quarantining")
 	}
-	n.log.WithFields(fields).WithFields(logrus.Fields{"dir": dir, "quarantine": dst, "reason": why}).
+	q.log.WithFields(fields).WithFields(logrus.Fields{"dir": dir, "quarantine": dst, "reason": why}).
 		Error("partition data moved to quarantine: " + why)
 	return dst, nil
 }
 
-// QuarantineEntry is one dropped thing, as the admin API lists it.
-type QuarantineEntry struct {
+// Entry is one dropped thing, as the admin API lists it.
+type Entry struct {
 	Name    string    `json:"name"`
 	Path    string    `json:"path"`
 	Bytes   int64     `json:"bytes"`
 	Dropped time.Time `json:"dropped"`
 }
 
-// Quarantine lists the quarantine, oldest first. The drop time is the one in
+// List lists the quarantine, oldest first. The drop time is the one in
 // the entry's name (the file's own mtime is when its data was last written).
-func (n *Node) Quarantine() ([]QuarantineEntry, error) {
-	entries, err := os.ReadDir(n.quarantineDir())
+func (q *Quarantine) List() ([]Entry, error) {
+	entries, err := os.ReadDir(q.Dir())
 	if errors.Is(err, fs.ErrNotExist) {
-		return []QuarantineEntry{}, nil
+		return []Entry{}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("list quarantine: %w", err)
 	}
-	out := make([]QuarantineEntry, 0, len(entries))
+	out := make([]Entry, 0, len(entries))
 	for _, e := range entries {
-		path := filepath.Join(n.quarantineDir(), e.Name())
-		q := QuarantineEntry{Name: e.Name(), Path: path, Bytes: diskUsage(path)}
+		path := filepath.Join(q.Dir(), e.Name())
+		en := Entry{Name: e.Name(), Path: path, Bytes: diskUsage(path)}
 		if len(e.Name()) >= len(quarantineTimeFormat) {
-			q.Dropped, _ = time.Parse(quarantineTimeFormat, e.Name()[:len(quarantineTimeFormat)])
+			en.Dropped, _ = time.Parse(quarantineTimeFormat, e.Name()[:len(quarantineTimeFormat)])
 		}
-		if q.Dropped.IsZero() {
+		if en.Dropped.IsZero() {
 			if info, err := e.Info(); err == nil {
-				q.Dropped = info.ModTime().UTC()
+				en.Dropped = info.ModTime().UTC()
 			}
 		}
-		out = append(out, q)
+		out = append(out, en)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
@@ -125,40 +138,41 @@ func diskUsage(path string) int64 {
 	return total
 }
 
-// PurgeQuarantine deletes the entries dropped at or before now minus
+// Purge deletes the entries dropped at or before now minus
 // olderThan (every entry for zero) and returns them.
-func (n *Node) PurgeQuarantine(olderThan time.Duration) ([]QuarantineEntry, error) {
-	all, err := n.Quarantine()
+func (q *Quarantine) Purge(olderThan time.Duration) ([]Entry, error) {
+	all, err := q.List()
 	if err != nil {
 		return nil, err
 	}
 	cutoff := time.Now().Add(-olderThan)
-	purged := []QuarantineEntry{}
+	purged := []Entry{}
 	var errs []error
-	for _, q := range all {
-		if q.Dropped.After(cutoff) {
+	for _, en := range all {
+		if en.Dropped.After(cutoff) {
 			continue
 		}
-		if err := os.RemoveAll(q.Path); err != nil {
-			errs = append(errs, fmt.Errorf("purge %s: %w", q.Path, err))
+		if err := os.RemoveAll(en.Path); err != nil {
+			errs = append(errs, fmt.Errorf("purge %s: %w", en.Path, err))
 			continue
 		}
-		n.log.WithFields(logrus.Fields{"quarantine": q.Path, "bytes": q.Bytes, "dropped": q.Dropped}).Warn("quarantined data purged")
-		purged = append(purged, q)
+		q.log.WithFields(logrus.Fields{"quarantine": en.Path, "bytes": en.Bytes, "dropped": en.Dropped}).Warn("quarantined data purged")
+		purged = append(purged, en)
 	}
 	return purged, errors.Join(errs...)
 }
 
-// quarantineLoop reclaims entries older than Config.QuarantineRetention.
-func (n *Node) quarantineLoop(ctx context.Context) {
-	if n.cfg.QuarantineRetention < 0 {
+// Reclaim purges entries older than retention until ctx ends; a negative
+// retention keeps everything.
+func (q *Quarantine) Reclaim(ctx context.Context, retention time.Duration) {
+	if retention < 0 {
 		return
 	}
-	t := time.NewTicker(min(quarantineCheckInterval, n.cfg.QuarantineRetention))
+	t := time.NewTicker(min(quarantineCheckInterval, retention))
 	defer t.Stop()
 	for {
-		if _, err := n.PurgeQuarantine(n.cfg.QuarantineRetention); err != nil {
-			n.log.WithError(err).Warn("reclaim quarantine")
+		if _, err := q.Purge(retention); err != nil {
+			q.log.WithError(err).Warn("reclaim quarantine")
 		}
 		select {
 		case <-ctx.Done():
