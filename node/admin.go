@@ -55,7 +55,7 @@ func (n *Node) adminHandler() http.Handler {
 	})
 	n.clusterAdminRoutes(mux)
 	n.quarantineAdminRoutes(mux) // /v1/quarantine, /v1/quarantine/purge
-	n.scrubAdminRoutes(mux)      // /v1/scrub: scrub.go
+	n.scrubAdminRoutes(mux)      // /v1/scrub: node/scrub
 	mux.Handle("/metrics", promhttp.HandlerFor(n.registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/v1/stats", func(w http.ResponseWriter, r *http.Request) {
 		httpjson.Write(w, n.Stats())
@@ -132,4 +132,25 @@ func (n *Node) Stats() Stats {
 	})
 	s.Partitions = len(s.PartitionStats)
 	return s
+}
+
+// scrubAdminRoutes serves /v1/scrub: GET the status, POST to start a pass
+// now (409 when the scrubber is off).
+func (n *Node) scrubAdminRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("/v1/scrub", func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet:
+			httpjson.Write(w, n.scrub.Status())
+		case http.MethodPost:
+			if err := n.scrub.Start(); err != nil {
+				http.Error(w, err.Error(), http.StatusConflict)
+				return
+			}
+			// The pass starts in the background; the reply is the status
+			// as it stands, for a client that polls until passes grows.
+			httpjson.Write(w, n.scrub.Status())
+		default:
+			http.Error(w, "GET or POST", http.StatusMethodNotAllowed)
+		}
+	})
 }

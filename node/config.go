@@ -8,6 +8,7 @@ import (
 
 	"github.com/spool-log/spool/node/datadir"
 	"github.com/spool-log/spool/node/group"
+	"github.com/spool-log/spool/node/scrub"
 	"github.com/spool-log/spool/partition"
 	"github.com/spool-log/spool/wire"
 )
@@ -155,8 +156,8 @@ func DefaultConfig() Config {
 		ProducerIDExpiry:       24 * time.Hour,
 		QuarantineRetention:    datadir.DefaultQuarantineRetention,
 
-		ScrubRate:     DefaultScrubRate,
-		ScrubInterval: DefaultScrubInterval,
+		ScrubRate:     scrub.DefaultRate,
+		ScrubInterval: scrub.DefaultInterval,
 		Topic: TopicDefaults{
 			RetentionAge:    pc.RetentionAge,
 			RetentionBytes:  pc.RetentionBytes,

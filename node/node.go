@@ -19,6 +19,7 @@ import (
 
 	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/node/datadir"
+	"github.com/spool-log/spool/node/scrub"
 	"github.com/spool-log/spool/partition"
 	"github.com/spool-log/spool/wire"
 )
@@ -60,7 +61,7 @@ type Node struct {
 	registry *prometheus.Registry
 	requests *requestMetrics
 	stats    counters
-	scrub    scrubState // scrub.go
+	scrub    *scrub.Scrubber
 	// flushedBytesOut is stats.bytesOut as of metricsLoop's last flush.
 	flushedBytesOut int64
 
@@ -116,7 +117,6 @@ func New(cfg Config) (_ *Node, err error) {
 		adm:        newAdmission(),
 	}
 	n.closing = n.loops.ctx.Done()
-	n.scrub.kick = make(chan struct{}, 1)
 
 	pids, err := openProducerIDs(filepath.Join(cfg.DataDir, producerIDsFileName), cfg.NodeID)
 	if err != nil {
@@ -146,6 +146,10 @@ func New(cfg Config) (_ *Node, err error) {
 	if n.requests, err = newRequestMetrics(n.registry); err != nil {
 		return nil, fmt.Errorf("request metrics: %w", err)
 	}
+	n.scrub = scrub.New(scrub.Config{
+		Rate: cfg.ScrubRate, Interval: cfg.ScrubInterval,
+		Targets: n.scrubTargets, Metrics: n.metrics, Log: log,
+	})
 	return n, nil
 }
 
@@ -243,7 +247,7 @@ func (n *Node) startLoops(kafkaLn net.Listener) {
 	n.loops.Go(n.metricsLoop)
 	n.loops.Go(n.retentionLoop)
 	n.startCleaner() // compaction.go: the log cleaner runs beside retention
-	n.loops.Go(n.scrubLoop)
+	n.loops.Go(n.scrub.Run)
 	n.loops.Go(func(ctx context.Context) { n.quarantine.Reclaim(ctx, n.cfg.QuarantineRetention) })
 }
 
@@ -381,4 +385,14 @@ func (n *Node) catalogLoop(ctx context.Context) {
 		n.applyTopicConfigs()
 		n.metrics.SetGauge([]string{"partitions"}, float32(len(n.localPartitions())))
 	}
+}
+
+// scrubTargets are the open partitions, for the scrubber.
+func (n *Node) scrubTargets() []scrub.Target {
+	parts := n.localPartitions()
+	out := make([]scrub.Target, len(parts))
+	for i, p := range parts {
+		out[i] = scrub.Target{Topic: p.topic, Partition: p.index, Log: p.log}
+	}
+	return out
 }

@@ -163,7 +163,7 @@ func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, erro
 	}
 	pcfg := settings.partitionConfig(n.cfg.Topic, n.files)
 	pcfg.QuarantineDir = n.quarantine.Dir()
-	pcfg.OnCorruption = n.onRecoveryCut(spec.Name, index)
+	pcfg.OnCorruption = n.scrub.OnRecoveryCut(spec.Name, index)
 	log, err := partition.Open(dir, pcfg)
 	if err != nil {
 		return nil, fmt.Errorf("open partition %s: %w", dir, err)

@@ -37,7 +37,7 @@ func TestScrubStatusForgetsPurgedCuts(t *testing.T) {
 	}
 	cfg.KafkaAddr, cfg.AdminAddr = "127.0.0.1:0", "127.0.0.1:0"
 	n = startNode(t, cfg)
-	q := n.ScrubStatus().Quarantined
+	q := n.scrub.Status().Quarantined
 	if len(q) != 1 || q[0].Topic != "cut" {
 		t.Fatalf("quarantined after recovery: %+v, want the cut tail of cut-0", q)
 	}
@@ -48,7 +48,7 @@ func TestScrubStatusForgetsPurgedCuts(t *testing.T) {
 	if err != nil || len(purged) != 1 {
 		t.Fatalf("purge: %v, %v", purged, err)
 	}
-	if q := n.ScrubStatus().Quarantined; len(q) != 0 {
+	if q := n.scrub.Status().Quarantined; len(q) != 0 {
 		t.Fatalf("quarantined after the purge: %+v, want nothing (its path names nothing)", q)
 	}
 }
