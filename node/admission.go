@@ -163,3 +163,10 @@ func (n *Node) admissionState() error {
 	}
 	return nil
 }
+
+// isRefusal tells a membership error that makes this node unfit to run (the
+// cluster refuses its broker id or name) from a transient one (not joined
+// yet): only the first fails /healthz.
+func isRefusal(err error) bool {
+	return errors.Is(err, membership.ErrDuplicateBrokerID) || errors.Is(err, membership.ErrDuplicateName)
+}

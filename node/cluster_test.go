@@ -17,6 +17,7 @@ import (
 
 	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/admin"
 )
 
 // startCluster starts size in-process nodes with ids 1..size, nodes 2.. joining
@@ -186,7 +187,7 @@ func TestClusterStoppedLeaderIsUnavailableNotMoved(t *testing.T) {
 	rest := nodes[:2]
 	retry.Run(t, 20*time.Second, func() error {
 		for _, n := range rest {
-			for _, m := range n.Members() {
+			for _, m := range n.adminAPI.Members() {
 				if m.ID == gone.NodeID() && m.Status != string(membership.StatusLeft) {
 					return fmt.Errorf("node %d sees %s %s, want left", n.NodeID(), m.Name, m.Status)
 				}
@@ -215,7 +216,7 @@ func TestClusterStoppedLeaderIsUnavailableNotMoved(t *testing.T) {
 	}
 
 	// Placement shows the recorded replicas and the unavailable leader.
-	out, ok := rest[0].Placement(topic)
+	out, ok := rest[0].adminAPI.Placement(topic)
 	if !ok || len(out) != 6 {
 		t.Fatalf("placement: %v %d", ok, len(out))
 	}
@@ -253,7 +254,7 @@ func TestClusterStoppedLeaderIsUnavailableNotMoved(t *testing.T) {
 		}
 		return nil
 	})
-	out, _ = rest[1].Placement(topic)
+	out, _ = rest[1].adminAPI.Placement(topic)
 	for _, p := range out {
 		if want := slices.Contains(spec.Replicas[p.Partition], gone.NodeID()); p.Differs != want {
 			t.Errorf("partition %d replicas %v preferred %v: differs %v, want %v", p.Partition, p.Replicas, p.Preferred, p.Differs, want)
@@ -274,7 +275,7 @@ func TestClusterAdminMembersAndWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var members []MemberInfo
+	var members []admin.MemberInfo
 	err = json.NewDecoder(resp.Body).Decode(&members)
 	resp.Body.Close()
 	if err != nil || len(members) != 2 {
@@ -322,7 +323,7 @@ func TestClusterAdminMembersAndWatch(t *testing.T) {
 	third := startNode(t, cfg)
 	dec := json.NewDecoder(watch.Body)
 	for {
-		var ev MemberEvent
+		var ev admin.MemberEvent
 		if err := dec.Decode(&ev); err != nil {
 			t.Fatalf("watch stream ended before node 3 joined: %v", err)
 		}
@@ -344,7 +345,7 @@ func TestClusterAdminMembersAndWatch(t *testing.T) {
 	})
 	stopNode(t, third)
 	for {
-		var ev MemberEvent
+		var ev admin.MemberEvent
 		if err := dec.Decode(&ev); err != nil {
 			t.Fatalf("watch stream ended before node 3 left: %v", err)
 		}

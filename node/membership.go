@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/hashicorp/go-metrics"
 	"github.com/sirupsen/logrus"
 
 	"github.com/spool-log/spool/membership"
@@ -152,12 +151,8 @@ func (n *Node) startMembership() error {
 	if err != nil {
 		return err
 	}
-	gc := metrics.DefaultConfig("")
-	gc.EnableHostname = false
-	gc.EnableRuntimeMetrics = false
-	gc.EnableServiceLabel = false
-	if _, err := metrics.NewGlobal(gc, n.sink); err != nil {
-		return fmt.Errorf("global metrics: %w", err)
+	if err := n.metrics.SetGlobal(); err != nil {
+		return err
 	}
 	agent, err := membership.Create(mc)
 	if err != nil {

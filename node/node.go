@@ -12,12 +12,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/go-metrics"
-	promsink "github.com/hashicorp/go-metrics/prometheus"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/admin"
 	"github.com/spool-log/spool/node/datadir"
 	"github.com/spool-log/spool/node/scrub"
 	"github.com/spool-log/spool/partition"
@@ -56,10 +54,8 @@ type Node struct {
 	admin     *http.Server
 	adminLn   net.Listener
 
-	metrics  *metrics.Metrics
-	sink     *promsink.PrometheusSink
-	registry *prometheus.Registry
-	requests *requestMetrics
+	metrics  *admin.Metrics
+	adminAPI *admin.API
 	stats    counters
 	scrub    *scrub.Scrubber
 	// flushedBytesOut is stats.bytesOut as of metricsLoop's last flush.
@@ -124,31 +120,16 @@ func New(cfg Config) (_ *Node, err error) {
 	}
 	n.pids = pids
 
-	n.registry = prometheus.NewRegistry()
-	// No Expiration: a gauge set on membership changes only (members,
-	// partitions led) must not vanish from /metrics a minute later.
-	sink, err := promsink.NewPrometheusSinkFrom(promsink.PrometheusOpts{
-		Name:       fmt.Sprintf("spool_node_%d", cfg.NodeID),
-		Registerer: n.registry,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("metrics sink: %w", err)
+	keys := make([]int16, 0, len(apis))
+	for key := range apis {
+		keys = append(keys, key)
 	}
-	n.sink = sink
-	mc := metrics.DefaultConfig("spool")
-	mc.EnableHostname = false
-	mc.EnableRuntimeMetrics = false
-	mc.EnableServiceLabel = false
-	n.metrics, err = metrics.New(mc, sink)
-	if err != nil {
-		return nil, fmt.Errorf("metrics: %w", err)
-	}
-	if n.requests, err = newRequestMetrics(n.registry); err != nil {
-		return nil, fmt.Errorf("request metrics: %w", err)
+	if n.metrics, err = admin.NewMetrics(cfg.NodeID, keys); err != nil {
+		return nil, err
 	}
 	n.scrub = scrub.New(scrub.Config{
 		Rate: cfg.ScrubRate, Interval: cfg.ScrubInterval,
-		Targets: n.scrubTargets, Metrics: n.metrics, Log: log,
+		Targets: n.scrubTargets, Metrics: n.metrics.Metrics, Log: log,
 	})
 	return n, nil
 }
@@ -227,8 +208,12 @@ func (n *Node) Start() (err error) {
 // startLoops starts the node's servers and background loops, every one
 // under n.loops: they end when Shutdown stops it.
 func (n *Node) startLoops(kafkaLn net.Listener) {
+	n.adminAPI = admin.New(admin.Config{
+		Node: adminView{n}, Agent: n.agent, Quarantine: n.quarantine, Scrub: n.scrub,
+		Metrics: n.metrics, Pprof: n.cfg.EnablePprof, Log: n.log, Closing: n.closing,
+	})
 	if n.adminLn != nil {
-		n.admin = &http.Server{Handler: n.adminHandler(), ReadHeaderTimeout: 10 * time.Second}
+		n.admin = &http.Server{Handler: n.adminAPI.Handler(), ReadHeaderTimeout: 10 * time.Second}
 		n.loops.Go(func(context.Context) {
 			if err := n.admin.Serve(n.adminLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				n.log.WithError(err).Error("admin http server stopped")

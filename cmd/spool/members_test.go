@@ -15,6 +15,7 @@ import (
 
 	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/node"
+	nodeadmin "github.com/spool-log/spool/node/admin"
 )
 
 func TestClusterCommands(t *testing.T) {
@@ -67,7 +68,7 @@ func TestClusterCommands(t *testing.T) {
 	}
 
 	out, _, err = runCLI(t, "", append([]string{"members", "-o", "json"}, admin...)...)
-	var members []node.MemberInfo
+	var members []nodeadmin.MemberInfo
 	if err != nil || json.Unmarshal([]byte(out), &members) != nil || len(members) != 2 || members[1].ID != 2 {
 		t.Fatalf("spool members -o json: %v\n%s", err, out)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/spool-log/spool/node"
+	"github.com/spool-log/spool/node/admin"
 	"github.com/spool-log/spool/partition"
 )
 
@@ -136,12 +137,12 @@ func (f *nodeFlags) run(ctx context.Context, logOut io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if flag, ok := node.SecretOnCommandLine(os.Args[1:]); ok {
+	if flag, ok := admin.SecretOnCommandLine(os.Args[1:]); ok {
 		log.WithField("flag", flag).Warn("a secret was given on the command line, where every local user can read it (ps, /proc/PID/cmdline); give it as a file (--gossip-key-file) or in the environment (SPOOL_GOSSIP_KEY) instead")
 	}
 	// Nothing in this process shows the secret from here on, should
 	// something print or serve os.Args.
-	os.Args = node.RedactArgs(os.Args)
+	os.Args = admin.RedactArgs(os.Args)
 	cfg, err := f.config()
 	if err != nil {
 		return err

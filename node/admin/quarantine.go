@@ -1,4 +1,4 @@
-package node
+package admin
 
 import (
 	"net/http"
@@ -7,19 +7,19 @@ import (
 	"github.com/spool-log/spool/internal/httpjson"
 )
 
-// quarantineAdminRoutes serves the quarantine (quarantine.go):
+// quarantineRoutes serves the quarantine (node/datadir):
 //
 //	GET  /v1/quarantine                          JSON entries, oldest first
 //	POST /v1/quarantine/purge[?older_than=DUR]   deletes the entries dropped
 //	                                             at least DUR ago (all without
 //	                                             it) and returns them
-func (n *Node) quarantineAdminRoutes(mux *http.ServeMux) {
+func (a *API) quarantineRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("/v1/quarantine", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet {
 			http.Error(w, "use GET", http.StatusMethodNotAllowed)
 			return
 		}
-		entries, err := n.quarantine.List()
+		entries, err := a.cfg.Quarantine.List()
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
@@ -40,7 +40,7 @@ func (n *Node) quarantineAdminRoutes(mux *http.ServeMux) {
 			}
 			olderThan = d
 		}
-		purged, err := n.quarantine.Purge(olderThan)
+		purged, err := a.cfg.Quarantine.Purge(olderThan)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
