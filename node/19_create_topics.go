@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/topicconfig"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -120,8 +121,8 @@ func (n *Node) handleCreateTopics(ctx context.Context, wreq *wire.Request) wire.
 			st.NumPartitions = spec.Partitions
 			st.ReplicationFactor = spec.ReplicationFactor
 			if req.Version >= 5 {
-				settings, _ := parseTopicConfigs(n.cfg.Topic, spec.Configs)
-				for _, e := range settings.describe() {
+				settings, _ := topicconfig.Parse(n.cfg.Topic, spec.Configs)
+				for _, e := range settings.Describe() {
 					c := kmsg.NewCreateTopicsResponseTopicConfig()
 					c.Name = e.Name
 					v := e.Value
@@ -237,7 +238,7 @@ func (n *Node) createPlaced(name string, partitions int32, rf int16, replicas []
 	if rf < 1 {
 		return TopicSpec{}, &topicError{kerr.InvalidReplicationFactor, "replication factor must be at least 1"}
 	}
-	if _, err := parseTopicConfigs(n.cfg.Topic, configs); err != nil {
+	if _, err := topicconfig.Parse(n.cfg.Topic, configs); err != nil {
 		return TopicSpec{}, &topicError{kerr.InvalidConfig, err.Error()}
 	}
 

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/topicconfig"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -73,7 +74,7 @@ func (n *Node) incrementalTopicConfigs(rr kmsg.IncrementalAlterConfigsRequestRes
 		}
 		seen[c.Name] = true
 	}
-	effective, err := parseTopicConfigs(n.cfg.Topic, spec.Configs)
+	effective, err := topicconfig.Parse(n.cfg.Topic, spec.Configs)
 	if err != nil {
 		return &topicError{kerr.InvalidConfig, err.Error()}
 	}
@@ -81,7 +82,7 @@ func (n *Node) incrementalTopicConfigs(rr kmsg.IncrementalAlterConfigsRequestRes
 		if v, ok := spec.Configs[name]; ok {
 			return v
 		}
-		for _, e := range effective.describe() {
+		for _, e := range effective.Describe() {
 			if e.Name == name {
 				return e.Value
 			}
@@ -93,7 +94,7 @@ func (n *Node) incrementalTopicConfigs(rr kmsg.IncrementalAlterConfigsRequestRes
 		configs = make(map[string]string)
 	}
 	for _, c := range rr.Configs {
-		typ, known := topicConfigKeys[c.Name]
+		typ, known := topicconfig.Keys[c.Name]
 		if !known {
 			return &topicError{kerr.InvalidConfig, fmt.Sprintf("unknown topic config %q", c.Name)}
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/spool-log/spool/node/datadir"
 	"github.com/spool-log/spool/node/group"
 	"github.com/spool-log/spool/node/scrub"
+	"github.com/spool-log/spool/node/topicconfig"
 	"github.com/spool-log/spool/partition"
 	"github.com/spool-log/spool/wire"
 )
@@ -49,7 +50,7 @@ type Config struct {
 
 	// Topic is the default configuration of every topic; a topic's own
 	// configs (retention.ms, ...) override it.
-	Topic TopicDefaults
+	Topic topicconfig.Defaults
 
 	// Groups configures the consumer-group coordinator.
 	Groups GroupSettings
@@ -99,18 +100,6 @@ type Config struct {
 	Gossip GossipConfig
 }
 
-// TopicDefaults is the broker-wide default topic configuration.
-type TopicDefaults struct {
-	RetentionAge    time.Duration // retention.ms; <0 keeps forever
-	RetentionBytes  int64         // retention.bytes; <0 means unbounded
-	SegmentBytes    int64         // segment.bytes
-	SegmentAge      time.Duration // segment.ms
-	LogAppendTime   bool          // message.timestamp.type=LogAppendTime
-	MaxMessageBytes int32         // max.message.bytes: largest batch accepted
-	Flush           partition.FlushPolicy
-	FlushEvery      time.Duration // for FlushInterval
-}
-
 // GroupSettings are the consumer-group coordinator's broker settings.
 type GroupSettings struct {
 	// InitialRebalanceDelay is how long the first rebalance of an empty
@@ -158,7 +147,7 @@ func DefaultConfig() Config {
 
 		ScrubRate:     scrub.DefaultRate,
 		ScrubInterval: scrub.DefaultInterval,
-		Topic: TopicDefaults{
+		Topic: topicconfig.Defaults{
 			RetentionAge:    pc.RetentionAge,
 			RetentionBytes:  pc.RetentionBytes,
 			SegmentBytes:    pc.SegmentBytes,

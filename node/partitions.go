@@ -14,6 +14,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/topicconfig"
 	"github.com/spool-log/spool/partition"
 )
 
@@ -30,9 +31,9 @@ type localPartition struct {
 	index    int32
 	dir      string
 	log      *partition.Log
-	settings topicSettings
+	settings topicconfig.Settings
 	// liveSettings, once set, replaces settings (topic_alter.go).
-	liveSettings atomic.Pointer[topicSettings]
+	liveSettings atomic.Pointer[topicconfig.Settings]
 
 	// appendMu makes the idempotence check and the append one step, so
 	// two batches of one producer cannot both pass the sequence check.
@@ -150,7 +151,7 @@ func (p *localPartition) rebuildProducers(now time.Time) error {
 
 // openPartition opens (creating if needed) one local partition.
 func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, error) {
-	settings, err := parseTopicConfigs(n.cfg.Topic, spec.Configs)
+	settings, err := topicconfig.Parse(n.cfg.Topic, spec.Configs)
 	if err != nil {
 		return nil, fmt.Errorf("topic %s config: %w", spec.Name, err)
 	}
@@ -161,7 +162,7 @@ func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, erro
 	if err != nil {
 		return nil, err
 	}
-	pcfg := settings.partitionConfig(n.cfg.Topic, n.files)
+	pcfg := settings.PartitionConfig(n.cfg.Topic, n.files, kafkaCodecs{})
 	pcfg.QuarantineDir = n.quarantine.Dir()
 	pcfg.OnCorruption = n.scrub.OnRecoveryCut(spec.Name, index)
 	log, err := partition.Open(dir, pcfg)

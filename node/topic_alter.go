@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/topicconfig"
 )
 
 // Alterations of a live topic (CreatePartitions, AlterConfigs,
@@ -75,7 +76,7 @@ func (n *Node) setTopicConfigs(name string, configs map[string]string, validateO
 	if err := membership.ValidateTopicName(name); err != nil {
 		return &topicError{kerr.InvalidTopicException, err.Error()}
 	}
-	if _, err := parseTopicConfigs(n.cfg.Topic, configs); err != nil {
+	if _, err := topicconfig.Parse(n.cfg.Topic, configs); err != nil {
 		return &topicError{kerr.InvalidConfig, err.Error()}
 	}
 	if _, ok := n.catalog.Topic(name); !ok {
@@ -139,7 +140,7 @@ func (n *Node) applyTopicConfigs() {
 		if !ok || spec.ID != p.topicID {
 			continue // reconcile closes it
 		}
-		s, err := parseTopicConfigs(n.cfg.Topic, spec.Configs)
+		s, err := topicconfig.Parse(n.cfg.Topic, spec.Configs)
 		if err != nil {
 			n.log.WithError(err).WithField("topic", p.topic).Warn("topic configs from the catalog refused; keeping the partition's")
 			continue
@@ -147,7 +148,7 @@ func (n *Node) applyTopicConfigs() {
 		if s == p.currentSettings() {
 			continue
 		}
-		c := s.partitionConfig(n.cfg.Topic, n.files)
+		c := s.PartitionConfig(n.cfg.Topic, n.files, kafkaCodecs{})
 		if old := p.log.Config(); old.Flush != c.Flush && isInternalTopic(p.topic) {
 			c.Flush = old.Flush // the group coordinator's commits are fsynced whatever the default
 		}
@@ -158,7 +159,7 @@ func (n *Node) applyTopicConfigs() {
 
 // currentSettings is the partition's topic settings: as opened, or as
 // last altered.
-func (p *localPartition) currentSettings() topicSettings {
+func (p *localPartition) currentSettings() topicconfig.Settings {
 	if s := p.liveSettings.Load(); s != nil {
 		return *s
 	}
