@@ -2,6 +2,7 @@ package node
 
 import (
 	"github.com/spool-log/spool/node/admin"
+	"github.com/spool-log/spool/node/admission"
 )
 
 // adminView is the node as the admin API (node/admin) sees it.
@@ -10,10 +11,10 @@ type adminView struct{ n *Node }
 var _ admin.Node = adminView{}
 
 func (v adminView) Unfit() error {
-	if err := v.n.refused(); err != nil {
+	if err := v.n.adm.Refusal(); err != nil {
 		return err
 	}
-	if err := v.n.agent.Health(); err != nil && isRefusal(err) {
+	if err := v.n.agent.Health(); err != nil && admission.IsRefusal(err) {
 		return err
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/admission"
 )
 
 // TestClonedDataDirRefused starts a node, without --join, on a copy of a live
@@ -51,7 +52,7 @@ func TestClonedDataDirRefused(t *testing.T) {
 	if n.Admitted() {
 		t.Fatal("the refused clone is admitted")
 	}
-	if err := n.readiness(); !isRefusal(err) {
+	if err := n.readiness(); !admission.IsRefusal(err) {
 		t.Fatalf("the refused clone's readiness: %v", err)
 	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(n.KafkaAddr()), kgo.AllowAutoTopicCreation(), kgo.RetryTimeout(time.Second))

@@ -52,11 +52,11 @@ func startNode(t testing.TB, cfg Config) *Node {
 }
 
 // waitAdmitted waits until the cluster has accepted n: Start returns before
-// (admission.go), and until then the node closes every Kafka connection,
+// (node/admission), and until then the node closes every Kafka connection,
 // which a test's first request would take for a failure on a loaded machine.
 func waitAdmitted(t testing.TB, n *Node) {
 	t.Helper()
-	retry.Run(t, 20*time.Second, n.admissionState)
+	retry.Run(t, 20*time.Second, n.adm.State)
 }
 
 // startNodeUnadmitted starts a node without waiting for its admission.

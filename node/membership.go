@@ -173,7 +173,7 @@ func (n *Node) startMembership() error {
 // announce a leave: its name may be a live member's, which the leave would
 // take out.
 func (n *Node) leaveCluster() {
-	if n.agent == nil || n.refused() != nil {
+	if n.agent == nil || n.adm.Refusal() != nil {
 		return
 	}
 	if err := n.agent.Leave(); err != nil {
@@ -225,7 +225,7 @@ func (n *Node) readiness() error {
 	if !n.Ready() {
 		return errNotReady
 	}
-	if err := n.refused(); err != nil {
+	if err := n.adm.Refusal(); err != nil {
 		return err
 	}
 	if n.agent != nil {
@@ -233,5 +233,5 @@ func (n *Node) readiness() error {
 			return err
 		}
 	}
-	return n.admissionState()
+	return n.adm.State()
 }

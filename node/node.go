@@ -16,6 +16,7 @@ import (
 
 	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/node/admin"
+	"github.com/spool-log/spool/node/admission"
 	"github.com/spool-log/spool/node/datadir"
 	"github.com/spool-log/spool/node/scrub"
 	"github.com/spool-log/spool/partition"
@@ -63,7 +64,7 @@ type Node struct {
 
 	started  atomic.Bool
 	ready    atomic.Bool
-	adm      admission // whether the cluster accepted this node (admission.go)
+	adm      *admission.Admission // whether the cluster accepted this node
 	shutOnce sync.Once
 	// loops owns every background goroutine (background.go); closing is
 	// its lifetime, closed when Shutdown begins, which also ends long polls.
@@ -110,7 +111,7 @@ func New(cfg Config) (_ *Node, err error) {
 		quarantine: datadir.NewQuarantine(cfg.DataDir, log),
 		parts:      make(map[tp]*localPartition),
 		loops:      newBackground(),
-		adm:        newAdmission(),
+		adm:        admission.New(log),
 	}
 	n.closing = n.loops.ctx.Done()
 
@@ -175,7 +176,9 @@ func (n *Node) Start() (err error) {
 		return err
 	}
 	// Joining starts now, beside opening the partitions.
-	n.loops.Go(n.joinCluster) // admission.go
+	n.loops.Go(func(ctx context.Context) {
+		n.adm.Run(ctx, n.agent, len(n.cfg.Gossip.Join) > 0, n.loops.Go)
+	})
 	if err := n.removeOrphans(); err != nil {
 		return err
 	}
