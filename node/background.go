@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // background owns every goroutine the node runs beside its requests: Start
@@ -36,6 +37,22 @@ func (b *background) Go(fn func(ctx context.Context)) bool {
 		fn(b.ctx)
 	}()
 	return true
+}
+
+// Every runs fn every d until the node stops.
+func (b *background) Every(d time.Duration, fn func()) bool {
+	return b.Go(func(ctx context.Context) {
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			fn()
+		}
+	})
 }
 
 // stop ends every goroutine's context; Wait then waits for them.

@@ -1,33 +1,16 @@
 package node
 
 import (
-	"context"
-	"time"
-
 	"github.com/hashicorp/go-metrics"
-
-	"github.com/spool-log/spool/node/admin"
 )
 
 // The node counts its request-path metrics with atomics where they happen
-// (node/admin/metrics.go says why); this loop hands them to go-metrics.
+// (node/admin/metrics.go says why); flushMetrics hands them to go-metrics.
 
-// metricsLoop hands the counted metrics to go-metrics until the node closes.
-func (n *Node) metricsLoop(ctx context.Context) {
-	t := time.NewTicker(admin.FlushInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return // Shutdown flushes once requests have drained
-		case <-t.C:
-		}
-		n.flushMetrics()
-	}
-}
-
-// flushMetrics emits what was counted since the last flush. Only this loop
-// advances the flushed marks.
+// flushMetrics emits what was counted since the last flush: every
+// admin.FlushInterval while the node runs, and once more in Shutdown after
+// requests have drained. Only one of these runs at a time; they alone
+// advance the flushed marks.
 func (n *Node) flushMetrics() {
 	out := n.stats.bytesOut.Load()
 	if d := out - n.flushedBytesOut; d > 0 {

@@ -59,7 +59,7 @@ type Node struct {
 	adminAPI *admin.API
 	stats    counters
 	scrub    *scrub.Scrubber
-	// flushedBytesOut is stats.bytesOut as of metricsLoop's last flush.
+	// flushedBytesOut is stats.bytesOut as of the last flushMetrics.
 	flushedBytesOut int64
 
 	started  atomic.Bool
@@ -232,8 +232,8 @@ func (n *Node) startLoops(kafkaLn net.Listener) {
 	n.loops.Go(n.catalog.watch)
 	n.loops.Go(n.catalogLoop)
 	n.loops.Go(func(ctx context.Context) { n.membershipLoop(ctx, memberEvents) })
-	n.loops.Go(n.metricsLoop)
-	n.loops.Go(n.retentionLoop)
+	n.loops.Every(admin.FlushInterval, n.flushMetrics)
+	n.loops.Every(n.cfg.RetentionCheckInterval, n.enforceRetention)
 	n.startCleaner() // compaction.go: the log cleaner runs beside retention
 	n.loops.Go(n.scrub.Run)
 	n.loops.Go(func(ctx context.Context) { n.quarantine.Reclaim(ctx, n.cfg.QuarantineRetention) })
@@ -308,7 +308,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 			}
 		}
 		n.loops.Wait()   // the servers' Serve returned above
-		n.flushMetrics() // what the last requests counted; metricsLoop has ended
+		n.flushMetrics() // what the last requests counted; the periodic flush has ended
 		if e := n.closePartitions(); e != nil {
 			errs = append(errs, e)
 		}
@@ -326,21 +326,8 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// retentionLoop enforces retention on every partition and expires idle
+// enforceRetention enforces retention on every partition and expires idle
 // producer state.
-func (n *Node) retentionLoop(ctx context.Context) {
-	t := time.NewTicker(n.cfg.RetentionCheckInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		n.enforceRetention()
-	}
-}
-
 func (n *Node) enforceRetention() {
 	cutoff := time.Now().Add(-n.cfg.ProducerIDExpiry)
 	for _, p := range n.localPartitions() {

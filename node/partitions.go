@@ -44,7 +44,7 @@ type localPartition struct {
 	waitMu  sync.Mutex
 	waiters map[chan struct{}]struct{}
 
-	// Counted per append; metricsLoop hands the growth since its last
+	// Counted per append; flushMetrics hands the growth since its last
 	// flush (the flushed marks, its own) to go-metrics.
 	producedBytes, producedRecords atomic.Int64
 	flushedBytes, flushedRecords   int64
