@@ -29,7 +29,7 @@ import (
 	"github.com/spool-log/spool/partition"
 )
 
-// scrubStatus is the part of /v1/scrub (node.ScrubStatus) the tests read,
+// scrubStatus is the part of /v1/scrub (scrub.Status) the tests read,
 // decoded from JSON as any client of the admin API would.
 type scrubStatus struct {
 	RateBytesPerSec int64          `json:"rate_bytes_per_sec"`

@@ -22,7 +22,7 @@ import (
 //   set: SET (0) sets it, DELETE (1) returns it to the broker default,
 //   APPEND (2) and SUBTRACT (3) add or remove values of a list config
 //   (cleanup.policy; on any other config INVALID_CONFIG). Only topic
-//   configs Spool knows (topicconfig.go) are accepted: an unknown key, a bad
+//   configs Spool knows (node/topicconfig) are accepted: an unknown key, a bad
 //   value or a SET with a null value is INVALID_CONFIG and nothing of the
 //   resource changes. A key named twice is INVALID_REQUEST. The result is
 //   recorded and spread as AlterConfigs does.

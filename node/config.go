@@ -87,7 +87,7 @@ type Config struct {
 	QuarantineRetention time.Duration
 
 	// ScrubRate bounds the background CRC scrub of sealed segments, in
-	// bytes per second across all partitions; 0 turns it off (scrub.go).
+	// bytes per second across all partitions; 0 turns it off (node/scrub).
 	ScrubRate int64
 	// ScrubInterval is the time between the starts of two scrub passes.
 	ScrubInterval time.Duration

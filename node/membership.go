@@ -220,7 +220,7 @@ func (n *Node) partitionsLed() int {
 var errNotReady = errors.New("starting or shutting down")
 
 // readiness is nil when the node serves clients and its membership is sound:
-// the cluster accepted it (admission.go) and gossip shows no conflict.
+// the cluster accepted it (node/admission) and gossip shows no conflict.
 func (n *Node) readiness() error {
 	if !n.Ready() {
 		return errNotReady

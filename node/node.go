@@ -139,7 +139,7 @@ func New(cfg Config) (_ *Node, err error) {
 // (which joins the cluster in the background), opens every local partition
 // the catalog gives this node and starts serving. It returns once the node
 // listens; it serves Kafka requests, and /readyz says 200, only once the
-// cluster accepted it (admission.go).
+// cluster accepted it (node/admission).
 func (n *Node) Start() (err error) {
 	if !n.started.CompareAndSwap(false, true) {
 		return errors.New("node already started")
