@@ -27,6 +27,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/internal/recordbatch"
+	"github.com/spool-log/spool/internal/retry"
 )
 
 // invalidTopicNames break Kafka's rules; several would be paths outside the
@@ -335,7 +336,7 @@ func TestAbuseHugeFrameNotAllocated(t *testing.T) {
 	for _, c := range conns {
 		c.Close()
 	}
-	retry(t, 10*time.Second, func() error {
+	retry.Run(t, 10*time.Second, func() error {
 		st := n.Stats(t)
 		if open, _ := st["open_connections"].(float64); open > 10 {
 			return fmt.Errorf("%v connections still open after the clients closed", open)

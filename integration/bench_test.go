@@ -31,6 +31,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/spool-log/spool/internal/retry"
 )
 
 var (
@@ -302,7 +304,7 @@ func BenchmarkIdlePartitions(b *testing.B) {
 		topics++
 	}
 	created := time.Since(start)
-	retry(b, 5*time.Minute, func() error {
+	retry.Run(b, 5*time.Minute, func() error {
 		if got := int32(n.Stats(b)["partitions"].(float64)); got < parts {
 			return fmt.Errorf("node has %d of %d partitions", got, parts)
 		}

@@ -26,10 +26,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/spool-log/spool/internal/recordbatch"
+	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/partition"
 )
 
-// scrubStatus is the part of /v1/scrub (node.ScrubStatus) the tests read,
+// scrubStatus is the part of /v1/scrub (scrub.Status) the tests read,
 // decoded from JSON as any client of the admin API would.
 type scrubStatus struct {
 	RateBytesPerSec int64          `json:"rate_bytes_per_sec"`
@@ -266,7 +267,7 @@ func TestScrubFindsFlippedPayload(t *testing.T) {
 		t.Fatalf("spool scrub --start: %v\n%s", err, out)
 	}
 	var st scrubStatus
-	retry(t, 30*time.Second, func() error {
+	retry.Run(t, 30*time.Second, func() error {
 		st = scrubStatus{}
 		if err := n.getJSON("/v1/scrub", &st); err != nil {
 			return err

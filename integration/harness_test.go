@@ -276,23 +276,6 @@ func freeAddr(t testing.TB) string {
 	return ln.Addr().String()
 }
 
-// retry polls fn until it returns nil or timeout passes, then fails the test
-// with fn's last error.
-func retry(t testing.TB, timeout time.Duration, fn func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var err error
-	for {
-		if err = fn(); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("still failing after %v: %v", timeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // lockedBuffer collects a process's output from several goroutines.
 type lockedBuffer struct {
 	mu  sync.Mutex

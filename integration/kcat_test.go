@@ -35,6 +35,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/spool-log/spool/internal/recordbatch"
+	"github.com/spool-log/spool/internal/retry"
 )
 
 // kcatCodecs are the values of kcat's -z, by the codec id a RecordBatch's
@@ -624,7 +625,7 @@ func TestKcatGroupRebalance(t *testing.T) {
 	all := []int32{0, 1, 2, 3}
 
 	a := member("a")
-	retry(t, 20*time.Second, func() error {
+	retry.Run(t, 20*time.Second, func() error {
 		a.mustRun()
 		if got, _ := kcatAssignment(a, topic); !reflect.DeepEqual(got, all) {
 			return fmt.Errorf("member a alone: assigned %v, want %v\n%s", got, all, a.stderr.String())
@@ -634,7 +635,7 @@ func TestKcatGroupRebalance(t *testing.T) {
 
 	b := member("b")
 	var aParts, bParts []int32
-	retry(t, 30*time.Second, func() error {
+	retry.Run(t, 30*time.Second, func() error {
 		a.mustRun()
 		b.mustRun()
 		aParts, _ = kcatAssignment(a, topic)
@@ -656,7 +657,7 @@ func TestKcatGroupRebalance(t *testing.T) {
 		owner[p] = b
 	}
 	before := kcatProduceEach(t, n.KafkaAddr, topic, partitions, "before")
-	retry(t, 20*time.Second, func() error {
+	retry.Run(t, 20*time.Second, func() error {
 		for p, v := range before {
 			if got, ok := kcatValues(owner[int32(p)])[v]; !ok || got != int32(p) {
 				return fmt.Errorf("record %s of partition %d not yet read by its owner", v, p)
@@ -677,7 +678,7 @@ func TestKcatGroupRebalance(t *testing.T) {
 	// b leaves (SIGTERM: kcat closes the consumer, committing and leaving the
 	// group); a takes over every partition and reads the records that follow.
 	b.signal(syscall.SIGTERM)
-	retry(t, 30*time.Second, func() error {
+	retry.Run(t, 30*time.Second, func() error {
 		a.mustRun()
 		if got, _ := kcatAssignment(a, topic); !reflect.DeepEqual(got, all) {
 			return fmt.Errorf("after b left: a assigned %v, want %v", got, all)
@@ -685,7 +686,7 @@ func TestKcatGroupRebalance(t *testing.T) {
 		return nil
 	})
 	after := kcatProduceEach(t, n.KafkaAddr, topic, partitions, "after")
-	retry(t, 20*time.Second, func() error {
+	retry.Run(t, 20*time.Second, func() error {
 		got := kcatValues(a)
 		for p, v := range after {
 			if gp, ok := got[v]; !ok || gp != int32(p) {

@@ -18,6 +18,8 @@ import (
 
 	"github.com/IBM/sarama"
 	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/spool-log/spool/internal/retry"
 )
 
 // TestSaramaVersions produces with acks 0, 1 and all and consumes the
@@ -76,7 +78,7 @@ func TestSaramaVersions(t *testing.T) {
 					// Nothing acknowledges acks=0: wait until the
 					// records are there before the next producer, so
 					// the order below is the order sent.
-					retry(t, 20*time.Second, func() error {
+					retry.Run(t, 20*time.Second, func() error {
 						ends, err := kadm.NewClient(franzClient(t, n.KafkaAddr)).ListEndOffsets(ctxTimeout(t, 5*time.Second), topic)
 						if err != nil {
 							return err

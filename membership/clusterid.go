@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+
+	"github.com/spool-log/spool/internal/atomicfile"
 )
 
 // The cluster id is one value for the whole cluster (Kafka's Metadata v2+
@@ -128,7 +130,7 @@ func saveClusterID(path string, c clusterID) error {
 	if err != nil {
 		return fmt.Errorf("encode cluster id: %w", err)
 	}
-	if err := writeFileAtomic(path, append(raw, '\n'), 0o644); err != nil {
+	if err := atomicfile.Write(path, append(raw, '\n'), 0o644); err != nil {
 		return fmt.Errorf("persist cluster id: %w", err)
 	}
 	return nil

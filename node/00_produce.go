@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/partition"
 	"github.com/spool-log/spool/wire"
 )
@@ -126,7 +127,7 @@ func (n *Node) produceTopicError(req *kmsg.ProduceRequest, topic string) *kerr.E
 	if req.TransactionID != nil {
 		return kerr.TransactionalIDAuthorizationFailed
 	}
-	if err := ValidateTopicName(topic); err != nil || isInternalTopic(topic) {
+	if err := membership.ValidateTopicName(topic); err != nil || isInternalTopic(topic) {
 		return kerr.InvalidTopicException
 	}
 	// Partition 0 tells whether the topic exists without copying its

@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -126,7 +127,7 @@ func (n *Node) handleMetadata(ctx context.Context, wreq *wire.Request) wire.Resp
 			continue
 		default:
 			name := *rt.Topic
-			if err := ValidateTopicName(name); err != nil {
+			if err := membership.ValidateTopicName(name); err != nil {
 				addError(kmsg.StringPtr(name), TopicID{}, kerr.InvalidTopicException)
 				continue
 			}

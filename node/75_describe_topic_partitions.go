@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -78,7 +79,7 @@ func (n *Node) handleDescribeTopicPartitions(ctx context.Context, wreq *wire.Req
 	for ti, name := range names {
 		st := kmsg.NewDescribeTopicPartitionsResponseTopic()
 		st.Topic = kmsg.StringPtr(name)
-		if err := ValidateTopicName(name); err != nil {
+		if err := membership.ValidateTopicName(name); err != nil {
 			st.ErrorCode = kerr.InvalidTopicException.Code
 			resp.Topics = append(resp.Topics, st)
 			continue

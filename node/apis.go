@@ -102,6 +102,6 @@ func (n *Node) ServeKafka(ctx context.Context, req *wire.Request) wire.Response 
 	}
 	start := time.Now()
 	resp := a.handle(n, ctx, req)
-	n.requests.observe(req.APIKey, start)
+	n.metrics.ObserveRequest(req.APIKey, start)
 	return resp
 }

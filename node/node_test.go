@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/internal/recordbatch"
+	"github.com/spool-log/spool/internal/retry"
 )
 
 func TestProduceFetchRoundTripEveryCodec(t *testing.T) {
@@ -139,7 +140,7 @@ func TestLongPollWakesOnNewData(t *testing.T) {
 	}()
 
 	p := n.partition("poll", 0)
-	retry(t, 10*time.Second, func() error {
+	retry.Run(t, 10*time.Second, func() error {
 		p.waitMu.Lock()
 		defer p.waitMu.Unlock()
 		if len(p.waiters) == 0 {
@@ -166,7 +167,7 @@ func TestLongPollWakesOnNewData(t *testing.T) {
 	if part.ErrorCode != 0 || part.HighWatermark != 1 || len(part.RecordBatches) == 0 {
 		t.Fatalf("fetch answer: error %d, hwm %d, %d bytes of records", part.ErrorCode, part.HighWatermark, len(part.RecordBatches))
 	}
-	retry(t, 5*time.Second, func() error {
+	retry.Run(t, 5*time.Second, func() error {
 		p.waitMu.Lock()
 		defer p.waitMu.Unlock()
 		if len(p.waiters) != 0 {
@@ -590,13 +591,10 @@ func TestAdminEndpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `spool_produce_records{topic="m"} 1`
-	deadline := time.Now().Add(10 * time.Second)
-	for _, body = get("/metrics"); !strings.Contains(body, want); _, body = get("/metrics") {
-		if time.Now().After(deadline) {
-			t.Fatalf("/metrics has no %s after 10 s:\n%.3000s", want, body)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	retry.Run(t, 10*time.Second, func() error {
+		_, body = get("/metrics")
+		return retry.Check(strings.Contains(body, want), "/metrics has no %s:\n%.3000s", want, body)
+	})
 	code, body = get("/v1/stats")
 	if code != 200 || !strings.Contains(body, `"sendfile_bytes"`) || !strings.Contains(body, `"topic": "m"`) {
 		t.Errorf("/v1/stats: %d %s", code, body)
@@ -616,7 +614,7 @@ func TestShutdownEndsLongPoll(t *testing.T) {
 	cons := newClient(t, n, kgo.ConsumeTopics("idle"), kgo.FetchMaxWait(5*time.Minute))
 	go cons.PollFetches(context.Background())
 	p := n.partition("idle", 0)
-	retry(t, 10*time.Second, func() error {
+	retry.Run(t, 10*time.Second, func() error {
 		p.waitMu.Lock()
 		defer p.waitMu.Unlock()
 		if len(p.waiters) == 0 {

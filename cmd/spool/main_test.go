@@ -11,6 +11,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/node"
 )
 
@@ -64,13 +65,7 @@ func testNode(t testing.TB, options ...func(*node.Config)) *node.Node {
 	// Start returns before the node is admitted (node/admission.go); until
 	// then it closes every Kafka connection, which a command run at once
 	// would report as a node that does not answer.
-	deadline := time.Now().Add(20 * time.Second)
-	for !n.Admitted() {
-		if time.Now().After(deadline) {
-			t.Fatal("the test node was not admitted within 20s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	retry.Run(t, 20*time.Second, func() error { return retry.Check(n.Admitted(), "the test node is not admitted") })
 	return n
 }
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/spool-log/spool/node"
+	"github.com/spool-log/spool/node/admin"
 )
 
 func newMembersCmd(g *globals) *cobra.Command {
@@ -37,7 +37,7 @@ watch moves to another live member.`,
 				defer stop()
 				return watchMembers(ctx, g, cmd.OutOrStdout(), cmd.ErrOrStderr(), output)
 			}
-			var members []node.MemberInfo
+			var members []admin.MemberInfo
 			if err := g.adminJSON(cmd.Context(), "GET", "/v1/members", &members); err != nil {
 				return err
 			}
@@ -55,7 +55,7 @@ watch moves to another live member.`,
 	return cmd
 }
 
-func printMembers(out io.Writer, members []node.MemberInfo) {
+func printMembers(out io.Writer, members []admin.MemberInfo) {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tID\tSTATUS\tKAFKA\tGOSSIP\tRACK\tLED")
 	for _, m := range members {
@@ -64,7 +64,7 @@ func printMembers(out io.Writer, members []node.MemberInfo) {
 	w.Flush()
 }
 
-func ledColumn(m node.MemberInfo) string {
+func ledColumn(m admin.MemberInfo) string {
 	if m.Status != "alive" {
 		return "-"
 	}

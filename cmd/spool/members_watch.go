@@ -9,14 +9,14 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/spool-log/spool/node"
+	"github.com/spool-log/spool/node/admin"
 )
 
 // watchMembers prints the members, then streams /v1/members/watch: each
 // event as one line of text, or as the node's JSON line with -o json. When
 // the stream ends it goes on through another member it knows to be alive.
 func watchMembers(ctx context.Context, g *globals, out, status io.Writer, output string) error {
-	known := map[string]node.MemberInfo{}
+	known := map[string]admin.MemberInfo{}
 	addr := g.adminAddr
 	first := true
 	for {
@@ -42,7 +42,7 @@ func watchMembers(ctx context.Context, g *globals, out, status io.Writer, output
 // watchOnce subscribes at g.adminAddr, prints the members (all of them the
 // first time, what differs from known later), then the events until the
 // stream ends.
-func watchOnce(ctx context.Context, g *globals, out, status io.Writer, output string, known map[string]node.MemberInfo, first bool) (subscribed bool, err error) {
+func watchOnce(ctx context.Context, g *globals, out, status io.Writer, output string, known map[string]admin.MemberInfo, first bool) (subscribed bool, err error) {
 	// Subscribe before listing, so no event between the two is missed.
 	resp, cancel, err := g.adminDo(ctx, "GET", "/v1/members/watch", true)
 	if err != nil {
@@ -50,7 +50,7 @@ func watchOnce(ctx context.Context, g *globals, out, status io.Writer, output st
 	}
 	defer cancel()
 	defer resp.Body.Close()
-	var members []node.MemberInfo
+	var members []admin.MemberInfo
 	if err := g.adminJSON(ctx, "GET", "/v1/members", &members); err != nil {
 		return false, err
 	}
@@ -58,7 +58,7 @@ func watchOnce(ctx context.Context, g *globals, out, status io.Writer, output st
 		fmt.Fprintf(status, "watching membership events at %s; interrupt to stop\n", g.adminAddr)
 		if output == "json" {
 			for _, m := range members {
-				line, _ := json.Marshal(node.MemberEvent{Type: "member", Member: m})
+				line, _ := json.Marshal(admin.MemberEvent{Type: "member", Member: m})
 				fmt.Fprintf(out, "%s\n", line)
 			}
 		} else {
@@ -70,14 +70,14 @@ func watchOnce(ctx context.Context, g *globals, out, status io.Writer, output st
 	} else {
 		for _, m := range members {
 			if old, ok := known[m.Name]; !ok || changes(old, m) != nil {
-				printEvent(out, output, node.MemberEvent{Type: "update", Member: m}, known)
+				printEvent(out, output, admin.MemberEvent{Type: "update", Member: m}, known)
 			}
 		}
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		var ev node.MemberEvent
+		var ev admin.MemberEvent
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			return true, fmt.Errorf("decode member event %q: %w", sc.Bytes(), err)
 		}
@@ -91,7 +91,7 @@ func watchOnce(ctx context.Context, g *globals, out, status io.Writer, output st
 
 // printEvent prints ev and records its member in known. In text, an update
 // that changes nothing shown is left out, and one that does says what.
-func printEvent(out io.Writer, output string, ev node.MemberEvent, known map[string]node.MemberInfo) {
+func printEvent(out io.Writer, output string, ev admin.MemberEvent, known map[string]admin.MemberInfo) {
 	old, had := known[ev.Member.Name]
 	known[ev.Member.Name] = ev.Member
 	if output == "json" {
@@ -120,7 +120,7 @@ func printEvent(out io.Writer, output string, ev node.MemberEvent, known map[str
 
 // changes lists what differs between two views of a member, as
 // "field old→new"; nil when nothing does.
-func changes(a, b node.MemberInfo) []string {
+func changes(a, b admin.MemberInfo) []string {
 	var out []string
 	diff := func(name string, x, y any) {
 		if x != y {
@@ -140,7 +140,7 @@ func changes(a, b node.MemberInfo) []string {
 
 // nextWatchAddr is the admin address of a live member, other than the one
 // that went away, whose API answers.
-func nextWatchAddr(ctx context.Context, g *globals, known map[string]node.MemberInfo, gone string) (string, bool) {
+func nextWatchAddr(ctx context.Context, g *globals, known map[string]admin.MemberInfo, gone string) (string, bool) {
 	var cands []string
 	for _, m := range known {
 		if m.Status == "alive" && m.AdminAddr != "" && m.AdminAddr != gone {
@@ -151,7 +151,7 @@ func nextWatchAddr(ctx context.Context, g *globals, known map[string]node.Member
 	for _, a := range cands {
 		g2 := *g
 		g2.adminAddr = a
-		var ms []node.MemberInfo
+		var ms []admin.MemberInfo
 		if g2.adminJSON(ctx, "GET", "/v1/members", &ms) == nil {
 			return a, true
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/spool-log/spool/node"
+	"github.com/spool-log/spool/node/admin"
 )
 
 func newPlacementCmd(g *globals) *cobra.Command {
@@ -33,7 +33,7 @@ on its own.`,
 			if len(args) == 1 {
 				path += "?topic=" + url.QueryEscape(args[0])
 			}
-			var parts []node.PartitionPlacement
+			var parts []admin.PartitionPlacement
 			if err := g.adminJSON(cmd.Context(), "GET", path, &parts); err != nil {
 				return err
 			}
@@ -50,7 +50,7 @@ on its own.`,
 	return cmd
 }
 
-func printPlacement(out io.Writer, parts []node.PartitionPlacement) {
+func printPlacement(out io.Writer, parts []admin.PartitionPlacement) {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "TOPIC\tPARTITION\tREPLICAS\tLEADER\tPREFERRED\tDIFFERS")
 	for _, p := range parts {

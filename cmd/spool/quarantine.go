@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/spool-log/spool/node"
+	"github.com/spool-log/spool/node/datadir"
 )
 
 func newQuarantineCmd(g *globals) *cobra.Command {
@@ -37,7 +37,7 @@ func newQuarantineListCmd(g *globals) *cobra.Command {
 			if output != "table" && output != "json" {
 				return fmt.Errorf("--output %q: want table or json", output)
 			}
-			var entries []node.QuarantineEntry
+			var entries []datadir.Entry
 			if err := g.adminJSON(cmd.Context(), "GET", "/v1/quarantine", &entries); err != nil {
 				return err
 			}
@@ -66,7 +66,7 @@ func newQuarantinePurgeCmd(g *globals) *cobra.Command {
 			if olderThan > 0 {
 				path += "?older_than=" + url.QueryEscape(olderThan.String())
 			}
-			var purged []node.QuarantineEntry
+			var purged []datadir.Entry
 			if err := g.adminJSON(cmd.Context(), "POST", path, &purged); err != nil {
 				return err
 			}
@@ -81,7 +81,7 @@ func newQuarantinePurgeCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-func printQuarantine(out io.Writer, entries []node.QuarantineEntry, output string) error {
+func printQuarantine(out io.Writer, entries []datadir.Entry, output string) error {
 	if output == "json" {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")

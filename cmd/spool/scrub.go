@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/spool-log/spool/node"
+	"github.com/spool-log/spool/node/scrub"
 )
 
 func newScrubCmd(g *globals) *cobra.Command {
@@ -29,7 +29,7 @@ See README.md, "Corrupt segments", for what to do about a finding.`,
 			if start {
 				method = "POST"
 			}
-			var st node.ScrubStatus
+			var st scrub.Status
 			if err := g.adminJSON(cmd.Context(), method, "/v1/scrub", &st); err != nil {
 				return err
 			}
@@ -44,7 +44,7 @@ See README.md, "Corrupt segments", for what to do about a finding.`,
 	return cmd
 }
 
-func printScrubStatus(out io.Writer, st node.ScrubStatus) {
+func printScrubStatus(out io.Writer, st scrub.Status) {
 	if st.RateBytesPerSec == 0 {
 		fmt.Fprintln(out, "scrubber: off (--scrub-rate 0)")
 	} else {
@@ -70,7 +70,7 @@ func printScrubStatus(out io.Writer, st node.ScrubStatus) {
 	}
 }
 
-func printFindings(out io.Writer, fs []node.ScrubFinding, quarantine bool) {
+func printFindings(out io.Writer, fs []scrub.Finding, quarantine bool) {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	head := "TOPIC\tPARTITION\tOFFSETS\tSEGMENT\tPOSITION\tBYTES\tREASON"
 	if quarantine {

@@ -1,21 +1,25 @@
-package node
+// Package scrub finds corruption on disk: it walks every sealed segment of
+// the node's partitions at a bounded rate, and keeps what recovery cut into
+// the quarantine, for the admin API's /v1/scrub.
+package scrub
 
 import (
+	"context"
 	"errors"
 	"io/fs"
-	"net/http"
 	"os"
 	"slices"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-metrics"
 	"github.com/sirupsen/logrus"
 
 	"github.com/spool-log/spool/partition"
 )
 
-// Corruption on disk: what recovery cuts from a partition's log goes to
+// What recovery cuts from a partition's log goes to
 // DATA/quarantine/ and is logged at ERROR here (partition logs nothing
 // itself), and a background scrubber walks every sealed segment at a bounded
 // rate checking each batch's length, CRC-32C and offsets, so that damage
@@ -29,26 +33,26 @@ import (
 // pass finds the damage again.
 
 const (
-	// DefaultScrubRate is how many bytes per second the scrubber reads:
+	// DefaultRate is how many bytes per second the scrubber reads:
 	// a terabyte in about three days, a trickle beside a disk's bandwidth.
-	DefaultScrubRate = 4 << 20
-	// DefaultScrubInterval is the time between the starts of two passes.
-	DefaultScrubInterval = 24 * time.Hour
+	DefaultRate = 4 << 20
+	// DefaultInterval is the time between the starts of two passes.
+	DefaultInterval = 24 * time.Hour
 	// firstScrubDelay bounds the wait for the first pass after a start, so
 	// a node restarted more often than the interval still scrubs.
 	firstScrubDelay = 5 * time.Minute
 )
 
-// ScrubFinding is a damaged batch (or recovery cut) in one partition.
-type ScrubFinding struct {
+// Finding is a damaged batch (or recovery cut) in one partition.
+type Finding struct {
 	Topic     string    `json:"topic"`
 	Partition int32     `json:"partition"`
 	FoundAt   time.Time `json:"found_at"`
 	partition.Corruption
 }
 
-// ScrubStatus is what /v1/scrub reports.
-type ScrubStatus struct {
+// Status is what /v1/scrub reports.
+type Status struct {
 	// RateBytesPerSec is the configured rate; 0 means the scrubber is off.
 	RateBytesPerSec int64     `json:"rate_bytes_per_sec"`
 	Interval        string    `json:"interval"`
@@ -60,14 +64,35 @@ type ScrubStatus struct {
 	BytesScrubbed  int64 `json:"bytes_scrubbed"`
 	CorruptBatches int   `json:"corrupt_batches"`
 	// Corrupt is the damaged batches still in the logs, which fetches refuse.
-	Corrupt []ScrubFinding `json:"corrupt"`
+	Corrupt []Finding `json:"corrupt"`
 	// Quarantined is what recovery cut from logs into DATA/quarantine since
 	// the node started, and is still there (not yet purged or reclaimed).
-	Quarantined []ScrubFinding `json:"quarantined"`
+	Quarantined []Finding `json:"quarantined"`
 }
 
-// scrubState is the node's scrubber bookkeeping.
-type scrubState struct {
+// Target is one partition to scrub.
+type Target struct {
+	Topic     string
+	Partition int32
+	Log       *partition.Log
+}
+
+// Config is what a Scrubber needs.
+type Config struct {
+	// Rate bounds the reading, in bytes per second across all partitions;
+	// 0 turns the scrubber off.
+	Rate int64
+	// Interval is the time between the starts of two passes.
+	Interval time.Duration
+	// Targets lists the partitions open now.
+	Targets func() []Target
+	Metrics *metrics.Metrics
+	Log     logrus.FieldLogger
+}
+
+// Scrubber is the node's scrubber and its findings.
+type Scrubber struct {
+	cfg  Config
 	kick chan struct{}
 
 	mu          sync.Mutex
@@ -77,21 +102,30 @@ type scrubState struct {
 	bytes       int64
 	corrupt     int
 	found       map[string]time.Time // findings already logged, by scrubKey
-	quarantined []ScrubFinding
+	quarantined []Finding
+}
+
+// New returns a scrubber; Run runs it.
+func New(cfg Config) *Scrubber {
+	if cfg.Interval <= 0 {
+		cfg.Interval = DefaultInterval
+	}
+	cfg.Rate = max(cfg.Rate, 0)
+	return &Scrubber{cfg: cfg, kick: make(chan struct{}, 1)}
 }
 
 func scrubKey(topic string, index int32, c partition.Corruption) string {
 	return topic + "/" + strconv.Itoa(int(index)) + "/" + c.Segment + "/" + strconv.FormatInt(c.Position, 10)
 }
 
-// onRecoveryCut returns the partition.Config.OnCorruption of one partition:
+// OnRecoveryCut returns the partition.Config.OnCorruption of one partition:
 // recovery has kept the cut bytes in quarantine; say so at ERROR.
-func (n *Node) onRecoveryCut(topic string, index int32) func(partition.Corruption) {
+func (s *Scrubber) OnRecoveryCut(topic string, index int32) func(partition.Corruption) {
 	return func(c partition.Corruption) {
-		n.log.WithFields(corruptionFields(topic, index, c)).Error("recovery cut damaged or unreachable bytes from the log and kept them in quarantine")
-		n.scrub.mu.Lock()
-		n.scrub.quarantined = append(n.scrub.quarantined, ScrubFinding{Topic: topic, Partition: index, FoundAt: time.Now().UTC(), Corruption: c})
-		n.scrub.mu.Unlock()
+		s.cfg.Log.WithFields(corruptionFields(topic, index, c)).Error("recovery cut damaged or unreachable bytes from the log and kept them in quarantine")
+		s.mu.Lock()
+		s.quarantined = append(s.quarantined, Finding{Topic: topic, Partition: index, FoundAt: time.Now().UTC(), Corruption: c})
+		s.mu.Unlock()
 	}
 }
 
@@ -106,41 +140,46 @@ func corruptionFields(topic string, index int32, c partition.Corruption) logrus.
 	return f
 }
 
-// startScrubber starts the scrubber goroutine (joining n.loops); it stops
-// when the node closes. With a zero rate it only answers /v1/scrub.
-func (n *Node) startScrubber() {
-	if n.cfg.ScrubRate <= 0 {
+// Run runs scrub passes until ctx ends. With a zero rate it returns at
+// once, and the scrubber only reports what recovery cut.
+func (s *Scrubber) Run(ctx context.Context) {
+	if s.cfg.Rate <= 0 {
 		return
 	}
-	n.loops.Add(1)
-	go n.scrubLoop()
-}
-
-func (n *Node) scrubLoop() {
-	defer n.loops.Done()
-	interval := n.cfg.ScrubInterval
-	if interval <= 0 {
-		interval = DefaultScrubInterval
-	}
+	interval := s.cfg.Interval
 	t := time.NewTimer(min(interval, firstScrubDelay))
 	defer t.Stop()
 	for {
 		select {
-		case <-n.closing:
+		case <-ctx.Done():
 			return
 		case <-t.C:
-		case <-n.scrub.kick:
+		case <-s.kick:
 		}
-		n.scrubPass()
+		s.pass(ctx)
 		t.Reset(interval)
 	}
 }
 
 var errScrubStopped = errors.New("node closing")
 
-// scrubPass scrubs every local partition once, at ScrubRate across them.
-func (n *Node) scrubPass() {
-	s := &n.scrub
+// ErrOff is Start's answer when the scrubber is off.
+var ErrOff = errors.New("the scrubber is off (--scrub-rate 0)")
+
+// Start asks for a pass now, beside the scheduled ones.
+func (s *Scrubber) Start() error {
+	if s.cfg.Rate <= 0 {
+		return ErrOff
+	}
+	select {
+	case s.kick <- struct{}{}:
+	default: // a pass is already asked for
+	}
+	return nil
+}
+
+// pass scrubs every target once, at Rate across them.
+func (s *Scrubber) pass(ctx context.Context) {
 	start := time.Now()
 	s.mu.Lock()
 	s.running, s.start = true, start.UTC()
@@ -149,7 +188,7 @@ func (n *Node) scrubPass() {
 	// over a large partition shows progress in the metric and /v1/scrub.
 	var paced, unflushed int64
 	flush := func() {
-		n.metrics.IncrCounter([]string{"scrub", "bytes"}, float32(unflushed))
+		s.cfg.Metrics.IncrCounter([]string{"scrub", "bytes"}, float32(unflushed))
 		s.mu.Lock()
 		s.bytes += unflushed
 		s.mu.Unlock()
@@ -160,29 +199,29 @@ func (n *Node) scrubPass() {
 		if unflushed += b; unflushed >= 1<<20 {
 			flush()
 		}
-		due := start.Add(time.Duration(float64(paced) / float64(n.cfg.ScrubRate) * float64(time.Second)))
+		due := start.Add(time.Duration(float64(paced) / float64(s.cfg.Rate) * float64(time.Second)))
 		if d := time.Until(due); d > 10*time.Millisecond {
 			t := time.NewTimer(d)
 			defer t.Stop()
 			select {
-			case <-n.closing:
+			case <-ctx.Done():
 				return errScrubStopped
 			case <-t.C:
 			}
 		}
 		return nil
 	}
-	for _, p := range n.localPartitions() {
-		res, err := p.log.Scrub(pace)
+	for _, p := range s.cfg.Targets() {
+		res, err := p.Log.Scrub(pace)
 		flush()
 		if errors.Is(err, errScrubStopped) {
 			break
 		}
 		if err != nil && !errors.Is(err, partition.ErrClosed) {
-			n.log.WithError(err).WithField("topic", p.topic).WithField("partition", p.index).Error("scrub failed")
+			s.cfg.Log.WithError(err).WithField("topic", p.Topic).WithField("partition", p.Partition).Error("scrub failed")
 		}
 		for _, c := range res.Corrupt {
-			key := scrubKey(p.topic, p.index, c)
+			key := scrubKey(p.Topic, p.Partition, c)
 			s.mu.Lock()
 			_, seen := s.found[key]
 			if !seen {
@@ -194,8 +233,8 @@ func (n *Node) scrubPass() {
 			}
 			s.mu.Unlock()
 			if !seen {
-				n.metrics.IncrCounter([]string{"scrub", "corrupt_batches"}, 1)
-				n.log.WithFields(corruptionFields(p.topic, p.index, c)).Error("scrub found a corrupt record batch; fetches of it now fail with KAFKA_STORAGE_ERROR")
+				s.cfg.Metrics.IncrCounter([]string{"scrub", "corrupt_batches"}, 1)
+				s.cfg.Log.WithFields(corruptionFields(p.Topic, p.Partition, c)).Error("scrub found a corrupt record batch; fetches of it now fail with KAFKA_STORAGE_ERROR")
 			}
 		}
 	}
@@ -205,30 +244,25 @@ func (n *Node) scrubPass() {
 	s.mu.Unlock()
 }
 
-// ScrubStatus reports the scrubber's state and every damaged batch it found
+// Status reports the scrubber's state and every damaged batch it found
 // that is still in a local log.
-func (n *Node) ScrubStatus() ScrubStatus {
-	interval := n.cfg.ScrubInterval
-	if interval <= 0 {
-		interval = DefaultScrubInterval
-	}
-	st := ScrubStatus{RateBytesPerSec: max(n.cfg.ScrubRate, 0), Interval: interval.String(), Corrupt: []ScrubFinding{}}
-	parts := n.localPartitions()
-	slices.SortFunc(parts, func(a, b *localPartition) int {
-		if a.topic != b.topic {
-			if a.topic < b.topic {
+func (s *Scrubber) Status() Status {
+	st := Status{RateBytesPerSec: s.cfg.Rate, Interval: s.cfg.Interval.String(), Corrupt: []Finding{}}
+	parts := s.cfg.Targets()
+	slices.SortFunc(parts, func(a, b Target) int {
+		if a.Topic != b.Topic {
+			if a.Topic < b.Topic {
 				return -1
 			}
 			return 1
 		}
-		return int(a.index - b.index)
+		return int(a.Partition - b.Partition)
 	})
-	s := &n.scrub
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st.Running, st.Passes, st.LastPassStart, st.LastPassEnd = s.running, s.passes, s.start, s.end
 	st.BytesScrubbed, st.CorruptBatches = s.bytes, s.corrupt
-	st.Quarantined = []ScrubFinding{}
+	st.Quarantined = []Finding{}
 	kept := s.quarantined[:0]
 	for _, q := range s.quarantined {
 		// Purged (spool quarantine purge, or --quarantine-retention):
@@ -241,34 +275,9 @@ func (n *Node) ScrubStatus() ScrubStatus {
 	}
 	s.quarantined = kept
 	for _, p := range parts {
-		for _, c := range p.log.KnownCorrupt() {
-			st.Corrupt = append(st.Corrupt, ScrubFinding{Topic: p.topic, Partition: p.index, FoundAt: s.found[scrubKey(p.topic, p.index, c)], Corruption: c})
+		for _, c := range p.Log.KnownCorrupt() {
+			st.Corrupt = append(st.Corrupt, Finding{Topic: p.Topic, Partition: p.Partition, FoundAt: s.found[scrubKey(p.Topic, p.Partition, c)], Corruption: c})
 		}
 	}
 	return st
-}
-
-// scrubAdminRoutes serves /v1/scrub: GET the status, POST to start a pass
-// now (409 when the scrubber is off).
-func (n *Node) scrubAdminRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("/v1/scrub", func(w http.ResponseWriter, r *http.Request) {
-		switch r.Method {
-		case http.MethodGet:
-			writeJSON(w, n.ScrubStatus())
-		case http.MethodPost:
-			if n.cfg.ScrubRate <= 0 {
-				http.Error(w, "the scrubber is off (--scrub-rate 0)", http.StatusConflict)
-				return
-			}
-			select {
-			case n.scrub.kick <- struct{}{}:
-			default: // a pass is already asked for
-			}
-			// The pass starts in the background; the reply is the status
-			// as it stands, for a client that polls until passes grows.
-			writeJSON(w, n.ScrubStatus())
-		default:
-			http.Error(w, "GET or POST", http.StatusMethodNotAllowed)
-		}
-	})
 }

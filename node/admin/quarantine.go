@@ -1,28 +1,30 @@
-package node
+package admin
 
 import (
 	"net/http"
 	"time"
+
+	"github.com/spool-log/spool/internal/httpjson"
 )
 
-// quarantineAdminRoutes serves the quarantine (quarantine.go):
+// quarantineRoutes serves the quarantine (node/datadir):
 //
 //	GET  /v1/quarantine                          JSON entries, oldest first
 //	POST /v1/quarantine/purge[?older_than=DUR]   deletes the entries dropped
 //	                                             at least DUR ago (all without
 //	                                             it) and returns them
-func (n *Node) quarantineAdminRoutes(mux *http.ServeMux) {
+func (a *API) quarantineRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("/v1/quarantine", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet {
 			http.Error(w, "use GET", http.StatusMethodNotAllowed)
 			return
 		}
-		entries, err := n.Quarantine()
+		entries, err := a.cfg.Quarantine.List()
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
-		writeJSON(w, entries)
+		httpjson.Write(w, entries)
 	})
 	mux.HandleFunc("/v1/quarantine/purge", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -38,11 +40,11 @@ func (n *Node) quarantineAdminRoutes(mux *http.ServeMux) {
 			}
 			olderThan = d
 		}
-		purged, err := n.PurgeQuarantine(olderThan)
+		purged, err := a.cfg.Quarantine.Purge(olderThan)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
-		writeJSON(w, purged)
+		httpjson.Write(w, purged)
 	})
 }

@@ -1,19 +1,59 @@
-package node
+package admin
 
 import (
-	"encoding/json"
 	"net/http"
-	"sort"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/sirupsen/logrus"
+
+	"github.com/spool-log/spool/internal/httpjson"
+	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/datadir"
+	"github.com/spool-log/spool/node/scrub"
 )
 
-// adminHandler serves the admin HTTP API:
+// Node is what the admin API asks of the node it serves.
+type Node interface {
+	// Unfit is why the node must not run (the cluster refused its broker
+	// id or name), or nil: /healthz.
+	Unfit() error
+	// Readiness is nil when the node serves clients: /readyz.
+	Readiness() error
+	Stats() Stats
+	// Topics is the topic catalog as /v1/topics shows it.
+	Topics() any
+	// PartitionsLed counts, per live broker, the partitions it leads.
+	PartitionsLed() map[int32]int
+	// Leader is the broker leading a partition with these replicas, or -1.
+	Leader(replicas []int32) int32
+}
+
+// Config is what the admin API serves.
+type Config struct {
+	Node       Node
+	Agent      *membership.Agent
+	Quarantine *datadir.Quarantine
+	Scrub      *scrub.Scrubber
+	Metrics    *Metrics
+	// Pprof serves Go's profiler under /debug/pprof/ (pprof.go).
+	Pprof bool
+	Log   logrus.FieldLogger
+	// Closing ends the member watch streams when the node shuts down.
+	Closing <-chan struct{}
+}
+
+// API is the node's admin HTTP API.
+type API struct{ cfg Config }
+
+// New returns the admin API over cfg.
+func New(cfg Config) *API { return &API{cfg: cfg} }
+
+// Handler serves the admin HTTP API:
 //
 //	/healthz        200 while the process serves HTTP, 503 when the cluster
 //	                refuses this node (duplicate broker id or name)
 //	/readyz         200 once serving with every partition open and accepted
-//	                by the cluster (admission.go), else 503 with the reason
+//	                by the cluster (node/admission.go), else 503 with the reason
 //	/metrics        Prometheus text of the node's go-metrics, Serf's and
 //	                memberlist's included
 //	/v1/stats       JSON counters (wire's sendfile and copy bytes included)
@@ -26,53 +66,42 @@ import (
 //	                put them
 //	/v1/roster      JSON roster (decommissioned ids included)
 //	POST /v1/roster/decommission?id=N  removes a stopped broker from the roster
-//	/v1/quarantine  JSON what the node set aside in DATA/quarantine (quarantine.go);
+//	/v1/quarantine  JSON what the node set aside in DATA/quarantine (node/datadir);
 //	                POST /v1/quarantine/purge[?older_than=D] deletes it for good
-//	/v1/scrub       the background scrubber's progress and findings (scrub.go)
+//	/v1/scrub       the background scrubber's progress and findings (node/scrub)
 //	/internal/membership/  catalog and roster for peers' anti-entropy
 //	/debug/pprof/   Go profiling, only with Config.EnablePprof (404 otherwise);
 //	                its /cmdline has secret flags redacted
-func (n *Node) adminHandler() http.Handler {
+func (a *API) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
-		if err := n.refused(); err != nil {
-			http.Error(w, err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		if err := n.agent.Health(); err != nil && isRefusal(err) {
+		if err := a.cfg.Node.Unfit(); err != nil {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
 		w.Write([]byte("ok\n"))
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
-		if err := n.readiness(); err != nil {
+		if err := a.cfg.Node.Readiness(); err != nil {
 			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
 			return
 		}
 		w.Write([]byte("ready\n"))
 	})
-	n.clusterAdminRoutes(mux)
-	n.quarantineAdminRoutes(mux) // /v1/quarantine, /v1/quarantine/purge
-	n.scrubAdminRoutes(mux)      // /v1/scrub: scrub.go
-	mux.Handle("/metrics", promhttp.HandlerFor(n.registry, promhttp.HandlerOpts{}))
+	a.clusterRoutes(mux)    // cluster.go
+	a.quarantineRoutes(mux) // quarantine.go: /v1/quarantine, /v1/quarantine/purge
+	a.scrubRoutes(mux)      // /v1/scrub
+	mux.Handle("/metrics", promhttp.HandlerFor(a.cfg.Metrics.Registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/v1/stats", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, n.Stats())
+		httpjson.Write(w, a.cfg.Node.Stats())
 	})
 	mux.HandleFunc("/v1/topics", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, n.catalog.Topics())
+		httpjson.Write(w, a.cfg.Node.Topics())
 	})
-	if n.cfg.EnablePprof {
+	if a.cfg.Pprof {
 		pprofRoutes(mux) // pprof.go
 	}
 	return mux
-}
-
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(v)
 }
 
 // Stats is what /v1/stats reports.
@@ -103,39 +132,23 @@ type PartitionStats struct {
 	EndOffset   int64  `json:"end_offset"`
 }
 
-// Stats returns the node's counters.
-func (n *Node) Stats() Stats {
-	s := Stats{
-		NodeID:    n.cfg.NodeID,
-		KafkaAddr: n.KafkaAddr(),
-		Ready:     n.Ready(),
-		Topics:    len(n.catalog.Topics()),
-		BytesIn:   n.stats.bytesIn.Load(),
-		RecordsIn: n.stats.recordsIn.Load(),
-		BatchesIn: n.stats.batchesIn.Load(),
-		BytesOut:  n.stats.bytesOut.Load(),
-		OpenFiles: n.files.OpenFiles(),
-	}
-	if n.server != nil {
-		ws := n.server.Stats()
-		s.SendfileBytes = int64(ws.SendfileBytes)
-		s.CopyBytes = int64(ws.CopyBytes)
-		s.RequestsTotal = int64(ws.RequestsTotal)
-		s.OpenConnections = int64(ws.OpenConnections)
-	}
-	for _, p := range n.localPartitions() {
-		s.PartitionStats = append(s.PartitionStats, PartitionStats{
-			Topic: p.topic, Partition: p.index,
-			StartOffset: p.log.StartOffset(), EndOffset: p.log.EndOffset(),
-		})
-	}
-	sort.Slice(s.PartitionStats, func(i, j int) bool {
-		a, b := s.PartitionStats[i], s.PartitionStats[j]
-		if a.Topic != b.Topic {
-			return a.Topic < b.Topic
+// scrubRoutes serves /v1/scrub: GET the status, POST to start a pass now
+// (409 when the scrubber is off).
+func (a *API) scrubRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("/v1/scrub", func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet:
+			httpjson.Write(w, a.cfg.Scrub.Status())
+		case http.MethodPost:
+			if err := a.cfg.Scrub.Start(); err != nil {
+				http.Error(w, err.Error(), http.StatusConflict)
+				return
+			}
+			// The pass starts in the background; the reply is the status
+			// as it stands, for a client that polls until passes grows.
+			httpjson.Write(w, a.cfg.Scrub.Status())
+		default:
+			http.Error(w, "GET or POST", http.StatusMethodNotAllowed)
 		}
-		return a.Partition < b.Partition
 	})
-	s.Partitions = len(s.PartitionStats)
-	return s
 }

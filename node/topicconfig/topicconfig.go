@@ -1,4 +1,8 @@
-package node
+// Package topicconfig is a topic's configuration: the topic configs Spool
+// understands, their parsing and checking against the broker defaults, how
+// they are described (DescribeConfigs, `spool topic describe`) and what
+// they make of a partition's config.
+package topicconfig
 
 import (
 	"fmt"
@@ -9,14 +13,13 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/spool-log/spool/internal/recordbatch/compression"
 	"github.com/spool-log/spool/partition"
 )
 
-// topicConfigKeys are the topic configs Spool understands, with their Kafka
+// Keys are the topic configs Spool understands, with their Kafka
 // types for DescribeConfigs. Any other key is refused with INVALID_CONFIG
 // rather than silently ignored.
-var topicConfigKeys = map[string]kmsg.ConfigType{
+var Keys = map[string]kmsg.ConfigType{
 	"retention.ms":           kmsg.ConfigTypeLong,
 	"retention.bytes":        kmsg.ConfigTypeLong,
 	"segment.bytes":          kmsg.ConfigTypeInt,
@@ -24,14 +27,14 @@ var topicConfigKeys = map[string]kmsg.ConfigType{
 	"message.timestamp.type": kmsg.ConfigTypeString,
 	"max.message.bytes":      kmsg.ConfigTypeInt,
 	"cleanup.policy":         kmsg.ConfigTypeList,
-	// Compaction (compaction.go).
+	// Compaction (node/compaction.go).
 	"delete.retention.ms":       kmsg.ConfigTypeLong,
 	"min.cleanable.dirty.ratio": kmsg.ConfigTypeDouble,
 }
 
-// topicSettings is a topic's effective configuration: the broker defaults
+// Settings is a topic's effective configuration: the broker defaults
 // overlaid with the topic's own configs.
-type topicSettings struct {
+type Settings struct {
 	RetentionAge    time.Duration
 	RetentionBytes  int64
 	SegmentBytes    int64
@@ -45,8 +48,21 @@ type topicSettings struct {
 	MinCleanableRatio float64       // min.cleanable.dirty.ratio
 }
 
-func defaultSettings(d TopicDefaults) topicSettings {
-	return topicSettings{
+// Defaults is the broker-wide default topic configuration.
+type Defaults struct {
+	RetentionAge    time.Duration // retention.ms; <0 keeps forever
+	RetentionBytes  int64         // retention.bytes; <0 means unbounded
+	SegmentBytes    int64         // segment.bytes
+	SegmentAge      time.Duration // segment.ms
+	LogAppendTime   bool          // message.timestamp.type=LogAppendTime
+	MaxMessageBytes int32         // max.message.bytes: largest batch accepted
+	Flush           partition.FlushPolicy
+	FlushEvery      time.Duration // for FlushInterval
+}
+
+// Default is the settings of a topic with no configs of its own.
+func Default(d Defaults) Settings {
+	return Settings{
 		RetentionAge:      d.RetentionAge,
 		RetentionBytes:    d.RetentionBytes,
 		SegmentBytes:      d.SegmentBytes,
@@ -59,10 +75,10 @@ func defaultSettings(d TopicDefaults) topicSettings {
 	}
 }
 
-// parseTopicConfigs checks every config a client sent and returns the
+// Parse checks every config a client sent and returns the
 // effective settings. Errors name the offending key.
-func parseTopicConfigs(d TopicDefaults, configs map[string]string) (topicSettings, error) {
-	s := defaultSettings(d)
+func Parse(d Defaults, configs map[string]string) (Settings, error) {
+	s := Default(d)
 	keys := make([]string, 0, len(configs))
 	for k := range configs {
 		keys = append(keys, k)
@@ -162,8 +178,9 @@ func parseLong(k, v string, min int64) (int64, error) {
 	return n, nil
 }
 
-// partitionConfig turns settings into the partition package's config.
-func (s topicSettings) partitionConfig(d TopicDefaults, files *partition.FileCache) partition.Config {
+// PartitionConfig turns settings into the partition package's config, with
+// the node's file cache and record codecs.
+func (s Settings) PartitionConfig(d Defaults, files *partition.FileCache, codecs partition.Codecs) partition.Config {
 	pc := partition.DefaultConfig()
 	pc.SegmentBytes = s.SegmentBytes
 	pc.SegmentAge = s.SegmentAge
@@ -175,7 +192,7 @@ func (s topicSettings) partitionConfig(d TopicDefaults, files *partition.FileCac
 	pc.Compact = s.Compact
 	pc.DeleteRetention = s.DeleteRetention
 	pc.MinCleanableRatio = s.MinCleanableRatio
-	pc.Codecs = compression.Codecs{}
+	pc.Codecs = codecs
 	pc.LogAppendTime = s.LogAppendTime
 	pc.Flush = d.Flush
 	pc.FlushEvery = d.FlushEvery
@@ -183,9 +200,9 @@ func (s topicSettings) partitionConfig(d TopicDefaults, files *partition.FileCac
 	return pc
 }
 
-// describe lists every topic config with its value and whether the topic set
+// Describe lists every topic config with its value and whether the topic set
 // it, sorted by name, for DescribeConfigs and `spool topic describe`.
-func (s topicSettings) describe() []configEntry {
+func (s Settings) Describe() []Entry {
 	ms := func(d time.Duration) string {
 		if d < 0 {
 			return "-1"
@@ -203,7 +220,7 @@ func (s topicSettings) describe() []configEntry {
 	if s.Delete {
 		policy = append(policy, "delete")
 	}
-	return []configEntry{
+	return []Entry{
 		{"cleanup.policy", strings.Join(policy, ",")},
 		{"delete.retention.ms", ms(s.DeleteRetention)},
 		{"max.message.bytes", strconv.FormatInt(int64(s.MaxMessageBytes), 10)},
@@ -216,4 +233,5 @@ func (s topicSettings) describe() []configEntry {
 	}
 }
 
-type configEntry struct{ Name, Value string }
+// Entry is one config and its value.
+type Entry struct{ Name, Value string }

@@ -1,4 +1,4 @@
-package node
+package admin
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/spool-log/spool/internal/httpjson"
 	"github.com/spool-log/spool/membership"
 )
 
@@ -61,9 +62,9 @@ func memberInfo(m membership.Member, led map[int32]int) MemberInfo {
 }
 
 // Members lists the members gossip knows, this node included, by id.
-func (n *Node) Members() []MemberInfo {
-	led := n.cluster.PartitionsLed(n.catalog.Topics())
-	members := n.agent.Members()
+func (a *API) Members() []MemberInfo {
+	led := a.cfg.Node.PartitionsLed()
+	members := a.cfg.Agent.Members()
 	out := make([]MemberInfo, len(members))
 	for i, m := range members {
 		out[i] = memberInfo(m, led)
@@ -73,16 +74,16 @@ func (n *Node) Members() []MemberInfo {
 
 // Placement describes every partition of topic, or of every topic when
 // topic is empty; ok is false for an unknown topic.
-func (n *Node) Placement(topic string) (out []PartitionPlacement, ok bool) {
-	topics := n.catalog.Topics()
+func (a *API) Placement(topic string) (out []PartitionPlacement, ok bool) {
+	topics := a.cfg.Agent.Topics()
 	if topic != "" {
-		spec, found := n.catalog.Topic(topic)
+		e, found := a.cfg.Agent.Topic(topic)
 		if !found {
 			return nil, false
 		}
-		topics = []TopicSpec{spec}
+		topics = []membership.TopicEntry{e}
 	}
-	roster := n.agent.Roster()
+	roster := a.cfg.Agent.Roster()
 	out = []PartitionPlacement{}
 	for _, t := range topics {
 		// The whole topic, as at creation: placement balances load across
@@ -93,7 +94,7 @@ func (n *Node) Placement(topic string) (out []PartitionPlacement, ok bool) {
 			out = append(out, PartitionPlacement{
 				Topic: t.Name, Partition: int32(p),
 				Replicas:  slices.Clone(replicas),
-				Leader:    n.cluster.Leader(replicas),
+				Leader:    a.cfg.Node.Leader(replicas),
 				Preferred: pref,
 				Differs:   !slices.Equal(pref, replicas),
 			})
@@ -102,23 +103,25 @@ func (n *Node) Placement(topic string) (out []PartitionPlacement, ok bool) {
 	return out, true
 }
 
-func (n *Node) clusterAdminRoutes(mux *http.ServeMux) {
-	mux.Handle("/internal/membership/", n.agent.Handler())
+// clusterRoutes serves who is in the cluster, who leads what and where
+// placement would put it, and the membership endpoints peers pull from.
+func (a *API) clusterRoutes(mux *http.ServeMux) {
+	mux.Handle("/internal/membership/", a.cfg.Agent.Handler())
 	mux.HandleFunc("GET /v1/members", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, n.Members())
+		httpjson.Write(w, a.Members())
 	})
-	mux.HandleFunc("GET /v1/members/watch", n.serveMemberWatch)
+	mux.HandleFunc("GET /v1/members/watch", a.serveMemberWatch)
 	mux.HandleFunc("GET /v1/placement", func(w http.ResponseWriter, r *http.Request) {
 		topic := r.URL.Query().Get("topic")
-		out, ok := n.Placement(topic)
+		out, ok := a.Placement(topic)
 		if !ok {
 			http.Error(w, "unknown topic "+strconv.Quote(topic), http.StatusNotFound)
 			return
 		}
-		writeJSON(w, out)
+		httpjson.Write(w, out)
 	})
 	mux.HandleFunc("GET /v1/roster", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, n.agent.RosterEntries())
+		httpjson.Write(w, a.cfg.Agent.RosterEntries())
 	})
 	mux.HandleFunc("POST /v1/roster/decommission", func(w http.ResponseWriter, r *http.Request) {
 		id, err := strconv.ParseInt(r.URL.Query().Get("id"), 10, 32)
@@ -126,7 +129,7 @@ func (n *Node) clusterAdminRoutes(mux *http.ServeMux) {
 			http.Error(w, "want ?id=<broker id>", http.StatusBadRequest)
 			return
 		}
-		switch err := n.agent.Decommission(int32(id)); {
+		switch err := a.cfg.Agent.Decommission(int32(id)); {
 		case errors.Is(err, membership.ErrBrokerAlive):
 			http.Error(w, err.Error(), http.StatusConflict)
 		case errors.Is(err, membership.ErrUnknownBroker):
@@ -136,21 +139,21 @@ func (n *Node) clusterAdminRoutes(mux *http.ServeMux) {
 		case err != nil:
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 		default:
-			n.log.WithField("decommissioned", id).Warn("broker decommissioned through the admin API")
-			writeJSON(w, n.agent.RosterEntries())
+			a.cfg.Log.WithField("decommissioned", id).Warn("broker decommissioned through the admin API")
+			httpjson.Write(w, a.cfg.Agent.RosterEntries())
 		}
 	})
 }
 
 // serveMemberWatch streams membership events as NDJSON, one flushed line per
 // event, until the client goes away or the node shuts down.
-func (n *Node) serveMemberWatch(w http.ResponseWriter, r *http.Request) {
+func (a *API) serveMemberWatch(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
 		return
 	}
-	events, cancel := n.agent.Subscribe()
+	events, cancel := a.cfg.Agent.Subscribe()
 	defer cancel()
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
@@ -160,13 +163,13 @@ func (n *Node) serveMemberWatch(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 			return
-		case <-n.closing:
+		case <-a.cfg.Closing:
 			return
 		case ev, ok := <-events:
 			if !ok {
 				return
 			}
-			led := n.cluster.PartitionsLed(n.catalog.Topics())
+			led := a.cfg.Node.PartitionsLed()
 			line := MemberEvent{Type: string(ev.Type), Time: ev.Time, Member: memberInfo(ev.Member, led)}
 			if err := enc.Encode(line); err != nil {
 				return
@@ -174,11 +177,4 @@ func (n *Node) serveMemberWatch(w http.ResponseWriter, r *http.Request) {
 			flusher.Flush()
 		}
 	}
-}
-
-// isRefusal tells a membership error that makes this node unfit to run (the
-// cluster refuses its broker id or name) from a transient one (not joined
-// yet): only the first fails /healthz.
-func isRefusal(err error) bool {
-	return errors.Is(err, membership.ErrDuplicateBrokerID) || errors.Is(err, membership.ErrDuplicateName)
 }

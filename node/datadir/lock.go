@@ -1,4 +1,4 @@
-package node
+package datadir
 
 import (
 	"errors"
@@ -18,13 +18,13 @@ import (
 // offsets, so a second node on a data directory must not start at all.
 const LockFileName = ".lock"
 
-// ErrDataDirLocked means another process holds the data directory's lock.
-var ErrDataDirLocked = errors.New("data directory is in use by another process")
+// ErrLocked means another process holds the data directory's lock.
+var ErrLocked = errors.New("data directory is in use by another process")
 
-// DataDirLock is a held lock on a data directory; the kernel drops it when
+// Lock is a held lock on a data directory; the kernel drops it when
 // the descriptor closes, including when the process is killed (kill -9), so
 // a stale lock file never keeps a node from starting.
-type DataDirLock struct {
+type Lock struct {
 	f *os.File
 }
 
@@ -32,7 +32,7 @@ type DataDirLock struct {
 // waiting, and writes this process's id into the lock file so that whoever
 // is refused can name the holder. Offline commands working on a stopped
 // node's data directory take it too.
-func LockDataDir(dir string) (*DataDirLock, error) {
+func LockDir(dir string) (*Lock, error) {
 	path := filepath.Join(dir, LockFileName)
 	// O_CLOEXEC (Go's default) keeps child processes from inheriting it.
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
@@ -43,7 +43,7 @@ func LockDataDir(dir string) (*DataDirLock, error) {
 		f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
 			return nil, fmt.Errorf("%w: %s is locked by %s; stop that process or give this one another --data-dir",
-				ErrDataDirLocked, path, holderOf(path))
+				ErrLocked, path, holderOf(path))
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
@@ -56,7 +56,7 @@ func LockDataDir(dir string) (*DataDirLock, error) {
 		f.Close()
 		return nil, fmt.Errorf("write lock file %s: %w", path, err)
 	}
-	return &DataDirLock{f: f}, nil
+	return &Lock{f: f}, nil
 }
 
 // holderOf names the process holding the lock, from the id it wrote. The
@@ -81,7 +81,7 @@ func holderOf(path string) string {
 // Unlock releases the lock. The file stays: removing it would let a process
 // that opened it before the removal and one that creates it afresh both
 // hold "the" lock. Safe to call more than once and on nil.
-func (l *DataDirLock) Unlock() error {
+func (l *Lock) Unlock() error {
 	if l == nil || l.f == nil {
 		return nil
 	}
