@@ -3,7 +3,6 @@ package node
 import (
 	"errors"
 	"fmt"
-	"github.com/spool-log/spool/internal/recordbatch/compression"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/spool-log/spool/internal/recordbatch/compression"
 	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/node/topicconfig"
 	"github.com/spool-log/spool/partition"

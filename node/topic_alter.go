@@ -3,12 +3,12 @@ package node
 import (
 	"errors"
 	"fmt"
-	"github.com/spool-log/spool/internal/recordbatch/compression"
 	"maps"
 
 	"github.com/sirupsen/logrus"
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/spool-log/spool/internal/recordbatch/compression"
 	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/node/topicconfig"
 )
