@@ -14,7 +14,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -34,6 +33,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/spool-log/spool/internal/recordbatch"
 )
 
 // kcatCodecs are the values of kcat's -z, by the codec id a RecordBatch's
@@ -206,16 +207,12 @@ func storedCodecs(t testing.TB, dataDir, topic string, p int32) map[int]int {
 			t.Fatalf("read segment: %v", err)
 		}
 		for pos := 0; pos < len(data); {
-			// baseOffset int64, batchLength int32, leaderEpoch int32, magic int8, crc int32, attributes int16
-			if len(data)-pos < 23 {
-				t.Fatalf("%s: torn batch header at %d", name, pos)
+			h, err := recordbatch.ParseHeader(data[pos:])
+			if err != nil || h.Magic != recordbatch.Magic || h.Length < recordbatch.MinLength || int64(pos)+h.Size() > int64(len(data)) {
+				t.Fatalf("%s: bad batch at %d (%+v, file %d): %v", name, pos, h, len(data), err)
 			}
-			length := int(binary.BigEndian.Uint32(data[pos+8:]))
-			if data[pos+16] != 2 || length < 11 || pos+12+length > len(data) {
-				t.Fatalf("%s: bad batch at %d (magic %d, length %d, file %d)", name, pos, data[pos+16], length, len(data))
-			}
-			codecs[int(binary.BigEndian.Uint16(data[pos+21:])&7)]++
-			pos += 12 + length
+			codecs[h.Compression()]++
+			pos += int(h.Size())
 		}
 	}
 	return codecs

@@ -16,6 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/internal/recordbatch"
 )
 
 func TestProduceFetchRoundTripEveryCodec(t *testing.T) {
@@ -98,8 +100,8 @@ func TestCompressedBatchStoredAsSent(t *testing.T) {
 		t.Fatalf("segment is %d bytes for 100 KB of zstd-compressible data: batch not stored compressed", fi.Size())
 	}
 	b, _ := os.ReadFile(seg)
-	if b[21+1]&0x07 != 4 { // attributes low byte: codec 4 = zstd
-		t.Fatalf("stored batch codec %d, want zstd (4)", b[22]&0x07)
+	if h, err := recordbatch.ParseHeader(b); err != nil || h.Compression() != recordbatch.CompressionZstd {
+		t.Fatalf("stored batch codec %d, want zstd (%v)", h.Compression(), err)
 	}
 }
 
@@ -710,7 +712,7 @@ func TestProduceRejectsBadBatches(t *testing.T) {
 	truncated := rawBatch(-1, -1, -1, now, "abc")[:40]
 	huge := rawBatch(-1, -1, -1, now, strings.Repeat("x", 5000))
 	txn := rawBatch(-1, -1, -1, now, "t")
-	txn[22] |= 0x10 // transactional bit (low attribute byte); CRC is recomputed below
+	txn[recordbatch.OffAttributes+1] |= recordbatch.AttrTransactional // low attribute byte
 	txn = rawBatchFix(txn)
 
 	for _, c := range []struct {

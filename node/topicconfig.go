@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/internal/recordbatch/compression"
 	"github.com/spool-log/spool/partition"
 )
 
@@ -174,7 +175,7 @@ func (s topicSettings) partitionConfig(d TopicDefaults, files *partition.FileCac
 	pc.Compact = s.Compact
 	pc.DeleteRetention = s.DeleteRetention
 	pc.MinCleanableRatio = s.MinCleanableRatio
-	pc.Codecs = kafkaCodecs{}
+	pc.Codecs = compression.Codecs{}
 	pc.LogAppendTime = s.LogAppendTime
 	pc.Flush = d.Flush
 	pc.FlushEvery = d.FlushEvery

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/spool-log/spool/internal/recordbatch"
 )
 
 // Append validates batches (one or more RecordBatch v2, back to back), then
@@ -156,22 +158,15 @@ func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendInfo, error) {
 	return info, nil
 }
 
-// validatedBatches validates every batch in b (scanBatches) and appends
+// validatedBatches validates every batch in b (recordbatch.Scan) and appends
 // where each starts to hs, returning them with their record count.
 func validatedBatches(b []byte, hs []batchAt) ([]batchAt, int64, error) {
-	if len(b) == 0 {
-		return nil, 0, &BatchError{Kind: Invalid, Reason: "no record batches"}
-	}
 	records := int64(0)
-	for pos := 0; pos < len(b); {
-		h, err := validateBatch(b[pos:])
-		if err != nil {
-			err.Offset += pos
-			return nil, 0, err
-		}
+	if _, err := recordbatch.Scan(b, func(pos int, h BatchHeader) {
 		hs = append(hs, batchAt{pos, h})
 		records += int64(h.NumRecords)
-		pos += int(h.Size())
+	}); err != nil {
+		return nil, 0, err
 	}
 	return hs, records, nil
 }

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/spool-log/spool/internal/recordbatch"
 )
 
 // Log compaction, after Apache Kafka's LogCleaner.
@@ -157,7 +159,7 @@ func (l *Log) Clean(upTo int64, mapBytes int) (CleanStats, error) {
 	offsets := map[string]int64{}
 	stats.DirtyFrom, stats.DirtyTo = plan.firstDirty, plan.firstDirty
 	used, n := 0, 0
-	var recs []record
+	var recs []recordbatch.Record
 	for i, s := range plan.segs {
 		if plan.ends[i] <= plan.firstDirty {
 			n = i + 1
@@ -171,17 +173,17 @@ func (l *Log) Clean(upTo int64, mapBytes int) (CleanStats, error) {
 				return nil
 			}
 			var err error
-			if recs, err = batchRecords(recs[:0], batch, h, plan.cfg.Codecs); err != nil {
+			if recs, err = recordbatch.Records(recs[:0], batch, h, plan.cfg.Codecs, maxDecompressedBytes); err != nil {
 				return err
 			}
 			for _, r := range recs {
-				if r.key == nil {
+				if r.Key == nil {
 					continue
 				}
-				if _, ok := offsets[string(r.key)]; !ok {
-					used += len(r.key) + 64
+				if _, ok := offsets[string(r.Key)]; !ok {
+					used += len(r.Key) + 64
 				}
-				offsets[string(r.key)] = h.BaseOffset + r.offDelta
+				offsets[string(r.Key)] = h.BaseOffset + r.OffsetDelta
 			}
 			return nil
 		})
@@ -294,7 +296,7 @@ func (l *Log) eachBatch(s *segment, size int64, fn func(batch []byte, h BatchHea
 		if _, err := io.ReadFull(r, buf[BatchHeaderSize:]); err != nil {
 			return fmt.Errorf("read at %d: %w", pos, err)
 		}
-		if _, bad := validateStoredBatch(buf, true); bad != nil {
+		if _, bad := recordbatch.Check(buf, true); bad != nil {
 			return fmt.Errorf("batch at %d: %w", pos, bad)
 		}
 		if h.BaseOffset < next {
@@ -324,7 +326,7 @@ type cleaner struct {
 	newHorizon int64 // delete horizon for batches first seen with tombstones
 	horizon    int64 // earliest horizon of a written batch holding tombstones, -1 if none
 	stats      *CleanStats
-	recs, kept []record
+	recs, kept []recordbatch.Record
 }
 
 // filter appends to dst what survives of one batch.
@@ -333,22 +335,22 @@ func (c *cleaner) filter(dst, batch []byte, h BatchHeader) ([]byte, error) {
 		return append(dst, batch...), nil // transaction markers: not handled yet, kept
 	}
 	var err error
-	if c.recs, err = batchRecords(c.recs[:0], batch, h, c.cfg.Codecs); err != nil {
+	if c.recs, err = recordbatch.Records(c.recs[:0], batch, h, c.cfg.Codecs, maxDecompressedBytes); err != nil {
 		return dst, err
 	}
 	c.stats.Records += int64(len(c.recs))
-	hasHorizon := h.Attributes&attrDeleteHorizon != 0
+	hasHorizon := h.DeleteHorizon()
 	c.kept = c.kept[:0]
 	tombstones := false
 	for _, r := range c.recs {
-		if r.key == nil {
+		if r.Key == nil {
 			c.stats.KeylessRemoved++
 			continue
 		}
-		if newest, ok := c.offsets[string(r.key)]; ok && h.BaseOffset+r.offDelta < newest {
+		if newest, ok := c.offsets[string(r.Key)]; ok && h.BaseOffset+r.OffsetDelta < newest {
 			continue
 		}
-		if r.value == nil {
+		if r.Value == nil {
 			if hasHorizon && c.now >= h.FirstTimestamp {
 				c.stats.TombstonesRemoved++
 				continue

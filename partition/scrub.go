@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+
+	"github.com/spool-log/spool/internal/recordbatch"
 )
 
 // Scrubbing: recovery checks only what a crash may have torn (the segments
@@ -134,7 +136,7 @@ func scrubSegment(s *segment, size int64, gaps bool, pace func(int64) error) ([]
 			done += n
 			read += n
 		}
-		if _, e := validateStoredBatch(buf, gaps); e != nil {
+		if _, e := recordbatch.Check(buf, gaps); e != nil {
 			bad(pos, h.BaseOffset, h.LastOffset()+1, h.Size(), "%s", e.Error())
 		}
 		next = h.LastOffset() + 1

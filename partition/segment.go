@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"github.com/spool-log/spool/internal/recordbatch"
 )
 
 const (
@@ -363,7 +365,7 @@ func (s *segment) recover(interval int, epochOK func(offset int64, epoch int32) 
 		if _, err := io.ReadFull(r, buf[BatchHeaderSize:]); err != nil {
 			return false, fmt.Errorf("recover %s at %d: %w", s.log.path, pos, err)
 		}
-		if _, bad := validateStoredBatch(buf, gaps); bad != nil {
+		if _, bad := recordbatch.Check(buf, gaps); bad != nil {
 			reason = bad.Error()
 			break
 		}

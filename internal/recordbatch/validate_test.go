@@ -1,4 +1,4 @@
-package partition
+package recordbatch
 
 import (
 	"encoding/binary"
@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// The test encoder must produce what a real Kafka client library parses.
+// The encoder must produce what a real Kafka client library parses.
 func TestEncoderMatchesKmsg(t *testing.T) {
 	b := makeBatch(1000, []byte("a"), []byte("bb"), nil)
 	var rb kmsg.RecordBatch
@@ -33,66 +33,66 @@ func TestEncoderMatchesKmsg(t *testing.T) {
 	if len(rest) != 0 {
 		t.Fatalf("%d bytes left", len(rest))
 	}
-	if err := ValidateBatches(b); err != nil {
+	if err := Validate(b); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func TestParseBatchHeader(t *testing.T) {
+func TestParseHeader(t *testing.T) {
 	b := makeBatch(77, []byte("x"), []byte("y"))
-	h, err := ParseBatchHeader(b)
+	h, err := ParseHeader(b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if h.Magic != 2 || h.NumRecords != 2 || h.LastOffsetDelta != 1 || h.FirstTimestamp != 77 || h.MaxTimestamp != 78 ||
-		h.Size() != int64(len(b)) || h.ProducerID != -1 || h.PartitionLeaderEpoch != -1 || h.CRC != batchCRC(b) {
+		h.Size() != int64(len(b)) || h.ProducerID != -1 || h.PartitionLeaderEpoch != -1 || h.CRC != CRC(b) {
 		t.Fatalf("header %+v", h)
 	}
-	if _, err := ParseBatchHeader(b[:BatchHeaderSize-1]); err == nil {
+	if _, err := ParseHeader(b[:HeaderSize-1]); err == nil {
 		t.Fatal("short header parsed")
 	}
 }
 
-func TestValidateBatchesRefusals(t *testing.T) {
+func TestValidateRefusals(t *testing.T) {
 	good := makeBatch(1, []byte("hello"), []byte("world"))
 	withCRC := func(b []byte) []byte {
-		binary.BigEndian.PutUint32(b[offCRC:], batchCRC(b))
+		SetCRC(b)
 		return b
 	}
 	cases := []struct {
 		name string
 		b    []byte
-		kind BatchErrorKind
+		kind ErrorKind
 		at   int
 	}{
 		{"empty", nil, Invalid, 0},
 		{"short header", good[:40], Corrupt, 0},
-		{"truncated body", good[:len(good)-1], Corrupt, offBatchLength},
+		{"truncated body", good[:len(good)-1], Corrupt, OffLength},
 		{"length too small", func() []byte {
 			b := append([]byte(nil), good...)
-			binary.BigEndian.PutUint32(b[offBatchLength:], 10)
+			binary.BigEndian.PutUint32(b[OffLength:], 10)
 			return b
-		}(), Corrupt, offBatchLength},
-		{"bad crc", func() []byte { b := append([]byte(nil), good...); b[len(b)-1] ^= 1; return b }(), Corrupt, offCRC},
-		{"magic 1", func() []byte { b := append([]byte(nil), good...); b[offMagic] = 1; return b }(), Invalid, offMagic},
+		}(), Corrupt, OffLength},
+		{"bad crc", func() []byte { b := append([]byte(nil), good...); b[len(b)-1] ^= 1; return b }(), Corrupt, OffCRC},
+		{"magic 1", func() []byte { b := append([]byte(nil), good...); b[OffMagic] = 1; return b }(), Invalid, OffMagic},
 		{"count mismatch", func() []byte {
 			b := append([]byte(nil), good...)
-			binary.BigEndian.PutUint32(b[offLastOffsetDelta:], 5)
+			binary.BigEndian.PutUint32(b[OffLastOffsetDelta:], 5)
 			return withCRC(b)
-		}(), Invalid, offNumRecords},
-		{"zero records", makeBatchRaw(0, 1, 1, 0, nil), Invalid, offNumRecords},
-		{"unknown codec", makeBatchRaw(7, 1, 1, 1, []byte{1, 2, 3}), Invalid, offAttributes},
-		{"record overruns", makeBatchRaw(0, 1, 1, 1, []byte{0x7e, 0, 0}), Invalid, BatchHeaderSize},
+		}(), Invalid, OffNumRecords},
+		{"zero records", makeBatchRaw(0, 1, 1, 0, nil), Invalid, OffNumRecords},
+		{"unknown codec", makeBatchRaw(7, 1, 1, 1, []byte{1, 2, 3}), Invalid, OffAttributes},
+		{"record overruns", makeBatchRaw(0, 1, 1, 1, []byte{0x7e, 0, 0}), Invalid, HeaderSize},
 		{"trailing bytes", makeBatchRaw(0, 1, 1, 1, append(encodeRecords([]testRecord{{value: []byte("v")}}), 0)), Invalid, 0},
 		{"fewer records than count", makeBatchRaw(0, 1, 1, 2, encodeRecords([]testRecord{{value: []byte("v")}})), Invalid, 0},
-		{"second batch bad", append(append([]byte(nil), good...), good[:len(good)-3]...), Corrupt, len(good) + offBatchLength},
+		{"second batch bad", append(append([]byte(nil), good...), good[:len(good)-3]...), Corrupt, len(good) + OffLength},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := ValidateBatches(c.b)
-			var be *BatchError
+			err := Validate(c.b)
+			var be *Error
 			if !errors.As(err, &be) {
-				t.Fatalf("got %v, want a *BatchError", err)
+				t.Fatalf("got %v, want an *Error", err)
 			}
 			if be.Kind != c.kind {
 				t.Fatalf("kind %v, want %v (%v)", be.Kind, c.kind, err)
@@ -103,11 +103,26 @@ func TestValidateBatchesRefusals(t *testing.T) {
 		})
 	}
 	// Compressed payloads are opaque: the header's count check stands.
-	if err := ValidateBatches(makeBatchRaw(CompressionZstd, 1, 1, 3, []byte("opaque"))); err != nil {
+	if err := Validate(makeBatchRaw(CompressionZstd, 1, 1, 3, []byte("opaque"))); err != nil {
 		t.Fatal(err)
 	}
-	if err := ValidateBatches(append(append([]byte(nil), good...), good...)); err != nil {
+	if err := Validate(append(append([]byte(nil), good...), good...)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCheckCleaned: a cleaned batch may hold fewer records than its offset
+// range, and only Check(cleaned) accepts it.
+func TestCheckCleaned(t *testing.T) {
+	payload := AppendRecord(nil, Record{OffsetDelta: 3, Key: []byte("k"), Value: []byte("v")})
+	b := makeBatchRaw(0, 1, 1, 1, payload)
+	binary.BigEndian.PutUint32(b[OffLastOffsetDelta:], 4)
+	SetCRC(b)
+	if _, err := Check(b, false); err == nil || err.Kind != Invalid {
+		t.Fatalf("uncleaned check: %v", err)
+	}
+	if h, err := Check(b, true); err != nil || h.LastOffsetDelta != 4 {
+		t.Fatalf("cleaned check: %+v, %v", h, err)
 	}
 }
 
@@ -115,11 +130,11 @@ func FuzzValidateBatches(f *testing.F) {
 	f.Add(makeBatch(1, []byte("a")))
 	f.Add(append(makeBatch(1, []byte("a"), nil), makeBatch(5, []byte("bcd"))...))
 	f.Add(makeBatchRaw(CompressionLZ4, 1, 2, 2, []byte("xx")))
-	recs := encodeRecords([]testRecord{{key: []byte("k"), value: []byte("v"), headers: [][2][]byte{{[]byte("h"), []byte("v")}}}})
+	recs := encodeRecords([]testRecord{{key: []byte("k"), value: []byte("v"), headers: []RecordHeader{{Key: []byte("h"), Value: []byte("v")}}}})
 	f.Add(makeBatchRaw(0, 1, 1, 1, recs))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		err := ValidateBatches(b)
-		var be *BatchError
+		err := Validate(b)
+		var be *Error
 		if err != nil && !errors.As(err, &be) {
 			t.Fatalf("untyped error %v", err)
 		}
@@ -131,8 +146,8 @@ func FuzzValidateBatches(f *testing.F) {
 		}
 		// Accepted input must be whole batches with good CRCs.
 		total := 0
-		if _, err := scanBatches(b, func(pos int, h BatchHeader) {
-			if pos != total || batchCRC(b[pos:pos+int(h.Size())]) != h.CRC || h.NumRecords < 1 {
+		if _, err := Scan(b, func(pos int, h Header) {
+			if pos != total || CRC(b[pos:pos+int(h.Size())]) != h.CRC || h.NumRecords < 1 {
 				t.Fatalf("accepted batch at %d is not whole or not intact", pos)
 			}
 			total += int(h.Size())
