@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/spool-log/spool/internal/recordbatch"
 )
 
 // ProduceConfig is a produce run.
@@ -49,8 +51,8 @@ func Produce(ctx context.Context, cfg ProduceConfig) (Report, error) {
 	}
 	if cfg.Raw && batchRecords == 0 {
 		// As many as fit in BatchBytes, at ~10 bytes of record framing
-		// each past the 61-byte batch header.
-		batchRecords = max(1, (int(l.BatchBytes)-61)/(l.RecordSize+10))
+		// each past the batch header.
+		batchRecords = max(1, (int(l.BatchBytes)-recordbatch.HeaderSize)/(l.RecordSize+10))
 	}
 	payload := randomPayload(l.RecordSize)
 	m := newMeter("produce")

@@ -6,7 +6,6 @@ package bench
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -14,6 +13,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/internal/recordbatch"
 )
 
 // rawConsume reads every partition of topic from start until want records
@@ -128,14 +129,14 @@ func rawFetchLoop(ctx context.Context, c *rawConn, version int16, topic string, 
 // returning records, bytes and the last offset (-1 if none).
 func walkBatches(b []byte) (records, bytes, last int64) {
 	last = -1
-	for len(b) >= 61 {
-		size := 12 + int64(int32(binary.BigEndian.Uint32(b[8:])))
-		if size < 61 || size > int64(len(b)) {
+	for len(b) >= recordbatch.HeaderSize {
+		h, _ := recordbatch.ParseHeader(b) // b holds a header: it cannot fail
+		size := h.Size()
+		if size < recordbatch.HeaderSize || size > int64(len(b)) {
 			break // a partial batch at the end of the response
 		}
-		base := int64(binary.BigEndian.Uint64(b))
-		last = base + int64(int32(binary.BigEndian.Uint32(b[23:])))
-		records += int64(int32(binary.BigEndian.Uint32(b[57:])))
+		last = h.LastOffset()
+		records += int64(h.NumRecords)
 		bytes += size
 		b = b[size:]
 	}

@@ -22,6 +22,8 @@ import (
 	"syscall"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/internal/recordbatch"
 )
 
 // serverConfig is what one baseline server serves.
@@ -69,8 +71,8 @@ func (s *serverConfig) run(stdin io.Reader, out io.Writer) error {
 	default:
 		return fmt.Errorf("--mode %q: want append, rtt or copy", s.mode)
 	}
-	if s.mode != "copy" && (s.batchBytes < 61 || s.batchBytes > baselineFrameMax) {
-		return fmt.Errorf("--mode %s needs --batch-bytes, the size of the record batch each request carries (61..%d)", s.mode, baselineFrameMax)
+	if s.mode != "copy" && (s.batchBytes < recordbatch.HeaderSize || s.batchBytes > baselineFrameMax) {
+		return fmt.Errorf("--mode %s needs --batch-bytes, the size of the record batch each request carries (%d..%d)", s.mode, recordbatch.HeaderSize, baselineFrameMax)
 	}
 	if s.rollBytes < 1<<20 || s.copyBytes < 1<<20 || s.copyBytes > 64<<30 {
 		return fmt.Errorf("--roll-bytes %d, --copy-bytes %d: want at least 1 MiB (copy at most 64 GiB)", s.rollBytes, s.copyBytes)
@@ -218,7 +220,7 @@ func serveProduce(c net.Conn, batchBytes int, handle func(batch []byte) error) e
 				return fmt.Errorf("produce request of %d bytes from %s cannot hold a record batch of %d", n, c.RemoteAddr(), batchBytes)
 			}
 			batch := buf[end-batchBytes : end]
-			if batch[16] != 2 || 12+int(binary.BigEndian.Uint32(batch[8:])) != batchBytes {
+			if h, err := recordbatch.ParseHeader(batch); err != nil || h.Magic != recordbatch.Magic || h.Size() != int64(batchBytes) {
 				return fmt.Errorf("produce request from %s does not end in one record batch of %d bytes", c.RemoteAddr(), batchBytes)
 			}
 			if err := handle(batch); err != nil {
