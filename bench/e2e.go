@@ -32,17 +32,8 @@ type EndToEndConfig struct {
 // starts with its 8-byte send time, so Load.RecordSize is at least 8.
 func EndToEnd(ctx context.Context, cfg EndToEndConfig) (Report, error) {
 	l := &cfg.Load
-	if err := cfg.Run.validate(true); err != nil {
+	if err := cfg.validate(); err != nil {
 		return Report{}, err
-	}
-	if err := l.validate(); err != nil {
-		return Report{}, err
-	}
-	if err := cfg.Fetch.validate(); err != nil {
-		return Report{}, err
-	}
-	if l.RecordSize < stampBytes {
-		return Report{}, fmt.Errorf("--record-size %d: e2e needs at least %d bytes for the send time", l.RecordSize, stampBytes)
 	}
 	if err := ensureTopic(ctx, cfg.Cluster, l.Topic, l.Partitions); err != nil {
 		return Report{}, err
@@ -51,41 +42,23 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	consumed := newMeter("e2e")
-	produced := newMeter("produce")
 	cl, err := cfg.Cluster.client(ctx, append(cfg.Fetch.opts(), kgo.ConsumePartitions(exactOffsets(l.Topic, end)))...)
 	if err != nil {
 		return Report{}, err
 	}
 	defer cl.Close()
 
-	payload := randomPayload(l.RecordSize)
+	consumed, produced := newMeter("e2e"), newMeter("produce")
 	begin := time.Now()
 	consumed.start, produced.start = begin, begin
 	stop := consumed.progress(&cfg.Run)
-
 	// The consumer runs until it has every acknowledged record, or Drain
 	// after the producers stop.
 	cctx, cancelConsume := context.WithCancel(ctx)
 	defer cancelConsume()
 	consumeErr := make(chan error, 1)
-	go func() {
-		consumeErr <- consumeInto(cctx, cl, consumed, 1<<62, func(r *kgo.Record) {
-			if len(r.Value) >= stampBytes {
-				sent := begin.Add(time.Duration(binary.BigEndian.Uint64(r.Value)))
-				consumed.latency.record(time.Since(sent))
-			}
-		}, nil)
-	}()
-
-	pctx, cancelProduce := cfg.Run.context(ctx)
-	defer cancelProduce()
-	perr := runProducers(pctx, cfg.Cluster, l, produced, &batchStats{}, cfg.Run.Count, func() []byte {
-		v := make([]byte, len(payload))
-		copy(v, payload)
-		binary.BigEndian.PutUint64(v, uint64(time.Since(begin)))
-		return v
-	})
+	go func() { consumeErr <- consumeStamped(cctx, cl, consumed, begin) }()
+	perr := produceStamped(ctx, &cfg, produced, begin)
 	want := produced.records.Load()
 	cerr := drain(consumed, want, cfg.Drain, consumeErr)
 	elapsed := time.Since(begin)
@@ -110,6 +83,47 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig) (Report, error) {
 	settings["duration"], settings["count"] = cfg.Run.Duration.String(), cfg.Run.Count
 	settings["max_wait"] = cfg.Fetch.MaxWait.String()
 	return Report{Command: "e2e", Settings: settings, Results: []Result{res}}, nil
+}
+
+func (cfg *EndToEndConfig) validate() error {
+	if err := cfg.Run.validate(true); err != nil {
+		return err
+	}
+	if err := cfg.Load.validate(); err != nil {
+		return err
+	}
+	if err := cfg.Fetch.validate(); err != nil {
+		return err
+	}
+	if cfg.Load.RecordSize < stampBytes {
+		return fmt.Errorf("--record-size %d: e2e needs at least %d bytes for the send time", cfg.Load.RecordSize, stampBytes)
+	}
+	return nil
+}
+
+// produceStamped produces for the run, each value starting with its send
+// time since begin.
+func produceStamped(ctx context.Context, cfg *EndToEndConfig, m *meter, begin time.Time) error {
+	payload := randomPayload(cfg.Load.RecordSize)
+	pctx, cancel := cfg.Run.context(ctx)
+	defer cancel()
+	return runProducers(pctx, cfg.Cluster, &cfg.Load, m, &batchStats{}, cfg.Run.Count, func() []byte {
+		v := make([]byte, len(payload))
+		copy(v, payload)
+		binary.BigEndian.PutUint64(v, uint64(time.Since(begin)))
+		return v
+	})
+}
+
+// consumeStamped consumes until ctx ends, recording each record's latency
+// from the send time it starts with.
+func consumeStamped(ctx context.Context, cl *kgo.Client, m *meter, begin time.Time) error {
+	return consumeInto(ctx, cl, m, 1<<62, func(r *kgo.Record) {
+		if len(r.Value) >= stampBytes {
+			sent := begin.Add(time.Duration(binary.BigEndian.Uint64(r.Value)))
+			m.latency.record(time.Since(sent))
+		}
+	}, nil)
 }
 
 // drain waits until the consumer counted want records, it failed, or
