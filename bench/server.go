@@ -51,7 +51,12 @@ func ServeMain(args []string, stdin io.Reader, stdout io.Writer) error {
 	fs.BoolVar(&s.fsync, "fsync", false, "append: fsync after every batch")
 	fs.Int64Var(&s.copyBytes, "copy-bytes", 256<<20, "copy: size of the file sent")
 	fs.IntVar(&s.batchBytes, "batch-bytes", 0, "append, rtt: the size of the record batch each Produce request ends with")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(stdout, "The server process of 'spool bench baseline' (started by it). Flags:")
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		return nil
+	} else if err != nil {
 		return fmt.Errorf("baseline-server: %w", err)
 	}
 	if fs.NArg() > 0 {
