@@ -81,7 +81,8 @@ const baselineFrameMax = 256 << 20
 
 // Baseline measures this machine's limits with no broker in the way: see
 // BaselineConfig.
-func Baseline(ctx context.Context, l BaselineConfig) (Report, error) {
+func Baseline(ctx context.Context, cfg BaselineConfig) (Report, error) {
+	l := &cfg
 	if err := l.Run.validate(true); err != nil {
 		return Report{}, err
 	}
