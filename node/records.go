@@ -6,7 +6,6 @@ import (
 
 	"github.com/spool-log/spool/internal/recordbatch"
 	"github.com/spool-log/spool/internal/recordbatch/compression"
-	"github.com/spool-log/spool/partition"
 )
 
 // ListOffsets by time answers the offset of the first record whose timestamp
@@ -46,25 +45,25 @@ func (p *localPartition) recordOffsetForTime(ts int64) (int64, int64, error) {
 
 // readBatchAt reads the whole batch holding offset, or returns nil if the log
 // has nothing there.
-func (p *localPartition) readBatchAt(offset int64) ([]byte, partition.BatchHeader, error) {
+func (p *localPartition) readBatchAt(offset int64) ([]byte, recordbatch.Header, error) {
 	s, err := p.log.Read(offset, 1, p.log.EndOffset())
 	if err != nil {
-		return nil, partition.BatchHeader{}, err
+		return nil, recordbatch.Header{}, err
 	}
 	defer s.Release()
-	if len(s.Regions) == 0 || s.Regions[0].Length < partition.BatchHeaderSize {
-		return nil, partition.BatchHeader{}, nil
+	if len(s.Regions) == 0 || s.Regions[0].Length < recordbatch.HeaderSize {
+		return nil, recordbatch.Header{}, nil
 	}
 	r := s.Regions[0]
-	hdr := make([]byte, partition.BatchHeaderSize)
+	hdr := make([]byte, recordbatch.HeaderSize)
 	if _, err := r.File.ReadAt(hdr, r.Position); err != nil {
-		return nil, partition.BatchHeader{}, fmt.Errorf("read batch header: %w", err)
+		return nil, recordbatch.Header{}, fmt.Errorf("read batch header: %w", err)
 	}
-	h, err := partition.ParseBatchHeader(hdr)
+	h, err := recordbatch.ParseHeader(hdr)
 	if err != nil {
 		return nil, h, err
 	}
-	if h.Size() > r.Length || h.Size() > maxInspectBytes || h.Size() < partition.BatchHeaderSize {
+	if h.Size() > r.Length || h.Size() > maxInspectBytes || h.Size() < recordbatch.HeaderSize {
 		return nil, h, nil
 	}
 	batch := make([]byte, h.Size())
@@ -76,7 +75,7 @@ func (p *localPartition) readBatchAt(offset int64) ([]byte, partition.BatchHeade
 
 // firstRecordAtOrAfter walks a batch's records for the first with a
 // timestamp >= ts.
-func firstRecordAtOrAfter(batch []byte, h partition.BatchHeader, ts int64) (int64, int64, error) {
+func firstRecordAtOrAfter(batch []byte, h recordbatch.Header, ts int64) (int64, int64, error) {
 	recs, err := recordbatch.Payload(batch, h, compression.Codecs{}, maxInspectBytes)
 	if err != nil {
 		return -1, -1, err

@@ -66,45 +66,70 @@ func NextRecord(b []byte) (Record, []byte, error) {
 // why it is malformed.
 func ParseRecord(b []byte) (Record, string) {
 	var r Record
+	_, reason := walkRecord(b, &r)
+	return r, reason
+}
+
+// walkRecord checks one record body and returns its offset delta, filling
+// r if it is not nil: validation on the produce path walks every record
+// and needs only the offset delta.
+func walkRecord(b []byte, r *Record) (offsetDelta int64, reason string) {
 	if len(b) < 1 {
-		return r, "empty record"
+		return 0, "empty record"
 	}
-	r.Attributes = b[0]
-	pos := 1
-	var n int
-	if r.TimestampDelta, n = Varint(b[pos:]); n <= 0 {
-		return r, "bad timestamp delta"
-	}
-	pos += n
-	if r.OffsetDelta, n = Varint(b[pos:]); n <= 0 {
-		return r, "bad offset delta"
+	pos := 1 // attributes
+	tsDelta, n := Varint(b[pos:])
+	if n <= 0 {
+		return 0, "bad timestamp delta"
 	}
 	pos += n
-	var ok bool
-	if r.Key, pos, ok = nullableBytes(b, pos, -1); !ok {
-		return r, "bad key length"
+	if offsetDelta, n = Varint(b[pos:]); n <= 0 {
+		return 0, "bad offset delta"
 	}
-	if r.Value, pos, ok = nullableBytes(b, pos, -1); !ok {
-		return r, "bad value length"
+	pos += n
+	keyAt := pos
+	if pos = skipBytes(b, pos, -1); pos < 0 {
+		return 0, "bad key length"
 	}
-	r.Headers = b[pos:]
+	valueAt := pos
+	if pos = skipBytes(b, pos, -1); pos < 0 {
+		return 0, "bad value length"
+	}
+	headersAt := pos
 	headers, n := Varint(b[pos:])
 	if n <= 0 || headers < 0 || headers > int64(len(b)-pos) {
-		return r, "bad header count"
+		return 0, "bad header count"
 	}
 	pos += n
 	for i := int64(0); i < headers; i++ {
-		if _, pos, ok = nullableBytes(b, pos, 0); !ok {
-			return r, "bad header key length"
+		if pos = skipBytes(b, pos, 0); pos < 0 {
+			return 0, "bad header key length"
 		}
-		if _, pos, ok = nullableBytes(b, pos, -1); !ok {
-			return r, "bad header value length"
+		if pos = skipBytes(b, pos, -1); pos < 0 {
+			return 0, "bad header value length"
 		}
 	}
 	if pos != len(b) {
-		return r, "length does not match its fields"
+		return 0, "length does not match its fields"
 	}
-	return r, ""
+	if r != nil {
+		r.Attributes, r.TimestampDelta, r.OffsetDelta = b[0], tsDelta, offsetDelta
+		r.Key, _, _ = nullableBytes(b, keyAt, -1)
+		r.Value, _, _ = nullableBytes(b, valueAt, -1)
+		r.Headers = b[headersAt:]
+	}
+	return offsetDelta, ""
+}
+
+// skipBytes skips a varint-length-prefixed byte string at pos whose length
+// may be as low as minLen (-1 for nullable). It returns the position after
+// it, or -1 if it is malformed or runs past b.
+func skipBytes(b []byte, pos int, minLen int64) int {
+	l, n := Varint(b[pos:])
+	if n <= 0 || l < minLen || l > int64(len(b)-pos-n) {
+		return -1
+	}
+	return pos + n + int(max(l, 0))
 }
 
 // ParseHeaders decodes a record's Headers field.

@@ -124,15 +124,15 @@ func validateRecords(b []byte, count int, lastOffsetDelta int32) *Error {
 		if length < 1 || length > int64(len(b)-pos) {
 			return invalid(start, "record %d: length %d out of bounds", int64(i), length)
 		}
-		r, reason := ParseRecord(b[pos : pos+int(length)])
+		delta, reason := walkRecord(b[pos:pos+int(length)], nil)
 		pos += int(length)
 		if reason != "" {
 			return invalid(start, "record %d: %s", i, reason)
 		}
-		if r.OffsetDelta <= prevDelta || r.OffsetDelta > int64(lastOffsetDelta) {
-			return invalid(start, "record %d: offset delta %d out of order", int64(i), r.OffsetDelta)
+		if delta <= prevDelta || delta > int64(lastOffsetDelta) {
+			return invalid(start, "record %d: offset delta %d out of order", int64(i), delta)
 		}
-		prevDelta = r.OffsetDelta
+		prevDelta = delta
 	}
 	if pos != len(b) {
 		return invalid(pos, "%d bytes after the last of %d records", int64(len(b)-pos), int64(count))

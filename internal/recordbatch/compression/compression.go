@@ -129,11 +129,7 @@ func (Codecs) Compress(codec int, dst, src []byte) ([]byte, error) {
 	switch codec {
 	case recordbatch.CompressionGzip:
 		buf := bytes.NewBuffer(dst)
-		w := gzip.NewWriter(buf)
-		if _, err := w.Write(src); err != nil {
-			return nil, fmt.Errorf("gzip: %w", err)
-		}
-		if err := w.Close(); err != nil {
+		if err := writeClose(gzip.NewWriter(buf), src); err != nil {
 			return nil, fmt.Errorf("gzip: %w", err)
 		}
 		return buf.Bytes(), nil
@@ -156,10 +152,7 @@ func (Codecs) Compress(codec int, dst, src []byte) ([]byte, error) {
 		if err := w.Apply(lz4.BlockSizeOption(lz4.Block64Kb)); err != nil {
 			return nil, fmt.Errorf("lz4: %w", err)
 		}
-		if _, err := w.Write(src); err != nil {
-			return nil, fmt.Errorf("lz4: %w", err)
-		}
-		if err := w.Close(); err != nil {
+		if err := writeClose(w, src); err != nil {
 			return nil, fmt.Errorf("lz4: %w", err)
 		}
 		return buf.Bytes(), nil
@@ -171,4 +164,12 @@ func (Codecs) Compress(codec int, dst, src []byte) ([]byte, error) {
 		return enc.EncodeAll(src, dst), nil
 	}
 	return nil, fmt.Errorf("unknown compression codec %d", codec)
+}
+
+// writeClose writes src through a compressing writer and flushes it.
+func writeClose(w io.WriteCloser, src []byte) error {
+	if _, err := w.Write(src); err != nil {
+		return err
+	}
+	return w.Close()
 }
