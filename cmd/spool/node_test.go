@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"net/http"
 	"os"
@@ -277,8 +278,9 @@ func TestNodeRetentionCheckIntervalFlag(t *testing.T) {
 	if _, err := adm.CreateTopic(ctx, 1, 1, configs, "bounded"); err != nil {
 		t.Fatal(err)
 	}
-	value := randomPayload(1000) // incompressible: franz-go compresses by default
-	for i := 0; i < 300; i++ {   // ~300 KB: many 16 KiB segments past 64 KiB
+	value := make([]byte, 1000) // random, so incompressible: franz-go compresses by default
+	rand.Read(value)
+	for i := 0; i < 300; i++ { // ~300 KB: many 16 KiB segments past 64 KiB
 		if err := cl.ProduceSync(ctx, &kgo.Record{Value: value}).FirstErr(); err != nil {
 			t.Fatal(err)
 		}

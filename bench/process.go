@@ -1,4 +1,8 @@
-package main
+package bench
+
+// The baseline's server process: started by Baseline with the server's
+// flags, it prints the address it listens on as one line on stdout and
+// serves until its stdin closes (the baseline is done, or died).
 
 import (
 	"bytes"
@@ -14,10 +18,9 @@ import (
 	"time"
 )
 
-// baselineServerCommand is the command line of a baseline server process:
-// this binary's hidden `bench baseline-server`. Tests replace it, as a test
-// binary is not spool.
-var baselineServerCommand = func(args ...string) (*exec.Cmd, error) {
+// SpoolServerCommand is the default BaselineConfig.ServerCommand: this
+// binary's hidden `bench baseline-server`, which is spool's.
+func SpoolServerCommand(args ...string) (*exec.Cmd, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find this binary to run the baseline server: %w", err)
@@ -39,10 +42,14 @@ type baselineProcess struct {
 	waited func() error // cmd.Wait's answer, once the process has exited
 }
 
-// startBaselineServer starts a server process serving mode and waits for
-// the address it listens on.
-func startBaselineServer(mode string, args ...string) (*baselineProcess, error) {
-	cmd, err := baselineServerCommand(append([]string{"--mode", mode}, args...)...)
+// startServer starts a server process serving mode and waits for the
+// address it listens on.
+func (l *BaselineConfig) startServer(mode string, args ...string) (*baselineProcess, error) {
+	command := l.ServerCommand
+	if command == nil {
+		command = SpoolServerCommand
+	}
+	cmd, err := command(append([]string{"--mode", mode}, args...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -96,12 +103,12 @@ func (p *baselineProcess) stop() error {
 
 // cpu is the CPU time (user and system) the server process has used so far.
 func (p *baselineProcess) cpu() (time.Duration, error) {
-	return processCPUTime(p.cmd.Process.Pid)
+	return ProcessCPUTime(p.cmd.Process.Pid)
 }
 
-// processCPUTime reads a process's CPU time (user and system, all its
+// ProcessCPUTime reads a process's CPU time (user and system, all its
 // threads) from /proc/PID/stat, in clock ticks of 10 ms.
-func processCPUTime(pid int) (time.Duration, error) {
+func ProcessCPUTime(pid int) (time.Duration, error) {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, fmt.Errorf("cpu time of pid %d: %w", pid, err)
