@@ -35,6 +35,10 @@ type Log struct {
 	segs   []*segment // ascending by base; the last is active; replaced, never edited
 	epochs []EpochEntry
 	closed bool
+	// reads counts the Reads (and OffsetForTime calls) walking files of the
+	// segment list they saw under mu. A truncation swaps in a new group as
+	// it publishes the cut, and waits for the old one before it cuts files.
+	reads *sync.WaitGroup
 
 	// Guarded by appendMu.
 	recoveryPoint int64
@@ -91,7 +95,7 @@ func Open(dir string, cfg Config) (*Log, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("open log %s: %w", dir, err)
 	}
-	l := &Log{dir: dir, files: files, cfg: cfg}
+	l := &Log{dir: dir, files: files, cfg: cfg, reads: new(sync.WaitGroup)}
 	err := l.load()
 	if err == nil {
 		err = l.loadLogStart()
@@ -450,10 +454,13 @@ func (l *Log) Close() error {
 	}
 	l.mu.Lock()
 	l.closed = true
+	l.mu.Unlock()
+	// Nothing new reaches the segments once closed is set; closing their
+	// files (the last close of a deleted one frees its blocks) is I/O, so
+	// it runs outside mu.
 	for _, s := range l.segs {
 		s.close()
 	}
-	l.mu.Unlock()
 	l.appendMu.Unlock()
 	l.flushMu.Unlock()
 	l.bg.Wait()
