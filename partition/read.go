@@ -17,11 +17,9 @@ type segView struct {
 	bad  map[int64]Corruption // replaced, never edited, by Scrub
 }
 
-// readSnapshot is what Read takes under mu; nothing in it is touched by a
-// writer afterwards.
+// readSnapshot is what Read takes under mu, with the views of the
+// segments it walks; nothing in it is touched by a writer afterwards.
 type readSnapshot struct {
-	views []segView
-	buf   [4]segView
 	// pos is where the walk of views[0] starts; indexN > 0 asks for it to be
 	// found in the first indexN entries of the offset index file instead.
 	pos    int64
@@ -65,28 +63,29 @@ func (l *Log) Read(offset int64, maxBytes int, upTo int64) (*Slice, error) {
 	return nil, err
 }
 
-// snapshot takes what Read needs under mu. It returns a nil snapshot and a
-// Slice for reads that need no file.
-func (l *Log) snapshot(offset int64, upTo int64, snap *readSnapshot) (*Slice, int64, error) {
+// snapshot takes what Read needs under mu: where to start, and views
+// appended to views of the segments from the one holding offset. A read
+// that needs no file gets its (empty) Slice instead. Unless it fails or
+// returns a Slice, it counts the read in Log.reads; the caller is done
+// with snap.reads.Done.
+func (l *Log) snapshot(offset int64, upTo int64, views []segView) (snap readSnapshot, _ []segView, sl *Slice, _ int64, err error) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	if l.closed {
-		return nil, upTo, ErrClosed
+		return snap, nil, nil, upTo, ErrClosed
 	}
 	start, end := l.startLocked(), l.segs[len(l.segs)-1].st.next
 	if offset < start || offset > end {
-		return nil, upTo, fmt.Errorf("read %s at %d, log holds [%d, %d): %w", l.dir, offset, start, end, ErrOffsetOutOfRange)
+		return snap, nil, nil, upTo, fmt.Errorf("read %s at %d, log holds [%d, %d): %w", l.dir, offset, start, end, ErrOffsetOutOfRange)
 	}
 	upTo = min(upTo, end)
 	if offset >= upTo {
-		return NewSlice(nil, nil), upTo, nil
+		return snap, nil, NewSlice(nil, nil), upTo, nil
 	}
-	snap.views = snap.buf[:0]
 	for _, s := range l.segs[l.segmentFor(offset):] {
-		snap.views = append(snap.views, segView{s: s, size: s.st.size, bad: s.bad})
+		views = append(views, segView{s: s, size: s.st.size, bad: s.bad})
 	}
-	snap.pos, snap.indexN = 0, 0
-	if first := snap.views[0].s; first.st.size > 0 {
+	if first := views[0].s; first.st.size > 0 {
 		var ok bool
 		snap.pos, snap.indexN, ok = first.lookupMem(offset)
 		if ok {
@@ -95,12 +94,13 @@ func (l *Log) snapshot(offset int64, upTo int64, snap *readSnapshot) (*Slice, in
 	}
 	snap.reads = l.reads
 	snap.reads.Add(1)
-	return nil, upTo, nil
+	return snap, views, nil, upTo, nil
 }
 
 func (l *Log) readOnce(offset int64, maxBytes int, upTo int64) (*Slice, error) {
-	var snap readSnapshot
-	sl, upTo, err := l.snapshot(offset, upTo, &snap)
+	// A read spans a segment or two: their views stay on the stack.
+	var buf [4]segView
+	snap, views, sl, upTo, err := l.snapshot(offset, upTo, buf[:0])
 	if sl != nil || err != nil {
 		return sl, err
 	}
@@ -121,8 +121,8 @@ func (l *Log) readOnce(offset int64, maxBytes int, upTo int64) (*Slice, error) {
 	done := false
 	hr := newHeaderReader()
 	defer hr.free()
-	for i := 0; i < len(snap.views) && !done; i++ {
-		v := snap.views[i]
+	for i := 0; i < len(views) && !done; i++ {
+		v := views[i]
 		s := v.s
 		if v.size == 0 {
 			continue
