@@ -711,15 +711,3 @@ func readCleanerCheckpoint(dir string) (cleanedTo, horizon int64) {
 	}
 	return c, h
 }
-
-// forgetCleanedAbove lowers the cleaner checkpoint to offset after a
-// truncation, so appends past the cut count as dirty. Called with appendMu
-// and mu held.
-func (l *Log) forgetCleanedAbove(offset int64) error {
-	l.segGen++
-	if l.cleanedTo <= offset {
-		return nil
-	}
-	l.cleanedTo = offset
-	return writeCleanerCheckpoint(l.dir, l.cleanedTo, l.deleteHorizon)
-}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 
 	"github.com/spool-log/spool/internal/recordbatch"
@@ -73,12 +74,16 @@ func (l *Log) Scrub(pace func(n int64) error) (ScrubResult, error) {
 		}
 		l.mu.Lock()
 		if slices.Contains(l.segs, s) {
-			if s.bad == nil {
-				s.bad = make(map[int64]Corruption)
+			// Replaced, not edited: a Read walks the map it saw under mu
+			// after letting go of mu.
+			bad := maps.Clone(s.bad)
+			if bad == nil {
+				bad = make(map[int64]Corruption, len(found))
 			}
 			for _, c := range found {
-				s.bad[c.Position] = c
+				bad[c.Position] = c
 			}
+			s.bad = bad
 			res.Corrupt = append(res.Corrupt, found...)
 		}
 		l.mu.Unlock()
