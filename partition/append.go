@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/spool-log/spool/internal/atomicfile"
 	"github.com/spool-log/spool/internal/recordbatch"
 )
 
@@ -359,7 +360,7 @@ func (l *Log) Flush() error {
 		}
 	}
 	if err == nil {
-		err = syncDir(l.dir)
+		err = atomicfile.SyncDir(l.dir)
 	}
 	l.appendMu.Lock()
 	if err != nil {

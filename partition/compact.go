@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spool-log/spool/internal/atomicfile"
 	"github.com/spool-log/spool/internal/recordbatch"
 )
 
@@ -560,7 +561,7 @@ func (l *Log) swapIn(old []*segment, paths swapFiles, st segState, gen uint64, h
 		}
 		swapStep("rename " + filepath.Base(s[1]))
 	}
-	if err := syncDir(l.dir); err != nil {
+	if err := atomicfile.SyncDir(l.dir); err != nil {
 		// The swap may or may not be durable; Open will finish it either
 		// way, but this process must not go on as if it had not begun.
 		return gen, fmt.Errorf("clean %s: commit swap: %w", l.dir, err)
@@ -610,7 +611,7 @@ func completeSwap(dir string, paths swapFiles, doomed []int64, markCleaned func(
 		}
 		swapStep("rename " + filepath.Base(s[1]))
 	}
-	return syncDir(dir)
+	return atomicfile.SyncDir(dir)
 }
 
 // finishSwaps runs at Open, before segments are listed: it completes every
@@ -660,7 +661,7 @@ func finishSwaps(dir string) error {
 		}
 	}
 	if removed {
-		return syncDir(dir)
+		return atomicfile.SyncDir(dir)
 	}
 	return nil
 }

@@ -125,15 +125,3 @@ func fileSize(t testing.TB, path string) int64 {
 	}
 	return fi.Size()
 }
-
-// retry polls cond until it holds or the deadline passes.
-func retry(t testing.TB, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %v", d)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}

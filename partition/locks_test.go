@@ -1,10 +1,8 @@
 package partition
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"math"
 	"math/rand"
 	"strings"
@@ -12,6 +10,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/spool-log/spool/internal/recordbatch"
+	"github.com/spool-log/spool/internal/retry"
 )
 
 // slowDisk makes the next read of batch headers from a file under dir wait
@@ -58,12 +59,12 @@ func finishes(t *testing.T, what string, fn func() error) {
 	done := make(chan error, 1)
 	go func() { done <- fn() }()
 	var err error
-	retry(t, 10*time.Second, func() bool {
+	retry.Run(t, 10*time.Second, func() error {
 		select {
 		case err = <-done:
-			return true
+			return nil
 		default:
-			return false
+			return fmt.Errorf("%s is still blocked", what)
 		}
 	})
 	if err != nil {
@@ -176,32 +177,17 @@ func checkBatches(t testing.TB, b []byte, from int64) {
 }
 
 func soundBatches(b []byte, from int64) error {
-	castagnoli := crc32.MakeTable(crc32.Castagnoli)
 	next := int64(-1)
-	for pos := 0; pos < len(b); {
-		if len(b)-pos < BatchHeaderSize {
-			return fmt.Errorf("%d stray bytes at %d", len(b)-pos, pos)
-		}
-		base := int64(binary.BigEndian.Uint64(b[pos:]))
-		size := 12 + int(binary.BigEndian.Uint32(b[pos+8:]))
-		if size < BatchHeaderSize || size > len(b)-pos {
-			return fmt.Errorf("batch at %d has size %d of %d bytes left", pos, size, len(b)-pos)
-		}
-		batch := b[pos : pos+size]
-		if crc32.Checksum(batch[21:], castagnoli) != binary.BigEndian.Uint32(batch[17:]) {
-			return fmt.Errorf("batch at %d (offset %d): bad CRC", pos, base)
-		}
-		last := base + int64(binary.BigEndian.Uint32(batch[23:]))
+	return recordbatch.Walk(b, func(_ []byte, h recordbatch.Header) error {
 		switch {
-		case next < 0 && (base > from || last < from):
-			return fmt.Errorf("first batch holds %d to %d, not %d", base, last, from)
-		case next >= 0 && base != next:
-			return fmt.Errorf("batch at %d starts at offset %d, want %d", pos, base, next)
+		case next < 0 && (h.BaseOffset > from || h.LastOffset() < from):
+			return fmt.Errorf("first batch holds %d to %d, not %d", h.BaseOffset, h.LastOffset(), from)
+		case next >= 0 && h.BaseOffset != next:
+			return fmt.Errorf("batch starts at offset %d, want %d", h.BaseOffset, next)
 		}
-		next = last + 1
-		pos += size
-	}
-	return nil
+		next = h.LastOffset() + 1
+		return nil
+	})
 }
 
 // TestConcurrentReadTruncateAppend runs appends, truncations, reads and

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/spool-log/spool/internal/atomicfile"
 )
 
 // ErrStaleLeaderEpoch refuses an append whose leader epoch is older than one
@@ -496,7 +498,7 @@ func (l *Log) Close() error {
 		err = l.syncDirty()
 	}
 	if err == nil && !unchanged {
-		err = syncDir(l.dir)
+		err = atomicfile.SyncDir(l.dir)
 	}
 	if err == nil && !unchanged {
 		last := l.segs[len(l.segs)-1]
