@@ -43,8 +43,8 @@ func completeNames(g *globals, list func(context.Context, *kadm.Client) []string
 		ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
 		defer cancel()
 		g2 := *g
-		g2.timeout = min(g.timeout, completionTimeout)
-		adm, done, err := g2.admin(ctx)
+		g2.Timeout = min(g.Timeout, completionTimeout)
+		adm, done, err := g2.Admin(ctx)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}

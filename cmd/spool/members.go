@@ -3,15 +3,13 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
-	"strconv"
 	"syscall"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/spool-log/spool/client"
 	"github.com/spool-log/spool/node/admin"
 )
 
@@ -29,24 +27,22 @@ says what changed), until interrupted; when the watched node goes away, the
 watch moves to another live member.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "table" && output != "json" {
-				return fmt.Errorf("--output %q: want table or json", output)
+			if err := client.CheckOutput(output); err != nil {
+				return err
 			}
 			if watch {
 				ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 				defer stop()
-				return watchMembers(ctx, g, cmd.OutOrStdout(), cmd.ErrOrStderr(), output)
+				return g.WatchMembers(ctx, memberWatch(cmd, output == "json"))
 			}
-			var members []admin.MemberInfo
-			if err := g.adminJSON(cmd.Context(), "GET", "/v1/members", &members); err != nil {
+			members, err := g.Members(cmd.Context())
+			if err != nil {
 				return err
 			}
 			if output == "json" {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(members)
+				return client.WriteJSON(cmd.OutOrStdout(), members)
 			}
-			printMembers(cmd.OutOrStdout(), members)
+			client.WriteMembers(cmd.OutOrStdout(), members)
 			return nil
 		},
 	}
@@ -55,25 +51,40 @@ watch moves to another live member.`,
 	return cmd
 }
 
-func printMembers(out io.Writer, members []admin.MemberInfo) {
-	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "NAME\tID\tSTATUS\tKAFKA\tGOSSIP\tRACK\tLED")
-	for _, m := range members {
-		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", m.Name, m.ID, m.Status, m.KafkaAddr, m.GossipAddr, orDash(m.Rack), ledColumn(m))
+// memberWatch prints a watch: each event as one line of text, or as the
+// node's JSON line with -o json. In text, an update that changes nothing
+// shown is left out, and one that does says what.
+func memberWatch(cmd *cobra.Command, asJSON bool) client.MemberWatch {
+	out, status := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	event := func(ev admin.MemberEvent, old admin.MemberInfo, had bool) {
+		if asJSON {
+			line, _ := json.Marshal(ev)
+			fmt.Fprintf(out, "%s\n", line)
+			return
+		}
+		var changed []string
+		if ev.Type == "update" && had {
+			if changed = client.Changes(old, ev.Member); changed == nil {
+				return
+			}
+		}
+		fmt.Fprintln(out, client.MemberEventLine(ev, changed))
 	}
-	w.Flush()
-}
-
-func ledColumn(m admin.MemberInfo) string {
-	if m.Status != "alive" {
-		return "-"
+	return client.MemberWatch{
+		Members: func(addr string, members []admin.MemberInfo) {
+			fmt.Fprintf(status, "watching membership events at %s; interrupt to stop\n", addr)
+			if !asJSON {
+				client.WriteMembers(out, members)
+				return
+			}
+			for _, m := range members {
+				line, _ := json.Marshal(admin.MemberEvent{Type: "member", Member: m})
+				fmt.Fprintf(out, "%s\n", line)
+			}
+		},
+		Event: event,
+		Moved: func(from, to string, err error) {
+			fmt.Fprintf(status, "spool: the node at %s stopped answering (%v); watching through %s\n", from, err, to)
+		},
 	}
-	return strconv.Itoa(m.PartitionsLed)
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

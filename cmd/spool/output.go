@@ -1,26 +1,16 @@
 package main
 
-import (
-	"encoding/json"
-	"fmt"
-	"io"
-)
+import "github.com/spf13/cobra"
 
-// Listing commands print a table, or with -o json one JSON document whose
-// field names are the table's columns in snake_case. Replica lists are JSON
-// arrays of broker ids and topic ids are UUIDs, as the logs show them.
-
-// checkOutput validates an --output value.
-func checkOutput(output string) error {
-	if output != "table" && output != "json" {
-		return fmt.Errorf("--output %q: want table or json", output)
-	}
-	return nil
+// addOutputFlag adds the -o of the listing commands.
+func addOutputFlag(cmd *cobra.Command, output *string) {
+	cmd.Flags().StringVarP(output, "output", "o", "table", "output format: table or json")
 }
 
-// writeJSON prints v as indented JSON.
-func writeJSON(out io.Writer, v any) error {
-	enc := json.NewEncoder(out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+// pick is yes when cond holds, else no.
+func pick(cond bool, yes, no string) string {
+	if cond {
+		return yes
+	}
+	return no
 }

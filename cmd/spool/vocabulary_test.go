@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spool-log/spool/client"
 	"github.com/spool-log/spool/node"
 )
 
@@ -48,7 +49,7 @@ func TestCLIVocabularyAndJSON(t *testing.T) {
 		t.Fatalf("produce of one record: %v %q", err, errOut)
 	}
 
-	var topics []listedTopic
+	var topics []client.ListedTopic
 	if err := json.Unmarshal([]byte(must("", "topic", "list", "-o", "json")), &topics); err != nil {
 		t.Fatal(err)
 	}
@@ -107,14 +108,14 @@ func TestCLIVocabularyAndJSON(t *testing.T) {
 	if out := must("", "consume", "vocab", "--group", "readers", "-n", "4"); strings.Count(out, "\n") != 4 {
 		t.Fatalf("consume --group -n 4 printed %q", out)
 	}
-	var listing groupListing
+	var listing client.GroupListing
 	if err := json.Unmarshal([]byte(must("", "group", "list", "-o", "json")), &listing); err != nil {
 		t.Fatal(err)
 	}
 	if len(listing.Groups) != 1 || listing.Groups[0].Group != "readers" || listing.Groups[0].Coordinator != 1 || len(listing.Unanswered) != 0 {
 		t.Errorf("group list -o json: %+v", listing)
 	}
-	var groups []describedGroup
+	var groups []client.DescribedGroup
 	if err := json.Unmarshal([]byte(must("", "group", "describe", "readers", "-o", "json")), &groups); err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +186,7 @@ func TestProduceRefusals(t *testing.T) {
 	}
 	// A line beyond what produce reads as one record stops the input there;
 	// what came before is written, and said so.
-	huge := "before\n" + strings.Repeat("y", maxLineBytes+1) + "\nafter\n"
+	huge := "before\n" + strings.Repeat("y", client.MaxLineBytes+1) + "\nafter\n"
 	if _, err := run(huge, "produce", "small"); err == nil || !strings.Contains(err.Error(), "a line is longer than") || !strings.Contains(err.Error(), "stopped there: 1 record to small (partition 0: 1)") {
 		t.Errorf("produce of an over-long line: %v", err)
 	}

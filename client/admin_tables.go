@@ -1,0 +1,131 @@
+package client
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spool-log/spool/node/admin"
+	"github.com/spool-log/spool/node/datadir"
+	"github.com/spool-log/spool/node/scrub"
+)
+
+// The tables of the admin API's answers, as spool prints them.
+
+// WriteMembers prints members as a table.
+func WriteMembers(out io.Writer, members []admin.MemberInfo) {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "NAME\tID\tSTATUS\tKAFKA\tGOSSIP\tRACK\tLED")
+	for _, m := range members {
+		led := "-"
+		if m.Status == "alive" {
+			led = strconv.Itoa(m.PartitionsLed)
+		}
+		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", m.Name, m.ID, m.Status, m.KafkaAddr, m.GossipAddr, orDash(m.Rack), led)
+	}
+	w.Flush()
+}
+
+// MemberEventLine is ev as one line of text; changed (from Changes) is
+// appended to an update.
+func MemberEventLine(ev admin.MemberEvent, changed []string) string {
+	m := ev.Member
+	when := "-"
+	if !ev.Time.IsZero() {
+		when = ev.Time.Format("2006-01-02T15:04:05.000Z07:00")
+	}
+	line := fmt.Sprintf("%s  %-6s  %s  id=%d  status=%s  kafka=%s  gossip=%s  rack=%s",
+		when, ev.Type, m.Name, m.ID, m.Status, m.KafkaAddr, m.GossipAddr, orDash(m.Rack))
+	if changed != nil {
+		line += "  changed: " + strings.Join(changed, ", ")
+	}
+	return line
+}
+
+// WritePlacement prints partition placements as a table.
+func WritePlacement(out io.Writer, parts []admin.PartitionPlacement) {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "TOPIC\tPARTITION\tREPLICAS\tLEADER\tPREFERRED\tDIFFERS")
+	for _, p := range parts {
+		leader := "none"
+		if p.Leader >= 0 {
+			leader = fmt.Sprint(p.Leader)
+		}
+		differs := ""
+		if p.Differs {
+			differs = "*"
+		}
+		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\n", p.Topic, p.Partition, idList(p.Replicas), leader, idList(p.Preferred), differs)
+	}
+	w.Flush()
+}
+
+func idList(ids []int32) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = fmt.Sprint(id)
+	}
+	return "[" + strings.Join(s, ",") + "]"
+}
+
+// WriteQuarantine prints quarantined entries as a table.
+func WriteQuarantine(out io.Writer, entries []datadir.Entry) error {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "NAME\tDROPPED\tBYTES\tPATH")
+	for _, e := range entries {
+		fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", e.Name, e.Dropped.UTC().Format(time.RFC3339), e.Bytes, e.Path)
+	}
+	return w.Flush()
+}
+
+// WriteScrubStatus prints the scrubber's state and its findings.
+func WriteScrubStatus(out io.Writer, st scrub.Status) {
+	if st.RateBytesPerSec == 0 {
+		fmt.Fprintln(out, "scrubber: off (--scrub-rate 0)")
+	} else {
+		state := "idle"
+		if st.Running {
+			state = "running"
+		}
+		fmt.Fprintf(out, "scrubber: %s, %d bytes/s, a pass every %s; %d passes done", state, st.RateBytesPerSec, st.Interval, st.Passes)
+		if !st.LastPassStart.IsZero() {
+			fmt.Fprintf(out, ", last started %s", st.LastPassStart.Format(time.RFC3339))
+		}
+		fmt.Fprintf(out, "; %d bytes scrubbed, %d corrupt batches found since start\n", st.BytesScrubbed, st.CorruptBatches)
+	}
+	if len(st.Corrupt) == 0 {
+		fmt.Fprintln(out, "no corrupt batch known in any local log")
+	} else {
+		fmt.Fprintln(out, "\nCORRUPT BATCHES (fetches starting at them fail with KAFKA_STORAGE_ERROR):")
+		writeFindings(out, st.Corrupt, false)
+	}
+	if len(st.Quarantined) > 0 {
+		fmt.Fprintln(out, "\nCUT BY RECOVERY INTO QUARANTINE since the node started:")
+		writeFindings(out, st.Quarantined, true)
+	}
+}
+
+func writeFindings(out io.Writer, fs []scrub.Finding, quarantine bool) {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	head := "TOPIC\tPARTITION\tOFFSETS\tSEGMENT\tPOSITION\tBYTES\tREASON"
+	if quarantine {
+		head += "\tKEPT IN"
+	}
+	fmt.Fprintln(w, head)
+	for _, f := range fs {
+		offsets := fmt.Sprintf("%d-", f.Offset)
+		if f.EndOffset > f.Offset {
+			offsets = fmt.Sprintf("%d-%d", f.Offset, f.EndOffset-1)
+		}
+		line := fmt.Sprintf("%s\t%d\t%s\t%s\t%d\t%d\t%s", f.Topic, f.Partition, offsets, filepath.Base(f.Segment), f.Position, f.Bytes, f.Reason)
+		if quarantine {
+			line += "\t" + f.Quarantine
+		}
+		fmt.Fprintln(w, line)
+	}
+	w.Flush()
+}
