@@ -1,6 +1,7 @@
 package client
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -128,4 +129,42 @@ func writeFindings(out io.Writer, fs []scrub.Finding, quarantine bool) {
 		fmt.Fprintln(w, line)
 	}
 	w.Flush()
+}
+
+// PrintWatch prints a watch: the members and each event as one line of
+// text to out, or as the node's JSON lines with asJSON; what the watch does
+// goes to status. In text, an update that changes nothing
+// shown is left out, and one that does says what.
+func PrintWatch(out, status io.Writer, asJSON bool) MemberWatch {
+	event := func(ev admin.MemberEvent, old admin.MemberInfo, had bool) {
+		if asJSON {
+			line, _ := json.Marshal(ev)
+			fmt.Fprintf(out, "%s\n", line)
+			return
+		}
+		var changed []string
+		if ev.Type == "update" && had {
+			if changed = Changes(old, ev.Member); changed == nil {
+				return
+			}
+		}
+		fmt.Fprintln(out, MemberEventLine(ev, changed))
+	}
+	return MemberWatch{
+		Members: func(addr string, members []admin.MemberInfo) {
+			fmt.Fprintf(status, "watching membership events at %s; interrupt to stop\n", addr)
+			if !asJSON {
+				WriteMembers(out, members)
+				return
+			}
+			for _, m := range members {
+				line, _ := json.Marshal(admin.MemberEvent{Type: "member", Member: m})
+				fmt.Fprintf(out, "%s\n", line)
+			}
+		},
+		Event: event,
+		Moved: func(from, to string, err error) {
+			fmt.Fprintf(status, "spool: the node at %s stopped answering (%v); watching through %s\n", from, err, to)
+		},
+	}
 }

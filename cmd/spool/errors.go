@@ -44,6 +44,6 @@ func explainAddrInUse(cmd *cobra.Command, err error) error {
 	if flag == "" {
 		return err
 	}
-	return fmt.Errorf("%w\n--%s %s is in use (another spool node still running?): stop it, or give another port with --%s (SPOOL_%s)",
-		err, flag, addr, flag, strings.ToUpper(strings.ReplaceAll(flag, "-", "_")))
+	return fmt.Errorf("%w\n--%s %s is in use (another spool node still running?): stop it, or give another port with --%s (%s)",
+		err, flag, addr, flag, envName(flag))
 }

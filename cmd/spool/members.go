@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -10,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/spool-log/spool/client"
-	"github.com/spool-log/spool/node/admin"
 )
 
 func newMembersCmd(g *globals) *cobra.Command {
@@ -33,7 +30,7 @@ watch moves to another live member.`,
 			if watch {
 				ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 				defer stop()
-				return g.WatchMembers(ctx, memberWatch(cmd, output == "json"))
+				return g.WatchMembers(ctx, client.PrintWatch(cmd.OutOrStdout(), cmd.ErrOrStderr(), output == "json"))
 			}
 			members, err := g.Members(cmd.Context())
 			if err != nil {
@@ -49,42 +46,4 @@ watch moves to another live member.`,
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table or json (one JSON object per line with --watch)")
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "stream membership events until interrupted")
 	return cmd
-}
-
-// memberWatch prints a watch: each event as one line of text, or as the
-// node's JSON line with -o json. In text, an update that changes nothing
-// shown is left out, and one that does says what.
-func memberWatch(cmd *cobra.Command, asJSON bool) client.MemberWatch {
-	out, status := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	event := func(ev admin.MemberEvent, old admin.MemberInfo, had bool) {
-		if asJSON {
-			line, _ := json.Marshal(ev)
-			fmt.Fprintf(out, "%s\n", line)
-			return
-		}
-		var changed []string
-		if ev.Type == "update" && had {
-			if changed = client.Changes(old, ev.Member); changed == nil {
-				return
-			}
-		}
-		fmt.Fprintln(out, client.MemberEventLine(ev, changed))
-	}
-	return client.MemberWatch{
-		Members: func(addr string, members []admin.MemberInfo) {
-			fmt.Fprintf(status, "watching membership events at %s; interrupt to stop\n", addr)
-			if !asJSON {
-				client.WriteMembers(out, members)
-				return
-			}
-			for _, m := range members {
-				line, _ := json.Marshal(admin.MemberEvent{Type: "member", Member: m})
-				fmt.Fprintf(out, "%s\n", line)
-			}
-		},
-		Event: event,
-		Moved: func(from, to string, err error) {
-			fmt.Fprintf(status, "spool: the node at %s stopped answering (%v); watching through %s\n", from, err, to)
-		},
-	}
 }
