@@ -13,8 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/spool-log/spool/node/admin"
-	"github.com/spool-log/spool/node/datadir"
 	"github.com/spool-log/spool/node/scrub"
 )
 
@@ -102,32 +100,32 @@ func adminError(addr, status string, body []byte) error {
 }
 
 // Members is the cluster's members as the AdminAddr node's gossip sees them.
-func (g Config) Members(ctx context.Context) ([]admin.MemberInfo, error) {
-	var members []admin.MemberInfo
+func (g Config) Members(ctx context.Context) (Members, error) {
+	var members Members
 	return members, g.adminJSON(ctx, "GET", "/v1/members", &members)
 }
 
 // Placement is, per partition of topic (every topic when ""), its replicas,
 // leader and the replicas rendezvous hashing prefers today.
-func (g Config) Placement(ctx context.Context, topic string) ([]admin.PartitionPlacement, error) {
+func (g Config) Placement(ctx context.Context, topic string) (Placements, error) {
 	path := "/v1/placement"
 	if topic != "" {
 		path += "?topic=" + url.QueryEscape(topic)
 	}
-	var parts []admin.PartitionPlacement
+	var parts Placements
 	return parts, g.adminJSON(ctx, "GET", path, &parts)
 }
 
 // Quarantine is what the AdminAddr node set aside instead of deleting it,
 // oldest first.
-func (g Config) Quarantine(ctx context.Context) ([]datadir.Entry, error) {
-	var entries []datadir.Entry
+func (g Config) Quarantine(ctx context.Context) (QuarantineEntries, error) {
+	var entries QuarantineEntries
 	return entries, g.adminJSON(ctx, "GET", "/v1/quarantine", &entries)
 }
 
 // PurgeQuarantine deletes quarantined entries for good (those older than
 // olderThan, or all when it is 0) and returns them.
-func (g Config) PurgeQuarantine(ctx context.Context, olderThan time.Duration) ([]datadir.Entry, error) {
+func (g Config) PurgeQuarantine(ctx context.Context, olderThan time.Duration) (QuarantineEntries, error) {
 	if olderThan < 0 {
 		return nil, fmt.Errorf("--older-than %v: want a non-negative duration", olderThan)
 	}
@@ -135,7 +133,7 @@ func (g Config) PurgeQuarantine(ctx context.Context, olderThan time.Duration) ([
 	if olderThan > 0 {
 		path += "?older_than=" + url.QueryEscape(olderThan.String())
 	}
-	var purged []datadir.Entry
+	var purged QuarantineEntries
 	return purged, g.adminJSON(ctx, "POST", path, &purged)
 }
 

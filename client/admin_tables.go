@@ -17,8 +17,11 @@ import (
 
 // The tables of the admin API's answers, as spool prints them.
 
-// WriteMembers prints members as a table.
-func WriteMembers(out io.Writer, members []admin.MemberInfo) {
+// Members is the cluster's members as one node sees them.
+type Members []admin.MemberInfo
+
+// WriteTable prints the members as a table.
+func (members Members) WriteTable(out io.Writer) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tID\tSTATUS\tKAFKA\tGOSSIP\tRACK\tLED")
 	for _, m := range members {
@@ -28,7 +31,7 @@ func WriteMembers(out io.Writer, members []admin.MemberInfo) {
 		}
 		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", m.Name, m.ID, m.Status, m.KafkaAddr, m.GossipAddr, orDash(m.Rack), led)
 	}
-	w.Flush()
+	return w.Flush()
 }
 
 // MemberEventLine is ev as one line of text; changed (from Changes) is
@@ -47,8 +50,11 @@ func MemberEventLine(ev admin.MemberEvent, changed []string) string {
 	return line
 }
 
-// WritePlacement prints partition placements as a table.
-func WritePlacement(out io.Writer, parts []admin.PartitionPlacement) {
+// Placements is where partitions are, and where hashing would put them.
+type Placements []admin.PartitionPlacement
+
+// WriteTable prints the placements as a table.
+func (parts Placements) WriteTable(out io.Writer) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "TOPIC\tPARTITION\tREPLICAS\tLEADER\tPREFERRED\tDIFFERS")
 	for _, p := range parts {
@@ -62,7 +68,7 @@ func WritePlacement(out io.Writer, parts []admin.PartitionPlacement) {
 		}
 		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\n", p.Topic, p.Partition, idList(p.Replicas), leader, idList(p.Preferred), differs)
 	}
-	w.Flush()
+	return w.Flush()
 }
 
 func idList(ids []int32) string {
@@ -73,8 +79,11 @@ func idList(ids []int32) string {
 	return "[" + strings.Join(s, ",") + "]"
 }
 
-// WriteQuarantine prints quarantined entries as a table.
-func WriteQuarantine(out io.Writer, entries []datadir.Entry) error {
+// QuarantineEntries is what a node set aside instead of deleting it.
+type QuarantineEntries []datadir.Entry
+
+// WriteTable prints the entries as a table.
+func (entries QuarantineEntries) WriteTable(out io.Writer) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tDROPPED\tBYTES\tPATH")
 	for _, e := range entries {
@@ -154,7 +163,7 @@ func PrintWatch(out, status io.Writer, asJSON bool) MemberWatch {
 		Members: func(addr string, members []admin.MemberInfo) {
 			fmt.Fprintf(status, "watching membership events at %s; interrupt to stop\n", addr)
 			if !asJSON {
-				WriteMembers(out, members)
+				Members(members).WriteTable(out)
 				return
 			}
 			for _, m := range members {

@@ -68,6 +68,19 @@ func (c Config) Admin(ctx context.Context) (adm *kadm.Client, done func(), err e
 	return kadm.NewClient(cl), cl.Close, nil
 }
 
+// boundedAdmin is Admin on ctx ending after Timeout: one-shot operations
+// (listing, describing, creating) finish within it, whatever is down; done
+// releases both.
+func (g Config) boundedAdmin(ctx context.Context) (context.Context, *kadm.Client, func(), error) {
+	ctx, cancel := context.WithTimeout(ctx, g.Timeout)
+	adm, done, err := g.Admin(ctx)
+	if err != nil {
+		cancel()
+		return nil, nil, nil, err
+	}
+	return ctx, adm, func() { done(); cancel() }, nil
+}
+
 // refused reports, within a short dial each, whether every address refuses
 // connections: nothing listens there, which waiting will not change.
 func refused(addrs []string, timeout time.Duration) bool {

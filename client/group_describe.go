@@ -47,7 +47,7 @@ type GroupPartitionLag struct {
 // GroupDescriptions is what DescribeGroups learns: the groups that exist,
 // and the names asked for that are no group.
 type GroupDescriptions struct {
-	Groups  []DescribedGroup
+	Groups  DescribedGroups
 	Missing []string
 }
 
@@ -56,9 +56,7 @@ type GroupDescriptions struct {
 // nor committed offsets does not exist: it is in Missing (see Err).
 func (g Config) DescribeGroups(ctx context.Context, names []string) (GroupDescriptions, error) {
 	var d GroupDescriptions
-	ctx, cancel := context.WithTimeout(ctx, g.Timeout)
-	defer cancel()
-	adm, done, err := g.Admin(ctx)
+	ctx, adm, done, err := g.boundedAdmin(ctx)
 	if err != nil {
 		return d, err
 	}
@@ -86,7 +84,7 @@ func (g Config) DescribeGroups(ctx context.Context, names []string) (GroupDescri
 		d.Groups = append(d.Groups, dg)
 	}
 	if d.Groups == nil {
-		d.Groups = []DescribedGroup{}
+		d.Groups = DescribedGroups{}
 	}
 	return d, nil
 }
@@ -103,14 +101,18 @@ func (d GroupDescriptions) Err() error {
 	return fmt.Errorf("no %s %s: no members and no committed offsets (spool group list shows the groups there are)", word, strings.Join(d.Missing, ", "))
 }
 
+// DescribedGroups is the groups DescribeGroups found.
+type DescribedGroups []DescribedGroup
+
 // WriteTable prints each group, a blank line between two.
-func (d GroupDescriptions) WriteTable(out io.Writer) {
-	for i, dg := range d.Groups {
+func (ds DescribedGroups) WriteTable(out io.Writer) error {
+	for i, dg := range ds {
 		if i > 0 {
 			fmt.Fprintln(out)
 		}
 		dg.WriteTable(out)
 	}
+	return nil
 }
 
 func hasCommits(d DescribedGroup) bool {

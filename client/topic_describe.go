@@ -42,10 +42,8 @@ type DescribedConfig struct {
 // DescribeTopics describes each named topic: its id, partitions with
 // their leader, replicas and offsets, and its configs. A partition whose
 // leader is down has no offsets; the rest is still described.
-func (g Config) DescribeTopics(ctx context.Context, names []string) ([]DescribedTopic, error) {
-	ctx, cancel := context.WithTimeout(ctx, g.Timeout)
-	defer cancel()
-	adm, done, err := g.Admin(ctx)
+func (g Config) DescribeTopics(ctx context.Context, names []string) (DescribedTopics, error) {
+	ctx, adm, done, err := g.boundedAdmin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +51,7 @@ func (g Config) DescribeTopics(ctx context.Context, names []string) ([]Described
 	return describeTopics(ctx, adm, names)
 }
 
-func describeTopics(ctx context.Context, adm *kadm.Client, names []string) ([]DescribedTopic, error) {
+func describeTopics(ctx context.Context, adm *kadm.Client, names []string) (DescribedTopics, error) {
 	topics, err := adm.ListTopics(ctx, names...)
 	if err != nil {
 		return nil, fmt.Errorf("describe topics: %w", err)
@@ -72,7 +70,7 @@ func describeTopics(ctx context.Context, adm *kadm.Client, names []string) ([]De
 	if err != nil && !isShardErrors(err) {
 		return nil, fmt.Errorf("describe configs: %w", err)
 	}
-	var out []DescribedTopic
+	var out DescribedTopics
 	for _, name := range names {
 		t, ok := topics[name]
 		if !ok {
@@ -98,6 +96,17 @@ func describeTopics(ctx context.Context, adm *kadm.Client, names []string) ([]De
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+// DescribedTopics is the topics DescribeTopics describes.
+type DescribedTopics []DescribedTopic
+
+// WriteTable prints each topic.
+func (ds DescribedTopics) WriteTable(out io.Writer) error {
+	for _, d := range ds {
+		d.WriteTable(out)
+	}
+	return nil
 }
 
 // WriteTable prints the topic: a summary line, its partitions, its configs.

@@ -43,9 +43,7 @@ type ListedTopics []ListedTopic
 
 // ListTopics lists every topic, internal ones included.
 func (g Config) ListTopics(ctx context.Context) (ListedTopics, error) {
-	ctx, cancel := context.WithTimeout(ctx, g.Timeout)
-	defer cancel()
-	adm, done, err := g.Admin(ctx)
+	ctx, adm, done, err := g.boundedAdmin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -116,9 +114,7 @@ func (g Config) CreateTopics(ctx context.Context, o CreateTopicsOptions) ([]Crea
 	if rf := o.ReplicationFactor; rf == 0 || rf < -1 {
 		return nil, fmt.Errorf("--replication-factor %d: want at least 1, or -1 for the default", rf)
 	}
-	ctx, cancel := context.WithTimeout(ctx, g.Timeout)
-	defer cancel()
-	adm, done, err := g.Admin(ctx)
+	ctx, adm, done, err := g.boundedAdmin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -164,9 +160,7 @@ func checkReplicationFactor(ctx context.Context, adm *kadm.Client, rf int16) err
 // DeleteTopics deletes topics and their data. Topics that could not be
 // deleted are named in the error; the others are returned.
 func (g Config) DeleteTopics(ctx context.Context, names []string) (deleted []string, err error) {
-	ctx, cancel := context.WithTimeout(ctx, g.Timeout)
-	defer cancel()
-	adm, done, err := g.Admin(ctx)
+	ctx, adm, done, err := g.boundedAdmin(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -22,12 +22,8 @@ func newGroupDescribeCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if output == "json" {
-				if err := client.WriteJSON(cmd.OutOrStdout(), d.Groups); err != nil {
-					return err
-				}
-			} else {
-				d.WriteTable(cmd.OutOrStdout())
+			if err := printListing(cmd, output, d.Groups); err != nil {
+				return err
 			}
 			return d.Err()
 		},

@@ -25,12 +25,7 @@ non-zero.`,
 			if err != nil {
 				return err
 			}
-			if output == "json" {
-				err = client.WriteJSON(cmd.OutOrStdout(), listing)
-			} else {
-				err = listing.WriteTable(cmd.OutOrStdout())
-			}
-			if err != nil {
+			if err := printListing(cmd, output, listing); err != nil {
 				return err
 			}
 			return listing.Err()

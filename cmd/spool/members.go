@@ -36,11 +36,7 @@ watch moves to another live member.`,
 			if err != nil {
 				return err
 			}
-			if output == "json" {
-				return client.WriteJSON(cmd.OutOrStdout(), members)
-			}
-			client.WriteMembers(cmd.OutOrStdout(), members)
-			return nil
+			return printListing(cmd, output, members)
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table or json (one JSON object per line with --watch)")

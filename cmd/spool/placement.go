@@ -26,11 +26,7 @@ on its own.`,
 			if err != nil {
 				return err
 			}
-			if output == "json" {
-				return client.WriteJSON(cmd.OutOrStdout(), parts)
-			}
-			client.WritePlacement(cmd.OutOrStdout(), parts)
-			return nil
+			return printListing(cmd, output, parts)
 		},
 	}
 	addOutputFlag(cmd, &output)

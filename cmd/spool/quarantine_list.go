@@ -20,10 +20,7 @@ func newQuarantineListCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if output == "json" {
-				return client.WriteJSON(cmd.OutOrStdout(), entries)
-			}
-			return client.WriteQuarantine(cmd.OutOrStdout(), entries)
+			return printListing(cmd, output, entries)
 		},
 	}
 	addOutputFlag(cmd, &output)

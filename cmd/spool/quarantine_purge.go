@@ -24,11 +24,10 @@ func newQuarantinePurgeCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if output == "json" {
-				return client.WriteJSON(cmd.OutOrStdout(), purged)
+			if output == "table" {
+				fmt.Fprintf(cmd.OutOrStdout(), "purged %d entries\n", len(purged))
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "purged %d entries\n", len(purged))
-			return client.WriteQuarantine(cmd.OutOrStdout(), purged)
+			return printListing(cmd, output, purged)
 		},
 	}
 	addOutputFlag(cmd, &output)

@@ -21,13 +21,7 @@ func newTopicDescribeCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if output == "json" {
-				return client.WriteJSON(cmd.OutOrStdout(), described)
-			}
-			for _, d := range described {
-				d.WriteTable(cmd.OutOrStdout())
-			}
-			return nil
+			return printListing(cmd, output, described)
 		},
 	}
 	addOutputFlag(cmd, &output)

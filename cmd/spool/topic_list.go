@@ -20,10 +20,7 @@ func newTopicListCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if output == "json" {
-				return client.WriteJSON(cmd.OutOrStdout(), rows)
-			}
-			return rows.WriteTable(cmd.OutOrStdout())
+			return printListing(cmd, output, rows)
 		},
 	}
 	addOutputFlag(cmd, &output)
