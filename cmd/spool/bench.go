@@ -72,7 +72,7 @@ func (c *benchCommon) print(cmd *cobra.Command, rep bench.Report, err error) err
 // cluster is where the bench commands connect: the --brokers, through the
 // client that says what to do when no node answers.
 func (g *globals) cluster() bench.Cluster {
-	return bench.Cluster{Brokers: g.seeds(), Client: g.client}
+	return bench.Cluster{Brokers: g.Seeds(), Client: g.Kafka}
 }
 
 // registerProduceLoad adds the flags of the load produce and e2e generate

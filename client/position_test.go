@@ -1,4 +1,4 @@
-package main
+package client
 
 import (
 	"strings"
@@ -29,12 +29,12 @@ func TestParsePositionVocabulary(t *testing.T) {
 		{"time:-1h", 30, now.Add(-time.Hour)},
 		{"time:-90m", 30, now.Add(-90 * time.Minute)},
 	} {
-		p, err := parsePosition(c.in, now)
+		p, err := ParsePosition(c.in, now)
 		if err != nil {
 			t.Errorf("%q: %v", c.in, err)
 			continue
 		}
-		if got := p.resolve(start, end, byTime); got != c.want {
+		if got := p.Resolve(start, end, byTime); got != c.want {
 			t.Errorf("%q resolves to %d, want %d", c.in, got, c.want)
 		}
 		if !c.at.IsZero() && !p.time.Equal(c.at) {
@@ -45,7 +45,7 @@ func TestParsePositionVocabulary(t *testing.T) {
 
 func TestParsePositionRejects(t *testing.T) {
 	for _, in := range []string{"", "start-ish", "-0", "time:", "time:yesterday", "time:1h", "12abc"} {
-		_, err := parsePosition(in, time.Now())
+		_, err := ParsePosition(in, time.Now())
 		if err == nil {
 			t.Errorf("%q accepted", in)
 			continue
@@ -57,8 +57,8 @@ func TestParsePositionRejects(t *testing.T) {
 }
 
 func TestPositionByTimeWithNothingAfter(t *testing.T) {
-	p, _ := parsePosition("time:-1h", time.Now())
-	if got := p.resolve(0, 7, -1); got != 7 {
+	p, _ := ParsePosition("time:-1h", time.Now())
+	if got := p.Resolve(0, 7, -1); got != 7 {
 		t.Errorf("no record after the time: start at %d, want the end 7", got)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package client
 
 import (
 	"context"
@@ -27,14 +27,14 @@ type produceTarget struct {
 // with the command that creates it, even for empty input) and reads the
 // record size limit: --max-record-bytes when given, else the topic's
 // max.message.bytes.
-func lookupProduceTarget(ctx context.Context, g *globals, topic string, flagLimit int32) (produceTarget, error) {
-	t := produceTarget{timeout: g.timeout}
-	adm, done, err := g.admin(ctx)
+func lookupProduceTarget(ctx context.Context, g Config, topic string, flagLimit int32) (produceTarget, error) {
+	t := produceTarget{timeout: g.Timeout}
+	adm, done, err := g.Admin(ctx)
 	if err != nil {
 		return t, err
 	}
 	defer done()
-	actx, cancel := context.WithTimeout(ctx, g.timeout)
+	actx, cancel := context.WithTimeout(ctx, g.Timeout)
 	defer cancel()
 	topics, err := adm.ListTopics(actx, topic)
 	if err != nil {

@@ -1,4 +1,4 @@
-package main
+package client
 
 import (
 	"fmt"
@@ -7,11 +7,11 @@ import (
 	"time"
 )
 
-// fromVocabulary is what --from (consume) and --to (group reset-offsets)
+// FromVocabulary is what --from (consume) and --to (group reset-offsets)
 // accept, as kcat's -o does.
-const fromVocabulary = "beginning|earliest, end|latest, OFFSET, -N (the last N records), time:RFC3339 or time:-DURATION (e.g. time:-1h)"
+const FromVocabulary = "beginning|earliest, end|latest, OFFSET, -N (the last N records), time:RFC3339 or time:-DURATION (e.g. time:-1h)"
 
-// fromKind is how a position is given.
+// fromKind is how a Position is given.
 type fromKind int
 
 const (
@@ -22,27 +22,27 @@ const (
 	fromTime                   // the first record at or after a time
 )
 
-// position is a parsed --from.
-type position struct {
+// Position is a parsed --from or --to: where to start in each partition.
+type Position struct {
 	kind   fromKind
 	offset int64     // fromOffset: the offset; fromLast: N
 	time   time.Time // fromTime
 }
 
-// parsePosition reads s in fromVocabulary; relative times count back from now.
-func parsePosition(s string, now time.Time) (position, error) {
-	bad := func(why string) (position, error) {
-		return position{}, fmt.Errorf("%q: %s; want %s", s, why, fromVocabulary)
+// ParsePosition reads s in FromVocabulary; relative times count back from now.
+func ParsePosition(s string, now time.Time) (Position, error) {
+	bad := func(why string) (Position, error) {
+		return Position{}, fmt.Errorf("%q: %s; want %s", s, why, FromVocabulary)
 	}
 	switch strings.ToLower(s) {
 	case "beginning", "earliest", "start", "oldest":
-		return position{kind: fromStart}, nil
+		return Position{kind: fromStart}, nil
 	case "end", "latest", "newest":
-		return position{kind: fromEnd}, nil
+		return Position{kind: fromEnd}, nil
 	}
 	if t, ok := strings.CutPrefix(s, "time:"); ok {
 		if at, err := time.Parse(time.RFC3339Nano, t); err == nil {
-			return position{kind: fromTime, time: at}, nil
+			return Position{kind: fromTime, time: at}, nil
 		}
 		d, err := time.ParseDuration(t)
 		if err != nil {
@@ -51,7 +51,7 @@ func parsePosition(s string, now time.Time) (position, error) {
 		if d > 0 {
 			return bad("a relative time counts back: time:-" + t)
 		}
-		return position{kind: fromTime, time: now.Add(d)}, nil
+		return Position{kind: fromTime, time: now.Add(d)}, nil
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
@@ -61,17 +61,17 @@ func parsePosition(s string, now time.Time) (position, error) {
 		if n == 0 {
 			return bad("-0 is no count of records")
 		}
-		return position{kind: fromLast, offset: -n}, nil
+		return Position{kind: fromLast, offset: -n}, nil
 	}
-	return position{kind: fromOffset, offset: n}, nil
+	return Position{kind: fromOffset, offset: n}, nil
 }
 
 // needsTimeLookup tells whether resolving p asks the brokers for offsets by time.
-func (p position) needsTimeLookup() bool { return p.kind == fromTime }
+func (p Position) needsTimeLookup() bool { return p.kind == fromTime }
 
-// resolve turns p into an offset within [start, end] of one partition;
+// Resolve turns p into an offset within [start, end] of one partition;
 // byTime is the partition's offset for p's time (-1: none at or after it).
-func (p position) resolve(start, end, byTime int64) int64 {
+func (p Position) Resolve(start, end, byTime int64) int64 {
 	switch p.kind {
 	case fromStart:
 		return start

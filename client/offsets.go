@@ -1,4 +1,4 @@
-package main
+package client
 
 import (
 	"context"
@@ -114,7 +114,7 @@ func listOffsets(ctx context.Context, cl *kgo.Client, topic string, partitions [
 
 // partitionRanges asks for start, end and (when pos needs it) by-time
 // offsets of the live partitions; those that fail any lookup move to down.
-func partitionRanges(ctx context.Context, cl *kgo.Client, topic string, live []int32, pos position, down map[int32]error) map[int32]partitionRange {
+func partitionRanges(ctx context.Context, cl *kgo.Client, topic string, live []int32, pos Position, down map[int32]error) map[int32]partitionRange {
 	starts, f1 := listOffsets(ctx, cl, topic, live, tsStart)
 	ends, f2 := listOffsets(ctx, cl, topic, live, tsEnd)
 	var byTime map[int32]int64
