@@ -342,7 +342,7 @@ func (n *Node) retentionLoop() {
 func (n *Node) enforceRetention() {
 	cutoff := time.Now().Add(-n.cfg.ProducerIDExpiry)
 	for _, p := range n.localPartitions() {
-		deleted, err := p.log.EnforceRetention()
+		deleted, err := p.replica.EnforceRetention()
 		if err != nil && !errors.Is(err, partition.ErrClosed) {
 			n.log.WithError(err).WithField("topic", p.topic).WithField("partition", p.index).Warn("retention")
 		}

@@ -173,7 +173,7 @@ func (n *Node) scrubPass() {
 		return nil
 	}
 	for _, p := range n.localPartitions() {
-		res, err := p.log.Scrub(pace)
+		res, err := p.replica.Scrub(pace)
 		flush()
 		if errors.Is(err, errScrubStopped) {
 			break
@@ -241,7 +241,7 @@ func (n *Node) ScrubStatus() ScrubStatus {
 	}
 	s.quarantined = kept
 	for _, p := range parts {
-		for _, c := range p.log.KnownCorrupt() {
+		for _, c := range p.replica.KnownCorrupt() {
 			st.Corrupt = append(st.Corrupt, ScrubFinding{Topic: p.topic, Partition: p.index, FoundAt: s.found[scrubKey(p.topic, p.index, c)], Corruption: c})
 		}
 	}
