@@ -256,10 +256,9 @@ func (n *Node) leaderPartition(topic string, index int32) (*localPartition, *ker
 	if !ok {
 		return nil, kerr.UnknownTopicOrPartition
 	}
-	p := n.partition(topic, index)
-	hosted := p != nil && p.topicID == id
+	p := n.hostedPartition(topic, index, id)
 	leader := n.cluster.Leader(replicas)
-	if hosted {
+	if p != nil {
 		leader = p.replica.Leader()
 	}
 	switch {
@@ -267,7 +266,7 @@ func (n *Node) leaderPartition(topic string, index int32) (*localPartition, *ker
 		return nil, kerr.LeaderNotAvailable
 	case leader != n.cfg.NodeID:
 		return nil, kerr.NotLeaderForPartition
-	case !hosted:
+	case p == nil:
 		// In the catalog but not (yet) open here: the client retries.
 		return nil, kerr.LeaderNotAvailable
 	}
