@@ -83,8 +83,8 @@ func (n *Node) handleMetadata(ctx context.Context, wreq *wire.Request) wire.Resp
 			sp.Partition = int32(i)
 			sp.Replicas = append([]int32(nil), replicas...)
 			if p := n.hostedPartition(spec.Name, int32(i), spec.ID); p != nil {
-				sp.Leader, sp.LeaderEpoch = p.replica.Leader(), p.replica.LeaderEpoch()
-				sp.ISR, sp.OfflineReplicas = p.replica.ISR(), p.replica.Offline()
+				st := p.replica.State()
+				sp.Leader, sp.LeaderEpoch, sp.ISR, sp.OfflineReplicas = st.Leader, st.LeaderEpoch, st.ISR, st.Offline
 			} else {
 				sp.Leader, sp.LeaderEpoch = n.cluster.Leader(replicas), -1
 				sp.ISR, sp.OfflineReplicas = []int32{}, []int32{}

@@ -112,3 +112,30 @@ func (r *Replica) Offline() []int32 {
 	}
 	return out
 }
+
+// State is the partition's leadership as this replica sees it, at one
+// moment.
+type State struct {
+	Leader      int32 // -1: none
+	LeaderEpoch int32 // -1: unknown (this replica does not lead)
+	ISR         []int32
+	Offline     []int32
+}
+
+// State takes Leader, LeaderEpoch, ISR and Offline together, asking about
+// each replica's liveness once (Metadata asks for every partition).
+func (r *Replica) State() State {
+	st := State{Leader: -1, LeaderEpoch: -1, ISR: []int32{}, Offline: []int32{}}
+	for i, id := range r.replicas {
+		if !r.alive(id) {
+			st.Offline = append(st.Offline, id)
+		} else if i == 0 {
+			st.Leader = id
+			st.ISR = append(st.ISR, id)
+		}
+	}
+	if st.Leader >= 0 && st.Leader == r.self {
+		st.LeaderEpoch = r.epoch
+	}
+	return st
+}

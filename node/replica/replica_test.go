@@ -96,6 +96,9 @@ func TestProduceAcks(t *testing.T) {
 			t.Fatalf("acks=%d: committed offset %d not reported committed: %v", acks, info.LastOffset, err)
 		}
 	}
+	if st := r.State(); st.Leader != 1 || st.LeaderEpoch != r.LeaderEpoch() || !slices.Equal(st.ISR, []int32{1}) || len(st.Offline) != 0 {
+		t.Fatalf("leader state: %+v", st)
+	}
 	hs := headers(t, r, 0)
 	if len(hs) != 3 {
 		t.Fatalf("read %d batches, want 3", len(hs))
@@ -244,6 +247,13 @@ func TestFollowerRefusesAndKnowsLeader(t *testing.T) {
 	}
 	if isr, off := r.ISR(), r.Offline(); len(isr) != 0 || !slices.Equal(off, []int32{1}) {
 		t.Fatalf("first replica down: ISR %v, offline %v", isr, off)
+	}
+	if st := r.State(); st.Leader != -1 || st.LeaderEpoch != -1 || len(st.ISR) != 0 || !slices.Equal(st.Offline, []int32{1}) {
+		t.Fatalf("state with the first replica down: %+v", st)
+	}
+	alive[1], alive[3] = true, false
+	if st := r.State(); st.Leader != 1 || st.LeaderEpoch != -1 || !slices.Equal(st.ISR, []int32{1}) || !slices.Equal(st.Offline, []int32{3}) {
+		t.Fatalf("state with the third replica down: %+v", st)
 	}
 	if got := r.Replicas(); !slices.Equal(got, []int32{1, 2, 3}) {
 		t.Fatalf("replicas %v", got)
