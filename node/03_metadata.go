@@ -82,21 +82,8 @@ func (n *Node) handleMetadata(ctx context.Context, wreq *wire.Request) wire.Resp
 			sp := kmsg.NewMetadataResponseTopicPartition()
 			sp.Partition = int32(i)
 			sp.Replicas = append([]int32(nil), replicas...)
-			if p := n.hostedPartition(spec.Name, int32(i), spec.ID); p != nil {
-				st := p.replica.State()
-				sp.Leader, sp.LeaderEpoch, sp.ISR, sp.OfflineReplicas = st.Leader, st.LeaderEpoch, st.ISR, st.Offline
-			} else {
-				sp.Leader, sp.LeaderEpoch = n.cluster.Leader(replicas), -1
-				sp.ISR, sp.OfflineReplicas = []int32{}, []int32{}
-				if sp.Leader >= 0 {
-					sp.ISR = append(sp.ISR, sp.Leader)
-				}
-				for _, r := range replicas {
-					if !live[r] {
-						sp.OfflineReplicas = append(sp.OfflineReplicas, r)
-					}
-				}
-			}
+			ls := n.leadership(spec, int32(i), live)
+			sp.Leader, sp.LeaderEpoch, sp.ISR, sp.OfflineReplicas = ls.Leader, ls.LeaderEpoch, ls.ISR, ls.Offline
 			if sp.Leader < 0 {
 				sp.ErrorCode = kerr.LeaderNotAvailable.Code
 			}

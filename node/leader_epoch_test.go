@@ -8,7 +8,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// TestLeaderEpochFromReplica: Metadata, ListOffsets and the batches on disk
+// TestLeaderEpochFromReplica: Metadata, DescribeTopicPartitions, ListOffsets
+// and the batches on disk
 // carry the partition replica's leader epoch, which a restart of the
 // leading node moves up (a new leadership), not a hard-coded 0.
 func TestLeaderEpochFromReplica(t *testing.T) {
@@ -33,6 +34,17 @@ func TestLeaderEpochFromReplica(t *testing.T) {
 			!slices.Equal(mp.ISR, []int32{self}) || len(mp.OfflineReplicas) != 0 {
 			t.Fatalf("metadata partition: error %d, leader %d, epoch %d, ISR %v, offline %v; want leader %d, epoch %d",
 				mp.ErrorCode, mp.Leader, mp.LeaderEpoch, mp.ISR, mp.OfflineReplicas, self, want)
+		}
+		dreq := kmsg.NewPtrDescribeTopicPartitionsRequest()
+		dt := kmsg.NewDescribeTopicPartitionsRequestTopic()
+		dt.Topic = "ep"
+		dreq.Topics = append(dreq.Topics, dt)
+		dresp := rawRequest[*kmsg.DescribeTopicPartitionsResponse](t, cl, dreq)
+		if len(dresp.Topics) != 1 || len(dresp.Topics[0].Partitions) != 1 {
+			t.Fatalf("describe topic partitions: %+v", dresp.Topics)
+		}
+		if dp := dresp.Topics[0].Partitions[0]; dp.LeaderID != self || dp.LeaderEpoch != want || !slices.Equal(dp.ISR, []int32{self}) {
+			t.Fatalf("describe topic partitions: leader %d, epoch %d, ISR %v; want epoch %d", dp.LeaderID, dp.LeaderEpoch, dp.ISR, want)
 		}
 		lreq := kmsg.NewPtrListOffsetsRequest()
 		lt := kmsg.NewListOffsetsRequestTopic()

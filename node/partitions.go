@@ -382,3 +382,24 @@ func (n *Node) localPartitions() []*localPartition {
 	}
 	return out
 }
+
+// leadership is partition index of spec's leader, leader epoch, ISR and
+// offline replicas as Metadata and DescribeTopicPartitions report them:
+// the replica's where this node hosts the partition, else the cluster view
+// (live: the brokers alive) with the epoch unknown (-1).
+func (n *Node) leadership(spec TopicSpec, index int32, live map[int32]bool) replica.State {
+	if p := n.hostedPartition(spec.Name, index, spec.ID); p != nil {
+		return p.replica.State()
+	}
+	replicas := spec.Replicas[index]
+	st := replica.State{Leader: n.cluster.Leader(replicas), LeaderEpoch: -1, ISR: []int32{}, Offline: []int32{}}
+	if st.Leader >= 0 {
+		st.ISR = append(st.ISR, st.Leader)
+	}
+	for _, r := range replicas {
+		if !live[r] {
+			st.Offline = append(st.Offline, r)
+		}
+	}
+	return st
+}
