@@ -9,9 +9,9 @@ import (
 )
 
 // TestLeaderEpochFromReplica: Metadata, DescribeTopicPartitions, ListOffsets
-// and the batches on disk
-// carry the partition replica's leader epoch, which a restart of the
-// leading node moves up (a new leadership), not a hard-coded 0.
+// and the batches on disk carry the partition replica's leader epoch, which
+// a restart of the leading node moves up (a new leadership), not a
+// hard-coded 0.
 func TestLeaderEpochFromReplica(t *testing.T) {
 	dir := t.TempDir()
 	n := startNode(t, testConfig(t, dir))
