@@ -5,7 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/node/group"
+	"github.com/spool-log/spool/partition"
 )
 
 // TestLeaderEpochFromReplica: Metadata, DescribeTopicPartitions, ListOffsets
@@ -69,5 +73,45 @@ func TestLeaderEpochFromReplica(t *testing.T) {
 	recs := consumeAll(t, n, "ep", 2)
 	if recs[0].LeaderEpoch != 0 || recs[1].LeaderEpoch != 1 {
 		t.Fatalf("batches' leader epochs %d, %d; want 0, 1", recs[0].LeaderEpoch, recs[1].LeaderEpoch)
+	}
+}
+
+// TestOffsetCommitsThroughReplica: the group coordinator's commits go
+// through the __consumer_offsets replica's produce path, so they carry its
+// leader epoch (they were appended with none, -1, on their own before) and
+// move its high watermark.
+func TestOffsetCommitsThroughReplica(t *testing.T) {
+	n := startNode(t, groupTestConfig(t, t.TempDir()))
+	commitOne(t, kadm.NewClient(newClient(t, n)))
+	found := 0
+	for _, p := range n.localPartitions() {
+		if p.topic != group.TopicName || p.replica.HighWatermark() == 0 {
+			continue
+		}
+		s, err := p.replica.Read(0, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hdr := make([]byte, partition.BatchHeaderSize)
+		for _, r := range s.Regions {
+			for pos := r.Position; pos+partition.BatchHeaderSize <= r.Position+r.Length; {
+				if _, err := r.File.ReadAt(hdr, pos); err != nil {
+					t.Fatal(err)
+				}
+				h, err := partition.ParseBatchHeader(hdr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if h.PartitionLeaderEpoch != p.replica.LeaderEpoch() || h.PartitionLeaderEpoch < 0 {
+					t.Fatalf("%s-%d batch at %d: leader epoch %d, replica's %d", p.topic, p.index, h.BaseOffset, h.PartitionLeaderEpoch, p.replica.LeaderEpoch())
+				}
+				found++
+				pos += h.Size()
+			}
+		}
+		s.Release()
+	}
+	if found == 0 {
+		t.Fatalf("no commit batch in any %s replica below its high watermark", group.TopicName)
 	}
 }
