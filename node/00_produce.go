@@ -257,9 +257,11 @@ func (n *Node) leaderPartition(topic string, index int32) (*localPartition, *ker
 		return nil, kerr.UnknownTopicOrPartition
 	}
 	p := n.hostedPartition(topic, index, id)
-	leader := n.cluster.Leader(replicas)
+	var leader int32
 	if p != nil {
 		leader = p.replica.Leader()
+	} else {
+		leader = n.cluster.Leader(replicas)
 	}
 	switch {
 	case leader < 0:
