@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/replica"
 	"github.com/spool-log/spool/partition"
 	"github.com/spool-log/spool/wire"
 )
@@ -20,7 +21,10 @@ import (
 //   for magic 2); partition.Append validates it (length, magic, CRC, counts)
 //   and stores it byte for byte, compressed or not, after rewriting its base
 //   offset.
-// * acks 0, 1 and -1. On a single node a batch is committed when appended;
+// * Every partition goes through its replica (node/replica): Append stamps
+//   the replica's leader epoch into the batch and returns once the leader's
+//   log holds it (acks 1); acks -1 then waits for the commit point
+//   (WaitCommitted). With a single copy a batch is committed when appended;
 //   with the every-append flush policy Append has fsynced before it returns,
 //   so acks=-1 (and 1) answer only after the bytes are durable. acks=0 gets
 //   no response; if any partition failed the connection is closed instead,
@@ -49,7 +53,8 @@ import (
 // * v9: flexible versions
 // * v10: a NOT_LEADER_OR_FOLLOWER partition names its CurrentLeader (tagged)
 //   and the response lists that leader's endpoint in NodeEndpoints
-//   (KIP-951), so the client redirects without a metadata round trip
+//   (KIP-951), so the client redirects without a metadata round trip. Its
+//   epoch is -1 (unknown) while this node, not leading, cannot know it.
 // * v11: TRANSACTION_ABORTABLE may be returned (never: no transactions)
 // * v12: transactions v2 (KIP-890 part 2: a transactional produce adds its
 //   partition to the transaction implicitly). Spool has no transactions:
@@ -74,14 +79,14 @@ func (n *Node) handleProduce(ctx context.Context, wreq *wire.Request) wire.Respo
 			if topicErr != nil {
 				sp.ErrorCode = topicErr.Code
 			} else {
-				n.producePartition(rt.Topic, rp, &sp, req.Version)
+				n.producePartition(ctx, rt.Topic, rp, &sp, req)
 			}
 			if sp.ErrorCode != 0 {
 				failed = true
 			}
 			if sp.ErrorCode == kerr.NotLeaderForPartition.Code && req.Version >= 10 {
-				if leader := n.currentLeader(rt.Topic, rp.Partition); leader >= 0 {
-					sp.CurrentLeader.LeaderID, sp.CurrentLeader.LeaderEpoch = leader, 0
+				if leader, epoch := n.currentLeader(rt.Topic, rp.Partition); leader >= 0 {
+					sp.CurrentLeader.LeaderID, sp.CurrentLeader.LeaderEpoch = leader, epoch
 					if leaders == nil {
 						leaders = make(map[int32]bool)
 					}
@@ -144,12 +149,12 @@ func (n *Node) produceTopicError(req *kmsg.ProduceRequest, topic string) *kerr.E
 	return nil
 }
 
-func (n *Node) producePartition(topic string, rp kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition, version int16) {
+func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition, req *kmsg.ProduceRequest) {
 	fail := func(e *kerr.Error, msg string) {
 		sp.ErrorCode = e.Code
 		sp.BaseOffset = -1
 		sp.LogAppendTime = -1
-		if version >= 8 && msg != "" {
+		if req.Version >= 8 && msg != "" {
 			sp.ErrorMessage = &msg
 		}
 	}
@@ -191,14 +196,25 @@ func (n *Node) producePartition(topic string, rp kmsg.ProduceRequestTopicPartiti
 		}
 		sp.BaseOffset = dupOffset
 		sp.LogAppendTime = -1
-		sp.LogStartOffset = p.log.StartOffset()
+		sp.LogStartOffset = p.replica.LogStartOffset()
 		return
 	}
-	info, err := p.log.Append(records, 0)
+	info, err := p.replica.Append(records)
 	if err == nil {
 		p.producers.record(h, info.BaseOffset, time.Now())
 	}
 	p.appendMu.Unlock()
+	if err == nil && replica.Acks(req.Acks) == replica.AcksAll {
+		// Outside appendMu: with replication the commit takes a round
+		// trip, and the partition's next batches need not queue behind it.
+		ctx, cancel := context.WithTimeout(ctx, time.Duration(max(req.TimeoutMillis, 0))*time.Millisecond)
+		err = p.replica.WaitCommitted(ctx, info.LastOffset)
+		cancel()
+		if err != nil && ctx.Err() != nil {
+			fail(kerr.RequestTimedOut, "") // written, but not known to be committed
+			return
+		}
+	}
 
 	if err != nil {
 		var be *partition.BatchError
@@ -207,6 +223,8 @@ func (n *Node) producePartition(topic string, rp kmsg.ProduceRequestTopicPartiti
 			fail(kerr.InvalidRecord, be.Error())
 		case errors.As(err, &be):
 			fail(kerr.CorruptMessage, be.Error())
+		case errors.Is(err, replica.ErrNotLeader):
+			fail(kerr.NotLeaderForPartition, "")
 		case errors.Is(err, partition.ErrClosed):
 			fail(kerr.UnknownTopicOrPartition, "")
 		default:
@@ -215,14 +233,13 @@ func (n *Node) producePartition(topic string, rp kmsg.ProduceRequestTopicPartiti
 		}
 		return
 	}
-	p.notify()
 
 	sp.BaseOffset = info.BaseOffset
 	sp.LogAppendTime = -1
 	if p.currentSettings().LogAppendTime {
 		sp.LogAppendTime = info.LogAppendTime
 	}
-	sp.LogStartOffset = p.log.StartOffset()
+	sp.LogStartOffset = p.replica.LogStartOffset()
 
 	n.stats.bytesIn.Add(int64(info.Bytes))
 	n.stats.recordsIn.Add(int64(info.RecordCount))
@@ -233,24 +250,39 @@ func (n *Node) producePartition(topic string, rp kmsg.ProduceRequestTopicPartiti
 
 // leaderPartition returns the local partition if this node leads it, or the
 // error a client should get: unknown topic or partition, or not the leader.
+// Where this node hosts the partition its replica says who leads; elsewhere
+// the cluster view does.
 func (n *Node) leaderPartition(topic string, index int32) (*localPartition, *kerr.Error) {
 	id, replicas, ok := n.catalog.Partition(topic, index)
 	if !ok {
 		return nil, kerr.UnknownTopicOrPartition
 	}
-	leader := n.cluster.Leader(replicas)
-	if leader < 0 {
+	p := n.hostedPartition(topic, index, id)
+	var leader int32
+	if p != nil {
+		leader = p.replica.Leader()
+	} else {
+		leader = n.cluster.Leader(replicas)
+	}
+	switch {
+	case leader < 0:
 		return nil, kerr.LeaderNotAvailable
-	}
-	if leader != n.cfg.NodeID {
+	case leader != n.cfg.NodeID:
 		return nil, kerr.NotLeaderForPartition
-	}
-	p := n.partition(topic, index)
-	if p == nil || p.topicID != id {
+	case p == nil:
 		// In the catalog but not (yet) open here: the client retries.
 		return nil, kerr.LeaderNotAvailable
 	}
 	return p, nil
+}
+
+// hostedPartition returns the open local partition of the catalog's
+// current incarnation of topic, or nil.
+func (n *Node) hostedPartition(topic string, index int32, id TopicID) *localPartition {
+	if p := n.partition(topic, index); p != nil && p.topicID == id {
+		return p
+	}
+	return nil
 }
 
 // leaderOf is the partition's leader in the cluster view, or -1.

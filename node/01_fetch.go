@@ -15,16 +15,18 @@ import (
 // Fetch: v4-17
 //
 // Behavior:
-// * Records are file regions from partition.Read, below the high watermark
-//   (the log end on a single node); wire sends them with sendfile(2). A
-//   batch is served exactly as the producer sent it, compressed or not.
+// * Records are file regions from the partition's replica (node/replica),
+//   below its high watermark (the commit point; the log end with a single
+//   copy); wire sends them with sendfile(2). A batch is served exactly as
+//   the producer sent it, compressed or not.
 // * Response size: MaxBytes across the response and PartitionMaxBytes per
 //   partition, except that the first partition with data always gets at
 //   least one whole batch (KIP-74), so a batch larger than the limits is
 //   never stuck.
 // * Long poll: with fewer than MinBytes available and MaxWaitMillis > 0 the
-//   request waits on a wake-up channel registered with every partition it
-//   asks for; Append signals it. No goroutine polls. It returns at once on
+//   request waits on a wake-up channel registered with the replica of every
+//   partition it asks for; the replica signals it when its high watermark
+//   moves (or it closes). No goroutine polls. It returns at once on
 //   any partition error, when the connection closes, or when the node shuts
 //   down.
 // * Fetch sessions (KIP-227) are not kept, as a Kafka broker whose session
@@ -43,14 +45,15 @@ import (
 // * v4: IsolationLevel, LastStableOffset, AbortedTransactions (always null)
 // * v5: LogStartOffset
 // * v7: sessions (not kept), top-level ErrorCode
-// * v9: CurrentLeaderEpoch (not checked: epoch is always 0)
+// * v9: CurrentLeaderEpoch (not checked yet: FENCED_LEADER_EPOCH and
+//   UNKNOWN_LEADER_EPOCH come with replication)
 // * v11: Rack, PreferredReadReplica (-1)
 // * v12: flexible versions, LastFetchedEpoch (ignored)
 // * v13: TopicID instead of the topic's name, in request and response
 // * v15: ReplicaState replaces ReplicaID (broker-only: clients send -1)
 // * v16: CurrentLeader (tagged) on NOT_LEADER_OR_FOLLOWER partitions and
 //   NodeEndpoints of those leaders (KIP-951), so a client moves without a
-//   metadata round trip
+//   metadata round trip; the epoch is -1 (unknown) as in Produce v10
 // * v17: ReplicaDirectoryId (broker-only, KIP-853; ignored)
 
 // fetchWaits: only a long poll waits (wire.Config.Waits).
@@ -82,7 +85,7 @@ func (n *Node) handleFetch(ctx context.Context, wreq *wire.Request) wire.Respons
 			timer.Stop()
 		}
 		if wake != nil {
-			n.forEachFetched(req, names, func(p *localPartition) { p.removeWaiter(wake) })
+			n.forEachFetched(req, names, func(p *localPartition) { p.replica.RemoveWaiter(wake) })
 		}
 	}()
 
@@ -98,7 +101,7 @@ func (n *Node) handleFetch(ctx context.Context, wreq *wire.Request) wire.Respons
 			// read above and the registration would otherwise go
 			// unnoticed until the deadline.
 			wake = make(chan struct{}, 1)
-			n.forEachFetched(req, names, func(p *localPartition) { p.addWaiter(wake) })
+			n.forEachFetched(req, names, func(p *localPartition) { p.replica.AddWaiter(wake) })
 			continue
 		}
 		if timer == nil {
@@ -181,8 +184,8 @@ func (n *Node) fetchOnce(req *kmsg.FetchRequest, names []string) (*wire.FetchRes
 				fp.ErrorCode = code.Code
 				anyErr = true
 				if code == kerr.NotLeaderForPartition && req.Version >= 16 {
-					if leader := n.currentLeader(names[ti], rp.Partition); leader >= 0 {
-						fp.CurrentLeader = &wire.FetchLeader{LeaderID: leader, LeaderEpoch: 0}
+					if leader, epoch := n.currentLeader(names[ti], rp.Partition); leader >= 0 {
+						fp.CurrentLeader = &wire.FetchLeader{LeaderID: leader, LeaderEpoch: epoch}
 						if leaders == nil {
 							leaders = make(map[int32]bool)
 						}
@@ -209,13 +212,18 @@ func (n *Node) fetchOnce(req *kmsg.FetchRequest, names []string) (*wire.FetchRes
 	return resp, total, anyErr
 }
 
-// currentLeader is the leader of a partition in the cluster view, or -1.
-func (n *Node) currentLeader(topic string, index int32) int32 {
-	_, replicas, ok := n.catalog.Partition(topic, index)
+// currentLeader is the leader of a partition and its leader epoch: from the
+// replica where this node hosts the partition, else from the cluster view
+// with the epoch unknown (-1). The leader is -1 when none is known.
+func (n *Node) currentLeader(topic string, index int32) (leader, epoch int32) {
+	id, replicas, ok := n.catalog.Partition(topic, index)
 	if !ok {
-		return -1
+		return -1, -1
 	}
-	return n.cluster.Leader(replicas)
+	if p := n.hostedPartition(topic, index, id); p != nil {
+		return p.replica.Leader(), p.replica.LeaderEpoch()
+	}
+	return n.cluster.Leader(replicas), -1
 }
 
 func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, fp *wire.FetchPartition, sofar int64, remaining *int64) *kerr.Error {
@@ -223,8 +231,8 @@ func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, 
 	if code != nil {
 		return code
 	}
-	hwm := p.log.EndOffset()
-	start := p.log.StartOffset()
+	hwm := p.replica.HighWatermark()
+	start := p.replica.LogStartOffset()
 	fp.HighWatermark, fp.LastStableOffset, fp.LogStartOffset = hwm, hwm, start
 	if rp.FetchOffset < start || rp.FetchOffset > hwm {
 		return kerr.OffsetOutOfRange
@@ -239,7 +247,7 @@ func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, 
 		}
 		limit = 1 // nothing sent yet: one whole batch regardless (KIP-74)
 	}
-	s, err := p.log.Read(rp.FetchOffset, int(min(limit, 1<<30)), hwm)
+	s, err := p.replica.Read(rp.FetchOffset, int(min(limit, 1<<30)))
 	switch {
 	case errors.Is(err, partition.ErrOffsetOutOfRange):
 		return kerr.OffsetOutOfRange

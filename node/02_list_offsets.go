@@ -15,8 +15,9 @@ import (
 // ListOffsets: v1-10
 //
 // Behavior:
-// * Timestamp -2 (earliest) is the log start offset, -1 (latest) the high
-//   watermark, both with timestamp -1.
+// * Offsets come from the partition's replica (node/replica): timestamp -2
+//   (earliest) is the log start offset, -1 (latest) the high watermark,
+//   both with timestamp -1. Lookups see only committed batches.
 // * Timestamp -3 (max timestamp, v7) is the first record carrying the
 //   largest timestamp in the log; the batch is found from the batch headers
 //   (one small read per batch; clients rarely ask).
@@ -36,7 +37,8 @@ import (
 // Version notes:
 // * v1: single offset per partition (v0's OldStyleOffsets not offered)
 // * v2: IsolationLevel
-// * v4: CurrentLeaderEpoch in request, LeaderEpoch in response (always 0)
+// * v4: CurrentLeaderEpoch in request (not checked yet), LeaderEpoch in
+//   response: the replica's leader epoch
 // * v6: flexible versions
 // * v7: max timestamp (-3)
 // * v8: earliest local (-4, KIP-405)
@@ -78,14 +80,14 @@ func (n *Node) listOffset(topic string, rp kmsg.ListOffsetsRequestTopicPartition
 	if code != nil {
 		return code
 	}
-	sp.LeaderEpoch = 0
+	sp.LeaderEpoch = p.replica.LeaderEpoch()
 	switch ts := rp.Timestamp; {
 	case ts == listEarliest, ts == listEarliestLocal && version >= 8:
-		sp.Offset = p.log.StartOffset()
+		sp.Offset = p.replica.LogStartOffset()
 	case ts == listLatestTiered && version >= 9:
 		sp.LeaderEpoch = -1 // offset and timestamp stay -1: nothing is tiered
 	case ts == listLatest:
-		sp.Offset = p.log.EndOffset()
+		sp.Offset = p.replica.HighWatermark()
 	case ts == listMaxTime && version >= 7:
 		maxTS, err := p.maxTimestamp()
 		if err != nil {
@@ -122,18 +124,18 @@ func (n *Node) readError(topic string, index int32, err error) *kerr.Error {
 	return kerr.KafkaStorageError
 }
 
-// maxTimestamp is the largest batch max-timestamp in the log, or -1 if the
-// log is empty. It reads only batch headers.
+// maxTimestamp is the largest batch max-timestamp below the high watermark,
+// or -1 if there is none. It reads only batch headers.
 func (p *localPartition) maxTimestamp() (int64, error) {
 	maxTS := int64(-1)
-	end := p.log.EndOffset()
-	off := p.log.StartOffset()
+	end := p.replica.HighWatermark()
+	off := p.replica.LogStartOffset()
 	hdr := make([]byte, partition.BatchHeaderSize)
 	for off < end {
-		s, err := p.log.Read(off, 4<<20, end)
+		s, err := p.replica.Read(off, 4<<20)
 		if errors.Is(err, partition.ErrOffsetOutOfRange) {
 			// Retention moved the start meanwhile: go on from there.
-			if start := p.log.StartOffset(); start > off {
+			if start := p.replica.LogStartOffset(); start > off {
 				off = start
 				continue
 			}

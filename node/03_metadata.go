@@ -17,12 +17,14 @@ import (
 //   gossip knows (id, advertised Kafka address, rack); the controller is
 //   the answering node, since every node serves CreateTopics/DeleteTopics.
 // * Null topics lists every topic; an empty list lists none.
-// * Per partition: replicas in succession order (as placed at creation),
-//   offline = the replicas not alive. Until replication lands the data is
-//   on the first replica only, so it leads while alive and ISR = [leader];
-//   with the first replica down the partition has no leader (-1) and
-//   LEADER_NOT_AVAILABLE, never a silently moved, empty one. LeaderEpoch
-//   is always 0.
+// * Per partition: replicas in succession order (as placed at creation).
+//   Where this node hosts the partition, leader, leader epoch, ISR and
+//   offline replicas are its replica's (node/replica); elsewhere they come
+//   from the cluster view, with the epoch unknown (-1) and offline = the
+//   replicas not alive. Until replication lands the data is on the first
+//   replica only, so it leads while alive and ISR = [leader]; with the
+//   first replica down the partition has no leader (-1) and
+//   LEADER_NOT_AVAILABLE, never a silently moved, empty one.
 // * Unknown topics are auto-created when the node allows it and the request
 //   does (AllowAutoTopicCreation, v4+; always for v1-3). Invalid names get
 //   INVALID_TOPIC_EXCEPTION and are never created.
@@ -80,19 +82,10 @@ func (n *Node) handleMetadata(ctx context.Context, wreq *wire.Request) wire.Resp
 		for i, replicas := range spec.Replicas {
 			sp := kmsg.NewMetadataResponseTopicPartition()
 			sp.Partition = int32(i)
-			sp.Leader = -1
-			sp.LeaderEpoch = 0
 			sp.Replicas = append([]int32(nil), replicas...)
-			sp.ISR = []int32{}
-			sp.OfflineReplicas = []int32{}
-			for _, r := range replicas {
-				if !live[r] {
-					sp.OfflineReplicas = append(sp.OfflineReplicas, r)
-				}
-			}
-			if sp.Leader = n.cluster.Leader(replicas); sp.Leader >= 0 {
-				sp.ISR = append(sp.ISR, sp.Leader)
-			} else {
+			ls := n.leadership(spec, int32(i), live)
+			sp.Leader, sp.LeaderEpoch, sp.ISR, sp.OfflineReplicas = ls.Leader, ls.LeaderEpoch, ls.ISR, ls.Offline
+			if sp.Leader < 0 {
 				sp.ErrorCode = kerr.LeaderNotAvailable.Code
 			}
 			st.Partitions = append(st.Partitions, sp)

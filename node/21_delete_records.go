@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/replica"
 	"github.com/spool-log/spool/partition"
 	"github.com/spool-log/spool/wire"
 )
@@ -17,7 +18,7 @@ import (
 //
 // Behavior:
 // * Moves a partition's log start offset up to Offset (-1: the high
-//   watermark). The new start is checkpointed durably before the response;
+//   watermark), through the partition's replica (node/replica). The new start is checkpointed durably before the response;
 //   fetches and ListOffsets below it get OFFSET_OUT_OF_RANGE from then on,
 //   and retention deletes the segments wholly below it (one pass runs at
 //   once). LowWatermark is the log start offset afterwards; an Offset at or
@@ -65,27 +66,27 @@ func (n *Node) deleteRecords(topic string, index int32, offset int64, low *int64
 	if code != nil {
 		return code
 	}
-	hwm := p.log.EndOffset()
+	hwm := p.replica.HighWatermark()
 	if offset == -1 {
 		offset = hwm
 	}
 	if offset < 0 || offset > hwm {
-		*low = p.log.StartOffset()
+		*low = p.replica.LogStartOffset()
 		return kerr.OffsetOutOfRange
 	}
 	log := n.log.WithFields(logrus.Fields{"topic": topic, "partition": index})
-	start, err := p.log.DeleteRecordsBefore(offset)
+	start, err := p.replica.DeleteRecordsBefore(offset)
 	*low = start
 	switch {
 	case errors.Is(err, partition.ErrOffsetOutOfRange):
 		return kerr.OffsetOutOfRange
-	case errors.Is(err, partition.ErrClosed):
+	case errors.Is(err, replica.ErrNotLeader), errors.Is(err, partition.ErrClosed):
 		return kerr.NotLeaderForPartition // deleted or closed meanwhile
 	case err != nil:
 		log.WithError(err).Error("delete records")
 		return kerr.KafkaStorageError
 	}
-	deleted, err := p.log.EnforceRetention()
+	deleted, err := p.replica.EnforceRetention()
 	if err != nil && !errors.Is(err, partition.ErrClosed) {
 		log.WithError(err).Warn("retention after delete records")
 	}

@@ -17,11 +17,11 @@ import (
 //
 // Behavior:
 // * A node has one log dir, its data directory (absolute path), holding
-//   every partition it has open. Each partition is listed with its size
-//   (the bytes of its segments) and its offset lag (the high watermark
-//   minus the local log end, never below 0, as Kafka computes it: 0 for
-//   every partition until replication lands, since the high watermark is
-//   the local end).
+//   every partition it has open. Each partition is listed, from its replica
+//   (node/replica), with its size (the bytes of its segments) and its
+//   offset lag (the high watermark minus the local log end, never below 0,
+//   as Kafka computes it: 0 for every partition until replication lands,
+//   since the high watermark is the local end).
 // * Topics null lists every local partition; otherwise the named
 //   partitions this node holds (others are left out, as in Kafka).
 //   Clients send the request to every broker they want to know about.
@@ -76,10 +76,8 @@ func (n *Node) handleDescribeLogDirs(ctx context.Context, wreq *wire.Request) wi
 		}
 		sp := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
 		sp.Partition = p.index
-		sp.Size = p.log.Size()
-		end := p.log.EndOffset()
-		hwm := end // the local end until replication lands
-		sp.OffsetLag = max(hwm-end, 0)
+		sp.Size = p.replica.Size()
+		sp.OffsetLag = max(p.replica.HighWatermark()-p.replica.LogEndOffset(), 0)
 		t.Partitions = append(t.Partitions, sp)
 	}
 	for _, t := range byTopic {

@@ -16,9 +16,11 @@ import (
 // Behavior:
 // * Metadata's topic half, paginated (KIP-966): any node answers from its
 //   catalog and cluster view, with the partitions described as Metadata
-//   describes them (replicas in succession order, offline = not alive, the
-//   first live replica leads with ISR = [leader] until replication lands,
-//   LEADER_NOT_AVAILABLE when none is alive; LeaderEpoch 0).
+//   describes them (replicas in succession order; leader, leader epoch, ISR
+//   and offline replicas from the replica where this node hosts the
+//   partition, else the cluster view with epoch -1; until replication lands
+//   the first replica leads while alive with ISR = [leader],
+//   LEADER_NOT_AVAILABLE when it is down).
 // * Topics empty lists every topic; named topics are listed sorted by name,
 //   and an unknown one gets UNKNOWN_TOPIC_OR_PARTITION (never auto-created),
 //   an invalid name INVALID_TOPIC_EXCEPTION.
@@ -121,18 +123,10 @@ func (n *Node) describeTopicPartition(spec TopicSpec, p int32, live map[int32]bo
 	replicas := spec.Replicas[p]
 	sp := kmsg.NewDescribeTopicPartitionsResponseTopicPartition()
 	sp.Partition = p
-	sp.LeaderEpoch = 0
 	sp.Replicas = append([]int32{}, replicas...)
-	sp.ISR = []int32{}
-	sp.OfflineReplicas = []int32{}
-	for _, r := range replicas {
-		if !live[r] {
-			sp.OfflineReplicas = append(sp.OfflineReplicas, r)
-		}
-	}
-	if sp.LeaderID = n.cluster.Leader(replicas); sp.LeaderID >= 0 {
-		sp.ISR = append(sp.ISR, sp.LeaderID)
-	} else {
+	ls := n.leadership(spec, p, live)
+	sp.LeaderID, sp.LeaderEpoch, sp.ISR, sp.OfflineReplicas = ls.Leader, ls.LeaderEpoch, ls.ISR, ls.Offline
+	if sp.LeaderID < 0 {
 		sp.ErrorCode = kerr.LeaderNotAvailable.Code
 	}
 	return sp

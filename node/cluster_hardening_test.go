@@ -119,7 +119,7 @@ func TestClusterConcurrentAutoCreateKeepsRecords(t *testing.T) {
 			t.Fatalf("node %d converged on %+v, want id %v", n.NodeID(), spec, ids[0])
 		}
 	}
-	if p := nodes[0].partition(topic, 0); p == nil || p.log.EndOffset() != records {
+	if p := nodes[0].partition(topic, 0); p == nil || p.replica.LogEndOffset() != records {
 		t.Fatalf("leader's partition after the merge: %v", p)
 	}
 	got := consumeAll(t, nodes[1], topic, records)
@@ -267,7 +267,7 @@ func TestClusterStalePartitionDirRemoved(t *testing.T) {
 		if lp == nil {
 			t.Fatalf("partition %d of the new topic not open on its leader", p)
 		}
-		if end := lp.log.EndOffset(); end != 0 {
+		if end := lp.replica.LogEndOffset(); end != 0 {
 			t.Errorf("partition %d of the new topic holds %d records of the deleted one", p, end)
 		}
 		raw, err := os.ReadFile(filepath.Join(lp.dir, partitionTopicIDFile))

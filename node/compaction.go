@@ -59,8 +59,8 @@ func (n *Node) cleanLogs() int {
 	}
 	var cands []candidate
 	for _, p := range n.localPartitions() {
-		if p.log.NeedsCleaning() {
-			ratio, _ := p.log.DirtyRatio()
+		if p.replica.NeedsCleaning() {
+			ratio, _ := p.replica.DirtyRatio()
 			cands = append(cands, candidate{p, ratio})
 		}
 	}
@@ -81,10 +81,10 @@ func (n *Node) cleanLogs() int {
 func (n *Node) cleanLog(p *localPartition) bool {
 	log := n.log.WithFields(logrus.Fields{"topic": p.topic, "partition": p.index})
 	start := time.Now()
-	// The high watermark is the log end until replication lands; then it
-	// must be the commit point, so no follower is ever asked to keep what
-	// the leader cleaned away before it was committed.
-	st, err := p.log.Clean(p.log.EndOffset(), cleanerMapBytes)
+	// Up to the replica's high watermark (the commit point), so no follower
+	// is ever asked to keep what the leader cleaned away before it was
+	// committed.
+	st, err := p.replica.Clean(cleanerMapBytes)
 	switch {
 	case errors.Is(err, partition.ErrCleanAborted) || errors.Is(err, partition.ErrClosed):
 		log.WithError(err).Debug("log cleaning abandoned")

@@ -23,9 +23,9 @@ func smallSegments(t testing.TB, n *Node, topic string, p int32) *localPartition
 	if lp == nil {
 		t.Fatalf("%s-%d is not local", topic, p)
 	}
-	c := lp.log.Config()
+	c := lp.replica.Config()
 	c.SegmentBytes = 8 << 10
-	lp.log.SetConfig(c)
+	lp.replica.SetConfig(c)
 	return lp
 }
 
@@ -66,7 +66,7 @@ func TestConsumerOffsetsCompacted(t *testing.T) {
 		t.Fatalf("%s configs %v, want cleanup.policy=compact", group.TopicName, spec.Configs)
 	}
 	lp := smallSegments(t, n, group.TopicName, 0)
-	if !lp.log.Config().Compact {
+	if !lp.replica.Config().Compact {
 		t.Fatalf("%s-0 is not compacted", group.TopicName)
 	}
 	start := time.Now()
@@ -74,21 +74,21 @@ func TestConsumerOffsetsCompacted(t *testing.T) {
 		commit(i)
 	}
 	t.Logf("%d commits in %v", commits, time.Since(start))
-	if err := lp.log.Flush(); err != nil {
+	if err := lp.replica.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	before, segsBefore := lp.log.Size(), lp.log.SegmentCount()
-	startOff, endOff := lp.log.StartOffset(), lp.log.EndOffset()
+	before, segsBefore := lp.replica.Size(), lp.replica.SegmentCount()
+	startOff, endOff := lp.replica.LogStartOffset(), lp.replica.LogEndOffset()
 	if cleaned := n.cleanLogs(); cleaned < 1 {
 		t.Fatalf("the cleaner pass cleaned %d logs", cleaned)
 	}
-	after := lp.log.Size()
-	t.Logf("%s-0: %d bytes in %d segments -> %d bytes in %d segments", group.TopicName, before, segsBefore, after, lp.log.SegmentCount())
+	after := lp.replica.Size()
+	t.Logf("%s-0: %d bytes in %d segments -> %d bytes in %d segments", group.TopicName, before, segsBefore, after, lp.replica.SegmentCount())
 	if after*5 > before {
 		t.Fatalf("%s-0 shrank from %d to only %d bytes", group.TopicName, before, after)
 	}
-	if lp.log.StartOffset() != startOff || lp.log.EndOffset() != endOff {
-		t.Fatalf("offsets moved: [%d, %d) -> [%d, %d)", startOff, endOff, lp.log.StartOffset(), lp.log.EndOffset())
+	if lp.replica.LogStartOffset() != startOff || lp.replica.LogEndOffset() != endOff {
+		t.Fatalf("offsets moved: [%d, %d) -> [%d, %d)", startOff, endOff, lp.replica.LogStartOffset(), lp.replica.LogEndOffset())
 	}
 	stopNode(t, n)
 
@@ -143,9 +143,9 @@ func TestConsumerOffsetsCompacted(t *testing.T) {
 	for i := 0; i < commits/4; i++ {
 		commit(commits + i)
 	}
-	lp.log.Flush()
+	lp.replica.Flush()
 	retry.Run(t, 20*time.Second, func() error {
-		if ratio, dirty := lp.log.DirtyRatio(); dirty > 0 && ratio >= lp.log.Config().MinCleanableRatio {
+		if ratio, dirty := lp.replica.DirtyRatio(); dirty > 0 && ratio >= lp.replica.Config().MinCleanableRatio {
 			return fmt.Errorf("dirty ratio %.2f of %d bytes", ratio, dirty)
 		}
 		return nil
@@ -184,16 +184,16 @@ func TestCompactedTopicEveryCodec(t *testing.T) {
 				produced += len(rs)
 			}
 			lp := n.partition(topic, 0)
-			lp.log.Flush()
-			before := lp.log.Size()
-			st, err := lp.log.Clean(lp.log.EndOffset(), cleanerMapBytes)
+			lp.replica.Flush()
+			before := lp.replica.Size()
+			st, err := lp.replica.Clean(cleanerMapBytes)
 			if err != nil || st.SegmentsWritten == 0 {
 				t.Fatalf("clean: %+v, %v", st, err)
 			}
-			if lp.log.Size() >= before {
-				t.Fatalf("size %d -> %d", before, lp.log.Size())
+			if lp.replica.Size() >= before {
+				t.Fatalf("size %d -> %d", before, lp.replica.Size())
 			}
-			end := lp.log.EndOffset()
+			end := lp.replica.LogEndOffset()
 			cl := newClient(t, n, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 			ctx := testCtx(t)
 			last := map[string]string{}
@@ -220,7 +220,7 @@ func TestCompactedTopicEveryCodec(t *testing.T) {
 			if count >= produced {
 				t.Fatalf("consumed %d records of %d produced: nothing cleaned away", count, produced)
 			}
-			t.Logf("%s: %d bytes -> %d, %d of %d records left", name, before, lp.log.Size(), count, produced)
+			t.Logf("%s: %d bytes -> %d, %d of %d records left", name, before, lp.replica.Size(), count, produced)
 		})
 	}
 }

@@ -12,7 +12,10 @@
 // versions and the dispatch. Cluster-wide knowledge (which brokers are alive,
 // which replicas a partition has, which topics exist) comes from the node's
 // membership agent (package membership), started in Start: a node alone is a
-// cluster of one, on the same code path. Until replication lands a
+// cluster of one, on the same code path. Handlers, the group coordinator's
+// offsets log and the background loops reach a partition's log only through
+// its replica (node/replica): leadership, leader epoch, appends with acks,
+// reads up to the high watermark, long-poll wake-ups. Until replication lands a
 // partition's data lives on its first replica only, which leads while alive;
 // otherwise the partition is unavailable, never silently moved.
 package node

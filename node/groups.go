@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/spool-log/spool/node/group"
+	"github.com/spool-log/spool/node/replica"
 	"github.com/spool-log/spool/partition"
 )
 
@@ -197,7 +198,8 @@ func groupClient(clientID *string, remote net.Addr) group.Client {
 	return c
 }
 
-// offsetsLog is group.Log on the node's partition logs.
+// offsetsLog is group.Log on the replicas of __consumer_offsets: commits go
+// through a replica's produce path like any producer's batch, with acks=all.
 type offsetsLog struct{ n *Node }
 
 func (l offsetsLog) Append(p int32, batch []byte) error {
@@ -208,17 +210,18 @@ func (l offsetsLog) Append(p int32, batch []byte) error {
 	// A commit is acknowledged only once it is on disk, whatever the
 	// broker's default flush policy: the append itself fsyncs, which is
 	// far cheaper than a Flush (that also rewrites the recovery point).
-	if c := lp.log.Config(); c.Flush != partition.FlushEveryAppend {
+	if c := lp.replica.Config(); c.Flush != partition.FlushEveryAppend {
 		c.Flush = partition.FlushEveryAppend
-		lp.log.SetConfig(c)
+		lp.replica.SetConfig(c)
 	}
-	lp.appendMu.Lock()
-	_, err := lp.log.Append(batch, -1)
-	lp.appendMu.Unlock()
+	// The commit wait ends at the latest when the replica closes.
+	_, err := lp.replica.Produce(context.Background(), batch, replica.AcksAll)
+	if errors.Is(err, replica.ErrNotLeader) {
+		return kerr.NotLeaderForPartition
+	}
 	if err != nil {
 		return fmt.Errorf("append to %s-%d: %w", group.TopicName, p, err)
 	}
-	lp.notify()
 	return nil
 }
 
@@ -228,9 +231,9 @@ func (l offsetsLog) Replay(p int32, fn func([]byte) error) error {
 		return e
 	}
 	const chunk = 1 << 20
-	off, end := lp.log.StartOffset(), lp.log.EndOffset()
+	off, end := lp.replica.LogStartOffset(), lp.replica.HighWatermark()
 	for off < end {
-		s, err := lp.log.Read(off, chunk, end)
+		s, err := lp.replica.Read(off, chunk)
 		if err != nil {
 			return fmt.Errorf("read %s-%d at %d: %w", group.TopicName, p, off, err)
 		}

@@ -77,12 +77,12 @@ func TestProduceToConsumerOffsetsRefused(t *testing.T) {
 	if lp == nil {
 		t.Fatal("the group's offsets partition is not open")
 	}
-	before := lp.log.EndOffset()
+	before := lp.replica.LogEndOffset()
 	err := cl.ProduceSync(testCtx(t), &kgo.Record{Topic: group.TopicName, Partition: lp.index, Value: []byte("forged commit")}).FirstErr()
 	if !errors.Is(err, kerr.InvalidTopicException) {
 		t.Fatalf("produce to %s: %v, want INVALID_TOPIC_EXCEPTION", group.TopicName, err)
 	}
-	if after := lp.log.EndOffset(); after != before {
+	if after := lp.replica.LogEndOffset(); after != before {
 		t.Fatalf("%s-%d grew from %d to %d", group.TopicName, lp.index, before, after)
 	}
 	// The group's commit is intact.

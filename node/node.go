@@ -331,7 +331,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 func (n *Node) enforceRetention() {
 	cutoff := time.Now().Add(-n.cfg.ProducerIDExpiry)
 	for _, p := range n.localPartitions() {
-		deleted, err := p.log.EnforceRetention()
+		deleted, err := p.replica.EnforceRetention()
 		if err != nil && !errors.Is(err, partition.ErrClosed) {
 			n.log.WithError(err).WithField("topic", p.topic).WithField("partition", p.index).Warn("retention")
 		}
@@ -367,7 +367,7 @@ func (n *Node) scrubTargets() []scrub.Target {
 	parts := n.localPartitions()
 	out := make([]scrub.Target, len(parts))
 	for i, p := range parts {
-		out[i] = scrub.Target{Topic: p.topic, Partition: p.index, Log: p.log}
+		out[i] = scrub.Target{Topic: p.topic, Partition: p.index, Log: p.replica}
 	}
 	return out
 }

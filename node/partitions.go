@@ -16,6 +16,7 @@ import (
 	"github.com/spool-log/spool/internal/recordbatch/compression"
 	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/node/topicconfig"
+	"github.com/spool-log/spool/node/replica"
 	"github.com/spool-log/spool/partition"
 )
 
@@ -27,11 +28,13 @@ type tp struct {
 
 // localPartition is a partition whose log lives on this node.
 type localPartition struct {
-	topic    string
-	topicID  TopicID
-	index    int32
-	dir      string
-	log      *partition.Log
+	topic   string
+	topicID TopicID
+	index   int32
+	dir     string
+	// replica is the only way to the partition's log: appends, reads up
+	// to the high watermark, leadership, long-poll wake-ups, maintenance.
+	replica  *replica.Replica
 	settings topicconfig.Settings
 	// liveSettings, once set, replaces settings (topic_alter.go).
 	liveSettings atomic.Pointer[topicconfig.Settings]
@@ -40,10 +43,6 @@ type localPartition struct {
 	// two batches of one producer cannot both pass the sequence check.
 	appendMu  sync.Mutex
 	producers *producerStates
-
-	// waiters are long-polling fetches to wake when data arrives.
-	waitMu  sync.Mutex
-	waiters map[chan struct{}]struct{}
 
 	// Counted per append; flushMetrics hands the growth since its last
 	// flush (the flushed marks, its own) to go-metrics.
@@ -73,49 +72,21 @@ func parsePartitionDir(name string) (string, int32, bool) {
 	return topic, int32(n), true
 }
 
-// addWaiter registers ch to receive a (non-blocking) signal on every append.
-func (p *localPartition) addWaiter(ch chan struct{}) {
-	p.waitMu.Lock()
-	if p.waiters == nil {
-		p.waiters = make(map[chan struct{}]struct{})
-	}
-	p.waiters[ch] = struct{}{}
-	p.waitMu.Unlock()
-}
-
-func (p *localPartition) removeWaiter(ch chan struct{}) {
-	p.waitMu.Lock()
-	delete(p.waiters, ch)
-	p.waitMu.Unlock()
-}
-
-// notify wakes every waiting fetch. Waiter channels have room for one
-// signal, so a burst of appends costs one wake-up each, never a block.
-func (p *localPartition) notify() {
-	p.waitMu.Lock()
-	for ch := range p.waiters {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}
-	p.waitMu.Unlock()
-}
-
 // producerRebuildOffsets bounds how far back from the log end the producer
 // state is rebuilt on open. Only the last five batches of each producer
 // matter, and only producers that are still retrying; scanning further
 // would make opening a large partition slow.
 const producerRebuildOffsets = 100_000
 
-// rebuildProducers reads the batch headers of the log's tail (headers only,
-// 61 bytes per batch) and replays them into the producer state.
+// rebuildProducers reads the batch headers of the committed log's tail
+// (headers only, 61 bytes per batch) and replays them into the producer
+// state.
 func (p *localPartition) rebuildProducers(now time.Time) error {
-	end := p.log.EndOffset()
-	off := max(p.log.StartOffset(), end-producerRebuildOffsets)
+	end := p.replica.HighWatermark()
+	off := max(p.replica.LogStartOffset(), end-producerRebuildOffsets)
 	hdr := make([]byte, partition.BatchHeaderSize)
 	for off < end {
-		s, err := p.log.Read(off, 1<<20, end)
+		s, err := p.replica.Read(off, 1<<20)
 		if errors.Is(err, partition.ErrOffsetOutOfRange) {
 			return nil // retention moved the start; nothing older matters
 		}
@@ -181,7 +152,7 @@ func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, erro
 		topicID:   spec.ID,
 		index:     index,
 		dir:       dir,
-		log:       log,
+		replica:   replica.New(log, replica.Config{Self: n.cfg.NodeID, Replicas: spec.Replicas[index], Alive: n.agent.IsAlive}),
 		settings:  settings,
 		producers: newProducerStates(),
 	}
@@ -239,8 +210,7 @@ func (n *Node) reconcile() error {
 	n.mu.Unlock()
 	for _, d := range drop {
 		p := d.p
-		p.notify()
-		if err := p.log.Release(); err != nil {
+		if err := p.replica.Release(); err != nil {
 			n.log.WithError(err).WithField("topic", p.topic).WithField("partition", p.index).Warn("close dropped partition")
 		}
 		if _, err := n.quarantine.Move(p.dir, d.why, logrus.Fields{"topic": p.topic, "partition": p.index, "topic_id": p.topicID.String()}); err != nil {
@@ -387,8 +357,7 @@ func (n *Node) closePartitions() error {
 		go func() {
 			defer wg.Done()
 			for p := range work {
-				p.notify()
-				if err := p.log.Close(); err != nil {
+				if err := p.replica.Close(); err != nil {
 					errMu.Lock()
 					if firstErr == nil {
 						firstErr = fmt.Errorf("close %s: %w", p.dir, err)
@@ -415,4 +384,25 @@ func (n *Node) localPartitions() []*localPartition {
 		out = append(out, p)
 	}
 	return out
+}
+
+// leadership is partition index of spec's leader, leader epoch, ISR and
+// offline replicas as Metadata and DescribeTopicPartitions report them:
+// the replica's where this node hosts the partition, else the cluster view
+// (live: the brokers alive) with the epoch unknown (-1).
+func (n *Node) leadership(spec TopicSpec, index int32, live map[int32]bool) replica.State {
+	if p := n.hostedPartition(spec.Name, index, spec.ID); p != nil {
+		return p.replica.State()
+	}
+	replicas := spec.Replicas[index]
+	st := replica.State{Leader: n.cluster.Leader(replicas), LeaderEpoch: -1, ISR: []int32{}, Offline: []int32{}}
+	if st.Leader >= 0 {
+		st.ISR = append(st.ISR, st.Leader)
+	}
+	for _, r := range replicas {
+		if !live[r] {
+			st.Offline = append(st.Offline, r)
+		}
+	}
+	return st
 }

@@ -29,7 +29,7 @@ func (n *Node) Stats() admin.Stats {
 	for _, p := range n.localPartitions() {
 		s.PartitionStats = append(s.PartitionStats, admin.PartitionStats{
 			Topic: p.topic, Partition: p.index,
-			StartOffset: p.log.StartOffset(), EndOffset: p.log.EndOffset(),
+			StartOffset: p.replica.LogStartOffset(), EndOffset: p.replica.LogEndOffset(),
 		})
 	}
 	sort.Slice(s.PartitionStats, func(i, j int) bool {

@@ -150,10 +150,10 @@ func (n *Node) applyTopicConfigs() {
 			continue
 		}
 		c := s.PartitionConfig(n.cfg.Topic, n.files, compression.Codecs{})
-		if old := p.log.Config(); old.Flush != c.Flush && isInternalTopic(p.topic) {
+		if old := p.replica.Config(); old.Flush != c.Flush && isInternalTopic(p.topic) {
 			c.Flush = old.Flush // the group coordinator's commits are fsynced whatever the default
 		}
-		p.log.SetConfig(c)
+		p.replica.SetConfig(c)
 		p.liveSettings.Store(&s)
 	}
 }

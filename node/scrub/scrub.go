@@ -74,7 +74,14 @@ type Status struct {
 type Target struct {
 	Topic     string
 	Partition int32
-	Log       *partition.Log
+	Log       Scrubbable
+}
+
+// Scrubbable is the part of a partition's replica the scrubber uses: a
+// paced CRC walk of its sealed segments, and what is known corrupt.
+type Scrubbable interface {
+	Scrub(pace func(n int64) error) (partition.ScrubResult, error)
+	KnownCorrupt() []partition.Corruption
 }
 
 // Config is what a Scrubber needs.

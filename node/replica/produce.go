@@ -1,0 +1,90 @@
+package replica
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spool-log/spool/partition"
+)
+
+// Acks is a producer's acks setting.
+type Acks int16
+
+const (
+	AcksNone   Acks = 0  // no answer: the append is still made as for AcksLeader
+	AcksLeader Acks = 1  // answered once the leader's log holds the batch
+	AcksAll    Acks = -1 // answered once the batch is committed (below the high watermark)
+)
+
+// Append writes batches (RecordBatch v2, validated by the log, which
+// rewrites their base offset and stamps the replica's leader epoch in
+// place) to the leader's log and returns the offsets given. It is what
+// acks=1 waits for; acks=all also waits with WaitCommitted. A replica that
+// does not lead refuses with ErrNotLeader. Errors are the log's
+// (*partition.BatchError, partition.ErrClosed, ...).
+func (r *Replica) Append(batches []byte) (partition.AppendInfo, error) {
+	if !r.IsLeader() {
+		return partition.AppendInfo{}, ErrNotLeader
+	}
+	info, err := r.log.Append(batches, r.epoch)
+	if err != nil {
+		return info, err
+	}
+	// Single copy: the log holding it (fsynced as the flush policy says)
+	// is the commit.
+	r.advance(info.LastOffset + 1)
+	return info, nil
+}
+
+// Produce is Append followed, for AcksAll, by WaitCommitted on the batch.
+func (r *Replica) Produce(ctx context.Context, batches []byte, acks Acks) (partition.AppendInfo, error) {
+	info, err := r.Append(batches)
+	if err != nil || acks != AcksAll {
+		return info, err
+	}
+	if err := r.WaitCommitted(ctx, info.LastOffset); err != nil {
+		return info, fmt.Errorf("wait for commit of offset %d: %w", info.LastOffset, err)
+	}
+	return info, nil
+}
+
+// WaitCommitted returns once offset is committed (below the high
+// watermark), when ctx ends (its error), or when the replica closes
+// (partition.ErrClosed).
+func (r *Replica) WaitCommitted(ctx context.Context, offset int64) error {
+	for {
+		r.mu.Lock()
+		ch, closed := r.committed, r.closed
+		r.mu.Unlock()
+		if r.hw.Load() > offset {
+			return nil
+		}
+		if closed {
+			return partition.ErrClosed
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// HighWatermark is the commit point: the offset after the last committed
+// record. Consumers read only below it.
+func (r *Replica) HighWatermark() int64 { return r.hw.Load() }
+
+// advance moves the high watermark up to hw (never down: concurrent
+// appends finish in any order, and the log has every batch below the
+// highest one's end), then wakes commit waiters and long polls.
+func (r *Replica) advance(hw int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if hw <= r.hw.Load() {
+		return
+	}
+	r.hw.Store(hw)
+	close(r.committed)
+	r.committed = make(chan struct{})
+	r.notifyLocked()
+}

@@ -1,0 +1,58 @@
+package replica
+
+import (
+	"fmt"
+
+	"github.com/spool-log/spool/partition"
+)
+
+// Read returns file regions (for sendfile) of whole batches from the one
+// holding offset, for at most maxBytes (the first batch whole regardless),
+// never reaching the high watermark: uncommitted records are not served.
+// Errors are the log's: partition.ErrOffsetOutOfRange, ErrCorrupt,
+// ErrClosed. The caller releases the Slice once sent.
+func (r *Replica) Read(offset int64, maxBytes int) (*partition.Slice, error) {
+	return r.log.Read(offset, maxBytes, r.hw.Load())
+}
+
+// LogStartOffset is the first offset still held (retention and
+// DeleteRecords move it up).
+func (r *Replica) LogStartOffset() int64 { return r.log.StartOffset() }
+
+// LogEndOffset is the offset the next append gets on this replica, at or
+// above the high watermark.
+func (r *Replica) LogEndOffset() int64 { return r.log.EndOffset() }
+
+// OffsetForTime finds the first committed batch whose max timestamp is at
+// or after ts: its base offset and max timestamp, or -1, -1 if none.
+func (r *Replica) OffsetForTime(ts int64) (offset, timestamp int64, err error) {
+	off, bts, err := r.log.OffsetForTime(ts)
+	if err != nil {
+		return -1, -1, err
+	}
+	if bts < 0 || off >= r.hw.Load() {
+		return -1, -1, nil
+	}
+	return off, bts, nil
+}
+
+// Size is the bytes of the replica's segments.
+func (r *Replica) Size() int64 { return r.log.Size() }
+
+// SegmentCount is how many segments the log has.
+func (r *Replica) SegmentCount() int { return r.log.SegmentCount() }
+
+// DeleteRecordsBefore moves the log start up to offset (DeleteRecords),
+// durably before it returns, and returns the log start afterwards. An
+// offset above the high watermark is partition.ErrOffsetOutOfRange: only
+// committed records may be deleted. Only the leader takes it (ErrNotLeader);
+// with Raft the new start must reach the followers too.
+func (r *Replica) DeleteRecordsBefore(offset int64) (int64, error) {
+	if !r.IsLeader() {
+		return r.log.StartOffset(), ErrNotLeader
+	}
+	if hw := r.hw.Load(); offset > hw {
+		return r.log.StartOffset(), fmt.Errorf("delete records before %d above the high watermark %d: %w", offset, hw, partition.ErrOffsetOutOfRange)
+	}
+	return r.log.DeleteRecordsBefore(offset)
+}
