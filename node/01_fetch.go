@@ -45,8 +45,9 @@ import (
 // * v4: IsolationLevel, LastStableOffset, AbortedTransactions (always null)
 // * v5: LogStartOffset
 // * v7: sessions (not kept), top-level ErrorCode
-// * v9: CurrentLeaderEpoch (not checked yet: FENCED_LEADER_EPOCH and
-//   UNKNOWN_LEADER_EPOCH come with replication)
+// * v9: CurrentLeaderEpoch, checked on the leader (KIP-320): older than
+//   the replica's leader epoch is FENCED_LEADER_EPOCH, newer
+//   UNKNOWN_LEADER_EPOCH, -1 unchecked
 // * v11: Rack, PreferredReadReplica (-1)
 // * v12: flexible versions, LastFetchedEpoch (ignored)
 // * v13: TopicID instead of the topic's name, in request and response
@@ -230,6 +231,9 @@ func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, 
 	p, code := n.leaderPartition(topic, rp.Partition)
 	if code != nil {
 		return code
+	}
+	if e := checkLeaderEpoch(rp.CurrentLeaderEpoch, p.replica.LeaderEpoch()); e != nil {
+		return e
 	}
 	hwm := p.replica.HighWatermark()
 	start := p.replica.LogStartOffset()
