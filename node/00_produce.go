@@ -52,8 +52,8 @@ import (
 // * v9: flexible versions
 // * v10: a NOT_LEADER_OR_FOLLOWER partition names its CurrentLeader (tagged)
 //   and the response lists that leader's endpoint in NodeEndpoints
-//   (KIP-951), so the client redirects without a metadata round trip. Its
-//   epoch is -1 (unknown) while this node, not leading, cannot know it.
+//   (KIP-951), so the client redirects without a metadata round trip; its
+//   leader and epoch are Metadata's (the leader's claim, node/leadership).
 // * v11: TRANSACTION_ABORTABLE may be returned (never: no transactions)
 // * v12: transactions v2 (KIP-890 part 2: a transactional produce adds its
 //   partition to the transaction implicitly). Spool has no transactions:

@@ -54,7 +54,7 @@ import (
 // * v15: ReplicaState replaces ReplicaID (broker-only: clients send -1)
 // * v16: CurrentLeader (tagged) on NOT_LEADER_OR_FOLLOWER partitions and
 //   NodeEndpoints of those leaders (KIP-951), so a client moves without a
-//   metadata round trip; the epoch is -1 (unknown) as in Produce v10
+//   metadata round trip; leader and epoch as Metadata has them
 // * v17: ReplicaDirectoryId (broker-only, KIP-853; ignored)
 
 // fetchWaits: only a long poll waits (wire.Config.Waits).
@@ -213,15 +213,24 @@ func (n *Node) fetchOnce(req *kmsg.FetchRequest, names []string) (*wire.FetchRes
 	return resp, total, anyErr
 }
 
-// currentLeader is the leader of a partition and its leader epoch: from the
-// replica where this node hosts the partition, else from the cluster view
-// with the epoch unknown (-1). The leader is -1 when none is known.
+// currentLeader is the leader of a partition and its leader epoch, as
+// Metadata has them (partitionLeadership): the replica's where this node
+// hosts the partition, the leader's claim (node/leadership) where that is
+// newer or the partition is not hosted here, else the cluster view with
+// the epoch unknown (-1). The leader is -1 when none is known.
 func (n *Node) currentLeader(topic string, index int32) (leader, epoch int32) {
 	id, replicas, ok := n.catalog.Partition(topic, index)
 	if !ok {
 		return -1, -1
 	}
-	if p := n.hostedPartition(topic, index, id); p != nil {
+	p := n.hostedPartition(topic, index, id)
+	if p != nil && p.replica.IsLeader() {
+		return p.replica.Leader(), p.replica.LeaderEpoch()
+	}
+	if cl, ok := n.claimed(id, index, replicas); ok && (p == nil || cl.LeaderEpoch > p.replica.LeaderEpoch()) {
+		return cl.Leader, cl.LeaderEpoch
+	}
+	if p != nil {
 		return p.replica.Leader(), p.replica.LeaderEpoch()
 	}
 	return n.cluster.Leader(replicas), -1

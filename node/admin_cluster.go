@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/leadership"
 )
 
 // The cluster part of the admin API: what SREs look at to see who is in the
@@ -104,6 +105,7 @@ func (n *Node) Placement(topic string) (out []PartitionPlacement, ok bool) {
 
 func (n *Node) clusterAdminRoutes(mux *http.ServeMux) {
 	mux.Handle("/internal/membership/", n.agent.Handler())
+	mux.Handle("GET "+leadership.Path, n.leaders.local)
 	mux.HandleFunc("GET /v1/members", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, n.Members())
 	})

@@ -41,6 +41,7 @@ type Node struct {
 	cluster  *gossipCluster
 	catalog  *gossipCatalog
 	stopJoin func()
+	leaders  *leaders // who leads what, cluster-wide (leaders.go)
 
 	mu          sync.RWMutex
 	parts       map[tp]*localPartition
@@ -112,6 +113,7 @@ func New(cfg Config) (_ *Node, err error) {
 		closing:  make(chan struct{}),
 		serveErr: make(chan error, 2),
 		adm:      newAdmission(),
+		leaders:  newLeaders(cfg.NodeID),
 	}
 	n.scrub.kick = make(chan struct{}, 1)
 
@@ -231,6 +233,7 @@ func (n *Node) Start() (err error) {
 	go n.retentionLoop()
 	go n.catalogLoop()
 	go n.membershipLoop(memberEvents)
+	n.startLeadershipLoops()
 	n.ready.Store(true)
 	return nil
 }
