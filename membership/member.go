@@ -28,7 +28,7 @@ type Member struct {
 	Rack         string       `json:"rack,omitempty"`
 	Gen          uint64       `json:"gen"`
 	RosterDigest string       `json:"rosterDigest"`
-	ClusterID    string       `json:"clusterId,omitempty"` // the cluster id the member has settled on so far
+	ClusterID    string       `json:"clusterId,omitempty"`  // the cluster id the member has settled on so far
 	Leadership   string       `json:"leadership,omitempty"` // the "lv" tag: version of the partitions it leads
 }
 
