@@ -41,6 +41,12 @@ type PartitionPlacement struct {
 	Partition int32   `json:"partition"`
 	Replicas  []int32 `json:"replicas"` // recorded at creation, succession order
 	Leader    int32   `json:"leader"`   // -1: unavailable
+	// LeaderEpoch, ISR and Offline are as Metadata reports them from this
+	// node (the leader's claim where this node does not lead; epoch -1
+	// when unknown).
+	LeaderEpoch int32   `json:"leader_epoch"`
+	ISR         []int32 `json:"isr"`
+	Offline     []int32 `json:"offline"`
 	// Preferred is where placement (rendezvous hashing, membership.PlaceTopic)
 	// over today's roster would put the replicas; Differs marks a partition whose recorded replicas are
 	// not that list (the roster changed since the topic was created, or
@@ -84,6 +90,10 @@ func (n *Node) Placement(topic string) (out []PartitionPlacement, ok bool) {
 		topics = []TopicSpec{spec}
 	}
 	roster := n.agent.Roster()
+	live := map[int32]bool{}
+	for _, b := range n.cluster.Brokers() {
+		live[b.ID] = true
+	}
 	out = []PartitionPlacement{}
 	for _, t := range topics {
 		// The whole topic, as at creation: placement balances load across
@@ -91,10 +101,11 @@ func (n *Node) Placement(topic string) (out []PartitionPlacement, ok bool) {
 		preferred := membership.PlaceTopic(t.Name, t.Partitions, roster, int(t.ReplicationFactor))
 		for p, replicas := range t.Replicas {
 			pref := preferred[p]
+			ls := n.partitionLeadership(t, int32(p), live)
 			out = append(out, PartitionPlacement{
 				Topic: t.Name, Partition: int32(p),
-				Replicas:  slices.Clone(replicas),
-				Leader:    n.cluster.Leader(replicas),
+				Replicas: slices.Clone(replicas),
+				Leader:   ls.Leader, LeaderEpoch: ls.LeaderEpoch, ISR: ls.ISR, Offline: ls.Offline,
 				Preferred: pref,
 				Differs:   !slices.Equal(pref, replicas),
 			})

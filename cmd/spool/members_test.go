@@ -145,7 +145,7 @@ func TestClusterCommands(t *testing.T) {
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
 		f := strings.Fields(line)
 		onTwo := f[2] == "[2]"
-		if marked := len(f) == 6 && f[5] == "*"; marked != onTwo || onTwo && f[3] != "none" {
+		if marked := len(f) == 9 && f[8] == "*"; marked != onTwo || onTwo && f[3] != "none" {
 			t.Errorf("after decommissioning 2: %q", line)
 		}
 	}

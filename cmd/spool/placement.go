@@ -17,10 +17,12 @@ func newPlacementCmd(g *globals) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:   "placement [TOPIC]",
-		Short: "Show replicas and leaders per partition, and where rendezvous hashing would put them today",
+		Short: "Show replicas, leaders, epochs and ISR per partition, and where rendezvous hashing would put them today",
 		Long: `Show, per partition of TOPIC (or of every topic), the replicas recorded when the
-topic was created, the current leader ("none" when its replica is down), and
-the replicas rendezvous hashing over today's roster prefers. A "*" in the
+topic was created, the current leader ("none" when its replica is down), its
+leader epoch ("-" when the answering node does not know it yet), the in-sync
+and offline replicas, and the replicas rendezvous hashing over today's roster
+prefers. A "*" in the
 DIFFERS column marks a partition whose replicas are not where hashing would put
 them now: brokers joined or were decommissioned since. Spool never moves data
 on its own.`,
@@ -52,7 +54,7 @@ on its own.`,
 
 func printPlacement(out io.Writer, parts []node.PartitionPlacement) {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "TOPIC\tPARTITION\tREPLICAS\tLEADER\tPREFERRED\tDIFFERS")
+	fmt.Fprintln(w, "TOPIC\tPARTITION\tREPLICAS\tLEADER\tEPOCH\tISR\tOFFLINE\tPREFERRED\tDIFFERS")
 	for _, p := range parts {
 		leader := "none"
 		if p.Leader >= 0 {
@@ -62,7 +64,8 @@ func printPlacement(out io.Writer, parts []node.PartitionPlacement) {
 		if p.Differs {
 			differs = "*"
 		}
-		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\n", p.Topic, p.Partition, idList(p.Replicas), leader, idList(p.Preferred), differs)
+		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Topic, p.Partition, idList(p.Replicas), leader,
+			epochOrDash(p.LeaderEpoch), idList(p.ISR), idList(p.Offline), idList(p.Preferred), differs)
 	}
 	w.Flush()
 }
@@ -73,4 +76,12 @@ func idList(ids []int32) string {
 		s[i] = fmt.Sprint(id)
 	}
 	return "[" + strings.Join(s, ",") + "]"
+}
+
+// epochOrDash shows a leader epoch, "-" when unknown (-1).
+func epochOrDash(epoch int32) string {
+	if epoch < 0 {
+		return "-"
+	}
+	return fmt.Sprint(epoch)
 }
