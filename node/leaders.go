@@ -19,7 +19,7 @@ const (
 	// leadershipScan is how often the local replicas are asked whether
 	// they lead (besides every membership change); each scan that finds a
 	// change publishes once, which coalesces a burst of changes.
-	leadershipScan = 250 * time.Millisecond
+	leadershipScan = 500 * time.Millisecond
 	// leadershipSync is how often peers' tags are compared with the table.
 	leadershipSync = 250 * time.Millisecond
 	// leadershipDrop is how long a gone or unreachable peer's claims stay.

@@ -25,14 +25,16 @@ type Local struct {
 
 	mu      sync.Mutex
 	version uint64
-	claims  map[Key]versioned
+	claims  map[Key]*versioned
 	removed map[Key]uint64 // key -> version that removed it
 	floor   uint64         // deltas exist only from floor on
+	pass    uint64         // counts Set calls, to find claims a Set left out
 }
 
 type versioned struct {
-	c   Claim
-	ver uint64
+	c    Claim
+	ver  uint64 // the version that last changed c
+	pass uint64 // the last Set that had c
 }
 
 // minRemovals is how many removals Local keeps at least; it keeps as many
@@ -49,7 +51,7 @@ func NewLocal(self int32) *Local {
 	if inc == 0 {
 		inc = 1
 	}
-	return &Local{self: self, inc: inc, claims: map[Key]versioned{}, removed: map[Key]uint64{}}
+	return &Local{self: self, inc: inc, claims: map[Key]*versioned{}, removed: map[Key]uint64{}}
 }
 
 // Set replaces the claim set with claims (those whose Leader is not this
@@ -59,26 +61,34 @@ func (l *Local) Set(claims []Claim) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	next := l.version + 1
+	l.pass++
 	changed := false
-	seen := make(map[Key]bool, len(claims))
+	kept := 0
 	for _, c := range claims {
 		if c.Leader != l.self || c.Partition < 0 || c.Epoch < 0 {
 			continue
 		}
 		k := c.Key()
-		seen[k] = true
-		if old, ok := l.claims[k]; ok && old.c.sameAs(c) {
-			continue
-		}
-		l.claims[k] = versioned{c: c.clone(), ver: next}
-		delete(l.removed, k)
-		changed = true
-	}
-	for k := range l.claims {
-		if !seen[k] {
-			delete(l.claims, k)
-			l.removed[k] = next
+		old, ok := l.claims[k]
+		switch {
+		case ok && old.pass == l.pass:
+			continue // listed twice: the first one counts
+		case ok && old.c.sameAs(c):
+			old.pass = l.pass
+		default:
+			l.claims[k] = &versioned{c: c.clone(), ver: next, pass: l.pass}
+			delete(l.removed, k)
 			changed = true
+		}
+		kept++
+	}
+	if kept < len(l.claims) {
+		for k, v := range l.claims {
+			if v.pass != l.pass {
+				delete(l.claims, k)
+				l.removed[k] = next
+				changed = true
+			}
 		}
 	}
 	if !changed {
