@@ -227,7 +227,7 @@ func (n *Node) currentLeader(topic string, index int32) (leader, epoch int32) {
 	if p != nil && p.replica.IsLeader() {
 		return p.replica.Leader(), p.replica.LeaderEpoch()
 	}
-	if cl, ok := n.claimed(id, index, replicas); ok && (p == nil || cl.LeaderEpoch > p.replica.LeaderEpoch()) {
+	if cl, ok := n.claimed(id, index, replicas, n.agent.IsAlive); ok && (p == nil || cl.LeaderEpoch > p.replica.LeaderEpoch()) {
 		return cl.Leader, cl.LeaderEpoch
 	}
 	if p != nil {

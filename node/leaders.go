@@ -97,30 +97,34 @@ func (n *Node) publishLeadership() {
 // partitionLeadership is partition index of spec's leader, leader epoch,
 // ISR and offline replicas as any node reports them: this node's replica
 // where it leads; else the newest word among its replica's view (where it
-// hosts the partition) and the leader's claim from the table (a claim
-// naming a broker outside the partition's replicas is ignored); else the
-// cluster view (leadership).
+// hosts the partition) and the leader's claim from the table; else the
+// cluster view (leadership). live are the brokers gossip sees alive.
 func (n *Node) partitionLeadership(spec TopicSpec, index int32, live map[int32]bool) replica.State {
+	alive := func(id int32) bool { return live[id] }
 	if p := n.hostedPartition(spec.Name, index, spec.ID); p != nil {
 		st := p.replica.State()
 		if st.Leader == n.cfg.NodeID {
 			return st
 		}
-		if cl, ok := n.claimed(spec.ID, index, spec.Replicas[index]); ok && cl.LeaderEpoch > st.LeaderEpoch {
+		if cl, ok := n.claimed(spec.ID, index, spec.Replicas[index], alive); ok && cl.LeaderEpoch > st.LeaderEpoch {
 			return cl
 		}
 		return st
 	}
-	if cl, ok := n.claimed(spec.ID, index, spec.Replicas[index]); ok {
+	if cl, ok := n.claimed(spec.ID, index, spec.Replicas[index], alive); ok {
 		return cl
 	}
 	return n.leadership(spec, index, live)
 }
 
 // claimed is the table's claim on a partition whose replicas are replicas.
-func (n *Node) claimed(id TopicID, index int32, replicas []int32) (replica.State, bool) {
+// A claim is ignored when its leader is outside the replicas (a stale or
+// bogus claim) or not alive: the table keeps a failed node's claims a
+// moment in case it was only slow, but Metadata never names a leader that
+// is not among the brokers it lists.
+func (n *Node) claimed(id TopicID, index int32, replicas []int32, alive func(int32) bool) (replica.State, bool) {
 	c, ok := n.leaders.table.Lookup(id, index)
-	if !ok || !slices.Contains(replicas, c.Leader) {
+	if !ok || !slices.Contains(replicas, c.Leader) || !alive(c.Leader) {
 		return replica.State{}, false
 	}
 	return replica.State{Leader: c.Leader, LeaderEpoch: c.Epoch, ISR: c.ISR, Offline: c.Offline}, true
