@@ -204,3 +204,54 @@ func TestSyncerPullsAndDrops(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestSyncerDropsUnreachableAhead: a peer alive in gossip whose tag moved
+// on while its claims cannot be pulled keeps its old claims only for
+// DropAfter; one that left is dropped at the next round.
+func TestSyncerDropsUnreachableAhead(t *testing.T) {
+	l := NewLocal(2)
+	l.Set(claims(2, 1, 2, 1))
+	status := membership.StatusAlive
+	reachable := true
+	members := func() []membership.Member {
+		return []membership.Member{{Name: "b", BrokerID: 2, Status: status, Leadership: l.Tag()}}
+	}
+	tab := NewTable()
+	s := NewSyncer(SyncConfig{Self: 1, Table: tab, Members: members, DropAfter: 50 * time.Millisecond,
+		Fetch: func(ctx context.Context, m membership.Member, path string) ([]byte, error) {
+			if !reachable {
+				return nil, context.DeadlineExceeded
+			}
+			return Encode(l.Message(0, 0)), nil // always whole: the table takes it
+		}})
+	ctx := context.Background()
+	s.Round(ctx)
+	if tab.Len() != 2 {
+		t.Fatalf("%d claims after the first pull", tab.Len())
+	}
+	reachable = false
+	l.Set(claims(2, 1, 2, 2))
+	s.Round(ctx)
+	if tab.Len() != 2 {
+		t.Fatal("claims dropped at the first failed pull")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for tab.Len() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("an unreachable peer's outdated claims were never dropped")
+		}
+		s.Round(ctx)
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	reachable = true
+	s.Round(ctx)
+	if c, ok := tab.Lookup(topicID(1), 0); !ok || c.Epoch != 2 {
+		t.Fatalf("back: %+v %v", c, ok)
+	}
+	status = membership.StatusLeft
+	s.Round(ctx)
+	if tab.Len() != 0 {
+		t.Fatal("a peer that left still has claims")
+	}
+}
