@@ -29,10 +29,21 @@ const (
 type leaders struct {
 	local *leadership.Local
 	table *leadership.Table
+	poke  chan struct{} // leadershipChanged's signal to the publisher
 }
 
 func newLeaders(self int32) *leaders {
-	return &leaders{local: leadership.NewLocal(self), table: leadership.NewTable()}
+	return &leaders{local: leadership.NewLocal(self), table: leadership.NewTable(), poke: make(chan struct{}, 1)}
+}
+
+// leadershipChanged has the publisher scan at once rather than at its next
+// tick: whoever learns that a local replica gained or lost leadership
+// (the replica driver, on a Raft leader change) calls it. Never blocks.
+func (n *Node) leadershipChanged() {
+	select {
+	case n.leaders.poke <- struct{}{}:
+	default:
+	}
 }
 
 // startLeadershipLoops starts publishing this node's claims and pulling
@@ -66,6 +77,7 @@ func (n *Node) startLeadershipLoops() {
 			case <-ctx.Done():
 				return
 			case <-t.C:
+			case <-n.leaders.poke:
 			case _, ok := <-events:
 				if !ok {
 					events = nil // the agent shut down: ticks only

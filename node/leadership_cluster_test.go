@@ -43,6 +43,7 @@ func TestLeadershipReachesEveryNode(t *testing.T) {
 		t.Fatalf("leader epoch after restart %d, want %d", ep, want)
 	}
 
+	restarted := time.Now()
 	for _, n := range nodes[:2] {
 		if n.partition("on-three", 0) != nil {
 			t.Fatalf("node %d hosts the partition", n.NodeID())
@@ -55,6 +56,7 @@ func TestLeadershipReachesEveryNode(t *testing.T) {
 			}
 			return nil
 		})
+		t.Logf("MEASURED: node %d reports node 3's new epoch %v after node 3 was admitted", n.NodeID(), time.Since(restarted).Round(time.Millisecond))
 		dreq := kmsg.NewPtrDescribeTopicPartitionsRequest()
 		dt := kmsg.NewDescribeTopicPartitionsRequestTopic()
 		dt.Topic = "on-three"

@@ -374,5 +374,6 @@ func (n *Node) catalogLoop() {
 		}
 		n.applyTopicConfigs()
 		n.metrics.SetGauge([]string{"partitions"}, float32(len(n.localPartitions())))
+		n.leadershipChanged() // partitions opened here lead at once
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -178,15 +179,16 @@ func TestSyncerPullsAndDrops(t *testing.T) {
 			return fetch(ctx, m, path)
 		}})
 	ctx := context.Background()
+	round := func() { s.Round(ctx); s.Wait() }
 
 	l.Set(claims(2, 1, 3, 7))
-	s.Round(ctx)
+	round()
 	if tab.Len() != 3 {
 		t.Fatalf("after the first pull the table holds %d claims", tab.Len())
 	}
-	s.Round(ctx) // tag unchanged: no pull
+	round() // tag unchanged: no pull
 	l.Set(claims(2, 1, 2, 8))
-	s.Round(ctx)
+	round()
 	if c, ok := tab.Lookup(topicID(1), 1); !ok || c.Epoch != 8 || tab.Len() != 2 {
 		t.Fatalf("after a change: %+v, %d claims", c, tab.Len())
 	}
@@ -200,7 +202,7 @@ func TestSyncerPullsAndDrops(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("a dead broker's claims were never dropped")
 		}
-		s.Round(ctx)
+		round()
 		time.Sleep(10 * time.Millisecond)
 	}
 }
@@ -225,13 +227,14 @@ func TestSyncerDropsUnreachableAhead(t *testing.T) {
 			return Encode(l.Message(0, 0)), nil // always whole: the table takes it
 		}})
 	ctx := context.Background()
-	s.Round(ctx)
+	round := func() { s.Round(ctx); s.Wait() }
+	round()
 	if tab.Len() != 2 {
 		t.Fatalf("%d claims after the first pull", tab.Len())
 	}
 	reachable = false
 	l.Set(claims(2, 1, 2, 2))
-	s.Round(ctx)
+	round()
 	if tab.Len() != 2 {
 		t.Fatal("claims dropped at the first failed pull")
 	}
@@ -240,18 +243,71 @@ func TestSyncerDropsUnreachableAhead(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("an unreachable peer's outdated claims were never dropped")
 		}
-		s.Round(ctx)
+		round()
 		time.Sleep(10 * time.Millisecond)
 	}
 
 	reachable = true
-	s.Round(ctx)
+	round()
 	if c, ok := tab.Lookup(topicID(1), 0); !ok || c.Epoch != 2 {
 		t.Fatalf("back: %+v %v", c, ok)
 	}
 	status = membership.StatusLeft
-	s.Round(ctx)
+	round()
 	if tab.Len() != 0 {
 		t.Fatal("a peer that left still has claims")
+	}
+}
+
+// TestSyncerSlowPeerDelaysOnlyItself: a peer that does not answer (a
+// stopped process) holds no other peer's claims back, and gets one pull in
+// flight at a time.
+func TestSyncerSlowPeerDelaysOnlyItself(t *testing.T) {
+	slow, fast := NewLocal(2), NewLocal(3)
+	slow.Set(claims(2, 1, 1, 1))
+	fast.Set(claims(3, 2, 1, 1))
+	release := make(chan struct{})
+	calls := map[int32]int{}
+	var mu sync.Mutex
+	tab := NewTable()
+	s := NewSyncer(SyncConfig{Self: 1, Table: tab,
+		Members: func() []membership.Member {
+			return []membership.Member{
+				{Name: "slow", BrokerID: 2, Status: membership.StatusAlive, Leadership: slow.Tag()},
+				{Name: "fast", BrokerID: 3, Status: membership.StatusAlive, Leadership: fast.Tag()},
+			}
+		},
+		Fetch: func(ctx context.Context, m membership.Member, path string) ([]byte, error) {
+			mu.Lock()
+			calls[m.BrokerID]++
+			mu.Unlock()
+			if m.BrokerID == 2 {
+				<-release
+				return Encode(slow.Message(0, 0)), nil
+			}
+			return Encode(fast.Message(0, 0)), nil
+		}})
+	ctx := context.Background()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s.Round(ctx)
+		if _, ok := tab.Lookup(topicID(2), 0); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the fast peer's claims never arrived while the slow one hung")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	s.Round(ctx)
+	close(release)
+	s.Wait()
+	if _, ok := tab.Lookup(topicID(1), 0); !ok {
+		t.Fatal("the slow peer's claims never arrived")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if calls[2] != 1 {
+		t.Fatalf("%d pulls from the slow peer, want one in flight at a time", calls[2])
 	}
 }

@@ -37,8 +37,10 @@ type SyncConfig struct {
 type Syncer struct {
 	cfg SyncConfig
 
-	mu    sync.Mutex
-	since map[int32]time.Time // broker -> when it was first seen dead or behind
+	mu       sync.Mutex
+	since    map[int32]time.Time // broker -> when it was first seen dead or behind
+	inflight map[int32]bool      // brokers being pulled from
+	pulls    sync.WaitGroup
 }
 
 // NewSyncer returns a Syncer; Run drives it.
@@ -55,11 +57,13 @@ func NewSyncer(cfg SyncConfig) *Syncer {
 	if cfg.Log == nil {
 		cfg.Log = logrus.StandardLogger()
 	}
-	return &Syncer{cfg: cfg, since: map[int32]time.Time{}}
+	return &Syncer{cfg: cfg, since: map[int32]time.Time{}, inflight: map[int32]bool{}}
 }
 
-// Run does a round every Interval until ctx ends.
+// Run does a round every Interval until ctx ends, then waits for the
+// pulls in flight.
 func (s *Syncer) Run(ctx context.Context) {
+	defer s.Wait()
 	t := time.NewTicker(s.cfg.Interval)
 	defer t.Stop()
 	for {
@@ -72,9 +76,11 @@ func (s *Syncer) Run(ctx context.Context) {
 	}
 }
 
-// Round compares every alive peer's tag with the table, pulls where the
-// peer is ahead (in parallel, each pull bounded by PullTimeout), and drops
-// claims kept past DropAfter.
+// Round compares every alive peer's tag with the table, starts a pull from
+// each peer that is ahead and has none in flight (each bounded by
+// PullTimeout; Round does not wait for them, so a peer slow to answer,
+// e.g. a stopped process gossip has not yet declared failed, delays only
+// its own claims), and drops claims kept past DropAfter.
 func (s *Syncer) Round(ctx context.Context) {
 	now := time.Now()
 	alive := map[int32]membership.Member{}
@@ -90,7 +96,6 @@ func (s *Syncer) Round(ctx context.Context) {
 			left[m.BrokerID] = true
 		}
 	}
-	var wg sync.WaitGroup
 	for id, m := range alive {
 		inc, version, ok := ParseTag(m.Leadership)
 		if !ok {
@@ -101,9 +106,13 @@ func (s *Syncer) Round(ctx context.Context) {
 			s.clear(id)
 			continue
 		}
-		wg.Add(1)
+		if !s.begin(id) {
+			continue
+		}
+		s.pulls.Add(1)
 		go func() {
-			defer wg.Done()
+			defer s.pulls.Done()
+			defer s.end(id)
 			if err := s.pull(ctx, m, hInc, hVersion, held && hInc == inc); err != nil {
 				s.cfg.Log.WithError(err).WithField("member", m.Name).Debug("pull leadership claims")
 				s.mark(id, now)
@@ -112,7 +121,6 @@ func (s *Syncer) Round(ctx context.Context) {
 			s.clear(id)
 		}()
 	}
-	wg.Wait()
 	for _, id := range s.cfg.Table.Brokers() {
 		_, ok := alive[id]
 		if !ok {
@@ -153,6 +161,26 @@ func (s *Syncer) pull(ctx context.Context, m membership.Member, inc, version uin
 		return err
 	}
 	return nil
+}
+
+// Wait waits for the pulls in flight.
+func (s *Syncer) Wait() { s.pulls.Wait() }
+
+// begin notes a pull from id, unless one is in flight already.
+func (s *Syncer) begin(id int32) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inflight[id] {
+		return false
+	}
+	s.inflight[id] = true
+	return true
+}
+
+func (s *Syncer) end(id int32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.inflight, id)
 }
 
 func (s *Syncer) mark(id int32, now time.Time) {
