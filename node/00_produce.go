@@ -36,6 +36,10 @@ import (
 // * The records point into a pooled frame buffer that wire reuses once the
 //   response is written: nothing here may keep them past the handler's
 //   return (Append writes them; producer state keeps header values only).
+// * No leader-epoch check: Produce carries no CurrentLeaderEpoch at any
+//   version (KIP-320 added it to Fetch, ListOffsets and
+//   OffsetForLeaderEpoch only); a node that does not lead answers
+//   NOT_LEADER_OR_FOLLOWER.
 // * Unknown topics are auto-created when allowed, as Kafka does.
 // * Internal topics (__consumer_offsets) get INVALID_TOPIC_EXCEPTION, as in
 //   Kafka: only the group coordinator appends to them.
