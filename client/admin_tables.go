@@ -56,7 +56,7 @@ type Placements []admin.PartitionPlacement
 // WriteTable prints the placements as a table.
 func (parts Placements) WriteTable(out io.Writer) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "TOPIC\tPARTITION\tREPLICAS\tLEADER\tPREFERRED\tDIFFERS")
+	fmt.Fprintln(w, "TOPIC\tPARTITION\tREPLICAS\tLEADER\tEPOCH\tISR\tOFFLINE\tPREFERRED\tDIFFERS")
 	for _, p := range parts {
 		leader := "none"
 		if p.Leader >= 0 {
@@ -66,7 +66,8 @@ func (parts Placements) WriteTable(out io.Writer) error {
 		if p.Differs {
 			differs = "*"
 		}
-		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\n", p.Topic, p.Partition, idList(p.Replicas), leader, idList(p.Preferred), differs)
+		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Topic, p.Partition, idList(p.Replicas), leader,
+			epochOrDash(p.LeaderEpoch), idList(p.ISR), idList(p.Offline), idList(p.Preferred), differs)
 	}
 	return w.Flush()
 }
@@ -176,4 +177,12 @@ func PrintWatch(out, status io.Writer, asJSON bool) MemberWatch {
 			fmt.Fprintf(status, "spool: the node at %s stopped answering (%v); watching through %s\n", from, err, to)
 		},
 	}
+}
+
+// epochOrDash shows a leader epoch, "-" when unknown (-1).
+func epochOrDash(epoch int32) string {
+	if epoch < 0 {
+		return "-"
+	}
+	return fmt.Sprint(epoch)
 }

@@ -25,12 +25,14 @@ type DescribedTopic struct {
 // DescribedPartition is a partition's placement and offsets; the offsets
 // are null when its leader could not be asked.
 type DescribedPartition struct {
-	Partition int32   `json:"partition"`
-	Leader    int32   `json:"leader"` // -1: none
-	Replicas  []int32 `json:"replicas"`
-	ISR       []int32 `json:"isr"`
-	Start     *int64  `json:"start"`
-	End       *int64  `json:"end"`
+	Partition   int32   `json:"partition"`
+	Leader      int32   `json:"leader"`       // -1: none
+	LeaderEpoch int32   `json:"leader_epoch"` // -1: unknown
+	Replicas    []int32 `json:"replicas"`
+	ISR         []int32 `json:"isr"`
+	Offline     []int32 `json:"offline"`
+	Start       *int64  `json:"start"`
+	End         *int64  `json:"end"`
 }
 
 type DescribedConfig struct {
@@ -82,8 +84,8 @@ func describeTopics(ctx context.Context, adm *kadm.Client, names []string) (Desc
 		d := DescribedTopic{Topic: name, ID: node.TopicID(t.ID), Partitions: []DescribedPartition{}, Configs: []DescribedConfig{}}
 		for _, p := range t.Partitions.Sorted() {
 			d.Partitions = append(d.Partitions, DescribedPartition{
-				Partition: p.Partition, Leader: max(p.Leader, -1),
-				Replicas: nonNil(p.Replicas), ISR: nonNil(p.ISR),
+				Partition: p.Partition, Leader: max(p.Leader, -1), LeaderEpoch: max(p.LeaderEpoch, -1),
+				Replicas: nonNil(p.Replicas), ISR: nonNil(p.ISR), Offline: nonNil(p.OfflineReplicas),
 				Start: listedOffsetPtr(starts, name, p.Partition), End: listedOffsetPtr(ends, name, p.Partition),
 			})
 		}
@@ -113,13 +115,14 @@ func (ds DescribedTopics) WriteTable(out io.Writer) error {
 func (d DescribedTopic) WriteTable(out io.Writer) {
 	fmt.Fprintf(out, "topic %s  id %s  partitions %d\n", d.Topic, d.ID, len(d.Partitions))
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "PARTITION\tLEADER\tREPLICAS\tISR\tSTART\tEND")
+	fmt.Fprintln(w, "PARTITION\tLEADER\tEPOCH\tREPLICAS\tISR\tOFFLINE\tSTART\tEND")
 	for _, p := range d.Partitions {
 		leader := strconv.Itoa(int(p.Leader))
 		if p.Leader < 0 {
 			leader = "none"
 		}
-		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", p.Partition, leader, formatBrokers(p.Replicas), formatBrokers(p.ISR), offsetOrDash(p.Start), offsetOrDash(p.End))
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Partition, leader, epochOrDash(p.LeaderEpoch),
+			formatBrokers(p.Replicas), formatBrokers(p.ISR), formatBrokers(p.Offline), offsetOrDash(p.Start), offsetOrDash(p.End))
 	}
 	w.Flush()
 	if len(d.Configs) > 0 {

@@ -131,7 +131,8 @@ func TestClusterKillAndRestart(t *testing.T) {
 		t.Fatalf("topic describe with node 3 down: %v\n%s", err, out)
 	}
 	for _, p := range onC {
-		if !regexp.MustCompile(fmt.Sprintf(`(?m)^%d\s+none\s+\[3\]\s+\S+\s+-\s+-\s*$`, p)).MatchString(out) {
+		// PARTITION LEADER EPOCH REPLICAS ISR OFFLINE START END
+		if !regexp.MustCompile(fmt.Sprintf(`(?m)^%d\s+none\s+-\s+\[3\]\s+\S+\s+\[3\]\s+-\s+-\s*$`, p)).MatchString(out) {
 			t.Errorf("topic describe shows partition %d of the dead node wrongly:\n%s", p, out)
 		}
 	}

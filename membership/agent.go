@@ -65,6 +65,8 @@ type Agent struct {
 	rosterPending map[int32]RosterEntry
 	joinErr       error
 	shutdown      bool
+	// leadershipTag is the "lv" tag value the node asked for (SetLeadershipTag).
+	leadershipTag string
 }
 
 // Create starts a node's membership from cfg: it bumps the boot generation,

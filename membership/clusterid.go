@@ -211,8 +211,9 @@ func (a *Agent) adoptClusterID() bool {
 	return true
 }
 
-// publishTags republishes this node's tags that follow saved state, "rv"
-// (the roster digest) and "cid", where they differ from what it gossips.
+// publishTags republishes this node's tags that follow its state, "rv"
+// (the roster digest), "cid" and "lv" (the leadership version), where they
+// differ from what it gossips.
 // tagMu orders the updates and is held across serf.SetTags, which waits on
 // the network for the broadcast (up to BroadcastTimeout); nothing else
 // waits on tagMu, and no other lock is held meanwhile. The values are read
@@ -223,7 +224,10 @@ func (a *Agent) publishTags() {
 	if a.isShutdown() {
 		return
 	}
-	want := map[string]string{TagRosterDigest: a.roster.Digest(), TagClusterID: a.clusterID().tag()}
+	a.mu.Lock()
+	lv := a.leadershipTag
+	a.mu.Unlock()
+	want := map[string]string{TagRosterDigest: a.roster.Digest(), TagClusterID: a.clusterID().tag(), TagLeadership: lv}
 	tags := a.serf.LocalMember().Tags
 	next := make(map[string]string, len(tags)+len(want))
 	for k, v := range tags {

@@ -37,6 +37,10 @@ import (
 // * The records point into a pooled frame buffer that wire reuses once the
 //   response is written: nothing here may keep them past the handler's
 //   return (Append writes them; producer state keeps header values only).
+// * No leader-epoch check: Produce carries no CurrentLeaderEpoch at any
+//   version (KIP-320 added it to Fetch, ListOffsets and
+//   OffsetForLeaderEpoch only); a node that does not lead answers
+//   NOT_LEADER_OR_FOLLOWER.
 // * Unknown topics are auto-created when allowed, as Kafka does.
 // * Internal topics (__consumer_offsets) get INVALID_TOPIC_EXCEPTION, as in
 //   Kafka: only the group coordinator appends to them.
@@ -53,8 +57,8 @@ import (
 // * v9: flexible versions
 // * v10: a NOT_LEADER_OR_FOLLOWER partition names its CurrentLeader (tagged)
 //   and the response lists that leader's endpoint in NodeEndpoints
-//   (KIP-951), so the client redirects without a metadata round trip. Its
-//   epoch is -1 (unknown) while this node, not leading, cannot know it.
+//   (KIP-951), so the client redirects without a metadata round trip; its
+//   leader and epoch are Metadata's (the leader's claim, node/leadership).
 // * v11: TRANSACTION_ABORTABLE may be returned (never: no transactions)
 // * v12: transactions v2 (KIP-890 part 2: a transactional produce adds its
 //   partition to the transaction implicitly). Spool has no transactions:

@@ -17,10 +17,11 @@ import (
 // * Metadata's topic half, paginated (KIP-966): any node answers from its
 //   catalog and cluster view, with the partitions described as Metadata
 //   describes them (replicas in succession order; leader, leader epoch, ISR
-//   and offline replicas from the replica where this node hosts the
-//   partition, else the cluster view with epoch -1; until replication lands
-//   the first replica leads while alive with ISR = [leader],
-//   LEADER_NOT_AVAILABLE when it is down).
+//   and offline replicas from the replica where this node leads the
+//   partition, else the leader's claim spread by node/leadership, else the
+//   cluster view with epoch -1; until replication lands the first replica
+//   leads while alive with ISR = [leader], LEADER_NOT_AVAILABLE when it is
+//   down).
 // * Topics empty lists every topic; named topics are listed sorted by name,
 //   and an unknown one gets UNKNOWN_TOPIC_OR_PARTITION (never auto-created),
 //   an invalid name INVALID_TOPIC_EXCEPTION.
@@ -124,7 +125,7 @@ func (n *Node) describeTopicPartition(spec TopicSpec, p int32, live map[int32]bo
 	sp := kmsg.NewDescribeTopicPartitionsResponseTopicPartition()
 	sp.Partition = p
 	sp.Replicas = append([]int32{}, replicas...)
-	ls := n.leadership(spec, p, live)
+	ls := n.partitionLeadership(spec, p, live)
 	sp.LeaderID, sp.LeaderEpoch, sp.ISR, sp.OfflineReplicas = ls.Leader, ls.LeaderEpoch, ls.ISR, ls.Offline
 	if sp.LeaderID < 0 {
 		sp.ErrorCode = kerr.LeaderNotAvailable.Code

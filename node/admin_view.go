@@ -26,6 +26,15 @@ func (v adminView) Topics() any        { return v.n.catalog.Topics() }
 func (v adminView) PartitionsLed() map[int32]int {
 	return v.n.cluster.PartitionsLed(v.n.catalog.Topics())
 }
-func (v adminView) Leader(replicas []int32) int32 {
-	return v.n.cluster.Leader(replicas)
+func (v adminView) Leadership(topic string, partition int32) admin.Leadership {
+	spec, ok := v.n.catalog.Topic(topic)
+	if !ok || partition < 0 || int(partition) >= len(spec.Replicas) {
+		return admin.Leadership{Leader: -1, LeaderEpoch: -1}
+	}
+	live := map[int32]bool{}
+	for _, b := range v.n.cluster.Brokers() {
+		live[b.ID] = true
+	}
+	st := v.n.partitionLeadership(spec, partition, live)
+	return admin.Leadership{Leader: st.Leader, LeaderEpoch: st.LeaderEpoch, ISR: st.ISR, Offline: st.Offline}
 }

@@ -15,7 +15,9 @@
 // cluster of one, on the same code path. Handlers, the group coordinator's
 // offsets log and the background loops reach a partition's log only through
 // its replica (node/replica): leadership, leader epoch, appends with acks,
-// reads up to the high watermark, long-poll wake-ups. Until replication lands a
+// reads up to the high watermark, long-poll wake-ups. Who leads the
+// partitions this node does not lead, in which epoch, comes from the
+// leaders' own claims, spread by node/leadership (leaders.go). Until replication lands a
 // partition's data lives on its first replica only, which leads while alive;
 // otherwise the partition is unavailable, never silently moved.
 package node

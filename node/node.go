@@ -42,6 +42,7 @@ type Node struct {
 	agent   *membership.Agent
 	cluster *gossipCluster
 	catalog *gossipCatalog
+	leaders *leaders // who leads what, cluster-wide (leaders.go)
 
 	mu          sync.RWMutex
 	parts       map[tp]*localPartition
@@ -112,6 +113,7 @@ func New(cfg Config) (_ *Node, err error) {
 		parts:      make(map[tp]*localPartition),
 		loops:      newBackground(),
 		adm:        admission.New(log),
+		leaders:    newLeaders(cfg.NodeID),
 	}
 	n.closing = n.loops.ctx.Done()
 
@@ -213,7 +215,7 @@ func (n *Node) Start() (err error) {
 func (n *Node) startLoops(kafkaLn net.Listener) {
 	n.adminAPI = admin.New(admin.Config{
 		Node: adminView{n}, Agent: n.agent, Quarantine: n.quarantine, Scrub: n.scrub,
-		Metrics: n.metrics, Pprof: n.cfg.EnablePprof, Log: n.log, Closing: n.closing,
+		Metrics: n.metrics, Leadership: n.leaders.local, Pprof: n.cfg.EnablePprof, Log: n.log, Closing: n.closing,
 	})
 	if n.adminLn != nil {
 		n.admin = &http.Server{Handler: n.adminAPI.Handler(), ReadHeaderTimeout: 10 * time.Second}
@@ -237,6 +239,7 @@ func (n *Node) startLoops(kafkaLn net.Listener) {
 	n.startCleaner() // compaction.go: the log cleaner runs beside retention
 	n.loops.Go(n.scrub.Run)
 	n.loops.Go(func(ctx context.Context) { n.quarantine.Reclaim(ctx, n.cfg.QuarantineRetention) })
+	n.startLeadershipLoops()
 }
 
 // KafkaAddr is the bound Kafka listener address (after Start) or the
@@ -359,6 +362,7 @@ func (n *Node) catalogLoop(ctx context.Context) {
 		}
 		n.applyTopicConfigs()
 		n.metrics.SetGauge([]string{"partitions"}, float32(len(n.localPartitions())))
+		n.leadershipChanged() // partitions opened here lead at once
 	}
 }
 

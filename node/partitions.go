@@ -15,8 +15,8 @@ import (
 
 	"github.com/spool-log/spool/internal/recordbatch/compression"
 	"github.com/spool-log/spool/membership"
-	"github.com/spool-log/spool/node/topicconfig"
 	"github.com/spool-log/spool/node/replica"
+	"github.com/spool-log/spool/node/topicconfig"
 	"github.com/spool-log/spool/partition"
 )
 

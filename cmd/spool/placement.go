@@ -10,10 +10,12 @@ func newPlacementCmd(g *globals) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:   "placement [TOPIC]",
-		Short: "Show replicas and leaders per partition, and where rendezvous hashing would put them today",
+		Short: "Show replicas, leaders, epochs and ISR per partition, and where rendezvous hashing would put them today",
 		Long: `Show, per partition of TOPIC (or of every topic), the replicas recorded when the
-topic was created, the current leader ("none" when its replica is down), and
-the replicas rendezvous hashing over today's roster prefers. A "*" in the
+topic was created, the current leader ("none" when its replica is down), its
+leader epoch ("-" when the answering node does not know it yet), the in-sync
+and offline replicas, and the replicas rendezvous hashing over today's roster
+prefers. A "*" in the
 DIFFERS column marks a partition whose replicas are not where hashing would put
 them now: brokers joined or were decommissioned since. Spool never moves data
 on its own.`,

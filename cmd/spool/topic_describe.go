@@ -10,7 +10,7 @@ func newTopicDescribeCmd(g *globals) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:               "describe TOPIC...",
-		Short:             "Show a topic's partitions, offsets and configs",
+		Short:             "Show a topic's partitions (leader, leader epoch, replicas, ISR, offline replicas), offsets and configs",
 		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: completeTopics(g),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -75,7 +75,7 @@ func TestCLIVocabularyAndJSON(t *testing.T) {
 	if reps, ok := p1["replicas"].([]any); !ok || len(reps) != 1 || p1["end"] != float64(4) || p1["start"] != float64(0) {
 		t.Errorf("topic describe -o json partition 1: %v", p1)
 	}
-	if out := must("", "topic", "describe", "vocab"); !strings.Contains(out, "id "+id) || !regexp.MustCompile(`(?m)^1\s+1\s+\[1\]\s+\[1\]\s+0\s+4\s*$`).MatchString(out) {
+	if out := must("", "topic", "describe", "vocab"); !strings.Contains(out, "id "+id) || !regexp.MustCompile(`(?m)^1\s+1\s+0\s+\[1\]\s+\[1\]\s+\[\]\s+0\s+4\s*$`).MatchString(out) {
 		t.Errorf("topic describe table:\n%s", out)
 	}
 

@@ -24,8 +24,17 @@ type Node interface {
 	Topics() any
 	// PartitionsLed counts, per live broker, the partitions it leads.
 	PartitionsLed() map[int32]int
-	// Leader is the broker leading a partition with these replicas, or -1.
-	Leader(replicas []int32) int32
+	// Leadership is who leads a partition as Metadata reports it from this
+	// node: the leader (-1: none), its epoch (-1: unknown), ISR, offline.
+	Leadership(topic string, partition int32) Leadership
+}
+
+// Leadership is one partition's leader as this node knows it.
+type Leadership struct {
+	Leader      int32
+	LeaderEpoch int32
+	ISR         []int32
+	Offline     []int32
 }
 
 // Config is what the admin API serves.
@@ -35,6 +44,8 @@ type Config struct {
 	Quarantine *datadir.Quarantine
 	Scrub      *scrub.Scrubber
 	Metrics    *Metrics
+	// Leadership serves this node's leadership claims to its peers.
+	Leadership http.Handler
 	// Pprof serves Go's profiler under /debug/pprof/ (pprof.go).
 	Pprof bool
 	Log   logrus.FieldLogger

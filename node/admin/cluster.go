@@ -10,6 +10,7 @@ import (
 
 	"github.com/spool-log/spool/internal/httpjson"
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/leadership"
 )
 
 // The cluster part of the admin API: what SREs look at to see who is in the
@@ -41,6 +42,12 @@ type PartitionPlacement struct {
 	Partition int32   `json:"partition"`
 	Replicas  []int32 `json:"replicas"` // recorded at creation, succession order
 	Leader    int32   `json:"leader"`   // -1: unavailable
+	// LeaderEpoch, ISR and Offline are as Metadata reports them from this
+	// node (the leader's claim where this node does not lead; epoch -1
+	// when unknown).
+	LeaderEpoch int32   `json:"leader_epoch"`
+	ISR         []int32 `json:"isr"`
+	Offline     []int32 `json:"offline"`
 	// Preferred is where placement (rendezvous hashing, membership.PlaceTopic)
 	// over today's roster would put the replicas; Differs marks a partition whose recorded replicas are
 	// not that list (the roster changed since the topic was created, or
@@ -91,10 +98,11 @@ func (a *API) Placement(topic string) (out []PartitionPlacement, ok bool) {
 		preferred := membership.PlaceTopic(t.Name, t.Partitions, roster, int(t.ReplicationFactor))
 		for p, replicas := range t.Replicas {
 			pref := preferred[p]
+			ls := a.cfg.Node.Leadership(t.Name, int32(p))
 			out = append(out, PartitionPlacement{
 				Topic: t.Name, Partition: int32(p),
-				Replicas:  slices.Clone(replicas),
-				Leader:    a.cfg.Node.Leader(replicas),
+				Replicas: slices.Clone(replicas),
+				Leader:   ls.Leader, LeaderEpoch: ls.LeaderEpoch, ISR: ls.ISR, Offline: ls.Offline,
 				Preferred: pref,
 				Differs:   !slices.Equal(pref, replicas),
 			})
@@ -104,9 +112,13 @@ func (a *API) Placement(topic string) (out []PartitionPlacement, ok bool) {
 }
 
 // clusterRoutes serves who is in the cluster, who leads what and where
-// placement would put it, and the membership endpoints peers pull from.
+// placement would put it, and the endpoints peers pull from (membership,
+// and the leadership claims of node/leadership).
 func (a *API) clusterRoutes(mux *http.ServeMux) {
 	mux.Handle("/internal/membership/", a.cfg.Agent.Handler())
+	if a.cfg.Leadership != nil {
+		mux.Handle("GET "+leadership.Path, a.cfg.Leadership)
+	}
 	mux.HandleFunc("GET /v1/members", func(w http.ResponseWriter, r *http.Request) {
 		httpjson.Write(w, a.Members())
 	})
