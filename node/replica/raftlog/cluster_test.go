@@ -243,11 +243,15 @@ func (c *cluster) committedValues(id uint64) []string {
 
 func TestClusterFailoverTruncatesDivergedFollower(t *testing.T) {
 	for _, n := range []int{3, 5} {
-		t.Run(fmt.Sprintf("%d nodes", n), func(t *testing.T) { failover(t, n) })
+		t.Run(fmt.Sprintf("%d nodes", n), func(t *testing.T) { failover(t, n, false) })
 	}
+	// The survivors move their log start past everything the dead held, so
+	// the rejoining replicas get a snapshot: their logs restart at the
+	// leader's log start.
+	t.Run("3 nodes, log start moved", func(t *testing.T) { failover(t, 3, true) })
 }
 
-func failover(t *testing.T, n int) {
+func failover(t *testing.T, n int, compact bool) {
 	c := newCluster(t, n)
 	c.until("first leader", 300, func() bool { return c.leader() != 0 })
 	old := c.leader()
@@ -285,6 +289,21 @@ func failover(t *testing.T, n int) {
 		c.propose(lead, 1)
 	}
 	c.until("batches of the new leader committed", 100, c.allCommitted(lead))
+	want := append(committed, c.committedValues(lead)[20:]...)
+	if compact {
+		for _, id := range c.ids {
+			if nd := c.nodes[id]; nd != nil {
+				if err := nd.st.Compact(c.commit(id), &pb.ConfState{Voters: c.ids}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		for range 5 {
+			c.propose(lead, 1)
+		}
+		c.until("batches after the compaction committed", 100, c.allCommitted(lead))
+		want = append(want, c.committedValues(lead)...)
+	}
 
 	// The old leader comes back from its disk, with its uncommitted suffix,
 	// and rejoins; so does the dead follower.
@@ -299,10 +318,10 @@ func failover(t *testing.T, n int) {
 	c.until("old leader caught up", 300, c.allCommitted(lead))
 	c.drain()
 
-	want := append(committed, c.committedValues(lead)[20:]...)
-	if len(want) != 30 {
-		t.Fatalf("%d batches committed in all, want 30", len(want))
+	if len(want) != 30 && !compact || len(want) != 35 && compact {
+		t.Fatalf("%d batches committed in all", len(want))
 	}
+	leaderFirst, _ := c.nodes[lead].st.FirstIndex()
 	hw, err := c.nodes[lead].st.NextOffset(c.commit(lead))
 	if err != nil {
 		t.Fatal(err)
@@ -310,7 +329,13 @@ func failover(t *testing.T, n int) {
 	ref := logBytes(t, c.nodes[lead].log, hw)
 	for _, id := range c.ids {
 		nd := c.nodes[id]
-		if got := c.committedValues(id); !slices.Equal(got, want) {
+		if first, _ := nd.st.FirstIndex(); first != leaderFirst {
+			t.Fatalf("node %d log starts at entry %d, the leader's at %d", id, first, leaderFirst)
+		}
+		if compact && nd.log.StartOffset() != c.nodes[lead].log.StartOffset() {
+			t.Fatalf("node %d log starts at offset %d, the leader's at %d", id, nd.log.StartOffset(), c.nodes[lead].log.StartOffset())
+		}
+		if got := c.committedValues(id); !slices.Equal(got, want[len(want)-len(got):]) || len(got) < 5 {
 			t.Fatalf("node %d committed %v, want %v", id, got, want)
 		}
 		if h, _ := nd.st.NextOffset(c.commit(id)); h != hw {
@@ -327,8 +352,10 @@ func failover(t *testing.T, n int) {
 			}
 		}
 	}
-	// The old leader's cut reached the partition's epoch cache too.
-	if got, want := c.nodes[old].log.LeaderEpochs(), c.nodes[lead].log.LeaderEpochs(); !slices.Equal(got, want) {
+	// The old leader's cut reached the partition's epoch cache too. (After
+	// a snapshot its cache starts at its log start, the leader's at its
+	// first segment's base.)
+	if got, want := c.nodes[old].log.LeaderEpochs(), c.nodes[lead].log.LeaderEpochs(); !compact && !slices.Equal(got, want) {
 		t.Fatalf("old leader's epochs %v, leader's %v", got, want)
 	}
 }
