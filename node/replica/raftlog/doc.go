@@ -23,11 +23,15 @@
 // (version 0, type ControlType) and whose value is the entry type and data.
 // ControlType is 0x5350 ("SP"), outside the types Kafka assigns (0 abort,
 // 1 commit, 2-6 KRaft's leader change, snapshot header/footer, kraft version,
-// voters), so no Kafka parser mistakes it for one of its own. Kafka clients
-// skip every control batch whatever its type: they only interpret abort
-// markers, and only in transactional batches (with a producer id) under
-// read_committed; a consumer's position just moves past the offset, as it
-// does past a transaction marker.
+// voters), so no Kafka parser mistakes it for one of its own. Consumers
+// never hand a control record to the application; they interpret only
+// abort/commit markers and step over other types, and the position moves
+// past the offset as past a transaction marker. Read in the clients'
+// source: franz-go drops control records unless KeepControlRecords; sarama
+// decodes the 4-byte key, maps an unknown type to ControlRecordUnknown
+// without reading the value, as Java's ControlRecordType.UNKNOWN ("should be
+// ignored"), and skips the batch. That kafka-go, librdkafka and kafkajs read
+// across them too is for the integration tests of the wiring to prove.
 //
 // # Index map
 //
