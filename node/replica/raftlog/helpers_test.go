@@ -91,7 +91,7 @@ func testConfig() partition.Config {
 	return cfg
 }
 
-func openLog(t *testing.T, dir string) *partition.Log {
+func openLog(t testing.TB, dir string) *partition.Log {
 	t.Helper()
 	l, err := partition.Open(dir, testConfig())
 	if err != nil {
@@ -100,7 +100,7 @@ func openLog(t *testing.T, dir string) *partition.Log {
 	return l
 }
 
-func openStorage(t *testing.T, l *partition.Log, opts Options) *Storage {
+func openStorage(t testing.TB, l *partition.Log, opts Options) *Storage {
 	t.Helper()
 	s, err := Open(l, opts)
 	if err != nil {
