@@ -16,6 +16,7 @@ func benchLog(b *testing.B, dir string) *partition.Log {
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.Cleanup(func() { l.Close() })
 	return l
 }
 
