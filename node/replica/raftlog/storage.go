@@ -81,9 +81,11 @@ func Open(log *partition.Log, opts Options) (*Storage, error) {
 	return s, nil
 }
 
-// settleStart makes the log start where the snapshot says, finishing what a
-// crash interrupted: an ApplySnapshot that had not yet emptied the log, or a
-// Compact that had not yet moved the log start.
+// settleStart finishes an ApplySnapshot a crash interrupted before it
+// emptied the log. A log start below the snapshot's offset is left alone:
+// it is a Compact interrupted before it moved the start (the next one moves
+// it), or records a single-copy log held before it became a Raft log, and
+// Open never deletes records.
 func (s *Storage) settleStart(m *snapMeta) error {
 	start, end := s.log.StartOffset(), s.log.EndOffset()
 	switch {
@@ -94,10 +96,6 @@ func (s *Storage) settleStart(m *snapMeta) error {
 		if m.restart {
 			m.restart = false
 			return writeFileAtomic(s.dir, snapshotFile, encodeSnapMeta(*m))
-		}
-	case start < m.offset:
-		if _, err := s.log.DeleteRecordsBefore(m.offset); err != nil {
-			return err
 		}
 	case start > m.offset:
 		return fmt.Errorf("log starts at %d, after the Raft snapshot's offset %d: the log start moved without the Raft log, which cannot number its entries", start, m.offset)

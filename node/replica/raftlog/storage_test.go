@@ -456,3 +456,35 @@ func TestOpenRefusesALogStartMovedBehindItsBack(t *testing.T) {
 		t.Fatal("a damaged hard state file was read")
 	}
 }
+
+// A single-copy log that becomes a Raft log keeps its records, below the
+// first entry, across opens.
+func TestAdoptsASingleCopyLog(t *testing.T) {
+	dir := t.TempDir()
+	l := openLog(t, dir)
+	for range 5 {
+		if _, err := l.Append(recordBatch("old", "records"), -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := openStorage(t, l, Options{Bootstrap: &pb.ConfState{Voters: []uint64{1}}})
+	m := &model{ents: map[uint64]*pb.Entry{}, offsets: map[uint64]int64{}, end: 10}
+	m.appendTo(t, s, 1, 3, func(uint64) uint64 { return 1 }, "new")
+	for range 2 {
+		if fi, _ := s.FirstIndex(); fi != 1 {
+			t.Fatalf("first index %d", fi)
+		}
+		if snap, _ := s.Snapshot(); !bytes.Equal(snap.Data, stampedOffset(10)) {
+			t.Fatalf("snapshot data %x, want offset 10", snap.Data)
+		}
+		if l.StartOffset() != 0 || l.EndOffset() != m.end {
+			t.Fatalf("log [%d, %d), want [0, %d)", l.StartOffset(), l.EndOffset(), m.end)
+		}
+		l.Close()
+		l = openLog(t, dir)
+		s = openStorage(t, l, Options{})
+	}
+	if ents, err := s.Entries(1, 4, noLimit); err != nil || !proto.Equal(ents[0], m.ents[1]) {
+		t.Fatalf("entries after the adopted records: %v", err)
+	}
+}
