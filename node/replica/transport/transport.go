@@ -34,7 +34,7 @@ type Config struct {
 	// connection (ok) or dropped (raft's ReportSnapshot).
 	SnapshotStatus func(group GroupKey, node uint64, ok bool)
 
-	Limits       Limits
+	Limits       Limits // zero fields take DefaultLimits'
 	ConnsPerPeer int // 1 or 2 long-lived connections per peer; default 1
 
 	QueueBytes    int           // per-peer send queue bound in bytes; default 16 MiB
@@ -56,9 +56,6 @@ type Config struct {
 }
 
 func (c *Config) setDefaults() {
-	if c.Limits == (Limits{}) {
-		c.Limits = DefaultLimits()
-	}
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
 			*d = v
@@ -69,6 +66,11 @@ func (c *Config) setDefaults() {
 			*d = v
 		}
 	}
+	dl := DefaultLimits()
+	defInt(&c.Limits.MaxFrameBytes, dl.MaxFrameBytes)
+	defInt(&c.Limits.MaxMsgsPerFrame, dl.MaxMsgsPerFrame)
+	defInt(&c.Limits.MaxMsgBytes, dl.MaxMsgBytes)
+	defInt(&c.Limits.MaxEntriesPerMsg, dl.MaxEntriesPerMsg)
 	defInt(&c.ConnsPerPeer, 1)
 	defInt(&c.QueueBytes, 16<<20)
 	defInt(&c.QueueMsgs, 65536)
