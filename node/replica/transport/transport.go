@@ -35,7 +35,7 @@ type Config struct {
 	SnapshotStatus func(group GroupKey, node uint64, ok bool)
 
 	Limits       Limits // zero fields take DefaultLimits'
-	ConnsPerPeer int // 1 or 2 long-lived connections per peer; default 1
+	ConnsPerPeer int    // 1 or 2 long-lived connections per peer; default 1
 
 	QueueBytes    int           // per-peer send queue bound in bytes; default 16 MiB
 	QueueMsgs     int           // per-peer send queue bound in messages; default 65536
