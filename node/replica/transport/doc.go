@@ -15,14 +15,16 @@
 //   - Batching. Every message for one destination node is appended, already
 //     encoded, to that node's send queue; one writer per connection (1 or 2
 //     long-lived TCP connections per peer, chosen by group so a group's
-//     messages stay in order) flushes the queue on a short tick
-//     (FlushInterval) or as soon as a frame's worth is waiting, as frames of
-//     many messages in one vectored write. The heartbeats that one tick of
-//     many groups produce for a peer therefore leave in one frame, not one
-//     write each. No goroutine exists per group.
+//     messages stay in order) writes the queue as frames of many messages in
+//     one write: when the driver calls Flush after a round of Readys, when
+//     FlushBytes are waiting, or at the latest FlushInterval after the first
+//     message was queued. The heartbeats that one tick of many groups
+//     produce for a peer therefore leave in one write of a few frames, not
+//     one write each. No goroutine exists per group.
 //   - Bounds. A frame's length, its message count, each message's size (at
-//     least raft's MaxSizePerMsg plus one entry; a snapshot travels only as
-//     metadata, bounded like any message) and the entries per message are
+//     least raft's MaxSizePerMsg plus one entry; a MsgSnap carries Spool's
+//     snapshot metadata, "log start moved", and is bounded like any message:
+//     segment data is streamed elsewhere) and the entries per message are
 //     bounded on both sides; the per-peer send queue is bounded in bytes and
 //     messages, and Send never blocks: a message that does not fit is dropped
 //     and counted (raft retransmits).

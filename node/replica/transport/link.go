@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-metrics"
@@ -51,7 +52,10 @@ type link struct {
 	t    *Transport
 	to   uint64
 	log  *logrus.Entry
-	kick chan struct{} // cap 1: the queue became non-empty or full
+	kick chan struct{} // cap 1: the queue became non-empty or full, or Flush
+	// flushNow is set by Flush: write what is queued without waiting out
+	// the FlushInterval window.
+	flushNow atomic.Bool
 
 	mu   sync.Mutex
 	cur  *batch   // being filled by Send
@@ -110,10 +114,26 @@ func (l *link) enqueue(g GroupKey, m *raftpb.Message) bool {
 	return true
 }
 
-func (l *link) full() bool {
+// due says whether the queue should be written now rather than at the end
+// of the FlushInterval window.
+func (l *link) due() bool {
+	if l.flushNow.Load() {
+		return true
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.cur.bytes >= l.t.cfg.FlushBytes
+}
+
+// flush asks the writer to write what is queued now.
+func (l *link) flush() {
+	l.mu.Lock()
+	queued := l.cur.msgs > 0
+	l.mu.Unlock()
+	if queued {
+		l.flushNow.Store(true)
+		l.signal()
+	}
 }
 
 // take swaps the queue out for writing; nil when it is empty.
@@ -368,7 +388,7 @@ func (l *link) serve(conn net.Conn) error {
 		case <-l.t.stop:
 			return errClosed
 		}
-		if cfg.FlushInterval > 0 && !l.full() {
+		if cfg.FlushInterval > 0 && !l.due() {
 			window.Reset(cfg.FlushInterval)
 		wait:
 			for {
@@ -376,7 +396,7 @@ func (l *link) serve(conn net.Conn) error {
 				case <-window.C:
 					break wait
 				case <-l.kick:
-					if l.full() {
+					if l.due() {
 						window.Stop()
 						break wait
 					}
@@ -387,6 +407,7 @@ func (l *link) serve(conn net.Conn) error {
 				}
 			}
 		}
+		l.flushNow.Store(false)
 		b := l.take()
 		if b == nil {
 			continue

@@ -37,10 +37,14 @@ type Config struct {
 	Limits       Limits // zero fields take DefaultLimits'
 	ConnsPerPeer int    // 1 or 2 long-lived connections per peer; default 1
 
-	QueueBytes    int           // per-peer send queue bound in bytes; default 16 MiB
-	QueueMsgs     int           // per-peer send queue bound in messages; default 65536
-	FlushInterval time.Duration // wait this long for more messages unless a frame is full; default 1ms, <0 = none
-	FlushBytes    int           // write without waiting once this much is queued; default 256 KiB
+	QueueBytes int // per-peer send queue bound in bytes; default 16 MiB
+	QueueMsgs  int // per-peer send queue bound in messages; default 65536
+	// FlushInterval is how long a writer waits for more messages once one is
+	// queued, unless FlushBytes are waiting or Flush is called; default 1ms,
+	// <0 = write at once. A driver that calls Flush after each round of
+	// Readys gets one write per peer per round and no added latency.
+	FlushInterval time.Duration
+	FlushBytes    int // write without waiting once this much is queued; default 256 KiB
 
 	DialTimeout      time.Duration // default 2s
 	HandshakeTimeout time.Duration // default 5s
@@ -152,6 +156,7 @@ type Transport struct {
 	links   map[uint64][]*link // by destination node, ConnsPerPeer each
 	inbound map[net.Conn]struct{}
 	closed  bool
+	down    atomic.Bool // closed, readable without mu
 }
 
 // New listens on cfg.ListenAddr and starts accepting peers. Outbound
@@ -187,6 +192,9 @@ func (t *Transport) Addr() net.Addr { return t.ln.Addr() }
 // (queue full, too large, or not addressed from this node to another);
 // raft retransmits what is lost.
 func (t *Transport) Send(g GroupKey, m *raftpb.Message) bool {
+	if t.down.Load() {
+		return false
+	}
 	to := m.GetTo()
 	if m.GetFrom() != t.cfg.NodeID || to == t.cfg.NodeID || to == 0 {
 		t.dropInvalid(g, m, fmt.Sprintf("message from %d to %d on node %d", m.GetFrom(), to, t.cfg.NodeID))
@@ -237,6 +245,19 @@ func (t *Transport) link(to uint64, g GroupKey) *link {
 	return ls[i]
 }
 
+// Flush has every peer's writer write what is queued now, without waiting
+// out FlushInterval: the raft driver calls it after sending the messages of
+// one round of Readys, so a round leaves as one write per connection.
+func (t *Transport) Flush() {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	for _, ls := range t.links {
+		for _, l := range ls {
+			l.flush()
+		}
+	}
+}
+
 // groupHash is FNV-1a over the key, to spread groups over a peer's links.
 func groupHash(g GroupKey) uint32 {
 	h := uint32(2166136261)
@@ -272,6 +293,7 @@ func (t *Transport) Close() error {
 		return nil
 	}
 	t.closed = true
+	t.down.Store(true)
 	close(t.stop)
 	err := t.ln.Close()
 	for c := range t.inbound {

@@ -62,6 +62,35 @@ func TestBatchingManyGroupsFewWrites(t *testing.T) {
 	waitCount(t, b.in, groups+5)
 }
 
+// With no flush tick to speak of, the driver's Flush after a round sends
+// the round's messages to a peer in one write.
+func TestFlushWritesARoundAtOnce(t *testing.T) {
+	c := newCluster(t)
+	b := c.start(2, "blue", "", nil)
+	a := c.start(1, "blue", "", func(cfg *Config) {
+		cfg.FlushInterval = time.Hour
+		cfg.IdleTimeout = time.Hour
+	})
+	a.Send(group(0), heartbeat(1, 2, 0))
+	a.Flush()
+	waitCount(t, b.in, 1)
+	before := a.Stats().Writes
+	for round := 1; round <= 3; round++ {
+		for i := 0; i < 100; i++ {
+			a.Send(group(i), heartbeat(1, 2, uint64(round)))
+		}
+		a.Flush()
+		waitCount(t, b.in, 1+100*round)
+		if got := a.Stats().Writes - before; got != uint64(round) {
+			t.Fatalf("after round %d of 100 messages and a Flush each: %d writes", round, got)
+		}
+	}
+	a.Close()
+	if a.Send(group(1), heartbeat(1, 2, 9)) {
+		t.Fatal("Send after Close accepted a message")
+	}
+}
+
 // Send never blocks: with the peer not yet connected, the queue fills to
 // its bound and the rest are dropped and counted; what was queued arrives.
 func TestSendQueueBoundDropsAndCounts(t *testing.T) {
