@@ -182,11 +182,13 @@ func decodeMsg(b []byte, lim Limits) (*raftpb.Message, error) {
 	if m.Type == nil {
 		return nil, errors.New("raft message without a type")
 	}
-	if raft.IsLocalMsg(m.GetType()) {
-		return nil, fmt.Errorf("raft-local message type %s from the network", m.GetType())
-	}
+	// Known types first: raft.IsLocalMsg indexes an array with the type and
+	// panics on a negative one, which protobuf decodes happily.
 	if _, ok := raftpb.MessageType_name[int32(m.GetType())]; !ok {
 		return nil, fmt.Errorf("unknown raft message type %d", m.GetType())
+	}
+	if raft.IsLocalMsg(m.GetType()) {
+		return nil, fmt.Errorf("raft-local message type %s from the network", m.GetType())
 	}
 	return m, nil
 }

@@ -185,6 +185,7 @@ func TestDecodeFrameRefusesMalformed(t *testing.T) {
 		"no type":        {rawBody(1, rawMsg(group(1), marshal(t, &raftpb.Message{To: u64(2)}))), "without a type"},
 		"local type":     {rawBody(1, rawMsg(group(1), marshal(t, msg(raftpb.MsgHup, 1, 2, 3)))), "raft-local"},
 		"unknown type":   {rawBody(1, rawMsg(group(1), marshal(t, msg(raftpb.MessageType(99), 1, 2, 3)))), "unknown raft message type"},
+		"negative type":  {rawBody(1, rawMsg(group(1), marshal(t, msg(raftpb.MessageType(-1), 1, 2, 3)))), "unknown raft message type"},
 		"many entries":   {rawBody(1, rawMsg(group(1), marshal(t, many))), "more than 4 entries"},
 		"responses":      {rawBody(1, rawMsg(group(1), marshal(t, nested))), "nested responses"},
 	}
@@ -217,6 +218,7 @@ func FuzzDecodeFrame(f *testing.F) {
 	f.Add(seed[frameLenBytes:])
 	f.Add([]byte{kindMessages, 0, 0})
 	f.Add(rawBody(1, rawMsg(group(1), []byte{0x38, 0x01})))
+	f.Add(rawBody(1, rawMsg(group(1), marshal(f, msg(raftpb.MessageType(-1), 1, 2, 3)))))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		n := 0
 		_ = DecodeFrame(body, lim, func(g GroupKey, m *raftpb.Message) error {
