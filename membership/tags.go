@@ -16,6 +16,10 @@ const (
 	TagGeneration   = "gen"
 	TagRosterDigest = "rv"
 	TagClusterID    = "cid" // "<born unix ns>/<id>": this node's view of the cluster id
+	// TagRaft is the advertised host:port of the Raft transport
+	// (node/replica/transport); not gossiped yet. It costs up to ~70 bytes
+	// of the 512-byte budget when it is.
+	TagRaft = "raft"
 )
 
 // maxTagBytes is memberlist's MetaMaxSize; serf msgpack-encodes the tag map
