@@ -107,7 +107,7 @@ func (n *Node) groups() (*group.Coordinator, *groupNode, error) {
 		// than by the brokers alive now: every node that creates the topic
 		// concurrently must make the same spec, so that the creates derive
 		// one topic id and none of them loses its committed offsets.
-		rf := int16(min(3, len(n.agent.Roster())))
+		rf := int16(min(int(n.cfg.Groups.OffsetsTopicReplicationFactor), len(n.agent.Roster())))
 		if _, err := n.createTopicAs(group.TopicName, cfg.Partitions, rf, offsetsTopicConfigs, false, true); err != nil && kerrOf(err) != kerr.TopicAlreadyExists {
 			return nil, nil, fmt.Errorf("create %s: %w", group.TopicName, err)
 		}

@@ -99,6 +99,10 @@ type raftGroup struct {
 	termStart     uint64      // index of this leader's empty entry of termStartTerm
 	termStartTerm uint64
 	applied       uint64
+	// eager is how many more ticks the preferred replica of a new group
+	// campaigns on each tick while nobody leads: the others open the group
+	// when the catalog reaches them, and its first campaign finds none.
+	eager int
 
 	// Published after every round, read without mu.
 	lead     atomic.Uint64
@@ -147,6 +151,7 @@ func (r *Replica) openRaft(cfg Config) error {
 	// of a brand-new group, instead of waiting out an election timeout.
 	if len(voters) == 1 || (hs.GetTerm() == 0 && r.replicas[0] == r.self) {
 		g.campaign = true
+		g.eager = 3 * d.cfg.ElectionTick
 	}
 	d.add(g)
 	return nil
@@ -189,6 +194,16 @@ func (g *raftGroup) process(tick bool) {
 	}
 	if camp {
 		_ = g.rn.Campaign()
+	}
+	if tick && g.eager > 0 {
+		g.eager--
+		// PreVote makes a repeated campaign harmless: the term moves only
+		// once a majority would vote. A candidate is left to its election.
+		if bs := g.rn.BasicStatus(); bs.Lead != 0 {
+			g.eager = 0
+		} else if bs.RaftState == raft.StateFollower || bs.RaftState == raft.StatePreCandidate {
+			_ = g.rn.Campaign()
+		}
 	}
 	if tick {
 		g.rn.Tick()
