@@ -226,3 +226,45 @@ func TestReplicatedProduceChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestReplicatedRetryAfterFailoverIsNotDuplicated: an idempotent
+// producer's batch acknowledged by one leader and retried on the next one
+// after a failover answers with its first offset, not a second copy: the
+// new leader rebuilt producer state from the committed log.
+func TestReplicatedRetryAfterFailoverIsNotDuplicated(t *testing.T) {
+	nodes := startCluster(t, 3)
+	const topic = "idempotent"
+	startReplicatedTopic(t, nodes, topic, 1, 3)
+	lead, err := partitionLeader(nodes, topic, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UnixMilli()
+	first := rawBatch(4242, 0, 0, now, "a", "b")
+	r1 := produceRaw(t, newClient(t, lead), topic, first)
+	if r1.ErrorCode != 0 {
+		t.Fatalf("first produce: error %d", r1.ErrorCode)
+	}
+	stopNode(t, lead)
+	var rest []*Node
+	for _, n := range nodes {
+		if n != lead {
+			rest = append(rest, n)
+		}
+	}
+	var next *Node
+	retry(t, 30*time.Second, func() error {
+		next, err = partitionLeader(rest, topic, 0)
+		return err
+	})
+	cl := newClient(t, next)
+	if r := produceRaw(t, cl, topic, first); r.ErrorCode != 0 || r.BaseOffset != r1.BaseOffset {
+		t.Errorf("retry on the new leader %d: error %d offset %d, want the first offset %d", next.NodeID(), r.ErrorCode, r.BaseOffset, r1.BaseOffset)
+	}
+	if r := produceRaw(t, cl, topic, rawBatch(4242, 0, 2, now, "c")); r.ErrorCode != 0 || r.BaseOffset <= r1.BaseOffset+1 {
+		t.Errorf("next batch on the new leader: error %d offset %d, after %d", r.ErrorCode, r.BaseOffset, r1.BaseOffset)
+	}
+	if r := produceRaw(t, cl, topic, rawBatch(4242, 0, 9, now, "gap")); r.ErrorCode != kerr.OutOfOrderSequenceNumber.Code {
+		t.Errorf("a sequence gap on the new leader: error %d, want OUT_OF_ORDER_SEQUENCE_NUMBER", r.ErrorCode)
+	}
+}
