@@ -117,6 +117,12 @@ func (r *Replica) openRaft(cfg Config) error {
 	for _, id := range r.replicas {
 		voters = append(voters, RaftID(id))
 	}
+	// The log's own retention would move its start without the Raft log;
+	// the replica applies the topic's through raftlog.Compact instead.
+	lc := r.log.Config()
+	r.retentionAge, r.retentionBytes = lc.RetentionAge, lc.RetentionBytes
+	lc.RetentionAge, lc.RetentionBytes = -1, -1
+	r.log.SetConfig(lc)
 	st, err := raftlog.Open(r.log, raftlog.Options{Bootstrap: &pb.ConfState{Voters: voters}, Sync: cfg.Driver.cfg.Sync})
 	if err != nil {
 		return err
@@ -493,6 +499,47 @@ func (g *raftGroup) propose(ctx context.Context, batches []byte) (*proposal, err
 		return nil, p.err
 	}
 	return p, nil
+}
+
+// compactBelow makes the last committed entry that ends at or below
+// offset the Raft snapshot, which moves the log start past it and deletes
+// the segments below (raftlog.Compact). Never at or above the commit point.
+func (g *raftGroup) compactBelow(offset int64) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed || g.broken != nil {
+		return nil
+	}
+	first, err := g.st.FirstIndex()
+	if err != nil {
+		return err
+	}
+	// The largest i in [first-1, applied] whose entry ends at or below
+	// offset; first-1 (the snapshot) always does.
+	lo, hi := first-1, g.applied
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		end, err := g.st.NextOffset(mid)
+		if err != nil {
+			return err
+		}
+		if end <= offset {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	if lo < first {
+		return nil
+	}
+	_, conf, err := g.st.InitialState()
+	if err != nil {
+		return err
+	}
+	if err := g.st.Compact(lo, conf); err != nil && !errors.Is(err, raft.ErrCompacted) {
+		return fmt.Errorf("compact raft log of %s to entry %d: %w", g.key, lo, err)
+	}
+	return nil
 }
 
 func (g *raftGroup) close() error {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/spool-log/spool/partition"
 )
@@ -49,6 +50,10 @@ type Replica struct {
 	// without it.
 	// rg is the replica's Raft group member; nil for a single copy.
 	rg *raftGroup
+	// retention is the topic's retention by age and size on a replicated
+	// log, whose own is off (maintenance.go); guarded by mu.
+	retentionAge   time.Duration
+	retentionBytes int64
 
 	mu        sync.Mutex
 	hw        atomic.Int64
