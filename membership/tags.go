@@ -17,6 +17,10 @@ const (
 	TagRosterDigest = "rv"
 	TagClusterID    = "cid" // "<born unix ns>/<id>": this node's view of the cluster id
 	TagLeadership   = "lv"  // "<incarnation>.<version>" of the partitions this node leads (node/leadership)
+	// TagRaft is the advertised host:port of the Raft transport
+	// (node/replica/transport), set when Config.RaftAddr is. It costs up
+	// to ~70 bytes of the 512-byte budget.
+	TagRaft = "raft"
 )
 
 // maxLeadershipTagBytes is the most the "lv" tag's value takes; it is set
@@ -36,6 +40,9 @@ func buildTags(c *Config, gen uint64, rosterDigest, clusterIDTag string) (map[st
 		TagRack:         c.Rack,
 		TagGeneration:   strconv.FormatUint(gen, 10),
 		TagRosterDigest: rosterDigest,
+	}
+	if c.RaftAddr != "" {
+		tags[TagRaft] = c.RaftAddr
 	}
 	// Upper bound of serf's encoding: 1 magic byte, a map header of up to 5
 	// bytes, and up to 5 bytes of header per key and per value.

@@ -32,7 +32,7 @@ buildGoModule {
   pname = "spool";
   inherit version src;
 
-  vendorHash = "sha256-xSMnSQAzIeYW/z5fy5vw2usdpwYOxvaCZuA70wdkkkk=";
+  vendorHash = "sha256-tyHyjo4gXqtFjbMXFtmYQkB1apHydgEmYcirffsZF68=";
 
   subPackages = [ "cmd/spool" ];
   env.CGO_ENABLED = 0;

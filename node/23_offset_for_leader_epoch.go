@@ -7,8 +7,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/spool-log/spool/partition"
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/partition"
 	"github.com/spool-log/spool/wire"
 )
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spool-log/spool/node/datadir"
 	"github.com/spool-log/spool/node/group"
+	"github.com/spool-log/spool/node/replica"
 	"github.com/spool-log/spool/node/scrub"
 	"github.com/spool-log/spool/node/topicconfig"
 	"github.com/spool-log/spool/partition"
@@ -98,6 +99,19 @@ type Config struct {
 	// Gossip is how the node finds its peers. A node alone is a cluster of
 	// one; the topic catalog always lives in the membership agent.
 	Gossip GossipConfig
+
+	// Replication (replication.go): RaftAddr is the host:port the Raft
+	// transport between replicas binds (port 0 picks one; empty: the Kafka
+	// listener's host, any port), advertised to peers in the "raft" gossip
+	// tag as AdvertisedRaftAddr (default: the bound address, with the
+	// advertised Kafka host for a wildcard bind); Raft tunes the driver of
+	// every partition's group.
+	RaftAddr           string
+	AdvertisedRaftAddr string
+	Raft               replica.DriverConfig
+	// DefaultReplicationFactor is the replication factor of topics created
+	// without one (CreateTopics' -1, auto-created topics).
+	DefaultReplicationFactor int16
 }
 
 // GroupSettings are the consumer-group coordinator's broker settings.
@@ -116,6 +130,10 @@ type GroupSettings struct {
 	// partition, so which node, coordinates each group; once the topic
 	// exists its own count wins, so changing this later has no effect.
 	OffsetsTopicPartitions int32
+	// OffsetsTopicReplicationFactor is the replication factor
+	// __consumer_offsets is created with, capped by the roster's brokers
+	// (offsets.topic.replication.factor); 0 means 3.
+	OffsetsTopicReplicationFactor int16
 	// ConsumerSessionTimeout and ConsumerHeartbeatInterval are the
 	// session timeout and heartbeat interval of consumer-protocol
 	// (KIP-848) members, which the broker sets rather than the client
@@ -130,20 +148,22 @@ func DefaultConfig() Config {
 	pc := partition.DefaultConfig()
 	gc := group.DefaultConfig()
 	return Config{
-		DataDir:                "./spool-data",
-		KafkaAddr:              "127.0.0.1:9092",
-		AdminAddr:              "127.0.0.1:9644",
-		NodeID:                 1,
-		AutoCreateTopics:       true,
-		DefaultPartitions:      1,
-		MaxRequestBytes:        100 << 20,
-		QueuedMaxRequestBytes:  wire.DefaultQueuedMaxRequestBytes,
-		RequestReadTimeout:     wire.DefaultRequestReadTimeout,
-		Sendfile:               true,
-		MaxOpenFiles:           1024,
-		RetentionCheckInterval: 30 * time.Second,
-		ProducerIDExpiry:       24 * time.Hour,
-		QuarantineRetention:    datadir.DefaultQuarantineRetention,
+		DataDir:                  "./spool-data",
+		KafkaAddr:                "127.0.0.1:9092",
+		AdminAddr:                "127.0.0.1:9644",
+		Raft:                     replica.DefaultDriverConfig(),
+		DefaultReplicationFactor: 1,
+		NodeID:                   1,
+		AutoCreateTopics:         true,
+		DefaultPartitions:        1,
+		MaxRequestBytes:          100 << 20,
+		QueuedMaxRequestBytes:    wire.DefaultQueuedMaxRequestBytes,
+		RequestReadTimeout:       wire.DefaultRequestReadTimeout,
+		Sendfile:                 true,
+		MaxOpenFiles:             1024,
+		RetentionCheckInterval:   30 * time.Second,
+		ProducerIDExpiry:         24 * time.Hour,
+		QuarantineRetention:      datadir.DefaultQuarantineRetention,
 
 		ScrubRate:     scrub.DefaultRate,
 		ScrubInterval: scrub.DefaultInterval,
@@ -159,10 +179,11 @@ func DefaultConfig() Config {
 		},
 		Gossip: DefaultGossipConfig(),
 		Groups: GroupSettings{
-			InitialRebalanceDelay:  gc.InitialRebalanceDelay,
-			MinSessionTimeout:      gc.MinSessionTimeout,
-			MaxSessionTimeout:      gc.MaxSessionTimeout,
-			OffsetsTopicPartitions: gc.Partitions,
+			InitialRebalanceDelay:         gc.InitialRebalanceDelay,
+			MinSessionTimeout:             gc.MinSessionTimeout,
+			MaxSessionTimeout:             gc.MaxSessionTimeout,
+			OffsetsTopicPartitions:        gc.Partitions,
+			OffsetsTopicReplicationFactor: 3,
 
 			ConsumerSessionTimeout:    gc.ConsumerSessionTimeout,
 			ConsumerHeartbeatInterval: gc.ConsumerHeartbeatInterval,
@@ -226,6 +247,12 @@ func (g *GroupSettings) validate() error {
 	def := group.DefaultConfig()
 	if g.OffsetsTopicPartitions == 0 {
 		g.OffsetsTopicPartitions = def.Partitions
+	}
+	if g.OffsetsTopicReplicationFactor == 0 {
+		g.OffsetsTopicReplicationFactor = 3
+	}
+	if g.OffsetsTopicReplicationFactor < 1 {
+		return fmt.Errorf("offsets topic replication factor %d, want >= 1", g.OffsetsTopicReplicationFactor)
 	}
 	if g.MaxSessionTimeout == 0 {
 		g.MaxSessionTimeout = def.MaxSessionTimeout

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -32,6 +33,11 @@ type groupNode struct {
 	coord    atomic.Pointer[group.Coordinator] // nil until the first group request
 	createMu sync.Mutex                        // one creation at a time; a failed one is retried
 	loadMu   sync.Mutex                        // one replay at a time; Load is idempotent
+	// loadedEpoch is the leader epoch each loaded partition was replayed
+	// in (int32 -> int32): leadership that left and came back may have
+	// missed commits made meanwhile by another leader, so a partition
+	// loaded in another epoch is replayed again.
+	loadedEpoch sync.Map
 }
 
 // offsetsTopicConfigs keep the newest record of every key forever: the
@@ -106,7 +112,7 @@ func (n *Node) groups() (*group.Coordinator, *groupNode, error) {
 		// than by the brokers alive now: every node that creates the topic
 		// concurrently must make the same spec, so that the creates derive
 		// one topic id and none of them loses its committed offsets.
-		rf := int16(min(3, len(n.agent.Roster())))
+		rf := int16(min(int(n.cfg.Groups.OffsetsTopicReplicationFactor), len(n.agent.Roster())))
 		if _, err := n.createTopicAs(group.TopicName, cfg.Partitions, rf, offsetsTopicConfigs, false, true); err != nil && kerrOf(err) != kerr.TopicAlreadyExists {
 			return nil, nil, fmt.Errorf("create %s: %w", group.TopicName, err)
 		}
@@ -145,7 +151,7 @@ func (n *Node) groupCoordinatorFor(groupID string) (*group.Coordinator, int16) {
 // ensureGroupPartition loads partition p of __consumer_offsets if this node
 // leads it, and unloads it if it no longer does.
 func (n *Node) ensureGroupPartition(coord *group.Coordinator, gn *groupNode, p int32) int16 {
-	_, e := n.leaderPartition(group.TopicName, p)
+	lp, e := n.leaderPartition(group.TopicName, p)
 	switch e {
 	case nil:
 	case kerr.NotLeaderForPartition:
@@ -154,15 +160,25 @@ func (n *Node) ensureGroupPartition(coord *group.Coordinator, gn *groupNode, p i
 	default:
 		return kerr.CoordinatorNotAvailable.Code
 	}
-	if coord.Loaded(p) {
+	// A new Raft leader replays only once everything its predecessors
+	// committed is below its high watermark.
+	epoch, ok := lp.replica.WritableEpoch()
+	if !ok {
+		return kerr.CoordinatorLoadInProgress.Code
+	}
+	if ep, _ := gn.loadedEpoch.Load(p); coord.Loaded(p) && ep == epoch {
 		return 0
 	}
 	gn.loadMu.Lock()
 	defer gn.loadMu.Unlock()
+	if ep, _ := gn.loadedEpoch.Load(p); coord.Loaded(p) && ep != epoch {
+		coord.Unload(p)
+	}
 	if err := coord.Load(p); err != nil {
 		n.log.WithError(err).WithField("partition", p).Error("load consumer groups")
 		return kerr.CoordinatorNotAvailable.Code
 	}
+	gn.loadedEpoch.Store(p, epoch)
 	return 0
 }
 
@@ -198,6 +214,9 @@ func groupClient(clientID *string, remote net.Addr) group.Client {
 	return c
 }
 
+// offsetsCommitTimeout bounds an offset commit's wait for its replication.
+const offsetsCommitTimeout = 30 * time.Second
+
 // offsetsLog is group.Log on the replicas of __consumer_offsets: commits go
 // through a replica's produce path like any producer's batch, with acks=all.
 type offsetsLog struct{ n *Node }
@@ -214,8 +233,11 @@ func (l offsetsLog) Append(p int32, batch []byte) error {
 		c.Flush = partition.FlushEveryAppend
 		lp.replica.SetConfig(c)
 	}
-	// The commit wait ends at the latest when the replica closes.
-	_, err := lp.replica.Produce(context.Background(), batch, replica.AcksAll)
+	// Bounded: a leader cut off from its group's majority never learns
+	// whether the commit happened (replica.ErrOutcomeUnknown).
+	ctx, cancel := context.WithTimeout(context.Background(), offsetsCommitTimeout)
+	defer cancel()
+	_, err := lp.replica.Produce(ctx, batch, replica.AcksAll)
 	if errors.Is(err, replica.ErrNotLeader) {
 		return kerr.NotLeaderForPartition
 	}

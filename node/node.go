@@ -18,6 +18,8 @@ import (
 	"github.com/spool-log/spool/node/admin"
 	"github.com/spool-log/spool/node/admission"
 	"github.com/spool-log/spool/node/datadir"
+	"github.com/spool-log/spool/node/replica"
+	"github.com/spool-log/spool/node/replica/transport"
 	"github.com/spool-log/spool/node/scrub"
 	"github.com/spool-log/spool/partition"
 	"github.com/spool-log/spool/wire"
@@ -43,6 +45,11 @@ type Node struct {
 	cluster *gossipCluster
 	catalog *gossipCatalog
 	leaders *leaders // who leads what, cluster-wide (leaders.go)
+
+	// raft drives every replicated partition's Raft group; raftNet carries
+	// their messages (replication.go).
+	raft    *replica.Driver
+	raftNet *transport.Transport
 
 	mu          sync.RWMutex
 	parts       map[tp]*localPartition
@@ -162,6 +169,7 @@ func (n *Node) Start() (err error) {
 			n.loops.Wait()
 			n.stopMembership()
 			n.closePartitions()
+			n.stopReplication()
 			n.lock.Unlock()
 		}
 	}()
@@ -174,6 +182,9 @@ func (n *Node) Start() (err error) {
 	}
 	// Tags carry the bound addresses, so the agent starts after the
 	// listeners; partitions open after it, from its catalog.
+	if err := n.startReplication(); err != nil {
+		return err
+	}
 	if err := n.startMembership(); err != nil {
 		return err
 	}
@@ -313,6 +324,9 @@ func (n *Node) Shutdown(ctx context.Context) error {
 		n.loops.Wait()   // the servers' Serve returned above
 		n.flushMetrics() // what the last requests counted; the periodic flush has ended
 		if e := n.closePartitions(); e != nil {
+			errs = append(errs, e)
+		}
+		if e := n.stopReplication(); e != nil {
 			errs = append(errs, e)
 		}
 		if e := n.stopMembership(); e != nil {

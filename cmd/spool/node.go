@@ -58,6 +58,10 @@ SPOOL_* environment equivalent (--data-dir is SPOOL_DATA_DIR).`,
 	fs.BoolVar(&f.cfg.EnablePprof, "enable-pprof", false, "serve Go's profiler at /debug/pprof/ on the admin API, which peers reach too; off by default (SPOOL_ENABLE_PPROF)")
 	fs.Int32Var(&f.cfg.NodeID, "node-id", f.cfg.NodeID, "broker id, unique in the cluster (SPOOL_NODE_ID)")
 	fs.StringVar(&f.cfg.Rack, "rack", "", "rack reported to clients (SPOOL_RACK)")
+	fs.StringVar(&f.cfg.RaftAddr, "raft-addr", f.cfg.RaftAddr, "host:port the replication (Raft) transport binds; default the --kafka-addr host on any free port, advertised to peers by gossip (SPOOL_RAFT_ADDR)")
+	fs.StringVar(&f.cfg.AdvertisedRaftAddr, "advertise-raft-addr", "", "host:port peers reach the replication transport at; default the bound --raft-addr (SPOOL_ADVERTISE_RAFT_ADDR)")
+	fs.Int16Var(&f.cfg.DefaultReplicationFactor, "default-replication-factor", f.cfg.DefaultReplicationFactor, "replication factor of topics created without one; above 1 each partition's replicas form a Raft group (SPOOL_DEFAULT_REPLICATION_FACTOR)")
+	fs.BoolVar(&f.cfg.Raft.Sync, "raft-fsync", f.cfg.Raft.Sync, "fsync a replicated partition's appends (one fsync per round of many) before they are acknowledged or sent to the other replicas; false leaves durability to --flush-policy and the other replicas (SPOOL_RAFT_FSYNC)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error (SPOOL_LOG_LEVEL)")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json (SPOOL_LOG_FORMAT)")
 	fs.BoolVar(&f.cfg.AutoCreateTopics, "auto-create-topics", f.cfg.AutoCreateTopics, "create unknown topics on first use (SPOOL_AUTO_CREATE_TOPICS)")
@@ -82,6 +86,7 @@ SPOOL_* environment equivalent (--data-dir is SPOOL_DATA_DIR).`,
 	fs.DurationVar(&f.cfg.Groups.ConsumerSessionTimeout, "group-consumer-session-timeout", f.cfg.Groups.ConsumerSessionTimeout, "how long a consumer-protocol (KIP-848) member may go without a heartbeat before its partitions move (SPOOL_GROUP_CONSUMER_SESSION_TIMEOUT)")
 	fs.DurationVar(&f.cfg.Groups.ConsumerHeartbeatInterval, "group-consumer-heartbeat-interval", f.cfg.Groups.ConsumerHeartbeatInterval, "how often consumer-protocol (KIP-848) members are asked to heartbeat (SPOOL_GROUP_CONSUMER_HEARTBEAT_INTERVAL)")
 	fs.Int32Var(&f.cfg.Groups.OffsetsTopicPartitions, "offsets-topic-partitions", f.cfg.Groups.OffsetsTopicPartitions, "partitions of __consumer_offsets when it is created; fixed afterwards (SPOOL_OFFSETS_TOPIC_PARTITIONS)")
+	fs.Int16Var(&f.cfg.Groups.OffsetsTopicReplicationFactor, "offsets-topic-replication-factor", 3, "replication factor of __consumer_offsets when it is created, capped by the brokers known (SPOOL_OFFSETS_TOPIC_REPLICATION_FACTOR)")
 	// The cluster: gossip membership and its encryption.
 	addGossipFlags(fs, &f.gossip)
 	// The CRC scrubber of sealed segments (node_scrub.go).

@@ -1,15 +1,44 @@
 package replica
 
-import "github.com/spool-log/spool/partition"
+import (
+	"errors"
+
+	"github.com/spool-log/spool/partition"
+)
 
 // EnforceRetention deletes the closed segments retention (or a moved log
 // start) has expired and returns how many went. The active segment, which
 // holds everything not yet committed, is never one of them.
-func (r *Replica) EnforceRetention() (int, error) { return r.log.EnforceRetention() }
+//
+// With Raft the log's own retention must not move the log start (raftlog
+// could no longer number its entries): the topic's retention picks the
+// offset, and the last committed entry ending at or below it becomes the
+// Raft snapshot (raftlog.Compact), which moves the start and deletes the
+// segments below. Each replica compacts its own log; a follower that then
+// needs what its leader no longer has gets a snapshot ("log start moved").
+func (r *Replica) EnforceRetention() (int, error) {
+	if r.rg == nil {
+		return r.log.EnforceRetention()
+	}
+	r.mu.Lock()
+	age, bytes := r.retentionAge, r.retentionBytes
+	r.mu.Unlock()
+	cut := r.log.RetentionPoint(age, bytes)
+	if cut <= r.log.StartOffset() {
+		return 0, nil
+	}
+	before := r.log.SegmentCount()
+	if err := r.rg.compactBelow(cut); err != nil {
+		return 0, err
+	}
+	return max(before-r.log.SegmentCount(), 0), nil
+}
 
 // NeedsCleaning tells whether a compacted log has enough dirty bytes to be
 // worth a cleaner pass; DirtyRatio says how dirty it is.
-func (r *Replica) NeedsCleaning() bool { return r.log.NeedsCleaning() }
+// A replicated log is never cleaned yet: the cleaner drops whole batches,
+// and each batch is a Raft entry every replica must keep numbered alike.
+func (r *Replica) NeedsCleaning() bool { return r.rg == nil && r.log.NeedsCleaning() }
 
 // DirtyRatio is the log's dirty ratio and its dirty bytes.
 func (r *Replica) DirtyRatio() (float64, int64) { return r.log.DirtyRatio() }
@@ -29,10 +58,28 @@ func (r *Replica) Scrub(pace func(n int64) error) (partition.ScrubResult, error)
 func (r *Replica) KnownCorrupt() []partition.Corruption { return r.log.KnownCorrupt() }
 
 // Config is the log's configuration (the topic's settings).
-func (r *Replica) Config() partition.Config { return r.log.Config() }
+func (r *Replica) Config() partition.Config {
+	c := r.log.Config()
+	if r.rg != nil {
+		r.mu.Lock()
+		c.RetentionAge, c.RetentionBytes = r.retentionAge, r.retentionBytes
+		r.mu.Unlock()
+	}
+	return c
+}
 
-// SetConfig replaces the log's configuration (an altered topic).
-func (r *Replica) SetConfig(c partition.Config) { r.log.SetConfig(c) }
+// SetConfig replaces the log's configuration (an altered topic). A
+// replicated log keeps the retention settings for EnforceRetention and
+// runs with its own retention off.
+func (r *Replica) SetConfig(c partition.Config) {
+	if r.rg != nil {
+		r.mu.Lock()
+		r.retentionAge, r.retentionBytes = c.RetentionAge, c.RetentionBytes
+		r.mu.Unlock()
+		c.RetentionAge, c.RetentionBytes = -1, -1
+	}
+	r.log.SetConfig(c)
+}
 
 // Flush makes everything appended durable.
 func (r *Replica) Flush() error { return r.log.Flush() }
@@ -41,14 +88,21 @@ func (r *Replica) Flush() error { return r.log.Flush() }
 // long polls answer) and closes the log, durably: node shutdown.
 func (r *Replica) Close() error {
 	r.shut()
-	return r.log.Close()
+	return errors.Join(r.closeRaft(), r.log.Close())
 }
 
 // Release is Close that also waits out a cleaning in progress, so that the
 // directory may be moved afterwards (a dropped partition's quarantine).
 func (r *Replica) Release() error {
 	r.shut()
-	return r.log.Release()
+	return errors.Join(r.closeRaft(), r.log.Release())
+}
+
+func (r *Replica) closeRaft() error {
+	if r.rg == nil {
+		return nil
+	}
+	return r.rg.close()
 }
 
 func (r *Replica) shut() {

@@ -30,6 +30,8 @@ var Keys = map[string]kmsg.ConfigType{
 	// Compaction (node/compaction.go).
 	"delete.retention.ms":       kmsg.ConfigTypeLong,
 	"min.cleanable.dirty.ratio": kmsg.ConfigTypeDouble,
+	// Replication: acks=all needs this many in-sync replicas.
+	"min.insync.replicas": kmsg.ConfigTypeInt,
 }
 
 // Settings is a topic's effective configuration: the broker defaults
@@ -46,6 +48,9 @@ type Settings struct {
 	Delete, Compact   bool
 	DeleteRetention   time.Duration // delete.retention.ms: how long tombstones outlive their first cleaning
 	MinCleanableRatio float64       // min.cleanable.dirty.ratio
+	// min.insync.replicas: an acks=all produce with fewer in-sync
+	// replicas is NOT_ENOUGH_REPLICAS (default 1, as Kafka's).
+	MinInsyncReplicas int32
 }
 
 // Defaults is the broker-wide default topic configuration.
@@ -72,6 +77,7 @@ func Default(d Defaults) Settings {
 		Delete:            true,
 		DeleteRetention:   partition.DefaultDeleteRetention,
 		MinCleanableRatio: partition.DefaultMinCleanableRatio,
+		MinInsyncReplicas: 1,
 	}
 }
 
@@ -160,6 +166,15 @@ func Parse(d Defaults, configs map[string]string) (Settings, error) {
 				return s, fmt.Errorf("%s=%q: want a number from 0 to 1", k, v)
 			}
 			s.MinCleanableRatio = r
+		case "min.insync.replicas":
+			n, err := parseLong(k, v, 1)
+			if err != nil {
+				return s, err
+			}
+			if n > 1<<31-1 {
+				return s, fmt.Errorf("%s=%s: above the int32 limit", k, v)
+			}
+			s.MinInsyncReplicas = int32(n)
 		default:
 			return s, fmt.Errorf("unknown topic config %q", k)
 		}
@@ -226,6 +241,7 @@ func (s Settings) Describe() []Entry {
 		{"max.message.bytes", strconv.FormatInt(int64(s.MaxMessageBytes), 10)},
 		{"message.timestamp.type", ts},
 		{"min.cleanable.dirty.ratio", strconv.FormatFloat(s.MinCleanableRatio, 'g', -1, 64)},
+		{"min.insync.replicas", strconv.FormatInt(int64(s.MinInsyncReplicas), 10)},
 		{"retention.bytes", strconv.FormatInt(s.RetentionBytes, 10)},
 		{"retention.ms", ms(s.RetentionAge)},
 		{"segment.bytes", strconv.FormatInt(s.SegmentBytes, 10)},

@@ -1,0 +1,452 @@
+package raftlog
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"sync"
+
+	"github.com/spool-log/spool/partition"
+	"go.etcd.io/raft/v3"
+	pb "go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+)
+
+// Options configure a Storage.
+type Options struct {
+	// Bootstrap is the configuration of a new group, recorded as the
+	// snapshot at index 0 when the partition has no Raft state yet (the
+	// usual way to start a raft group: every member starts with the same
+	// voters). Ignored once the state exists.
+	Bootstrap *pb.ConfState
+	// Sync fsyncs the log before Append returns, as raft's Ready contract
+	// needs before messages go out; without it durability is the
+	// partition's flush policy.
+	Sync bool
+}
+
+// Storage is raft.Storage on a partition's segment log, plus the writes the
+// node makes for each Ready: Append, SetHardState, ApplySnapshot, and
+// Compact when retention moves the log start.
+type Storage struct {
+	log  *partition.Log
+	dir  string
+	sync bool
+
+	mu    sync.Mutex
+	idx   indexMap
+	conf  *pb.ConfState // of the snapshot
+	hs    *pb.HardState // as raft last set it
+	saved *pb.HardState // as on disk
+}
+
+var _ raft.Storage = (*Storage)(nil)
+
+// Open reads the Raft state beside log and rebuilds the index map by walking
+// the batch headers from the snapshot's offset to the log end. A log with no
+// Raft state starts a new group at index 0 after whatever the log holds
+// (records written before replication are below the first entry).
+func Open(log *partition.Log, opts Options) (*Storage, error) {
+	s := &Storage{log: log, dir: log.Dir(), sync: opts.Sync}
+	m, ok, err := readSnapMeta(s.dir)
+	if err != nil {
+		return nil, fmt.Errorf("open raft log %s: %w", s.dir, err)
+	}
+	if !ok {
+		m = snapMeta{conf: pb.EnsureConfState(proto.CloneOf(opts.Bootstrap)), offset: log.EndOffset()}
+		if err := writeFileAtomic(s.dir, snapshotFile, encodeSnapMeta(m)); err != nil {
+			return nil, fmt.Errorf("open raft log %s: %w", s.dir, err)
+		}
+	}
+	if err := s.settleStart(&m); err != nil {
+		return nil, fmt.Errorf("open raft log %s: %w", s.dir, err)
+	}
+	s.conf = m.conf
+	s.idx = newIndexMap(m.index, m.term, m.offset)
+	if err := s.scan(); err != nil {
+		return nil, fmt.Errorf("open raft log %s: %w", s.dir, err)
+	}
+	if s.saved, err = readHardState(s.dir); err != nil {
+		return nil, fmt.Errorf("open raft log %s: %w", s.dir, err)
+	}
+	if c := s.saved.GetCommit(); c > s.idx.lastIndex() || c < m.index {
+		// Above the last index only if the log lost entries it had
+		// acknowledged (a flush policy without fsync); raft would panic,
+		// and relearns the commit from the leader anyway.
+		s.saved.Commit = proto.Uint64(min(max(c, m.index), s.idx.lastIndex()))
+	}
+	s.hs = proto.CloneOf(s.saved)
+	return s, nil
+}
+
+// settleStart finishes an ApplySnapshot a crash interrupted before it
+// emptied the log. A log start below the snapshot's offset is left alone:
+// it is a Compact interrupted before it moved the start (the next one moves
+// it), or records a single-copy log held before it became a Raft log, and
+// Open never deletes records.
+func (s *Storage) settleStart(m *snapMeta) error {
+	start, end := s.log.StartOffset(), s.log.EndOffset()
+	switch {
+	case m.restart || m.offset > end:
+		if err := s.log.RestartAt(m.offset); err != nil {
+			return err
+		}
+		if m.restart {
+			m.restart = false
+			return writeFileAtomic(s.dir, snapshotFile, encodeSnapMeta(*m))
+		}
+	case start > m.offset:
+		return fmt.Errorf("log starts at %d, after the Raft snapshot's offset %d: the log start moved without the Raft log, which cannot number its entries", start, m.offset)
+	}
+	return nil
+}
+
+// scan adds every batch from the map's end to the log end to the map.
+func (s *Storage) scan() error {
+	end := s.log.EndOffset()
+	if s.idx.end >= end {
+		return nil
+	}
+	sl, err := s.log.Read(s.idx.end, math.MaxInt, end)
+	if err != nil {
+		return err
+	}
+	defer sl.Release()
+	var hdr [offLastDelta + 4]byte
+	for _, r := range sl.Regions {
+		br := bufio.NewReaderSize(io.NewSectionReader(r.File, r.Position, r.Length), 64<<10)
+		for left := r.Length; left > 0; {
+			if _, err := io.ReadFull(br, hdr[:]); err != nil {
+				return fmt.Errorf("batch header at offset %d: %w", s.idx.end, err)
+			}
+			base := int64(binary.BigEndian.Uint64(hdr[:]))
+			size := int64(binary.BigEndian.Uint32(hdr[offLength:])) + offEpoch
+			epoch := int32(binary.BigEndian.Uint32(hdr[offEpoch:]))
+			if base != s.idx.end {
+				return fmt.Errorf("batch at offset %d where the entry after index %d starts at %d", base, s.idx.lastIndex(), s.idx.end)
+			}
+			if term := uint64(epoch); epoch < 0 || term < s.lastTerm() {
+				return fmt.Errorf("batch at offset %d has epoch %d, below the term %d before it", base, epoch, s.lastTerm())
+			}
+			next := base + int64(binary.BigEndian.Uint32(hdr[offLastDelta:])) + 1
+			s.idx.add(uint64(epoch), next)
+			if _, err := br.Discard(int(size) - len(hdr)); err != nil {
+				return fmt.Errorf("batch at offset %d: %w", base, err)
+			}
+			left -= size
+		}
+	}
+	if s.idx.end != end {
+		return fmt.Errorf("entries end at offset %d, the log at %d", s.idx.end, end)
+	}
+	return nil
+}
+
+func (s *Storage) lastTerm() uint64 { return s.idx.term(s.idx.lastIndex()) }
+
+// InitialState implements raft.Storage.
+func (s *Storage) InitialState() (*pb.HardState, *pb.ConfState, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return proto.CloneOf(s.hs), proto.CloneOf(s.conf), nil
+}
+
+// FirstIndex implements raft.Storage.
+func (s *Storage) FirstIndex() (uint64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.idx.firstIndex(), nil
+}
+
+// LastIndex implements raft.Storage.
+func (s *Storage) LastIndex() (uint64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.idx.lastIndex(), nil
+}
+
+// Term implements raft.Storage: the term of any entry in the log, and of the
+// one just before it (the snapshot's).
+func (s *Storage) Term(i uint64) (uint64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case i < s.idx.snapIndex:
+		return 0, raft.ErrCompacted
+	case i > s.idx.lastIndex():
+		return 0, raft.ErrUnavailable
+	}
+	return s.idx.term(i), nil
+}
+
+// Snapshot implements raft.Storage: the metadata of the entry before the
+// log, and as data the offset the log starts at (see the package doc).
+func (s *Storage) Snapshot() (*pb.Snapshot, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.snapshotLocked(), nil
+}
+
+func (s *Storage) snapshotLocked() *pb.Snapshot {
+	return &pb.Snapshot{
+		Data: binary.BigEndian.AppendUint64(nil, uint64(s.idx.offset(s.idx.firstIndex()))),
+		Metadata: &pb.SnapshotMetadata{
+			Index:     proto.Uint64(s.idx.snapIndex),
+			Term:      proto.Uint64(s.idx.snapTerm),
+			ConfState: proto.CloneOf(s.conf),
+		},
+	}
+}
+
+// Entries implements raft.Storage, reading the batches of [lo, hi) from the
+// segments. maxSize bounds the entries' encoded size as raft counts it, but
+// the first entry is returned whatever its size.
+func (s *Storage) Entries(lo, hi, maxSize uint64) ([]*pb.Entry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if lo <= s.idx.snapIndex {
+		return nil, raft.ErrCompacted
+	}
+	if hi > s.idx.lastIndex()+1 || lo > hi {
+		return nil, fmt.Errorf("entries [%d, %d) of %s, which holds [%d, %d]: %w", lo, hi, s.dir, s.idx.firstIndex(), s.idx.lastIndex(), raft.ErrUnavailable)
+	}
+	if lo == hi {
+		return nil, nil
+	}
+	// Batch bytes are less than the entries' encoded size, so this reads
+	// at least what maxSize allows.
+	sl, err := s.log.Read(s.idx.offset(lo), int(min(maxSize, math.MaxInt32)), s.idx.offset(hi))
+	if err != nil {
+		return nil, fmt.Errorf("entries [%d, %d) of %s: %w", lo, hi, s.dir, err)
+	}
+	buf := make([]byte, sl.Size())
+	n := 0
+	for _, r := range sl.Regions {
+		if _, err := r.File.ReadAt(buf[n:n+int(r.Length)], r.Position); err != nil {
+			sl.Release()
+			return nil, fmt.Errorf("entries [%d, %d) of %s: %w", lo, hi, s.dir, err)
+		}
+		n += int(r.Length)
+	}
+	sl.Release()
+
+	ents := make([]*pb.Entry, 0, min(hi-lo, 1024))
+	var size uint64
+	for pos, i := 0, lo; pos < len(buf) && i < hi; i++ {
+		if len(buf)-pos < batchHeaderSize {
+			return nil, fmt.Errorf("entry %d of %s: %d bytes left, short of a batch header", i, s.dir, len(buf)-pos)
+		}
+		bsize := int(binary.BigEndian.Uint32(buf[pos+offLength:])) + offEpoch
+		if bsize > len(buf)-pos || int64(binary.BigEndian.Uint64(buf[pos:])) != s.idx.offset(i) {
+			return nil, fmt.Errorf("entry %d of %s: the batch read does not start at its offset %d", i, s.dir, s.idx.offset(i))
+		}
+		batch := buf[pos : pos+bsize : pos+bsize]
+		pos += bsize
+		typ, data, err := entryOf(batch)
+		if err != nil {
+			return nil, fmt.Errorf("entry %d of %s: %w", i, s.dir, err)
+		}
+		e := &pb.Entry{Term: proto.Uint64(s.idx.term(i)), Index: proto.Uint64(i), Type: typ.Enum(), Data: data}
+		if size += uint64(proto.Size(e)); len(ents) > 0 && size > maxSize {
+			break
+		}
+		ents = append(ents, e)
+	}
+	if len(ents) == 0 {
+		return nil, fmt.Errorf("entries [%d, %d) of %s: nothing read: %w", lo, hi, s.dir, raft.ErrUnavailable)
+	}
+	return ents, nil
+}
+
+// appendChunk bounds the bytes of one partition append.
+const appendChunk = 1 << 20
+
+// Append writes entries to the log, first cutting whatever the log holds from
+// the first entry's index on (a diverged suffix; raft only sends entries that
+// replace uncommitted ones). Entries at or below the snapshot are skipped.
+// Normal entries' data must each be one RecordBatch v2; raft may keep them,
+// so they are copied before the offset and epoch are stamped.
+func (s *Storage) Append(ents []*pb.Entry) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(ents) > 0 && ents[0].GetIndex() <= s.idx.snapIndex {
+		ents = ents[1:]
+	}
+	if len(ents) == 0 {
+		return nil
+	}
+	first := ents[0].GetIndex()
+	if last := s.idx.lastIndex(); first > last+1 {
+		return fmt.Errorf("append entry %d to %s, which ends at %d: missing entries", first, s.dir, last)
+	} else if first <= last {
+		if err := s.log.TruncateTo(s.idx.offset(first)); err != nil {
+			return fmt.Errorf("append entry %d to %s: %w", first, s.dir, err)
+		}
+		s.idx.truncate(first)
+	}
+	// One AppendAt per run of entries of one term (the epoch is one
+	// argument), of at most chunk bytes: the log rolls a segment only
+	// between appends, so a long run must not overfill one.
+	chunk := int(min(s.log.Config().SegmentBytes/4, appendChunk))
+	var buf []byte
+	for len(ents) > 0 {
+		term := ents[0].GetTerm()
+		if term > math.MaxInt32 {
+			return fmt.Errorf("append entry %d to %s: term %d exceeds a leader epoch", ents[0].GetIndex(), s.dir, term)
+		}
+		n, ends := 0, []int{}
+		buf = buf[:0]
+		for ; n < len(ents) && ents[n].GetTerm() == term && (n == 0 || len(buf)+len(ents[n].Data) <= chunk); n++ {
+			e := ents[n]
+			if e.GetIndex() != first+uint64(n) {
+				return fmt.Errorf("append to %s: entry %d after %d", s.dir, e.GetIndex(), first+uint64(n)-1)
+			}
+			if e.GetType() == pb.EntryNormal && len(e.Data) > 0 {
+				if len(e.Data) < batchHeaderSize || int(binary.BigEndian.Uint32(e.Data[offLength:]))+offEpoch != len(e.Data) {
+					return fmt.Errorf("append entry %d to %s: data is not one record batch", e.GetIndex(), s.dir)
+				}
+				buf = append(buf, e.Data...)
+			} else {
+				buf = appendControlBatch(buf, e.GetType(), e.Data)
+			}
+			ends = append(ends, len(buf))
+		}
+		if _, err := s.log.AppendAt(buf, s.idx.end, int32(term)); err != nil {
+			return fmt.Errorf("append entries %d-%d to %s: %w", first, first+uint64(n)-1, s.dir, err)
+		}
+		pos := 0
+		for _, end := range ends {
+			next := int64(binary.BigEndian.Uint64(buf[pos:])) + int64(binary.BigEndian.Uint32(buf[pos+offLastDelta:])) + 1
+			s.idx.add(term, next)
+			pos = end
+		}
+		ents, first = ents[n:], first+uint64(n)
+	}
+	if s.sync {
+		if err := s.log.Flush(); err != nil {
+			return fmt.Errorf("append to %s: %w", s.dir, err)
+		}
+	}
+	return nil
+}
+
+// SetHardState records raft's hard state. A change of term or vote is
+// written durably before it returns, as raft requires before any message
+// goes out; a commit alone stays in memory until then, or Close.
+func (s *Storage) SetHardState(hs *pb.HardState) error {
+	if hs == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hs = proto.CloneOf(hs)
+	if hs.GetTerm() == s.saved.GetTerm() && hs.GetVote() == s.saved.GetVote() {
+		return nil
+	}
+	return s.saveHardStateLocked()
+}
+
+func (s *Storage) saveHardStateLocked() error {
+	if err := writeFileAtomic(s.dir, hardStateFile, encodeHardState(s.hs)); err != nil {
+		return fmt.Errorf("save raft hard state of %s: %w", s.dir, err)
+	}
+	s.saved = proto.CloneOf(s.hs)
+	return nil
+}
+
+// ApplySnapshot replaces the log with the snapshot's: the snapshot is
+// recorded (durably), then the log is emptied and restarted at the offset the
+// snapshot's data names. A snapshot not newer than the current one is
+// raft.ErrSnapOutOfDate.
+func (s *Storage) ApplySnapshot(snap *pb.Snapshot) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	md := snap.GetMetadata()
+	if md.GetIndex() <= s.idx.snapIndex {
+		return raft.ErrSnapOutOfDate
+	}
+	if len(snap.Data) != 8 || int64(binary.BigEndian.Uint64(snap.Data)) < 0 {
+		return fmt.Errorf("apply snapshot %d to %s: data is not a log offset", md.GetIndex(), s.dir)
+	}
+	m := snapMeta{index: md.GetIndex(), term: md.GetTerm(), conf: pb.EnsureConfState(proto.CloneOf(md.GetConfState())),
+		offset: int64(binary.BigEndian.Uint64(snap.Data)), restart: true}
+	if err := writeFileAtomic(s.dir, snapshotFile, encodeSnapMeta(m)); err != nil {
+		return fmt.Errorf("apply snapshot %d to %s: %w", m.index, s.dir, err)
+	}
+	if err := s.log.RestartAt(m.offset); err != nil {
+		return fmt.Errorf("apply snapshot %d to %s: %w", m.index, s.dir, err)
+	}
+	m.restart = false
+	if err := writeFileAtomic(s.dir, snapshotFile, encodeSnapMeta(m)); err != nil {
+		return fmt.Errorf("apply snapshot %d to %s: %w", m.index, s.dir, err)
+	}
+	s.idx = newIndexMap(m.index, m.term, m.offset)
+	s.conf = m.conf
+	if s.hs.GetCommit() < m.index {
+		s.hs.Commit = proto.Uint64(m.index)
+	}
+	return nil
+}
+
+// Compact makes entry i, which must be applied (at most the commit index),
+// the snapshot, with conf the configuration as of i: it is recorded durably,
+// then the log start moves to the next entry's offset and, if the log's own
+// retention by age and size is off (as a Raft log's must be), retention
+// deletes the segments wholly below it. Entries up to i are gone for raft
+// (ErrCompacted) and for consumers (OFFSET_OUT_OF_RANGE).
+func (s *Storage) Compact(i uint64, conf *pb.ConfState) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i <= s.idx.snapIndex {
+		return raft.ErrCompacted
+	}
+	if i > s.idx.lastIndex() || i > s.hs.GetCommit() {
+		return fmt.Errorf("compact %s to %d: beyond the commit %d or the last entry %d", s.dir, i, s.hs.GetCommit(), s.idx.lastIndex())
+	}
+	m := snapMeta{index: i, term: s.idx.term(i), conf: pb.EnsureConfState(proto.CloneOf(conf)), offset: s.idx.offset(i + 1)}
+	if err := writeFileAtomic(s.dir, snapshotFile, encodeSnapMeta(m)); err != nil {
+		return fmt.Errorf("compact %s to %d: %w", s.dir, i, err)
+	}
+	s.idx.compact(i)
+	s.conf = m.conf
+	if _, err := s.log.DeleteRecordsBefore(m.offset); err != nil {
+		return fmt.Errorf("compact %s to %d: %w", s.dir, i, err)
+	}
+	// Retention by age or size would move the log start past the
+	// snapshot (a segment of control batches has no timestamp, and is
+	// "old" at once); with both off it deletes only the segments below
+	// the start.
+	if cfg := s.log.Config(); cfg.RetentionAge < 0 && cfg.RetentionBytes < 0 {
+		if _, err := s.log.EnforceRetention(); err != nil {
+			return fmt.Errorf("compact %s to %d: %w", s.dir, i, err)
+		}
+	}
+	return nil
+}
+
+// NextOffset is the offset after entry i: for the commit index, the high
+// watermark. i may be the snapshot's index (the log start) but no lower.
+func (s *Storage) NextOffset(i uint64) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i < s.idx.snapIndex {
+		return 0, raft.ErrCompacted
+	}
+	if i > s.idx.lastIndex() {
+		return 0, raft.ErrUnavailable
+	}
+	return s.idx.offset(i + 1), nil
+}
+
+// Close saves a commit that advanced since the last save. The log is the
+// caller's to close.
+func (s *Storage) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if proto.Equal(s.hs, s.saved) {
+		return nil
+	}
+	return s.saveHardStateLocked()
+}
