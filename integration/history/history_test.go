@@ -173,3 +173,31 @@ func TestGroupOffsets(t *testing.T) {
 		}
 	})
 }
+
+// TestAckedWithoutOffset: a client that reports no offset (kcat) still has
+// its records checked for presence, partition, count and order.
+func TestAckedWithoutOffset(t *testing.T) {
+	h := New()
+	h.Send("k", "k0")
+	h.Send("k", "k1")
+	h.Send("k", "k2")
+	h.Acked("k0", 0, -1)
+	h.Acked("k1", 0, -1)
+	h.Acked("k2", 0, -1)
+	h.Read(0, 7, "k0")
+	h.Read(0, 8, "k1")
+	h.Read(0, 9, "k2")
+	if r := h.Check(); !r.OK() || r.Checked != 3 {
+		t.Fatalf("acked without offsets: %s", r.Report())
+	}
+	h = New()
+	h.Send("k", "k0")
+	h.Send("k", "k1")
+	h.Acked("k0", 0, -1)
+	h.Acked("k1", 0, -1)
+	h.Read(0, 7, "k1")
+	h.Read(0, 8, "k0")
+	if r := h.Check(); r.OK() || r.Reordered != 1 {
+		t.Fatalf("reorder without offsets not caught: %s", r.Report())
+	}
+}
