@@ -155,6 +155,20 @@ func (h *History) mustSend(value string) *send {
 	return s
 }
 
+// AckedOffsets lists the offsets acknowledged on partition so far (in no
+// particular order), so a reader knows how far it must read.
+func (h *History) AckedOffsets(partition int32) []int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []int64
+	for _, s := range h.sends {
+		if s.outcome == Acked && s.partition == partition && s.offset >= 0 {
+			out = append(out, s.offset)
+		}
+	}
+	return out
+}
+
 // Read records a record read back from partition at offset by the final
 // reader, which reads every partition from its start in offset order.
 func (h *History) Read(partition int32, offset int64, value string) {
