@@ -66,19 +66,22 @@ func createReplicatedTopic(t testing.TB, nodes []*Node, topic string, partitions
 	}
 }
 
-// leaderOf asks a running node which broker leads topic/p (-1: none).
-func leaderOf(t testing.TB, nodes []*Node, topic string, p int32) int32 {
+// leaderOf asks the running nodes, in turn until one answers, which broker
+// leads topic/p (-1: none).
+func leaderOf(t testing.TB, nodes []*Node, topic string, p int32) (int32, error) {
 	t.Helper()
+	var errs []error
 	for _, n := range nodes {
 		if !n.Running() {
 			continue
 		}
-		_, parts := metadata(t, n, topic)
-		if int(p) < len(parts) {
-			return parts[p].Leader
+		id, err := metadataLeader(n, topic, p)
+		if err == nil {
+			return id, nil
 		}
+		errs = append(errs, err)
 	}
-	return -1
+	return -1, fmt.Errorf("no node answered metadata: %w", errors.Join(errs...))
 }
 
 // waitLeader waits until a running node names a leader of topic/p other
@@ -87,7 +90,10 @@ func waitLeader(t testing.TB, nodes []*Node, topic string, p int32, not int32, t
 	t.Helper()
 	var leader *Node
 	retry(t, timeout, func() error {
-		id := leaderOf(t, nodes, topic, p)
+		id, err := leaderOf(t, nodes, topic, p)
+		if err != nil {
+			return err
+		}
 		for _, n := range nodes {
 			if int32(n.ID) == id && id != not && n.Running() {
 				leader = n
