@@ -43,6 +43,9 @@ type Config struct {
 	KafkaAddr string
 	AdminAddr string
 	Rack      string
+	// RaftAddr is the advertised Raft transport address ("raft" tag,
+	// host:port); empty: none (the tag is left out).
+	RaftAddr string
 
 	// ClusterID is this node's proposal for the cluster-wide id, and
 	// ClusterIDBorn when it was first made (e.g. the creation time of the

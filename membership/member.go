@@ -25,6 +25,7 @@ type Member struct {
 	GossipAddr   string       `json:"gossipAddr"`
 	KafkaAddr    string       `json:"kafkaAddr"`
 	AdminAddr    string       `json:"adminAddr"`
+	RaftAddr     string       `json:"raftAddr,omitempty"`
 	Rack         string       `json:"rack,omitempty"`
 	Gen          uint64       `json:"gen"`
 	RosterDigest string       `json:"rosterDigest"`
@@ -46,6 +47,7 @@ func memberFromSerf(m serf.Member) (Member, bool) {
 		Status:       statusFromSerf(m.Status),
 		GossipAddr:   net.JoinHostPort(m.Addr.String(), strconv.Itoa(int(m.Port))),
 		KafkaAddr:    m.Tags[TagKafkaAddr],
+		RaftAddr:     m.Tags[TagRaft],
 		AdminAddr:    m.Tags[TagAdminAddr],
 		Rack:         m.Tags[TagRack],
 		Gen:          gen,

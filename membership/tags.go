@@ -16,6 +16,10 @@ const (
 	TagGeneration   = "gen"
 	TagRosterDigest = "rv"
 	TagClusterID    = "cid" // "<born unix ns>/<id>": this node's view of the cluster id
+	// TagRaft is the advertised host:port of the Raft transport
+	// (node/replica/transport), set when Config.RaftAddr is. It costs up
+	// to ~70 bytes of the 512-byte budget.
+	TagRaft = "raft"
 )
 
 // maxTagBytes is memberlist's MetaMaxSize; serf msgpack-encodes the tag map
@@ -31,6 +35,9 @@ func buildTags(c *Config, gen uint64, rosterDigest, clusterIDTag string) (map[st
 		TagRack:         c.Rack,
 		TagGeneration:   strconv.FormatUint(gen, 10),
 		TagRosterDigest: rosterDigest,
+	}
+	if c.RaftAddr != "" {
+		tags[TagRaft] = c.RaftAddr
 	}
 	// Upper bound of serf's encoding: 1 magic byte, a map header of up to 5
 	// bytes, and up to 5 bytes of header per key and per value.

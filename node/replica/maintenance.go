@@ -1,15 +1,31 @@
 package replica
 
-import "github.com/spool-log/spool/partition"
+import (
+	"errors"
+
+	"github.com/spool-log/spool/partition"
+)
 
 // EnforceRetention deletes the closed segments retention (or a moved log
 // start) has expired and returns how many went. The active segment, which
 // holds everything not yet committed, is never one of them.
-func (r *Replica) EnforceRetention() (int, error) { return r.log.EnforceRetention() }
+//
+// With Raft the log's own retention must not move the log start (raftlog
+// could no longer number its entries); retention there becomes
+// raftlog.Compact below the commit point, which is not wired yet: a
+// replicated log keeps everything for now.
+func (r *Replica) EnforceRetention() (int, error) {
+	if r.rg != nil {
+		return 0, nil
+	}
+	return r.log.EnforceRetention()
+}
 
 // NeedsCleaning tells whether a compacted log has enough dirty bytes to be
 // worth a cleaner pass; DirtyRatio says how dirty it is.
-func (r *Replica) NeedsCleaning() bool { return r.log.NeedsCleaning() }
+// A replicated log is never cleaned yet: the cleaner drops whole batches,
+// and each batch is a Raft entry every replica must keep numbered alike.
+func (r *Replica) NeedsCleaning() bool { return r.rg == nil && r.log.NeedsCleaning() }
 
 // DirtyRatio is the log's dirty ratio and its dirty bytes.
 func (r *Replica) DirtyRatio() (float64, int64) { return r.log.DirtyRatio() }
@@ -41,14 +57,21 @@ func (r *Replica) Flush() error { return r.log.Flush() }
 // long polls answer) and closes the log, durably: node shutdown.
 func (r *Replica) Close() error {
 	r.shut()
-	return r.log.Close()
+	return errors.Join(r.closeRaft(), r.log.Close())
 }
 
 // Release is Close that also waits out a cleaning in progress, so that the
 // directory may be moved afterwards (a dropped partition's quarantine).
 func (r *Replica) Release() error {
 	r.shut()
-	return r.log.Release()
+	return errors.Join(r.closeRaft(), r.log.Release())
+}
+
+func (r *Replica) closeRaft() error {
+	if r.rg == nil {
+		return nil
+	}
+	return r.rg.close()
 }
 
 func (r *Replica) shut() {

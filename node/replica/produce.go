@@ -23,6 +23,49 @@ const (
 // does not lead refuses with ErrNotLeader. Errors are the log's
 // (*partition.BatchError, partition.ErrClosed, ...).
 func (r *Replica) Append(batches []byte) (partition.AppendInfo, error) {
+	info, _, err := r.Propose(context.Background(), batches)
+	return info, err
+}
+
+// Commit is an appended batch's commit, to wait on for acks=all.
+type Commit struct {
+	r    *Replica
+	p    *proposal // with Raft
+	last int64
+}
+
+// Wait returns once the batch is committed, when ctx ends (its error), or
+// when it can no longer be known to commit here: ErrOutcomeUnknown (its
+// entry was overwritten by another leader's), partition.ErrClosed.
+func (c Commit) Wait(ctx context.Context) error {
+	if c.p == nil {
+		return c.r.WaitCommitted(ctx, c.last)
+	}
+	select {
+	case <-c.p.done:
+		return c.p.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Propose is Append returning the batch's Commit too. With Raft the
+// leader validates the batch and proposes it; it returns once the
+// leader's own log holds it, with the offsets it got there. ctx bounds
+// that wait (then ErrOutcomeUnknown: the proposal may still commit).
+func (r *Replica) Propose(ctx context.Context, batches []byte) (partition.AppendInfo, Commit, error) {
+	if r.rg != nil {
+		p, err := r.rg.propose(ctx, batches)
+		if err != nil {
+			return partition.AppendInfo{}, Commit{}, err
+		}
+		return p.info, Commit{r: r, p: p}, nil
+	}
+	info, err := r.appendDirect(batches)
+	return info, Commit{r: r, last: info.LastOffset}, err
+}
+
+func (r *Replica) appendDirect(batches []byte) (partition.AppendInfo, error) {
 	if !r.IsLeader() {
 		return partition.AppendInfo{}, ErrNotLeader
 	}
@@ -38,11 +81,11 @@ func (r *Replica) Append(batches []byte) (partition.AppendInfo, error) {
 
 // Produce is Append followed, for AcksAll, by WaitCommitted on the batch.
 func (r *Replica) Produce(ctx context.Context, batches []byte, acks Acks) (partition.AppendInfo, error) {
-	info, err := r.Append(batches)
+	info, c, err := r.Propose(ctx, batches)
 	if err != nil || acks != AcksAll {
 		return info, err
 	}
-	if err := r.WaitCommitted(ctx, info.LastOffset); err != nil {
+	if err := c.Wait(ctx); err != nil {
 		return info, fmt.Errorf("wait for commit of offset %d: %w", info.LastOffset, err)
 	}
 	return info, nil
@@ -50,7 +93,8 @@ func (r *Replica) Produce(ctx context.Context, batches []byte, acks Acks) (parti
 
 // WaitCommitted returns once offset is committed (below the high
 // watermark), when ctx ends (its error), or when the replica closes
-// (partition.ErrClosed).
+// (partition.ErrClosed). With Raft an offset says nothing of which batch
+// is committed there: wait on the Commit Propose gave instead.
 func (r *Replica) WaitCommitted(ctx context.Context, offset int64) error {
 	for {
 		r.mu.Lock()

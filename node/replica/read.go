@@ -48,6 +48,11 @@ func (r *Replica) SegmentCount() int { return r.log.SegmentCount() }
 // committed records may be deleted. Only the leader takes it (ErrNotLeader);
 // with Raft the new start must reach the followers too.
 func (r *Replica) DeleteRecordsBefore(offset int64) (int64, error) {
+	if r.rg != nil {
+		// The new start would have to reach every replica through the
+		// Raft log, and raftlog moves its start only at entry bounds.
+		return r.log.StartOffset(), ErrNotSupported
+	}
 	if !r.IsLeader() {
 		return r.log.StartOffset(), ErrNotLeader
 	}

@@ -2,6 +2,7 @@ package replica
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -24,6 +25,12 @@ type Config struct {
 	// Alive says whether gossip sees broker id alive. Single copy decides
 	// leadership by it; with Raft it is only a hint for campaigning.
 	Alive func(id int32) bool
+
+	// Driver, for a partition with more than one replica, makes this
+	// replica a member of the partition's Raft group named Group, driven
+	// by it (Open). A single copy stays on the direct path (doc.go).
+	Driver *Driver
+	Group  GroupKey
 }
 
 // Replica is one partition's replica on this node. All methods are safe
@@ -40,6 +47,9 @@ type Replica struct {
 
 	// mu guards hw's advances, committed and waiters. hw is also read
 	// without it.
+	// rg is the replica's Raft group member; nil for a single copy.
+	rg *raftGroup
+
 	mu        sync.Mutex
 	hw        atomic.Int64
 	committed chan struct{} // closed (and replaced) each time hw advances
@@ -68,9 +78,50 @@ func New(log *partition.Log, cfg Config) *Replica {
 	return r
 }
 
+// Open is New for a replica of a partition with more than one copy when
+// cfg has a Driver: its log becomes the Raft log of the partition's group
+// (voters: the replicas), the high watermark its commit point.
+func Open(log *partition.Log, cfg Config) (*Replica, error) {
+	r := New(log, cfg)
+	if cfg.Driver == nil || len(r.replicas) < 2 {
+		return r, nil
+	}
+	if err := r.openRaft(cfg); err != nil {
+		return nil, fmt.Errorf("replica of %s: %w", log.Dir(), err)
+	}
+	return r, nil
+}
+
+// Replicated tells whether the replica is a member of a Raft group.
+func (r *Replica) Replicated() bool { return r.rg != nil }
+
+// MemberFailed is gossip's word that broker id failed or left: with Raft a
+// hint to elect a new leader at once if it led; nothing for a single copy,
+// whose leadership follows liveness already.
+func (r *Replica) MemberFailed(id int32) {
+	if r.rg != nil {
+		r.rg.memberFailed(id)
+	}
+}
+
+// WritableEpoch is the leader epoch in which this replica takes appends
+// now, and whether it does: with Raft, once it leads and an entry of its
+// term is committed (everything an earlier leader left is then below the
+// high watermark, which rebuilding producer state needs).
+func (r *Replica) WritableEpoch() (int32, bool) {
+	if r.rg != nil {
+		return int32(r.rg.term.Load()), r.rg.writable.Load()
+	}
+	return r.epoch, r.IsLeader()
+}
+
 // Leader is the broker leading the partition, or -1 when none does: single
-// copy, the first replica while it is alive.
+// copy, the first replica while it is alive; with Raft, the group's leader
+// as this replica last heard.
 func (r *Replica) Leader() int32 {
+	if r.rg != nil {
+		return brokerOf(r.rg.lead.Load())
+	}
 	if len(r.replicas) == 0 || !r.alive(r.replicas[0]) {
 		return -1
 	}
@@ -78,12 +129,23 @@ func (r *Replica) Leader() int32 {
 }
 
 // IsLeader tells whether this node leads the partition.
-func (r *Replica) IsLeader() bool { return r.Leader() == r.self }
+func (r *Replica) IsLeader() bool {
+	if r.rg != nil {
+		return r.rg.leading.Load()
+	}
+	return r.Leader() == r.self
+}
 
 // LeaderEpoch is the epoch of the current leadership as this replica knows
 // it, or -1 when it does not lead (single copy: nothing tells a follower
 // the leader's epoch).
 func (r *Replica) LeaderEpoch() int32 {
+	if r.rg != nil {
+		if r.rg.lead.Load() == 0 {
+			return -1
+		}
+		return int32(r.rg.term.Load())
+	}
 	if !r.IsLeader() {
 		return -1
 	}
@@ -96,6 +158,9 @@ func (r *Replica) Replicas() []int32 { return slices.Clone(r.replicas) }
 // ISR is the in-sync replica set: single copy, the leader alone (the other
 // replicas hold nothing), empty when nobody leads.
 func (r *Replica) ISR() []int32 {
+	if r.rg != nil {
+		return slices.Clone(*r.rg.isr.Load())
+	}
 	if l := r.Leader(); l >= 0 {
 		return []int32{l}
 	}
@@ -126,6 +191,10 @@ type State struct {
 // each replica's liveness once (Metadata asks for every partition).
 func (r *Replica) State() State {
 	st := State{Leader: -1, LeaderEpoch: -1, ISR: []int32{}, Offline: []int32{}}
+	if r.rg != nil {
+		st.Leader, st.LeaderEpoch, st.ISR, st.Offline = r.Leader(), r.LeaderEpoch(), r.ISR(), r.Offline()
+		return st
+	}
 	for i, id := range r.replicas {
 		if !r.alive(id) {
 			st.Offline = append(st.Offline, id)
@@ -139,3 +208,7 @@ func (r *Replica) State() State {
 	}
 	return st
 }
+
+// ErrNotSupported refuses what a replicated (Raft) partition does not do
+// yet: DeleteRecords.
+var ErrNotSupported = errors.New("not supported on a replicated partition yet")

@@ -1,0 +1,336 @@
+package replica
+
+import (
+	"hash/maphash"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	pb "go.etcd.io/raft/v3/raftpb"
+
+	"github.com/spool-log/spool/node/replica/transport"
+)
+
+// GroupKey names a partition's Raft group on the wire: the topic's id and
+// the partition index.
+type GroupKey = transport.GroupKey
+
+// Transport carries a group's messages to the other nodes
+// (node/replica/transport in the node; an in-process router in tests).
+// Send must not block; Flush is called after each round of Readys so one
+// round leaves in one write per peer.
+type Transport interface {
+	Send(g GroupKey, m *pb.Message) bool
+	Flush()
+}
+
+// DriverConfig tunes the driver of every Raft group on a node.
+type DriverConfig struct {
+	// Tick is the Raft tick; ElectionTick ticks without a leader's word
+	// start an election (randomized up to twice that), HeartbeatTick
+	// ticks between a leader's heartbeats.
+	Tick          time.Duration
+	ElectionTick  int
+	HeartbeatTick int
+	// Workers drive the groups, each group always on the same one (its
+	// key's hash), so a slow fsync stalls only its worker's groups.
+	Workers int
+	// MaxSizePerMsg, MaxInflightMsgs and MaxUncommittedEntriesSize bound
+	// the memory of one group (raft.Config).
+	MaxSizePerMsg             uint64
+	MaxInflightMsgs           int
+	MaxUncommittedEntriesSize uint64
+	// ISRMaxLagEntries and ISRMaxIdleTicks make a follower in sync: its log
+	// matches the leader's to within that many entries and it answered
+	// within that many ticks.
+	ISRMaxLagEntries uint64
+	ISRMaxIdleTicks  int
+	// PreferredCheckTicks is how often a leader that is not the preferred
+	// replica looks whether it may hand leadership back.
+	PreferredCheckTicks int
+	// Sync fsyncs a group's entries before its messages go out, as raft's
+	// contract requires for the promise (an acknowledged record survives
+	// any minority of disks). Off, durability is the topic's flush policy
+	// (Kafka's default: the page cache, replicas on other machines).
+	Sync bool
+	Log  *logrus.Entry
+}
+
+// DefaultDriverConfig: a 100 ms tick, elections after 1-2 s of silence,
+// heartbeats every tick, four workers.
+func DefaultDriverConfig() DriverConfig {
+	return DriverConfig{
+		Tick: 100 * time.Millisecond, ElectionTick: 10, HeartbeatTick: 1, Workers: 4,
+		MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256, MaxUncommittedEntriesSize: 64 << 20,
+		ISRMaxLagEntries: 10_000, ISRMaxIdleTicks: 30, PreferredCheckTicks: 30, Sync: true,
+	}
+}
+
+// Driver drives every Raft group (replica with more than one copy) of a
+// node: one ticker for all, a fixed pool of workers, no goroutine per
+// partition. A worker handles a group's Ready whenever the group has
+// something new (a proposal, a message, a hint) and on every tick.
+type Driver struct {
+	cfg  DriverConfig
+	log  *logrus.Entry
+	seed maphash.Seed
+
+	mu     sync.RWMutex
+	groups map[GroupKey]*raftGroup
+	tr     Transport
+
+	workers []*worker
+	stop    chan struct{}
+	wg      sync.WaitGroup
+	started bool
+}
+
+type worker struct {
+	d      *Driver
+	mu     sync.Mutex
+	groups map[*raftGroup]struct{}
+	dirty  map[*raftGroup]struct{}
+	wake   chan struct{} // a signal for dirty groups, room for one
+	tick   chan struct{} // a tick, room for one
+}
+
+// NewDriver makes a driver; SetTransport, then Start.
+func NewDriver(cfg DriverConfig) *Driver {
+	def := DefaultDriverConfig()
+	if cfg.Tick <= 0 {
+		cfg.Tick = def.Tick
+	}
+	if cfg.ElectionTick <= 0 {
+		cfg.ElectionTick = def.ElectionTick
+	}
+	if cfg.HeartbeatTick <= 0 {
+		cfg.HeartbeatTick = def.HeartbeatTick
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = def.Workers
+	}
+	if cfg.MaxSizePerMsg == 0 {
+		cfg.MaxSizePerMsg = def.MaxSizePerMsg
+	}
+	if cfg.MaxInflightMsgs <= 0 {
+		cfg.MaxInflightMsgs = def.MaxInflightMsgs
+	}
+	if cfg.MaxUncommittedEntriesSize == 0 {
+		cfg.MaxUncommittedEntriesSize = def.MaxUncommittedEntriesSize
+	}
+	if cfg.ISRMaxLagEntries == 0 {
+		cfg.ISRMaxLagEntries = def.ISRMaxLagEntries
+	}
+	if cfg.ISRMaxIdleTicks <= 0 {
+		cfg.ISRMaxIdleTicks = def.ISRMaxIdleTicks
+	}
+	if cfg.PreferredCheckTicks <= 0 {
+		cfg.PreferredCheckTicks = def.PreferredCheckTicks
+	}
+	if cfg.Log == nil {
+		cfg.Log = logrus.NewEntry(logrus.StandardLogger())
+	}
+	d := &Driver{cfg: cfg, log: cfg.Log.WithField("component", "raft"), seed: maphash.MakeSeed(),
+		groups: make(map[GroupKey]*raftGroup), stop: make(chan struct{})}
+	for range cfg.Workers {
+		d.workers = append(d.workers, &worker{d: d, groups: map[*raftGroup]struct{}{}, dirty: map[*raftGroup]struct{}{},
+			wake: make(chan struct{}, 1), tick: make(chan struct{}, 1)})
+	}
+	return d
+}
+
+// SetTransport sets where messages go; before Start.
+func (d *Driver) SetTransport(tr Transport) {
+	d.mu.Lock()
+	d.tr = tr
+	d.mu.Unlock()
+}
+
+// Start starts the ticker and the workers.
+func (d *Driver) Start() {
+	d.mu.Lock()
+	if d.started {
+		d.mu.Unlock()
+		return
+	}
+	d.started = true
+	d.mu.Unlock()
+	for _, w := range d.workers {
+		d.wg.Add(1)
+		go w.loop()
+	}
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		t := time.NewTicker(d.cfg.Tick)
+		defer t.Stop()
+		for {
+			select {
+			case <-d.stop:
+				return
+			case <-t.C:
+				for _, w := range d.workers {
+					select {
+					case w.tick <- struct{}{}:
+					default: // the worker is behind: ticks are not queued
+					}
+				}
+			}
+		}
+	}()
+}
+
+// Stop ends the ticker and the workers; groups stay open (their replicas
+// close them).
+func (d *Driver) Stop() {
+	d.mu.Lock()
+	if !d.started {
+		d.mu.Unlock()
+		return
+	}
+	d.started = false
+	d.mu.Unlock()
+	close(d.stop)
+	d.wg.Wait()
+}
+
+func (d *Driver) workerOf(k GroupKey) *worker {
+	var h maphash.Hash
+	h.SetSeed(d.seed)
+	h.Write(k.Topic[:])
+	h.WriteByte(byte(k.Partition))
+	h.WriteByte(byte(k.Partition >> 8))
+	h.WriteByte(byte(k.Partition >> 16))
+	h.WriteByte(byte(k.Partition >> 24))
+	return d.workers[h.Sum64()%uint64(len(d.workers))]
+}
+
+func (d *Driver) add(g *raftGroup) {
+	d.mu.Lock()
+	d.groups[g.key] = g
+	d.mu.Unlock()
+	w := g.w
+	w.mu.Lock()
+	w.groups[g] = struct{}{}
+	w.mu.Unlock()
+	w.kick(g)
+}
+
+func (d *Driver) remove(g *raftGroup) {
+	d.mu.Lock()
+	if d.groups[g.key] == g {
+		delete(d.groups, g.key)
+	}
+	d.mu.Unlock()
+	w := g.w
+	w.mu.Lock()
+	delete(w.groups, g)
+	delete(w.dirty, g)
+	w.mu.Unlock()
+}
+
+func (d *Driver) group(k GroupKey) *raftGroup {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.groups[k]
+}
+
+func (d *Driver) transport() Transport {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.tr
+}
+
+// Deliver hands a message from a peer to its group (the transport's
+// handler): queued, never stepped on the caller's goroutine. A message for
+// a group this node does not host is dropped.
+func (d *Driver) Deliver(from uint64, k GroupKey, m *pb.Message) {
+	g := d.group(k)
+	if g == nil {
+		return
+	}
+	g.inMu.Lock()
+	if len(g.inbox) < maxInbox {
+		g.inbox = append(g.inbox, m)
+	}
+	g.inMu.Unlock()
+	g.seen(from)
+	g.w.kick(g)
+}
+
+// maxInbox bounds the messages queued for one group between two rounds;
+// raft retransmits what is dropped.
+const maxInbox = 4096
+
+// Unreachable reports that messages of group k to node could not be sent.
+func (d *Driver) Unreachable(k GroupKey, node uint64) {
+	if g := d.group(k); g != nil {
+		g.inMu.Lock()
+		g.unreachable = append(g.unreachable, node)
+		g.inMu.Unlock()
+		g.w.kick(g)
+	}
+}
+
+// SnapshotStatus reports whether a MsgSnap of group k reached node.
+func (d *Driver) SnapshotStatus(k GroupKey, node uint64, ok bool) {
+	if g := d.group(k); g != nil {
+		g.inMu.Lock()
+		g.snapStatus = append(g.snapStatus, snapReport{node, ok})
+		g.inMu.Unlock()
+		g.w.kick(g)
+	}
+}
+
+func (w *worker) kick(g *raftGroup) {
+	w.mu.Lock()
+	if _, ok := w.groups[g]; ok {
+		w.dirty[g] = struct{}{}
+	}
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (w *worker) loop() {
+	defer w.d.wg.Done()
+	var list []*raftGroup
+	for {
+		tick := false
+		select {
+		case <-w.d.stop:
+			return
+		case <-w.wake:
+		case <-w.tick:
+			tick = true
+		}
+		if !tick {
+			select {
+			case <-w.tick:
+				tick = true
+			default:
+			}
+		}
+		list = list[:0]
+		w.mu.Lock()
+		if tick {
+			for g := range w.groups {
+				list = append(list, g)
+			}
+		} else {
+			for g := range w.dirty {
+				list = append(list, g)
+			}
+		}
+		clear(w.dirty)
+		w.mu.Unlock()
+		for _, g := range list {
+			g.process(tick)
+		}
+		if tr := w.d.transport(); tr != nil && len(list) > 0 {
+			tr.Flush()
+		}
+	}
+}

@@ -1,0 +1,504 @@
+package replica
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sirupsen/logrus"
+	"go.etcd.io/raft/v3"
+	pb "go.etcd.io/raft/v3/raftpb"
+
+	"github.com/spool-log/spool/node/replica/raftlog"
+	"github.com/spool-log/spool/partition"
+)
+
+// ErrOutcomeUnknown fails a proposal the leader accepted but cannot see
+// through: leadership moved, or its entry was overwritten, before it was
+// committed. It may or may not be committed (REQUEST_TIMED_OUT: a client
+// retries, and an idempotent producer's retry is recognised).
+var ErrOutcomeUnknown = errors.New("leadership changed before the batch was committed: outcome unknown")
+
+// RaftID is the Raft member id of a broker: raft reserves 0 for "none",
+// and broker id 0 is valid.
+func RaftID(broker int32) uint64 { return uint64(broker) + 1 }
+
+func brokerOf(id uint64) int32 {
+	if id == 0 {
+		return -1
+	}
+	return int32(id - 1)
+}
+
+// proposal is one batch proposed by the leader, matched to the entry it
+// became (FIFO within the term: raft appends a leader's proposals in
+// order, and only the term's leader makes entries of that term).
+type proposal struct {
+	term     uint64
+	index    uint64
+	info     partition.AppendInfo
+	appended chan struct{} // closed once the leader's log holds it, or on failure (err set)
+	done     chan struct{} // closed once committed, or on failure (err set)
+	err      error         // set before a channel closes
+}
+
+func (p *proposal) fail(err error) {
+	p.err = err
+	select {
+	case <-p.appended:
+	default:
+		close(p.appended)
+	}
+	select {
+	case <-p.done:
+	default:
+		close(p.done)
+	}
+}
+
+type snapReport struct {
+	node uint64
+	ok   bool
+}
+
+// raftGroup is a replica's member of its partition's Raft group.
+type raftGroup struct {
+	r    *Replica
+	d    *Driver
+	w    *worker
+	key  GroupKey
+	self uint64
+	st   *raftlog.Storage
+	log  *logrus.Entry
+
+	// inMu guards what arrives from other goroutines between rounds.
+	inMu        sync.Mutex
+	inbox       []*pb.Message
+	unreachable []uint64
+	snapStatus  []snapReport
+	campaign    bool
+	forget      bool
+	lastSeen    map[uint64]int64 // raft id -> tick count when last heard from
+	ticks       atomic.Int64
+
+	// mu guards rn and the proposals; the worker holds it for a round.
+	mu            sync.Mutex
+	rn            *raft.RawNode
+	closed        bool
+	broken        error
+	pending       []*proposal // proposed, not yet in a Ready's entries
+	appended      []*proposal // in the log, not yet committed, by index
+	termStart     uint64      // index of this leader's empty entry of termStartTerm
+	termStartTerm uint64
+	applied       uint64
+
+	// Published after every round, read without mu.
+	lead     atomic.Uint64
+	term     atomic.Uint64
+	leading  atomic.Bool
+	writable atomic.Bool // leading, and an entry of its term is committed
+	isr      atomic.Pointer[[]int32]
+}
+
+func (r *Replica) openRaft(cfg Config) error {
+	voters := make([]uint64, 0, len(r.replicas))
+	for _, id := range r.replicas {
+		voters = append(voters, RaftID(id))
+	}
+	st, err := raftlog.Open(r.log, raftlog.Options{Bootstrap: &pb.ConfState{Voters: voters}, Sync: cfg.Driver.cfg.Sync})
+	if err != nil {
+		return err
+	}
+	hs, _, _ := st.InitialState()
+	d := cfg.Driver
+	g := &raftGroup{r: r, d: d, w: d.workerOf(cfg.Group), key: cfg.Group, self: RaftID(r.self), st: st,
+		log: d.log.WithFields(logrus.Fields{"partition": cfg.Group.String()}), lastSeen: map[uint64]int64{}}
+	first, _ := st.FirstIndex()
+	g.applied = max(hs.GetCommit(), first-1)
+	rn, err := raft.NewRawNode(&raft.Config{
+		ID: g.self, ElectionTick: d.cfg.ElectionTick, HeartbeatTick: d.cfg.HeartbeatTick, Storage: st,
+		Applied: g.applied, MaxSizePerMsg: d.cfg.MaxSizePerMsg, MaxInflightMsgs: d.cfg.MaxInflightMsgs,
+		MaxUncommittedEntriesSize: d.cfg.MaxUncommittedEntriesSize, MaxCommittedSizePerReady: 4 << 20,
+		PreVote: true, CheckQuorum: true, Logger: raftLogger{g.log},
+	})
+	if err != nil {
+		st.Close()
+		return fmt.Errorf("raft group %s: %w", cfg.Group, err)
+	}
+	g.rn = rn
+	hw, err := st.NextOffset(g.applied)
+	if err != nil {
+		st.Close()
+		return fmt.Errorf("raft group %s: high watermark at %d: %w", cfg.Group, g.applied, err)
+	}
+	r.hw.Store(hw)
+	empty := []int32{}
+	g.isr.Store(&empty)
+	r.rg = g
+	// A single voter elects itself at once; so does the preferred replica
+	// of a brand-new group, instead of waiting out an election timeout.
+	if len(voters) == 1 || (hs.GetTerm() == 0 && r.replicas[0] == r.self) {
+		g.campaign = true
+	}
+	d.add(g)
+	return nil
+}
+
+// seen notes that the group heard from peer at the current tick.
+func (g *raftGroup) seen(peer uint64) {
+	g.inMu.Lock()
+	g.lastSeen[peer] = g.ticks.Load()
+	g.inMu.Unlock()
+}
+
+// process is one round of the group on its worker: what arrived is
+// stepped, a tick if due, then every Ready handled per raft's contract.
+func (g *raftGroup) process(tick bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed || g.broken != nil {
+		return
+	}
+	g.inMu.Lock()
+	msgs, unr, snaps, camp, forget := g.inbox, g.unreachable, g.snapStatus, g.campaign, g.forget
+	g.inbox, g.unreachable, g.snapStatus, g.campaign, g.forget = nil, nil, nil, false, false
+	g.inMu.Unlock()
+	for _, m := range msgs {
+		_ = g.rn.Step(m) // refusals are raft's own (a stale term, an unknown peer)
+	}
+	for _, id := range unr {
+		g.rn.ReportUnreachable(id)
+	}
+	for _, s := range snaps {
+		st := raft.SnapshotFinish
+		if !s.ok {
+			st = raft.SnapshotFailure
+		}
+		g.rn.ReportSnapshot(s.node, st)
+	}
+	if forget {
+		_ = g.rn.ForgetLeader()
+	}
+	if camp {
+		_ = g.rn.Campaign()
+	}
+	if tick {
+		g.rn.Tick()
+		n := g.ticks.Add(1)
+		if g.leading.Load() && n%int64(g.d.cfg.PreferredCheckTicks) == 0 {
+			g.maybeTransfer()
+		}
+	}
+	for g.rn.HasReady() {
+		if err := g.handleReady(); err != nil {
+			g.broken = err
+			g.log.WithError(err).Error("raft group stopped: its log cannot be written")
+			for _, p := range append(g.pending, g.appended...) {
+				p.fail(fmt.Errorf("raft group %s: %w", g.key, err))
+			}
+			g.pending, g.appended = nil, nil
+			g.leading.Store(false)
+			g.writable.Store(false)
+			return
+		}
+	}
+	g.publish()
+}
+
+func (g *raftGroup) handleReady() error {
+	rd := g.rn.Ready()
+	if rd.Snapshot != nil && !raft.IsEmptySnap(rd.Snapshot) {
+		if err := g.st.ApplySnapshot(rd.Snapshot); err != nil && !errors.Is(err, raft.ErrSnapOutOfDate) {
+			return err
+		}
+		g.failFrom(rd.Snapshot.GetMetadata().GetIndex() + 1)
+		g.applied = max(g.applied, rd.Snapshot.GetMetadata().GetIndex())
+		if hw, err := g.st.NextOffset(g.applied); err == nil {
+			g.r.advance(hw)
+		}
+	}
+	if len(rd.Entries) > 0 {
+		g.failFrom(rd.Entries[0].GetIndex())
+		if err := g.st.Append(rd.Entries); err != nil {
+			return err
+		}
+		g.match(rd.Entries)
+	}
+	if rd.HardState != nil && !raft.IsEmptyHardState(rd.HardState) {
+		if err := g.st.SetHardState(rd.HardState); err != nil {
+			return err
+		}
+	}
+	// Only now, with entries and hard state durable, may messages go out.
+	if tr := g.d.transport(); tr != nil {
+		for _, m := range rd.Messages {
+			tr.Send(g.key, m)
+		}
+	}
+	if len(rd.CommittedEntries) > 0 {
+		if err := g.apply(rd.CommittedEntries); err != nil {
+			return err
+		}
+	}
+	g.rn.Advance(rd)
+	return nil
+}
+
+// failFrom fails the appended proposals at or after index, which entries
+// of another leader are about to overwrite.
+func (g *raftGroup) failFrom(index uint64) {
+	i := len(g.appended)
+	for i > 0 && g.appended[i-1].index >= index {
+		i--
+	}
+	for _, p := range g.appended[i:] {
+		p.fail(ErrOutcomeUnknown)
+	}
+	g.appended = g.appended[:i]
+}
+
+// match gives the pending proposals the entries they became, now in the
+// log, and notes the empty entry that starts this leader's term.
+func (g *raftGroup) match(ents []*pb.Entry) {
+	term := g.rn.BasicStatus().GetTerm()
+	for _, e := range ents {
+		if e.GetType() != pb.EntryNormal {
+			continue
+		}
+		if len(e.Data) == 0 {
+			if e.GetTerm() == term {
+				g.termStart, g.termStartTerm = e.GetIndex(), e.GetTerm()
+			}
+			continue
+		}
+		if len(g.pending) == 0 || g.pending[0].term != e.GetTerm() {
+			continue
+		}
+		p := g.pending[0]
+		g.pending = g.pending[1:]
+		base, err1 := g.st.NextOffset(e.GetIndex() - 1)
+		next, err2 := g.st.NextOffset(e.GetIndex())
+		if err := errors.Join(err1, err2); err != nil {
+			p.fail(fmt.Errorf("offset of entry %d: %w", e.GetIndex(), err))
+			continue
+		}
+		p.index = e.GetIndex()
+		p.info.BaseOffset, p.info.LastOffset = base, next-1
+		close(p.appended)
+		g.appended = append(g.appended, p)
+	}
+}
+
+// apply moves the high watermark to the end of the last committed entry
+// and completes the proposals committed with it.
+func (g *raftGroup) apply(ents []*pb.Entry) error {
+	first, last := ents[0].GetIndex(), ents[len(ents)-1].GetIndex()
+	for _, e := range ents {
+		switch e.GetType() {
+		case pb.EntryConfChange, pb.EntryConfChangeV2:
+			// Spool proposes none yet (moving replicas will); a group
+			// must not silently ignore one it was sent.
+			return fmt.Errorf("entry %d: configuration changes are not supported yet", e.GetIndex())
+		}
+	}
+	hw, err := g.st.NextOffset(last)
+	if err != nil {
+		return fmt.Errorf("high watermark at entry %d: %w", last, err)
+	}
+	g.applied = last
+	g.r.advance(hw)
+	n := 0
+	for _, p := range g.appended {
+		if p.index > last {
+			break
+		}
+		n++
+		if p.index >= first && ents[p.index-first].GetTerm() != p.term {
+			p.fail(ErrOutcomeUnknown)
+			continue
+		}
+		close(p.done)
+	}
+	g.appended = g.appended[n:]
+	return nil
+}
+
+// publish makes the round's outcome visible to readers without mu, and
+// fails proposals that can no longer become entries.
+func (g *raftGroup) publish() {
+	bs := g.rn.BasicStatus()
+	term := bs.GetTerm()
+	leading := bs.RaftState == raft.StateLeader
+	g.lead.Store(bs.Lead)
+	g.term.Store(term)
+	g.leading.Store(leading)
+	g.writable.Store(leading && g.termStartTerm == term && g.termStart > 0 && g.applied >= g.termStart)
+	// Every Ready is handled: a proposal not matched by now was dropped
+	// from raft's log before it was persisted (leadership moved).
+	for _, p := range g.pending {
+		p.fail(ErrOutcomeUnknown)
+	}
+	g.pending = g.pending[:0]
+	g.updateISR(leading, bs.Lead)
+}
+
+// updateISR: the leader and the followers whose log is within
+// ISRMaxLagEntries of the leader's and that answered within
+// ISRMaxIdleTicks; a follower knows only the leader.
+func (g *raftGroup) updateISR(leading bool, lead uint64) {
+	isr := []int32{}
+	if leading {
+		st := g.rn.Status()
+		last := st.Progress[g.self].Match
+		now := g.ticks.Load()
+		g.inMu.Lock()
+		for _, b := range g.r.replicas {
+			id := RaftID(b)
+			pr, ok := st.Progress[id]
+			if !ok {
+				continue
+			}
+			seen, heard := g.lastSeen[id]
+			if id == g.self || (heard && now-seen <= int64(g.d.cfg.ISRMaxIdleTicks) && pr.Match+g.d.cfg.ISRMaxLagEntries >= last) {
+				isr = append(isr, b)
+			}
+		}
+		g.inMu.Unlock()
+	} else if lead != 0 {
+		isr = append(isr, brokerOf(lead))
+	}
+	if old := g.isr.Load(); old == nil || !slices.Equal(*old, isr) {
+		g.isr.Store(&isr)
+	}
+}
+
+// maybeTransfer hands leadership back to the preferred (first) replica
+// when it is alive, answering and caught up.
+func (g *raftGroup) maybeTransfer() {
+	pref := g.r.replicas[0]
+	if pref == g.r.self || !g.writable.Load() || !g.r.alive(pref) {
+		return
+	}
+	st := g.rn.Status()
+	if st.LeadTransferee != 0 {
+		return
+	}
+	pr, ok := st.Progress[RaftID(pref)]
+	g.inMu.Lock()
+	seen, heard := g.lastSeen[RaftID(pref)]
+	g.inMu.Unlock()
+	if !ok || !heard || g.ticks.Load()-seen > int64(g.d.cfg.ElectionTick) || pr.Match < st.Progress[g.self].Match {
+		return
+	}
+	g.log.WithField("to", pref).Info("handing leadership back to the preferred replica")
+	g.rn.TransferLeader(RaftID(pref))
+}
+
+// memberFailed is gossip's word that broker id failed: a hint only. If it
+// led, the replicas forget it (so they grant votes without waiting out its
+// lease) and the next live replica in succession order campaigns at once.
+func (g *raftGroup) memberFailed(id int32) {
+	if g.lead.Load() != RaftID(id) {
+		return
+	}
+	next := int32(-1)
+	for _, b := range g.r.replicas {
+		if b != id && g.r.alive(b) {
+			next = b
+			break
+		}
+	}
+	g.inMu.Lock()
+	g.forget = true
+	g.campaign = next == g.r.self
+	g.inMu.Unlock()
+	g.w.kick(g)
+}
+
+// propose proposes one validated batch and returns once the leader's log
+// holds it (or it failed).
+func (g *raftGroup) propose(ctx context.Context, batches []byte) (*proposal, error) {
+	h, err := partition.ParseBatchHeader(batches)
+	if err != nil {
+		return nil, &partition.BatchError{Kind: partition.Corrupt, Reason: err.Error()}
+	}
+	if h.Size() != int64(len(batches)) {
+		return nil, &partition.BatchError{Kind: partition.Invalid, Reason: "a replicated append takes exactly one record batch"}
+	}
+	if err := partition.ValidateBatches(batches); err != nil {
+		return nil, err
+	}
+	p := &proposal{appended: make(chan struct{}), done: make(chan struct{}),
+		info: partition.AppendInfo{LogAppendTime: -1, RecordCount: int(h.NumRecords), Bytes: len(batches)}}
+	// raft keeps the data (unstable log, messages) past the caller's
+	// buffer, which wire reuses.
+	data := bytes.Clone(batches)
+	g.mu.Lock()
+	switch {
+	case g.closed:
+		g.mu.Unlock()
+		return nil, partition.ErrClosed
+	case !g.writable.Load() || g.broken != nil:
+		g.mu.Unlock()
+		return nil, ErrNotLeader
+	}
+	p.term = g.rn.BasicStatus().GetTerm()
+	if err := g.rn.Propose(data); err != nil {
+		g.mu.Unlock()
+		if errors.Is(err, raft.ErrProposalDropped) {
+			return nil, ErrNotLeader
+		}
+		return nil, fmt.Errorf("propose to %s: %w", g.key, err)
+	}
+	g.pending = append(g.pending, p)
+	g.mu.Unlock()
+	g.w.kick(g)
+	select {
+	case <-p.appended:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("append to %s: %w: %w", g.key, ErrOutcomeUnknown, ctx.Err())
+	}
+	if p.err != nil {
+		return nil, p.err
+	}
+	return p, nil
+}
+
+func (g *raftGroup) close() error {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return nil
+	}
+	g.closed = true
+	for _, p := range append(g.pending, g.appended...) {
+		p.fail(partition.ErrClosed)
+	}
+	g.pending, g.appended = nil, nil
+	g.mu.Unlock()
+	g.d.remove(g)
+	g.leading.Store(false)
+	g.writable.Store(false)
+	return g.st.Close()
+}
+
+// raftLogger sends raft's log lines to logrus: its info lines (elections,
+// terms) at debug, as a busy node has many groups.
+type raftLogger struct{ e *logrus.Entry }
+
+func (l raftLogger) Debug(v ...any)                   { l.e.Debug(v...) }
+func (l raftLogger) Debugf(format string, v ...any)   { l.e.Debugf(format, v...) }
+func (l raftLogger) Error(v ...any)                   { l.e.Error(v...) }
+func (l raftLogger) Errorf(format string, v ...any)   { l.e.Errorf(format, v...) }
+func (l raftLogger) Info(v ...any)                    { l.e.Debug(v...) }
+func (l raftLogger) Infof(format string, v ...any)    { l.e.Debugf(format, v...) }
+func (l raftLogger) Warning(v ...any)                 { l.e.Warn(v...) }
+func (l raftLogger) Warningf(format string, v ...any) { l.e.Warnf(format, v...) }
+func (l raftLogger) Fatal(v ...any)                   { l.e.Fatal(v...) }
+func (l raftLogger) Fatalf(format string, v ...any)   { l.e.Fatalf(format, v...) }
+func (l raftLogger) Panic(v ...any)                   { l.e.Panic(v...) }
+func (l raftLogger) Panicf(format string, v ...any)   { l.e.Panicf(format, v...) }

@@ -1,0 +1,358 @@
+package replica
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	pb "go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/spool-log/spool/partition"
+)
+
+// memNet is an in-process transport between drivers: Send hands a copy of
+// the message to the destination driver's Deliver, unless either end is
+// cut off or down.
+type memNet struct {
+	mu      sync.Mutex
+	drivers map[uint64]*Driver
+	cut     map[uint64]bool
+}
+
+type memTransport struct {
+	net  *memNet
+	self uint64
+}
+
+func (t memTransport) Send(g GroupKey, m *pb.Message) bool {
+	t.net.mu.Lock()
+	d := t.net.drivers[m.GetTo()]
+	if t.net.cut[t.self] || t.net.cut[m.GetTo()] {
+		d = nil
+	}
+	t.net.mu.Unlock()
+	if d == nil {
+		return false
+	}
+	d.Deliver(t.self, g, proto.CloneOf(m))
+	return true
+}
+
+func (memTransport) Flush() {}
+
+// raftCluster is n brokers (ids 0..n-1), each with a driver, hosting one
+// partition's replicas.
+type raftCluster struct {
+	t    *testing.T
+	net  *memNet
+	ids  []int32
+	dirs map[int32]string
+	reps map[int32]*Replica
+	drv  map[int32]*Driver
+	key  GroupKey
+}
+
+func quietLog() *logrus.Entry {
+	l := logrus.New()
+	l.SetOutput(io.Discard)
+	if testing.Verbose() {
+		l.SetOutput(os.Stderr)
+		l.SetLevel(logrus.DebugLevel)
+	}
+	return logrus.NewEntry(l)
+}
+
+func newRaftCluster(t *testing.T, n int) *raftCluster {
+	c := &raftCluster{t: t, net: &memNet{drivers: map[uint64]*Driver{}, cut: map[uint64]bool{}},
+		dirs: map[int32]string{}, reps: map[int32]*Replica{}, drv: map[int32]*Driver{}}
+	c.key.Topic[0], c.key.Partition = 7, 3
+	for id := int32(0); id < int32(n); id++ {
+		c.ids = append(c.ids, id)
+		c.dirs[id] = t.TempDir()
+	}
+	for _, id := range c.ids {
+		c.start(id)
+	}
+	t.Cleanup(func() {
+		for _, id := range c.ids {
+			c.stop(id)
+		}
+	})
+	return c
+}
+
+func (c *raftCluster) start(id int32) {
+	c.t.Helper()
+	cfg := DefaultDriverConfig()
+	cfg.Tick = 10 * time.Millisecond // fast elections for the test; nothing asserts on time
+	cfg.Workers = 2
+	cfg.Log = quietLog()
+	d := NewDriver(cfg)
+	d.SetTransport(memTransport{c.net, RaftID(id)})
+	log, err := partition.Open(c.dirs[id], partition.DefaultConfig())
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	r, err := Open(log, Config{Self: id, Replicas: c.ids, Driver: d, Group: c.key, Alive: c.alive})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	d.Start()
+	c.net.mu.Lock()
+	c.net.drivers[RaftID(id)] = d
+	c.net.mu.Unlock()
+	c.reps[id], c.drv[id] = r, d
+}
+
+func (c *raftCluster) alive(id int32) bool {
+	c.net.mu.Lock()
+	defer c.net.mu.Unlock()
+	return c.net.drivers[RaftID(id)] != nil
+}
+
+// stop closes broker id's replica and driver (as a crash would, as far as
+// the others can tell).
+func (c *raftCluster) stop(id int32) {
+	if c.reps[id] == nil {
+		return
+	}
+	c.net.mu.Lock()
+	delete(c.net.drivers, RaftID(id))
+	c.net.mu.Unlock()
+	c.drv[id].Stop()
+	c.reps[id].Close()
+	delete(c.reps, id)
+}
+
+// leader waits until a live replica can take appends and returns it.
+func (c *raftCluster) leader() *Replica {
+	c.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, r := range c.reps {
+			if _, ok := r.WritableEpoch(); ok {
+				return r
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	c.t.Fatal("no leader")
+	return nil
+}
+
+// readAll reads every committed batch of r from offset 0.
+func readAll(t *testing.T, r *Replica) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for off := int64(0); off < r.HighWatermark(); {
+		s, err := r.Read(off, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, reg := range s.Regions {
+			buf := make([]byte, reg.Length)
+			if _, err := reg.File.ReadAt(buf, reg.Position); err != nil {
+				t.Fatal(err)
+			}
+			for len(buf) >= partition.BatchHeaderSize {
+				h, _ := partition.ParseBatchHeader(buf)
+				if !h.Control() {
+					out = append(out, buf[:h.Size()])
+				}
+				off = h.LastOffset() + 1
+				buf = buf[h.Size():]
+			}
+		}
+		s.Release()
+	}
+	return out
+}
+
+func TestRaftReplicasCommitAndFailOver(t *testing.T) {
+	c := newRaftCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	type acked struct {
+		off int64
+		val string
+	}
+	var acks []acked
+	// produce retries as a client does: a leader change fails a
+	// proposal (not leader, or outcome unknown), the next leader takes it.
+	produce := func(_ *Replica, val string) error {
+		var err error
+		for range 50 {
+			var info partition.AppendInfo
+			info, err = c.leader().Produce(ctx, batch(1700000000000, val), AcksAll)
+			if err == nil {
+				acks = append(acks, acked{info.BaseOffset, val})
+				return nil
+			}
+			if !errors.Is(err, ErrNotLeader) && !errors.Is(err, ErrOutcomeUnknown) {
+				return err
+			}
+		}
+		return err
+	}
+	// Whoever wins the first election, leadership goes to the preferred
+	// replica once it is caught up.
+	retryUntil(t, func() error {
+		if !c.reps[0].IsLeader() {
+			return fmt.Errorf("preferred replica 0 not leading (leader %d)", c.reps[0].Leader())
+		}
+		return nil
+	})
+	lead := c.leader()
+	for i := range 20 {
+		if err := produce(lead, fmt.Sprintf("a%02d", i)); err != nil {
+			t.Fatalf("produce a%02d: %v", i, err)
+		}
+	}
+	if hw := lead.HighWatermark(); hw <= acks[len(acks)-1].off {
+		t.Fatalf("high watermark %d does not cover the last acked offset %d", hw, acks[len(acks)-1].off)
+	}
+	// Followers reach the same commit point and epoch.
+	for _, id := range c.ids {
+		r := c.reps[id]
+		retryUntil(t, func() error {
+			if r.HighWatermark() != lead.HighWatermark() {
+				return fmt.Errorf("replica %d high watermark %d, leader %d", id, r.HighWatermark(), lead.HighWatermark())
+			}
+			if r.Leader() != lead.self || r.LeaderEpoch() != lead.LeaderEpoch() {
+				return fmt.Errorf("replica %d sees leader %d epoch %d, want %d %d", id, r.Leader(), r.LeaderEpoch(), lead.self, lead.LeaderEpoch())
+			}
+			return nil
+		})
+	}
+	retryUntil(t, func() error {
+		if isr := lead.ISR(); len(isr) != 3 {
+			return fmt.Errorf("ISR %v, want all three", isr)
+		}
+		return nil
+	})
+	old := lead.self
+	oldEpoch := lead.LeaderEpoch()
+	c.stop(old)
+	for _, id := range c.ids {
+		if r := c.reps[id]; r != nil {
+			r.MemberFailed(old)
+		}
+	}
+	lead = c.leader()
+	if lead.self == old || lead.LeaderEpoch() <= oldEpoch {
+		t.Fatalf("new leader %d epoch %d after %d epoch %d", lead.self, lead.LeaderEpoch(), old, oldEpoch)
+	}
+	for i := range 10 {
+		if err := produce(lead, fmt.Sprintf("b%02d", i)); err != nil {
+			t.Fatalf("produce b%02d after failover: %v", i, err)
+		}
+	}
+	// The old leader returns, catches up from its disk, and the preferred
+	// replica gets leadership back.
+	c.start(old)
+	retryUntil(t, func() error {
+		if l := c.reps[old]; !l.IsLeader() {
+			return fmt.Errorf("preferred replica %d not leading (leader %d)", old, l.Leader())
+		}
+		return nil
+	})
+	lead = c.leader()
+	if err := produce(lead, "c00"); err != nil {
+		t.Fatalf("produce after hand-back: %v", err)
+	}
+	// Every acknowledged batch is read back at its offset on every replica.
+	for _, id := range c.ids {
+		r := c.reps[id]
+		retryUntil(t, func() error {
+			if r.HighWatermark() < lead.HighWatermark() {
+				return fmt.Errorf("replica %d behind", id)
+			}
+			return nil
+		})
+		at := map[int64][]byte{}
+		for _, b := range readAll(t, r) {
+			h, _ := partition.ParseBatchHeader(b)
+			at[h.BaseOffset] = b
+		}
+		for _, a := range acks {
+			if !bytes.Contains(at[a.off], []byte(a.val)) {
+				t.Errorf("replica %d: acked %s at offset %d, read %q there", id, a.val, a.off, at[a.off])
+			}
+		}
+	}
+}
+
+func TestRaftFollowerRefusesAndCutLeaderCannotCommit(t *testing.T) {
+	c := newRaftCluster(t, 3)
+	lead := c.leader()
+	for _, r := range c.reps {
+		if r != lead {
+			if _, err := r.Append(batch(1, "x")); !errors.Is(err, ErrNotLeader) {
+				t.Errorf("append on follower %d: %v, want ErrNotLeader", r.self, err)
+			}
+		}
+	}
+	// Cut the leader off: an acks=all produce cannot commit on it.
+	c.net.mu.Lock()
+	c.net.cut[RaftID(lead.self)] = true
+	c.net.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	info, err := lead.Produce(ctx, batch(1, "lost"), AcksAll)
+	if err == nil {
+		t.Fatalf("a leader cut off from its group committed offset %d", info.BaseOffset)
+	}
+	hw := lead.HighWatermark()
+	// The rest elect a new leader; the old one's uncommitted entry is
+	// overwritten once it hears from it.
+	var next *Replica
+	retryUntil(t, func() error {
+		for _, r := range c.reps {
+			if _, ok := r.WritableEpoch(); ok && r != lead {
+				next = r
+				return nil
+			}
+		}
+		return errors.New("no new leader")
+	})
+	if _, err := next.Produce(context.Background(), batch(1, "kept"), AcksAll); err != nil {
+		t.Fatal(err)
+	}
+	c.net.mu.Lock()
+	c.net.cut[RaftID(lead.self)] = false
+	c.net.mu.Unlock()
+	retryUntil(t, func() error {
+		if lead.HighWatermark() <= hw || lead.IsLeader() {
+			return fmt.Errorf("old leader: high watermark %d, leading %v", lead.HighWatermark(), lead.IsLeader())
+		}
+		return nil
+	})
+	for _, r := range c.reps {
+		for _, b := range readAll(t, r) {
+			if bytes.Contains(b, []byte("lost")) {
+				t.Errorf("replica %d serves the batch a cut-off leader never committed", r.self)
+			}
+		}
+	}
+}
+
+func retryUntil(t *testing.T, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = cond(); err == nil {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal(err)
+}

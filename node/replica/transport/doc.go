@@ -1,0 +1,61 @@
+// Package transport carries Raft messages between Spool nodes for the
+// per-partition Raft groups (go.etcd.io/raft/v3 raftpb.Message).
+//
+// It owns the node-to-node replication connections and nothing above them:
+// it does not know what a partition holds, who leads it, or how a group is
+// driven. The node gives it a group key (topic id + partition) with each
+// message and gets each received message back through a Handler.
+//
+// What it owns:
+//
+//   - Addressing. A message goes to the node m.To, from this node (m.From
+//     must be this node's id). The peer's address comes from a Resolver, fed
+//     by the gossip view (the "raft" tag); this node listens on its own
+//     address (Config.ListenAddr).
+//   - Batching. Every message for one destination node is appended, already
+//     encoded, to that node's send queue; one writer per connection (1 or 2
+//     long-lived TCP connections per peer, chosen by group so a group's
+//     messages stay in order) writes the queue as frames of many messages in
+//     one write: when the driver calls Flush after a round of Readys, when
+//     FlushBytes are waiting, or at the latest FlushInterval after the first
+//     message was queued. The heartbeats that one tick of many groups
+//     produce for a peer therefore leave in one write of a few frames, not
+//     one write each. No goroutine exists per group.
+//   - Bounds. A frame's length, its message count, each message's size (at
+//     least raft's MaxSizePerMsg plus one entry; a MsgSnap carries Spool's
+//     snapshot metadata, "log start moved", and is bounded like any message:
+//     segment data is streamed elsewhere) and the entries per message are
+//     bounded on both sides; the per-peer send queue is bounded in bytes and
+//     messages, and Send never blocks: a message that does not fit is dropped
+//     and counted (raft retransmits).
+//   - Distrust. A peer is never trusted: a handshake names the sender's node
+//     id and cluster id and a peer from another cluster is refused; frames
+//     are length-checked before any allocation; a malformed frame, a message
+//     not from the handshaken node or not to this one, or a raft-local
+//     message type closes the connection with a logged reason, never a panic.
+//     Reads have a deadline; idle senders keep their connection alive with
+//     empty frames.
+//   - Failure. A dead peer is redialled with exponential backoff. Messages
+//     for a peer that cannot be reached are dropped, counted, and reported
+//     through Config.Unreachable (raft's ReportUnreachable), and a MsgSnap's
+//     fate through Config.SnapshotStatus, always from the transport's own
+//     goroutines, never from inside Send.
+//   - Metrics through github.com/hashicorp/go-metrics under
+//     "replication.transport.*": bytes and messages sent and received,
+//     frames, drops by reason, reconnects, refused connections.
+//
+// Wire format (big-endian). Handshake, dialler first:
+//
+//	"SPRT" version:u8 from:u64 to:u64 cidLen:u8 clusterID
+//
+// answered by
+//
+//	"SPRT" version:u8 status:u8 node:u64 cidLen:u8 clusterID
+//
+// then only the dialler writes, frames of
+//
+//	length:u32 (of what follows) kind:u8 (1) count:u16
+//	count × ( topic:[16]byte partition:u32 msgLen:u32 raftpb.Message )
+//
+// A frame with count 0 is a keepalive.
+package transport

@@ -1,0 +1,183 @@
+package transport
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/hashicorp/go-metrics"
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+func (t *Transport) acceptLoop() {
+	defer t.wg.Done()
+	for {
+		c, err := t.ln.Accept()
+		if err != nil {
+			select {
+			case <-t.stop:
+				return
+			default:
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			t.log.WithError(err).Warn("raft transport accept")
+			select { // e.g. out of file descriptors: do not spin
+			case <-time.After(50 * time.Millisecond):
+			case <-t.stop:
+				return
+			}
+			continue
+		}
+		select {
+		case t.sem <- struct{}{}:
+		default:
+			t.refuse("too_many_conns")
+			t.log.WithField("remote", c.RemoteAddr().String()).
+				Warnf("raft connection refused: already %d inbound connections", t.cfg.MaxInboundConns)
+			c.Close()
+			continue
+		}
+		t.mu.Lock()
+		if t.closed {
+			t.mu.Unlock()
+			c.Close()
+			<-t.sem
+			return
+		}
+		t.inbound[c] = struct{}{}
+		t.mu.Unlock()
+		t.wg.Add(1)
+		go t.serveInbound(c)
+	}
+}
+
+func (t *Transport) refuse(reason string) {
+	t.c.refused.Add(1)
+	t.cfg.Metrics.IncrCounterWithLabels([]string{"replication", "transport", "refused"}, 1,
+		[]metrics.Label{{Name: "reason", Value: reason}})
+}
+
+// serveInbound handshakes a peer and then reads its frames until it goes,
+// misbehaves or goes quiet past IdleTimeout. Every fault closes the
+// connection with a logged reason.
+func (t *Transport) serveInbound(c net.Conn) {
+	defer func() {
+		c.Close()
+		t.mu.Lock()
+		delete(t.inbound, c)
+		t.mu.Unlock()
+		<-t.sem
+		t.wg.Done()
+	}()
+	log := t.log.WithField("remote", c.RemoteAddr().String())
+	peer, err := t.accept(c)
+	if err != nil {
+		select {
+		case <-t.stop:
+		default:
+			log.WithError(err).Warn("raft connection refused")
+		}
+		return
+	}
+	log = log.WithField("peer", peer)
+	log.Debug("raft peer connected")
+	err = t.readFrames(c, peer)
+	select {
+	case <-t.stop:
+		return
+	default:
+	}
+	switch {
+	case errors.Is(err, io.EOF):
+		log.Info("raft peer closed its connection")
+	case isTimeout(err):
+		log.WithError(err).Warn("raft connection idle past its read deadline; closing")
+	default:
+		t.refuse("protocol")
+		log.WithError(err).Warn("raft connection closed: malformed or unexpected frame")
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// accept runs the listener's side of the handshake and returns the peer's
+// node id, or an error (after answering why, where the peer is one of ours).
+func (t *Transport) accept(c net.Conn) (uint64, error) {
+	c.SetDeadline(time.Now().Add(t.cfg.HandshakeTimeout))
+	h, err := readHello(c)
+	if err != nil {
+		t.refuse("handshake")
+		return 0, err
+	}
+	status := statusOK
+	switch {
+	case h.clusterID != t.cfg.ClusterID:
+		status = statusWrongCluster
+		err = fmt.Errorf("peer node %d is of cluster %q, this node of %q", h.from, h.clusterID, t.cfg.ClusterID)
+	case h.to != t.cfg.NodeID:
+		status = statusWrongNode
+		err = fmt.Errorf("peer node %d dialled node %d, this is node %d", h.from, h.to, t.cfg.NodeID)
+	case h.from == 0 || h.from == t.cfg.NodeID:
+		status = statusWrongNode
+		err = fmt.Errorf("peer claims node id %d", h.from)
+	}
+	w := welcome{status: status, node: t.cfg.NodeID, clusterID: t.cfg.ClusterID}
+	if _, werr := c.Write(w.encode()); werr != nil && err == nil {
+		err = fmt.Errorf("answer handshake of node %d: %w", h.from, werr)
+	}
+	if err != nil {
+		reason := "handshake"
+		if status == statusWrongCluster {
+			reason = "wrong_cluster"
+		}
+		t.refuse(reason)
+		return 0, err
+	}
+	c.SetDeadline(time.Time{})
+	return h.from, nil
+}
+
+var errSpoofed = errors.New("message not addressed from the handshaken peer to this node")
+
+func (t *Transport) readFrames(c net.Conn, peer uint64) error {
+	lim := t.cfg.Limits
+	br := bufio.NewReaderSize(c, 64<<10)
+	var buf []byte
+	for {
+		c.SetReadDeadline(time.Now().Add(t.cfg.IdleTimeout))
+		body, err := readFrame(br, &buf, lim)
+		if err != nil {
+			return err
+		}
+		t.c.framesReceived.Add(1)
+		t.c.bytesReceived.Add(uint64(frameLenBytes + len(body)))
+		t.cfg.Metrics.IncrCounter([]string{"replication", "transport", "bytes_received"}, float32(frameLenBytes+len(body)))
+		n := 0
+		err = DecodeFrame(body, lim, func(g GroupKey, m *raftpb.Message) error {
+			if m.GetFrom() != peer || m.GetTo() != t.cfg.NodeID {
+				return fmt.Errorf("group %s: %s from %d to %d: %w", g, m.GetType(), m.GetFrom(), m.GetTo(), errSpoofed)
+			}
+			n++
+			t.cfg.Handler(peer, g, m)
+			return nil
+		})
+		t.c.msgsReceived.Add(uint64(n))
+		if n > 0 {
+			t.cfg.Metrics.IncrCounter([]string{"replication", "transport", "msgs_received"}, float32(n))
+		}
+		if err != nil {
+			return err
+		}
+		if cap(buf) > 1<<20 && len(body) < 64<<10 {
+			buf = nil // one big frame must not pin its buffer for good
+		}
+	}
+}
