@@ -185,30 +185,52 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 		return
 	}
 
-	p.appendMu.Lock()
-	dupOffset, dup, seqErr := p.producers.check(h)
-	if seqErr != nil || dup {
-		p.appendMu.Unlock()
-		if seqErr != nil {
-			fail(seqErr, "")
+	acks := replica.Acks(req.Acks)
+	if acks == replica.AcksAll {
+		if min := p.currentSettings().MinInsyncReplicas; int32(len(p.replica.ISR())) < min {
+			fail(kerr.NotEnoughReplicas, "")
 			return
 		}
-		sp.BaseOffset = dupOffset
-		sp.LogAppendTime = -1
-		sp.LogStartOffset = p.replica.LogStartOffset()
-		return
 	}
-	info, err := p.replica.Append(records)
-	if err == nil {
-		p.producers.record(h, info.BaseOffset, time.Now())
+	// The request's timeout bounds both the wait for the leader's own
+	// append (a Raft round) and, for acks=all, the commit.
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(max(req.TimeoutMillis, 0))*time.Millisecond)
+	defer cancel()
+
+	// Only an idempotent producer's batches need the sequence check and
+	// the append as one step; the others do not queue behind them.
+	idempotent := h.ProducerID >= 0
+	if idempotent {
+		p.appendMu.Lock()
+		if errCode := p.producersFor(n); errCode != nil {
+			p.appendMu.Unlock()
+			fail(errCode, "")
+			return
+		}
+		dupOffset, dup, seqErr := p.producers.check(h)
+		if seqErr != nil || dup {
+			p.appendMu.Unlock()
+			if seqErr != nil {
+				fail(seqErr, "")
+				return
+			}
+			sp.BaseOffset = dupOffset
+			sp.LogAppendTime = -1
+			sp.LogStartOffset = p.replica.LogStartOffset()
+			return
+		}
 	}
-	p.appendMu.Unlock()
-	if err == nil && replica.Acks(req.Acks) == replica.AcksAll {
+	info, commit, err := p.replica.Propose(ctx, records)
+	if idempotent {
+		if err == nil {
+			p.producers.record(h, info.BaseOffset, time.Now())
+		}
+		p.appendMu.Unlock()
+	}
+	if err == nil && acks == replica.AcksAll {
 		// Outside appendMu: with replication the commit takes a round
 		// trip, and the partition's next batches need not queue behind it.
-		ctx, cancel := context.WithTimeout(ctx, time.Duration(max(req.TimeoutMillis, 0))*time.Millisecond)
-		err = p.replica.WaitCommitted(ctx, info.LastOffset)
-		cancel()
+		err = commit.Wait(ctx)
 		if err != nil && ctx.Err() != nil {
 			fail(kerr.RequestTimedOut, "") // written, but not known to be committed
 			return
@@ -224,6 +246,8 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 			fail(kerr.CorruptMessage, be.Error())
 		case errors.Is(err, replica.ErrNotLeader):
 			fail(kerr.NotLeaderForPartition, "")
+		case errors.Is(err, replica.ErrOutcomeUnknown), errors.Is(err, context.DeadlineExceeded):
+			fail(kerr.RequestTimedOut, "")
 		case errors.Is(err, partition.ErrClosed):
 			fail(kerr.UnknownTopicOrPartition, "")
 		default:
@@ -284,7 +308,12 @@ func (n *Node) hostedPartition(topic string, index int32, id TopicID) *localPart
 	return nil
 }
 
-// leaderOf is the partition's leader in the cluster view, or -1.
+// leaderOf is the partition's leader: its replica's word where this node
+// hosts it (the Raft leader of a replicated one), else the cluster view's;
+// -1 for none.
 func (n *Node) leaderOf(spec TopicSpec, index int32) int32 {
+	if p := n.hostedPartition(spec.Name, index, spec.ID); p != nil {
+		return p.replica.Leader()
+	}
 	return n.cluster.Leader(spec.Replicas[index])
 }

@@ -16,7 +16,9 @@ import (
 // returns; v7 returns the new topic's id)
 //
 // Behavior:
-// * NumPartitions -1 means DefaultPartitions; ReplicationFactor -1 means 1
+// * NumPartitions -1 means DefaultPartitions; ReplicationFactor -1 means
+//   DefaultReplicationFactor (--default-replication-factor, default 1); a
+//   factor above the brokers alive is INVALID_REPLICATION_FACTOR
 //   (the cluster's Place decides whether a factor can be met).
 // * Configs retention.ms, retention.bytes, segment.bytes, segment.ms,
 //   message.timestamp.type, max.message.bytes, cleanup.policy (delete,
@@ -231,7 +233,7 @@ func (n *Node) createPlaced(name string, partitions int32, rf int16, replicas []
 		return TopicSpec{}, &topicError{kerr.InvalidPartitions, "partitions must be between 1 and " + strconv.Itoa(maxPartitionsPerTopic)}
 	}
 	if rf == -1 {
-		rf = 1
+		rf = max(n.cfg.DefaultReplicationFactor, 1)
 	}
 	if rf < 1 {
 		return TopicSpec{}, &topicError{kerr.InvalidReplicationFactor, "replication factor must be at least 1"}
@@ -244,6 +246,11 @@ func (n *Node) createPlaced(name string, partitions int32, rf int16, replicas []
 	defer n.createMu.Unlock()
 	if _, ok := n.catalog.Topic(name); ok {
 		return TopicSpec{}, &topicError{kerr.TopicAlreadyExists, "topic " + name + " already exists"}
+	}
+	if live := len(n.agent.LiveBrokers()); replicas == nil && !auto && int(rf) > live {
+		// As Kafka: a replica placed on a broker that is down would start
+		// the partition under-replicated, or without a quorum.
+		return TopicSpec{}, &topicError{kerr.InvalidReplicationFactor, fmt.Sprintf("replication factor %d is above the %d brokers alive", rf, live)}
 	}
 	if replicas == nil {
 		var err error

@@ -7,6 +7,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/spool-log/spool/node/group"
+	"github.com/spool-log/spool/node/replica"
 	"github.com/spool-log/spool/partition"
 	"github.com/spool-log/spool/wire"
 )
@@ -95,6 +96,19 @@ type Config struct {
 	// Gossip is how the node finds its peers. A node alone is a cluster of
 	// one; the topic catalog always lives in the membership agent.
 	Gossip GossipConfig
+
+	// Replication (replication.go): RaftAddr is the host:port the Raft
+	// transport between replicas binds (port 0 picks one; empty: the Kafka
+	// listener's host, any port), advertised to peers in the "raft" gossip
+	// tag as AdvertisedRaftAddr (default: the bound address, with the
+	// advertised Kafka host for a wildcard bind); Raft tunes the driver of
+	// every partition's group.
+	RaftAddr           string
+	AdvertisedRaftAddr string
+	Raft               replica.DriverConfig
+	// DefaultReplicationFactor is the replication factor of topics created
+	// without one (CreateTopics' -1, auto-created topics).
+	DefaultReplicationFactor int16
 }
 
 // TopicDefaults is the broker-wide default topic configuration.
@@ -139,20 +153,22 @@ func DefaultConfig() Config {
 	pc := partition.DefaultConfig()
 	gc := group.DefaultConfig()
 	return Config{
-		DataDir:                "./spool-data",
-		KafkaAddr:              "127.0.0.1:9092",
-		AdminAddr:              "127.0.0.1:9644",
-		NodeID:                 1,
-		AutoCreateTopics:       true,
-		DefaultPartitions:      1,
-		MaxRequestBytes:        100 << 20,
-		QueuedMaxRequestBytes:  wire.DefaultQueuedMaxRequestBytes,
-		RequestReadTimeout:     wire.DefaultRequestReadTimeout,
-		Sendfile:               true,
-		MaxOpenFiles:           1024,
-		RetentionCheckInterval: 30 * time.Second,
-		ProducerIDExpiry:       24 * time.Hour,
-		QuarantineRetention:    defaultQuarantineRetention,
+		DataDir:                  "./spool-data",
+		KafkaAddr:                "127.0.0.1:9092",
+		AdminAddr:                "127.0.0.1:9644",
+		Raft:                     replica.DefaultDriverConfig(),
+		DefaultReplicationFactor: 1,
+		NodeID:                   1,
+		AutoCreateTopics:         true,
+		DefaultPartitions:        1,
+		MaxRequestBytes:          100 << 20,
+		QueuedMaxRequestBytes:    wire.DefaultQueuedMaxRequestBytes,
+		RequestReadTimeout:       wire.DefaultRequestReadTimeout,
+		Sendfile:                 true,
+		MaxOpenFiles:             1024,
+		RetentionCheckInterval:   30 * time.Second,
+		ProducerIDExpiry:         24 * time.Hour,
+		QuarantineRetention:      defaultQuarantineRetention,
 
 		ScrubRate:     DefaultScrubRate,
 		ScrubInterval: DefaultScrubInterval,

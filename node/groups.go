@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -194,6 +195,9 @@ func groupClient(clientID *string, remote net.Addr) group.Client {
 	return c
 }
 
+// offsetsCommitTimeout bounds an offset commit's wait for its replication.
+const offsetsCommitTimeout = 30 * time.Second
+
 // offsetsLog is group.Log on the replicas of __consumer_offsets: commits go
 // through a replica's produce path like any producer's batch, with acks=all.
 type offsetsLog struct{ n *Node }
@@ -210,8 +214,11 @@ func (l offsetsLog) Append(p int32, batch []byte) error {
 		c.Flush = partition.FlushEveryAppend
 		lp.replica.SetConfig(c)
 	}
-	// The commit wait ends at the latest when the replica closes.
-	_, err := lp.replica.Produce(context.Background(), batch, replica.AcksAll)
+	// Bounded: a leader cut off from its group's majority never learns
+	// whether the commit happened (replica.ErrOutcomeUnknown).
+	ctx, cancel := context.WithTimeout(context.Background(), offsetsCommitTimeout)
+	defer cancel()
+	_, err := lp.replica.Produce(ctx, batch, replica.AcksAll)
 	if errors.Is(err, replica.ErrNotLeader) {
 		return kerr.NotLeaderForPartition
 	}

@@ -22,6 +22,7 @@ func testConfig(t testing.TB, dir string) Config {
 	cfg.KafkaAddr = "127.0.0.1:0"
 	cfg.AdminAddr = "127.0.0.1:0"
 	cfg.Gossip.BindAddr = "127.0.0.1:0"
+	cfg.RaftAddr = "127.0.0.1:0"
 	cfg.Gossip.Timings = membership.TimingsFast
 	cfg.Topic.Flush = partition.FlushEveryAppend
 	log := logrus.New()

@@ -96,6 +96,7 @@ func (n *Node) membershipConfig() (*membership.Config, error) {
 		}
 	}
 	mc.Rack = n.cfg.Rack
+	mc.RaftAddr = n.advertisedRaftAddr()
 	// mc.ClusterID stays empty: the agent proposes a random cluster id on
 	// first start and persists whichever id the cluster settles on.
 	mc.DataDir = filepath.Join(n.cfg.DataDir, membershipDir)
@@ -219,6 +220,7 @@ func (n *Node) membershipLoop(events <-chan membership.MemberEvent) {
 			if !ok {
 				return
 			}
+			n.hintReplicas(ev)
 			led := n.partitionsLed()
 			n.metrics.SetGauge([]string{"partitions", "led"}, float32(led))
 			n.log.WithFields(logrus.Fields{"member": ev.Member.Name, "member_broker": ev.Member.BrokerID, "event": ev.Type, "partitions_led": led}).

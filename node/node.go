@@ -18,6 +18,8 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/replica"
+	"github.com/spool-log/spool/node/replica/transport"
 	"github.com/spool-log/spool/partition"
 	"github.com/spool-log/spool/wire"
 )
@@ -41,6 +43,11 @@ type Node struct {
 	cluster  *gossipCluster
 	catalog  *gossipCatalog
 	stopJoin func()
+
+	// raft drives every replicated partition's Raft group; raftNet carries
+	// their messages (replication.go).
+	raft    *replica.Driver
+	raftNet *transport.Transport
 
 	mu          sync.RWMutex
 	parts       map[tp]*localPartition
@@ -172,6 +179,7 @@ func (n *Node) Start() (err error) {
 			}
 			n.stopMembership()
 			n.closePartitions()
+			n.stopReplication()
 			n.lock.Unlock()
 		}
 	}()
@@ -184,6 +192,9 @@ func (n *Node) Start() (err error) {
 	}
 	// Tags carry the bound addresses, so the agent starts after the
 	// listeners; partitions open after it, from its catalog.
+	if err := n.startReplication(); err != nil {
+		return err
+	}
 	if err := n.startMembership(); err != nil {
 		return err
 	}
@@ -304,6 +315,9 @@ func (n *Node) Shutdown(ctx context.Context) error {
 		n.loops.Wait()
 		n.flushMetrics() // what the last requests counted; metricsLoop has ended
 		if e := n.closePartitions(); e != nil {
+			errs = append(errs, e)
+		}
+		if e := n.stopReplication(); e != nil {
 			errs = append(errs, e)
 		}
 		if e := n.stopMembership(); e != nil {

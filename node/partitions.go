@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/spool-log/spool/node/replica"
 	"github.com/spool-log/spool/partition"
@@ -40,6 +41,10 @@ type localPartition struct {
 	// two batches of one producer cannot both pass the sequence check.
 	appendMu  sync.Mutex
 	producers *producerStates
+	// producersEpoch is the leader epoch producers was rebuilt for: a
+	// replica that starts leading in another epoch rebuilds it from the
+	// committed log first (an earlier leader's appends are not in it).
+	producersEpoch int32
 
 	// Counted per append; metricsLoop hands the growth since its last
 	// flush (the flushed marks, its own) to go-metrics.
@@ -118,6 +123,28 @@ func (p *localPartition) rebuildProducers(now time.Time) error {
 	return nil
 }
 
+// producersFor makes the producer state current for the epoch this
+// replica leads in, rebuilding it from the committed log when that epoch
+// is new: after a leader change the batches an earlier leader appended
+// are known only from the log, and a retry of one must be recognised, not
+// appended twice. The caller holds appendMu.
+func (p *localPartition) producersFor(n *Node) *kerr.Error {
+	epoch, ok := p.replica.WritableEpoch()
+	if !ok {
+		return kerr.NotLeaderForPartition
+	}
+	if epoch == p.producersEpoch {
+		return nil
+	}
+	p.producers = newProducerStates()
+	if err := p.rebuildProducers(time.Now()); err != nil {
+		n.log.WithError(err).WithField("topic", p.topic).WithField("partition", p.index).Warn("rebuilding producer state failed")
+		p.producers = newProducerStates()
+	}
+	p.producersEpoch = epoch
+	return nil
+}
+
 // openPartition opens (creating if needed) one local partition.
 func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, error) {
 	settings, err := parseTopicConfigs(n.cfg.Topic, spec.Configs)
@@ -144,15 +171,22 @@ func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, erro
 			return nil, err
 		}
 	}
+	rep, err := replica.Open(log, replica.Config{Self: n.cfg.NodeID, Replicas: spec.Replicas[index], Alive: n.agent.IsAlive,
+		Driver: n.raft, Group: replica.GroupKey{Topic: spec.ID, Partition: index}})
+	if err != nil {
+		log.Close()
+		return nil, fmt.Errorf("open partition %s: %w", dir, err)
+	}
 	p := &localPartition{
 		topic:     spec.Name,
 		topicID:   spec.ID,
 		index:     index,
 		dir:       dir,
-		replica:   replica.New(log, replica.Config{Self: n.cfg.NodeID, Replicas: spec.Replicas[index], Alive: n.agent.IsAlive}),
+		replica:   rep,
 		settings:  settings,
 		producers: newProducerStates(),
 	}
+	p.producersEpoch, _ = rep.WritableEpoch()
 	if err := p.rebuildProducers(time.Now()); err != nil {
 		// The data is fine; only duplicate detection across the restart
 		// is lost, as with an expired producer.

@@ -26,6 +26,8 @@ var topicConfigKeys = map[string]kmsg.ConfigType{
 	// Compaction (compaction.go).
 	"delete.retention.ms":       kmsg.ConfigTypeLong,
 	"min.cleanable.dirty.ratio": kmsg.ConfigTypeDouble,
+	// Replication: acks=all needs this many in-sync replicas.
+	"min.insync.replicas": kmsg.ConfigTypeInt,
 }
 
 // topicSettings is a topic's effective configuration: the broker defaults
@@ -42,6 +44,9 @@ type topicSettings struct {
 	Delete, Compact   bool
 	DeleteRetention   time.Duration // delete.retention.ms: how long tombstones outlive their first cleaning
 	MinCleanableRatio float64       // min.cleanable.dirty.ratio
+	// min.insync.replicas: an acks=all produce with fewer in-sync
+	// replicas is NOT_ENOUGH_REPLICAS (default 1, as Kafka's).
+	MinInsyncReplicas int32
 }
 
 func defaultSettings(d TopicDefaults) topicSettings {
@@ -55,6 +60,7 @@ func defaultSettings(d TopicDefaults) topicSettings {
 		Delete:            true,
 		DeleteRetention:   partition.DefaultDeleteRetention,
 		MinCleanableRatio: partition.DefaultMinCleanableRatio,
+		MinInsyncReplicas: 1,
 	}
 }
 
@@ -143,6 +149,15 @@ func parseTopicConfigs(d TopicDefaults, configs map[string]string) (topicSetting
 				return s, fmt.Errorf("%s=%q: want a number from 0 to 1", k, v)
 			}
 			s.MinCleanableRatio = r
+		case "min.insync.replicas":
+			n, err := parseLong(k, v, 1)
+			if err != nil {
+				return s, err
+			}
+			if n > 1<<31-1 {
+				return s, fmt.Errorf("%s=%s: above the int32 limit", k, v)
+			}
+			s.MinInsyncReplicas = int32(n)
 		default:
 			return s, fmt.Errorf("unknown topic config %q", k)
 		}
@@ -208,6 +223,7 @@ func (s topicSettings) describe() []configEntry {
 		{"max.message.bytes", strconv.FormatInt(int64(s.MaxMessageBytes), 10)},
 		{"message.timestamp.type", ts},
 		{"min.cleanable.dirty.ratio", strconv.FormatFloat(s.MinCleanableRatio, 'g', -1, 64)},
+		{"min.insync.replicas", strconv.FormatInt(int64(s.MinInsyncReplicas), 10)},
 		{"retention.bytes", strconv.FormatInt(s.RetentionBytes, 10)},
 		{"retention.ms", ms(s.RetentionAge)},
 		{"segment.bytes", strconv.FormatInt(s.SegmentBytes, 10)},

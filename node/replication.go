@@ -1,0 +1,121 @@
+package node
+
+import (
+	"fmt"
+	"net"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/replica"
+	"github.com/spool-log/spool/node/replica/transport"
+)
+
+// Replication: every partition with more than one replica is a Raft group
+// (node/replica), all driven by one replica.Driver, whose messages travel
+// over one transport (node/replica/transport) to the peers' advertised
+// "raft" addresses. Both live from Start to Shutdown.
+
+// transportClusterID is the transport handshake's cluster id. The
+// membership cluster id may still change while a new cluster settles on
+// one, after the transport is listening, so it is not used yet; gossip
+// encryption and the advertised addresses keep strangers apart meanwhile.
+const transportClusterID = "spool"
+
+// startReplication binds the Raft transport and starts the driver. It runs
+// before the membership agent starts, whose tags carry the bound address.
+func (n *Node) startReplication() error {
+	cfg := n.cfg.Raft
+	if e, ok := n.log.(*logrus.Entry); ok {
+		cfg.Log = e
+	}
+	n.raft = replica.NewDriver(cfg)
+	addr := n.cfg.RaftAddr
+	if addr == "" {
+		host, _, err := net.SplitHostPort(n.KafkaAddr())
+		if err != nil {
+			return fmt.Errorf("raft address from kafka address %q: %w", n.KafkaAddr(), err)
+		}
+		addr = net.JoinHostPort(host, "0")
+	}
+	tcfg := transport.Config{
+		NodeID:         replica.RaftID(n.cfg.NodeID),
+		ClusterID:      transportClusterID,
+		ListenAddr:     addr,
+		Resolve:        n.resolveRaftAddr,
+		Handler:        n.raft.Deliver,
+		Unreachable:    n.raft.Unreachable,
+		SnapshotStatus: n.raft.SnapshotStatus,
+	}
+	if e, ok := n.log.(*logrus.Entry); ok {
+		tcfg.Log = e
+	}
+	tr, err := transport.New(tcfg)
+	if err != nil {
+		return fmt.Errorf("raft transport on %s: %w", addr, err)
+	}
+	n.raftNet = tr
+	n.raft.SetTransport(tr)
+	n.raft.Start()
+	return nil
+}
+
+// stopReplication stops the driver, then the transport; after the
+// partitions are closed.
+func (n *Node) stopReplication() error {
+	if n.raft != nil {
+		n.raft.Stop()
+	}
+	if n.raftNet != nil {
+		if err := n.raftNet.Close(); err != nil {
+			return fmt.Errorf("raft transport: %w", err)
+		}
+	}
+	return nil
+}
+
+// advertisedRaftAddr is what peers dial: AdvertisedRaftAddr, else the bound
+// address, with the advertised Kafka host standing in for a wildcard.
+func (n *Node) advertisedRaftAddr() string {
+	if n.cfg.AdvertisedRaftAddr != "" {
+		return n.cfg.AdvertisedRaftAddr
+	}
+	if n.raftNet == nil {
+		return ""
+	}
+	addr := n.raftNet.Addr().String()
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		if h, _, err := net.SplitHostPort(n.AdvertisedKafkaAddr()); err == nil {
+			return net.JoinHostPort(h, port)
+		}
+	}
+	return addr
+}
+
+// resolveRaftAddr finds a peer's transport address in the membership view.
+func (n *Node) resolveRaftAddr(id uint64) (string, bool) {
+	if n.agent == nil {
+		return "", false
+	}
+	for _, m := range n.agent.Members() {
+		if replica.RaftID(m.BrokerID) == id && m.RaftAddr != "" {
+			return m.RaftAddr, true
+		}
+	}
+	return "", false
+}
+
+// hintReplicas passes gossip's word that a broker failed or left to every
+// replica, as a hint to elect a new leader at once where it led.
+func (n *Node) hintReplicas(ev membership.MemberEvent) {
+	if ev.Type != membership.EventFail && ev.Type != membership.EventLeave {
+		return
+	}
+	for _, p := range n.localPartitions() {
+		p.replica.MemberFailed(ev.Member.BrokerID)
+	}
+}

@@ -1,0 +1,216 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// startReplicatedTopic creates topic with partitions partitions of
+// replication factor rf on nodes and waits until every partition is open
+// on every replica and one of them leads it (takes appends).
+func startReplicatedTopic(t *testing.T, nodes []*Node, topic string, partitions int32, rf int16) TopicSpec {
+	t.Helper()
+	r, err := newAdmin(t, nodes[0]).CreateTopic(testCtx(t), partitions, rf, nil, topic)
+	if err != nil || r.Err != nil {
+		t.Fatalf("create %s: %v %v", topic, err, r.Err)
+	}
+	spec := waitTopic(t, nodes, topic)
+	for p := range spec.Partitions {
+		retry(t, 30*time.Second, func() error {
+			_, err := partitionLeader(nodes, topic, p)
+			return err
+		})
+	}
+	return spec
+}
+
+// partitionLeader is the node whose replica of topic/p takes appends.
+func partitionLeader(nodes []*Node, topic string, p int32) (*Node, error) {
+	for _, n := range nodes {
+		if n.isClosing() {
+			continue
+		}
+		lp := n.partition(topic, p)
+		if lp == nil {
+			continue
+		}
+		if _, ok := lp.replica.WritableEpoch(); ok {
+			return n, nil
+		}
+	}
+	return nil, fmt.Errorf("no leader of %s-%d", topic, p)
+}
+
+func seedsOf(nodes []*Node) []string {
+	var out []string
+	for _, n := range nodes {
+		out = append(out, n.KafkaAddr())
+	}
+	return out
+}
+
+// TestReplicatedPartitionSurvivesItsLeader: three nodes, a topic of
+// replication factor 3, acks=all produce with franz-go (idempotent, its
+// default retries); the leader's node stops, another replica is elected,
+// produce goes on, and every acknowledged record is read back at the
+// offset it was acknowledged at, once.
+func TestReplicatedPartitionSurvivesItsLeader(t *testing.T) {
+	nodes := startCluster(t, 3)
+	const topic = "replicated"
+	spec := startReplicatedTopic(t, nodes, topic, 1, 3)
+	if len(spec.Replicas[0]) != 3 {
+		t.Fatalf("replicas %v, want 3", spec.Replicas[0])
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seedsOf(nodes)...), kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.DefaultProduceTopic(topic), kgo.RetryTimeout(30*time.Second), kgo.ProduceRequestTimeout(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx := testCtx(t)
+	acked := map[string]int64{}
+	produce := func(from, to int) {
+		t.Helper()
+		for i := from; i < to; i++ {
+			r := &kgo.Record{Key: []byte(recordKey(i)), Value: []byte(recordValue(i))}
+			if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+				t.Fatalf("produce %d: %v", i, err)
+			}
+			acked[recordKey(i)] = r.Offset
+		}
+	}
+	produce(0, 50)
+
+	lead, err := partitionLeader(nodes, topic, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldEpoch := lead.partition(topic, 0).replica.LeaderEpoch()
+	// Every replica holds the committed records and reports the leader.
+	retry(t, 20*time.Second, func() error {
+		hw := lead.partition(topic, 0).replica.HighWatermark()
+		for _, n := range nodes {
+			r := n.partition(topic, 0).replica
+			if r.HighWatermark() != hw || r.Leader() != lead.NodeID() {
+				return fmt.Errorf("node %d: high watermark %d leader %d, leader %d has %d", n.NodeID(), r.HighWatermark(), r.Leader(), lead.NodeID(), hw)
+			}
+		}
+		if isr := lead.partition(topic, 0).replica.ISR(); len(isr) != 3 {
+			return fmt.Errorf("ISR %v", isr)
+		}
+		return nil
+	})
+	// The leader knows the ISR; a follower reports the leader alone
+	// (spreading leadership and ISR to every node is the leadership
+	// table's work).
+	m := metadataOf(t, lead, topic)
+	if p := m.Topics[0].Partitions[0]; p.Leader != lead.NodeID() || p.LeaderEpoch != oldEpoch || len(p.ISR) != 3 {
+		t.Errorf("metadata: leader %d epoch %d ISR %v, want %d %d and three", p.Leader, p.LeaderEpoch, p.ISR, lead.NodeID(), oldEpoch)
+	}
+
+	stopNode(t, lead)
+	var rest []*Node
+	for _, n := range nodes {
+		if n != lead {
+			rest = append(rest, n)
+		}
+	}
+	var next *Node
+	retry(t, 30*time.Second, func() error {
+		next, err = partitionLeader(rest, topic, 0)
+		return err
+	})
+	if ep := next.partition(topic, 0).replica.LeaderEpoch(); ep <= oldEpoch {
+		t.Errorf("new leader %d in epoch %d, not above %d", next.NodeID(), ep, oldEpoch)
+	}
+	produce(50, 100)
+
+	// Read back from a survivor: each acked record at its offset, once.
+	cons, err := kgo.NewClient(kgo.SeedBrokers(seedsOf(rest)...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.RetryTimeout(30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cons.Close()
+	seen := map[string]int64{}
+	for len(seen) < len(acked) {
+		fs := cons.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read %d of %d acked records: %v", len(seen), len(acked), ctx.Err())
+		}
+		for _, e := range fs.Errors() {
+			if !errors.Is(e.Err, context.Canceled) {
+				t.Logf("fetch: %v", e.Err)
+			}
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			k := string(r.Key)
+			if prev, dup := seen[k]; dup {
+				t.Errorf("record %s read at %d and %d", k, prev, r.Offset)
+			}
+			seen[k] = r.Offset
+			if want, ok := acked[k]; !ok || want != r.Offset {
+				t.Errorf("record %s at offset %d, acked at %d (acked: %v)", k, r.Offset, want, ok)
+			}
+		})
+	}
+}
+
+// TestReplicatedProduceChecks: min.insync.replicas above the replicas in
+// sync is NOT_ENOUGH_REPLICAS for acks=all; a follower refuses with
+// NOT_LEADER_OR_FOLLOWER; a replication factor above the live brokers is
+// INVALID_REPLICATION_FACTOR.
+func TestReplicatedProduceChecks(t *testing.T) {
+	nodes := startCluster(t, 3)
+	adm := newAdmin(t, nodes[0])
+	if r, err := adm.CreateTopic(testCtx(t), 1, 4, nil, "toomany"); err == nil && !errors.Is(r.Err, kerr.InvalidReplicationFactor) {
+		t.Errorf("replication factor 4 on 3 brokers: %v, want INVALID_REPLICATION_FACTOR", r.Err)
+	}
+	four := "4"
+	r, err := adm.CreateTopic(testCtx(t), 1, 3, map[string]*string{"min.insync.replicas": &four}, "strict")
+	if err != nil || r.Err != nil {
+		t.Fatalf("create: %v %v", err, r.Err)
+	}
+	waitTopic(t, nodes, "strict")
+	var lead *Node
+	retry(t, 30*time.Second, func() error {
+		lead, err = partitionLeader(nodes, "strict", 0)
+		return err
+	})
+	produceTo := func(n *Node, acks int16) int16 {
+		req := kmsg.NewPtrProduceRequest()
+		req.Acks, req.TimeoutMillis = acks, 5000
+		rt := kmsg.NewProduceRequestTopic()
+		rt.Topic = "strict"
+		rp := kmsg.NewProduceRequestTopicPartition()
+		rp.Records = rawBatch(-1, -1, -1, time.Now().UnixMilli(), "v")
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		// kgo stamps its own acks setting on every produce request.
+		ack := kgo.AllISRAcks()
+		if acks == 1 {
+			ack = kgo.LeaderAck()
+		}
+		resp := rawRequest[*kmsg.ProduceResponse](t, newClient(t, n, kgo.RequiredAcks(ack), kgo.DisableIdempotentWrite()), req)
+		return resp.Topics[0].Partitions[0].ErrorCode
+	}
+	if code := produceTo(lead, -1); code != kerr.NotEnoughReplicas.Code {
+		t.Errorf("acks=all with min.insync.replicas 4 of 3: error %d, want NOT_ENOUGH_REPLICAS", code)
+	}
+	if code := produceTo(lead, 1); code != 0 {
+		t.Errorf("acks=1 with min.insync.replicas 4: error %d, want none", code)
+	}
+	for _, n := range nodes {
+		if n != lead && !slices.Contains([]int16{kerr.NotLeaderForPartition.Code}, produceTo(n, 1)) {
+			t.Errorf("produce to follower %d not refused with NOT_LEADER_OR_FOLLOWER", n.NodeID())
+		}
+	}
+}
