@@ -53,13 +53,21 @@ func createReplicatedTopic(t testing.TB, nodes []*Node, topic string, partitions
 	t.Helper()
 	adm := kadm.NewClient(franzClient(t, nodes[0].KafkaAddr))
 	size := strconv.Itoa(replMaxMessageBytes)
-	resp, err := adm.CreateTopic(ctxTimeout(t, 30*time.Second), partitions, rf, map[string]*string{"max.message.bytes": &size}, topic)
-	if err == nil {
-		err = resp.Err
-	}
-	if err != nil {
-		t.Fatalf("create topic %s (%d partitions, R=%d): %v", topic, partitions, rf, err)
-	}
+	// A node that has just seen its peers alive may not count them as
+	// brokers for placement yet: INVALID_REPLICATION_FACTOR until it does.
+	retry(t, 30*time.Second, func() error {
+		resp, err := adm.CreateTopic(ctxTimeout(t, 30*time.Second), partitions, rf, map[string]*string{"max.message.bytes": &size}, topic)
+		if err == nil {
+			err = resp.Err
+		}
+		if errors.Is(err, kerr.TopicAlreadyExists) {
+			return nil // an earlier attempt's answer was lost
+		}
+		if err != nil {
+			return fmt.Errorf("create topic %s (%d partitions, R=%d): %w", topic, partitions, rf, err)
+		}
+		return nil
+	})
 	waitTopicEverywhere(t, nodes, topic)
 	for p := int32(0); p < partitions; p++ {
 		waitLeader(t, nodes, topic, p, -1, 30*time.Second)
