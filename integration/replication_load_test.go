@@ -129,6 +129,7 @@ type workload struct {
 	group      string
 	partitions int32
 	acked      []atomic.Int64 // per partition
+	commits    atomic.Int64   // group commits acknowledged
 	stopOnce   sync.Once
 	ctx        context.Context // the load's lifetime
 	cancel     context.CancelFunc
@@ -156,6 +157,14 @@ func startWorkload(t *testing.T, seeds []string, topic string, partitions int32)
 
 func (w *workload) client(opts ...kgo.Opt) *kgo.Client {
 	w.t.Helper()
+	// Short network timeouts: a node cut off or stopped answers nothing,
+	// and franz-go's defaults (10 s to dial, 10 s over each request's own
+	// timeout) would make every step of a test wait tens of seconds.
+	opts = append([]kgo.Opt{
+		kgo.DialTimeout(2 * time.Second),
+		kgo.RequestTimeoutOverhead(3 * time.Second),
+		kgo.ProduceRequestTimeout(5 * time.Second),
+	}, opts...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		w.t.Fatalf("franz-go client: %v", err)
@@ -256,6 +265,7 @@ func (w *workload) consume(ctx context.Context, seeds []string) {
 		kgo.DisableAutoCommit(),
 		kgo.FetchMaxWait(500*time.Millisecond),
 		kgo.SessionTimeout(6*time.Second),
+		kgo.RebalanceTimeout(10*time.Second),
 		kgo.HeartbeatInterval(500*time.Millisecond),
 	)
 	w.wg.Add(1)
@@ -285,6 +295,7 @@ func (w *workload) consume(ctx context.Context, seeds []string) {
 						k := history.GroupKey{Group: w.group, Topic: rt.Topic, Partition: rp.Partition}
 						if off, ok := sent[k]; ok && rp.ErrorCode == 0 {
 							w.h.Committed(k, off, mark)
+							w.commits.Add(1)
 						}
 					}
 				}
@@ -334,7 +345,8 @@ func (w *workload) fetchOffsets(ctx context.Context, adm *kadm.Client) error {
 func (w *workload) ackedOn(p int32) int64 { return w.acked[p].Load() }
 
 // waitProgress waits until each of parts (nil: all) acknowledged n more
-// records than when called.
+// records than when called, and the group consumer had a commit
+// acknowledged.
 func (w *workload) waitProgress(t testing.TB, parts []int32, n int64, timeout time.Duration, why string) {
 	t.Helper()
 	if parts == nil {
@@ -346,6 +358,7 @@ func (w *workload) waitProgress(t testing.TB, parts []int32, n int64, timeout ti
 	for _, p := range parts {
 		from[p] = w.ackedOn(p)
 	}
+	commits := w.commits.Load()
 	start := time.Now()
 	retry(t, timeout, func() error {
 		for _, p := range parts {
@@ -353,9 +366,12 @@ func (w *workload) waitProgress(t testing.TB, parts []int32, n int64, timeout ti
 				return fmt.Errorf("%s: partition %d acknowledged %d of %d records", why, p, got, n)
 			}
 		}
+		if w.commits.Load() == commits {
+			return fmt.Errorf("%s: no group commit acknowledged", why)
+		}
 		return nil
 	})
-	t.Logf("%s: %d records acknowledged on partitions %v after %v", why, n, parts, time.Since(start).Round(time.Millisecond))
+	t.Logf("%s: %d records acknowledged on partitions %v and a group commit after %v", why, n, parts, time.Since(start).Round(time.Millisecond))
 }
 
 // stop stops the load; records still unanswered stay unknown.

@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -147,6 +148,7 @@ func (l *netLab) start(n *Node) {
 	}
 	args := append([]string{"netns", "exec", l.ns(n.ID), spoolBin}, n.Args()...)
 	cmd := exec.Command("ip", args...)
+	cmd.Env = append(os.Environ(), n.Env...)
 	fmt.Fprintf(n.logs, "=== start: ip %v\n", args)
 	cmd.Stdout, cmd.Stderr = n.logs, n.logs
 	if err := cmd.Start(); err != nil {
