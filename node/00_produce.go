@@ -246,6 +246,8 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 			fail(kerr.CorruptMessage, be.Error())
 		case errors.Is(err, replica.ErrNotLeader):
 			fail(kerr.NotLeaderForPartition, "")
+		case errors.Is(err, replica.ErrTooLarge):
+			fail(kerr.MessageTooLarge, err.Error())
 		case errors.Is(err, replica.ErrOutcomeUnknown), errors.Is(err, context.DeadlineExceeded):
 			fail(kerr.RequestTimedOut, "")
 		case errors.Is(err, partition.ErrClosed):

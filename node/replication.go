@@ -38,7 +38,14 @@ func (n *Node) startReplication() error {
 		}
 		addr = net.JoinHostPort(host, "0")
 	}
+	// A message holds up to MaxSizePerMsg of entries, or one entry of any
+	// size up to MaxEntryBytes.
+	lim := transport.DefaultLimits()
+	lim.MaxMsgBytes = max(lim.MaxMsgBytes, n.raft.MaxMessageBytes())
+	lim.MaxFrameBytes = max(lim.MaxFrameBytes, lim.MaxMsgBytes+64<<10)
 	tcfg := transport.Config{
+		Limits:         lim,
+		QueueBytes:     max(16<<20, 2*lim.MaxFrameBytes),
 		NodeID:         replica.RaftID(n.cfg.NodeID),
 		ClusterID:      transportClusterID,
 		ListenAddr:     addr,

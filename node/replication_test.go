@@ -179,11 +179,23 @@ func TestReplicatedProduceChecks(t *testing.T) {
 	if err != nil || r.Err != nil {
 		t.Fatalf("create: %v %v", err, r.Err)
 	}
-	waitTopic(t, nodes, "strict")
+	spec := waitTopic(t, nodes, "strict")
+	// Settled: the preferred replica leads (leadership goes back to it)
+	// and every replica knows.
 	var lead *Node
 	retry(t, 30*time.Second, func() error {
-		lead, err = partitionLeader(nodes, "strict", 0)
-		return err
+		if lead, err = partitionLeader(nodes, "strict", 0); err != nil {
+			return err
+		}
+		if lead.NodeID() != spec.Replicas[0][0] {
+			return fmt.Errorf("leader %d, preferred %d", lead.NodeID(), spec.Replicas[0][0])
+		}
+		for _, n := range nodes {
+			if l := n.partition("strict", 0).replica.Leader(); l != lead.NodeID() {
+				return fmt.Errorf("node %d sees leader %d", n.NodeID(), l)
+			}
+		}
+		return nil
 	})
 	produceTo := func(n *Node, acks int16) int16 {
 		req := kmsg.NewPtrProduceRequest()

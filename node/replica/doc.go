@@ -8,7 +8,7 @@
 // scrub, topic configs) goes through it too, so that what it may drop is
 // decided against the commit point.
 //
-// # Single copy (today)
+// # Single copy (replication factor 1)
 //
 // A partition's data lives on its first replica only, which leads while
 // gossip says it is alive; nobody leads otherwise (the partition is
@@ -24,25 +24,59 @@
 // goes above it. A replica that does not lead reports epoch -1 (unknown):
 // nothing tells it the leader's.
 //
-// # With Raft (issue 14; not built yet)
+// A single copy stays on this direct path rather than being a one-voter
+// Raft group: there is nobody to agree with, and its log keeps the
+// single-copy abilities a Raft log does not have yet (retention by age and
+// size, DeleteRecords at any offset, compaction, LogAppendTime), which a
+// Raft log can only get through raftlog.Compact at entry bounds.
 //
-// The same methods keep their meaning; only their insides change:
+// # Replicated (replication factor > 1): Raft inside
 //
-//   - Append (leader only, else ErrNotLeader, which the node answers with
-//     NOT_LEADER_OR_FOLLOWER): the leader validates the batch, stamps its
-//     base offset and partition leader epoch (= the Raft term; neither is
-//     covered by the CRC) and proposes it; every replica appends the
-//     proposed bytes verbatim, so offsets agree everywhere. Append returns
-//     once the leader's log holds the batch (acks=1).
-//   - WaitCommitted is acks=all: it returns once the batch is committed by a
-//     majority, i.e. the high watermark (the Raft commit point, the last
-//     offset of the last committed batch + 1) has passed it; a leader that
-//     loses leadership before then fails it (the outcome is unknown).
-//   - Read, OffsetForTime and the producer-state rebuild see only what is
-//     below the high watermark; wake-ups fire when it moves, not on append.
-//   - Leader, LeaderEpoch, ISR and Offline come from the Raft group's state
-//     (leader and term, followers' progress) instead of gossip liveness.
-//   - Retention, compaction and DeleteRecords never remove what is at or
-//     above the commit point; a follower behind the log start gets a
-//     snapshot (the leader's segments).
+// Open with a Driver makes the replica a member of its partition's Raft
+// group (go.etcd.io/raft/v3): raft id = broker id + 1, voters = the
+// partition's replicas from the catalog, bootstrapped alike on every
+// replica (raftlog's snapshot at index 0); the log is the Raft log
+// (raftlog: one entry per batch, term = leader epoch). The same methods
+// keep their meaning:
+//
+//   - Propose/Append (leader only, else ErrNotLeader): the leader validates
+//     the batch and proposes a copy; the driver's round persists the entry
+//     (raftlog stamps base offset and epoch at the log end, the same on
+//     every replica), and the proposal is matched to its entry FIFO within
+//     the term (only the term's leader makes entries of that term), which
+//     gives the offsets returned (acks=1). A replica takes appends only once
+//     an entry of its own term is committed (WritableEpoch), so that what
+//     an earlier leader left is below the high watermark when the node
+//     rebuilds producer state from it.
+//   - Commit.Wait is acks=all: the entry is committed, with the term it
+//     was proposed in. An entry overwritten by another leader's, or a
+//     proposal raft dropped after accepting it, fails with
+//     ErrOutcomeUnknown (REQUEST_TIMED_OUT); WaitCommitted by offset is for
+//     a single copy only.
+//   - The high watermark is raftlog.NextOffset(applied index): the end of
+//     the last committed entry. Read, OffsetForTime see only below it;
+//     long polls and commit waits wake when it moves.
+//   - Leader, LeaderEpoch (= term) come from the group's state; ISR is the
+//     leader and the followers within DriverConfig.ISRMaxLagEntries that
+//     answered within ISRMaxIdleTicks (a follower reports the leader
+//     alone); Offline is gossip's view.
+//   - Leadership: raft decides (PreVote, CheckQuorum). MemberFailed is
+//     gossip's hint: the replicas forget a failed leader (ForgetLeader, so
+//     its lease does not hold their votes) and the next live replica in
+//     succession order campaigns at once; a leader that is not the
+//     preferred (first) replica hands leadership back (TransferLeader) when
+//     the preferred one is alive, answering and caught up.
+//   - Not yet: retention (EnforceRetention does nothing: it would become
+//     raftlog.Compact below the commit point), compaction, DeleteRecords
+//     (ErrNotSupported), a follower behind the leader's log start
+//     (streaming segments), configuration changes, quiescing idle groups.
+//
+// The Driver (driver.go) runs every group of a node: one ticker, a fixed
+// pool of workers with each group hashed to one, no goroutine per
+// partition. A worker's round steps what arrived (messages, unreachable
+// reports, hints), ticks if due, and handles each Ready per raft's
+// contract: snapshot, entries and hard state persisted first (fsynced with
+// DriverConfig.Sync), then messages sent, then committed entries applied
+// (the high watermark moved, proposals completed), then Advance; the
+// transport is flushed once per round.
 package replica

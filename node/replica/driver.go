@@ -40,6 +40,9 @@ type DriverConfig struct {
 	MaxSizePerMsg             uint64
 	MaxInflightMsgs           int
 	MaxUncommittedEntriesSize uint64
+	// MaxEntryBytes bounds one batch (one entry): a bigger one is
+	// ErrTooLarge. The transport must carry MaxSizePerMsg plus one entry.
+	MaxEntryBytes int
 	// ISRMaxLagEntries and ISRMaxIdleTicks make a follower in sync: its log
 	// matches the leader's to within that many entries and it answered
 	// within that many ticks.
@@ -61,7 +64,7 @@ type DriverConfig struct {
 func DefaultDriverConfig() DriverConfig {
 	return DriverConfig{
 		Tick: 100 * time.Millisecond, ElectionTick: 10, HeartbeatTick: 1, Workers: 4,
-		MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256, MaxUncommittedEntriesSize: 64 << 20,
+		MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256, MaxUncommittedEntriesSize: 64 << 20, MaxEntryBytes: 8 << 20,
 		ISRMaxLagEntries: 10_000, ISRMaxIdleTicks: 30, PreferredCheckTicks: 30, Sync: true,
 	}
 }
@@ -117,6 +120,9 @@ func NewDriver(cfg DriverConfig) *Driver {
 	}
 	if cfg.MaxUncommittedEntriesSize == 0 {
 		cfg.MaxUncommittedEntriesSize = def.MaxUncommittedEntriesSize
+	}
+	if cfg.MaxEntryBytes <= 0 {
+		cfg.MaxEntryBytes = def.MaxEntryBytes
 	}
 	if cfg.ISRMaxLagEntries == 0 {
 		cfg.ISRMaxLagEntries = def.ISRMaxLagEntries
@@ -333,4 +339,11 @@ func (w *worker) loop() {
 			tr.Flush()
 		}
 	}
+}
+
+// MaxMessageBytes bounds the entries of one message the driver's groups
+// send: MaxSizePerMsg, or one entry of up to MaxEntryBytes, whichever is
+// larger, with room to spare.
+func (d *Driver) MaxMessageBytes() int {
+	return int(d.cfg.MaxSizePerMsg) + d.cfg.MaxEntryBytes + 64<<10
 }

@@ -21,6 +21,10 @@ import (
 // through: leadership moved, or its entry was overwritten, before it was
 // committed. It may or may not be committed (REQUEST_TIMED_OUT: a client
 // retries, and an idempotent producer's retry is recognised).
+// ErrTooLarge refuses a batch above DriverConfig.MaxEntryBytes
+// (MESSAGE_TOO_LARGE): the replicas could not pass it on.
+var ErrTooLarge = errors.New("batch above the largest replicated entry")
+
 var ErrOutcomeUnknown = errors.New("leadership changed before the batch was committed: outcome unknown")
 
 // RaftID is the Raft member id of a broker: raft reserves 0 for "none",
@@ -206,7 +210,7 @@ func (g *raftGroup) process(tick bool) {
 			return
 		}
 	}
-	g.publish()
+	g.publish(tick)
 }
 
 func (g *raftGroup) handleReady() error {
@@ -329,10 +333,11 @@ func (g *raftGroup) apply(ents []*pb.Entry) error {
 
 // publish makes the round's outcome visible to readers without mu, and
 // fails proposals that can no longer become entries.
-func (g *raftGroup) publish() {
+func (g *raftGroup) publish(tick bool) {
 	bs := g.rn.BasicStatus()
 	term := bs.GetTerm()
 	leading := bs.RaftState == raft.StateLeader
+	changed := g.lead.Load() != bs.Lead || g.leading.Load() != leading
 	g.lead.Store(bs.Lead)
 	g.term.Store(term)
 	g.leading.Store(leading)
@@ -343,7 +348,11 @@ func (g *raftGroup) publish() {
 		p.fail(ErrOutcomeUnknown)
 	}
 	g.pending = g.pending[:0]
-	g.updateISR(leading, bs.Lead)
+	// Status copies every follower's progress: on ticks and leader
+	// changes only, not on every message.
+	if tick || changed {
+		g.updateISR(leading, bs.Lead)
+	}
 }
 
 // updateISR: the leader and the followers whose log is within
@@ -428,6 +437,9 @@ func (g *raftGroup) propose(ctx context.Context, batches []byte) (*proposal, err
 	}
 	if h.Size() != int64(len(batches)) {
 		return nil, &partition.BatchError{Kind: partition.Invalid, Reason: "a replicated append takes exactly one record batch"}
+	}
+	if len(batches) > g.d.cfg.MaxEntryBytes {
+		return nil, fmt.Errorf("%d bytes: %w", len(batches), ErrTooLarge)
 	}
 	if err := partition.ValidateBatches(batches); err != nil {
 		return nil, err
