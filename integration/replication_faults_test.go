@@ -32,7 +32,7 @@ const (
 	replBatch = 50
 	// replStep bounds each eventually-true step: an election, a restart, a
 	// catch-up.
-	replStep = 60 * time.Second
+	replStep = 90 * time.Second
 )
 
 // replication is one running scenario.
