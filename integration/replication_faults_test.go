@@ -185,9 +185,10 @@ func TestReplicationZombieLeader(t *testing.T) {
 // TestReplicationFollowerDiskFull: every node's data on its own small
 // tmpfs; a follower of a partition gets its disk filled mid-stream. The
 // partitions it does not lead keep taking acks=all writes (leader and the
-// other follower are a majority). With space again it must catch up and
-// take part: the other follower is killed, so every partition needs it for
-// a majority; then the killed node comes back.
+// other follower are a majority). With space again it is restarted, and it
+// must recover its logs, catch up and take part: the other follower is
+// killed, so every partition needs it for a majority; then the killed node
+// comes back.
 func TestReplicationFollowerDiskFull(t *testing.T) {
 	cycles := soakCycles(t)
 	mounts := map[int]string{}
@@ -211,11 +212,18 @@ func TestReplicationFollowerDiskFull(t *testing.T) {
 		t.Logf("cycle %d: node %d's disk is full (partition %d led by node %d)", c, full.ID, p, leader.ID)
 		r.w.waitProgress(t, notLedByFull, replBatch, replStep, fmt.Sprintf("cycle %d, node %d's disk full", c, full.ID))
 		disk.Free(t)
+		// As an operator does once space is back (Kafka too takes a failed
+		// log dir back only on a restart): the node's Raft groups stop when
+		// their log cannot be written. The restart reopens logs whose last
+		// write may have been cut short by ENOSPC.
 		if full.exited() {
-			t.Logf("cycle %d: node %d exited on the full disk; restarting it", c, full.ID)
+			t.Logf("cycle %d: node %d exited on the full disk", c, full.ID)
 			full.Kill()
-			full.Start()
+		} else {
+			full.Stop()
 		}
+		full.Start()
+		t.Logf("cycle %d: node %d restarted with space again", c, full.ID)
 		r.w.waitProgress(t, nil, replBatch, replStep, fmt.Sprintf("cycle %d, node %d has space again", c, full.ID))
 		other.Kill()
 		t.Logf("cycle %d: killed node %d: node %d is needed for every majority", c, other.ID, full.ID)
