@@ -31,6 +31,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Outcome is what a producer was told about one record.
@@ -89,7 +90,8 @@ type offsetEvent struct {
 	key     GroupKey
 	offset  int64
 	fetched bool // read back by OffsetFetch, else a commit acknowledged
-	mark    Mark // events recorded before the request was sent
+	mark    Mark      // events recorded before the request was sent
+	at      time.Time // when recorded, for the report
 }
 
 // Mark is a point in the sequence of recorded offset events; take one
@@ -190,7 +192,7 @@ func (h *History) Mark() Mark {
 func (h *History) Committed(key GroupKey, offset int64, mark Mark) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.offsets = append(h.offsets, offsetEvent{key: key, offset: offset, mark: mark})
+	h.offsets = append(h.offsets, offsetEvent{key: key, offset: offset, mark: mark, at: time.Now()})
 	h.events = len(h.offsets)
 }
 
@@ -199,7 +201,7 @@ func (h *History) Committed(key GroupKey, offset int64, mark Mark) {
 func (h *History) Fetched(key GroupKey, offset int64, mark Mark) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.offsets = append(h.offsets, offsetEvent{key: key, offset: offset, fetched: true, mark: mark})
+	h.offsets = append(h.offsets, offsetEvent{key: key, offset: offset, fetched: true, mark: mark, at: time.Now()})
 	h.events = len(h.offsets)
 }
 
@@ -392,7 +394,8 @@ func (h *History) checkOffsets(r *Result) {
 			if ev.fetched {
 				what = "offset fetched"
 			}
-			r.problem("group offset went back: %s: %s %d after commit #%d of %d was acknowledged", ev.key, what, ev.offset, from, floor)
+			r.problem("group offset went back: %s: %s %d at %s, after commit #%d of %d was acknowledged at %s",
+				ev.key, what, ev.offset, ev.at.UTC().Format("15:04:05.000"), from, floor, h.offsets[from].at.UTC().Format("15:04:05.000"))
 		}
 	}
 }
