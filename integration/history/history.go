@@ -89,7 +89,7 @@ func (k GroupKey) String() string { return fmt.Sprintf("%s %s/%d", k.Group, k.To
 type offsetEvent struct {
 	key     GroupKey
 	offset  int64
-	fetched bool // read back by OffsetFetch, else a commit acknowledged
+	fetched bool      // read back by OffsetFetch, else a commit acknowledged
 	mark    Mark      // events recorded before the request was sent
 	at      time.Time // when recorded, for the report
 }
