@@ -86,6 +86,7 @@ type raftGroup struct {
 	snapStatus  []snapReport
 	campaign    bool
 	forget      bool
+	transferTo  uint64
 	lastSeen    map[uint64]int64 // raft id -> tick count when last heard from
 	ticks       atomic.Int64
 
@@ -179,9 +180,12 @@ func (g *raftGroup) process(tick bool) {
 		return
 	}
 	g.inMu.Lock()
-	msgs, unr, snaps, camp, forget := g.inbox, g.unreachable, g.snapStatus, g.campaign, g.forget
-	g.inbox, g.unreachable, g.snapStatus, g.campaign, g.forget = nil, nil, nil, false, false
+	msgs, unr, snaps, camp, forget, transfer := g.inbox, g.unreachable, g.snapStatus, g.campaign, g.forget, g.transferTo
+	g.inbox, g.unreachable, g.snapStatus, g.campaign, g.forget, g.transferTo = nil, nil, nil, false, false, 0
 	g.inMu.Unlock()
+	if transfer != 0 {
+		g.rn.TransferLeader(transfer)
+	}
 	for _, m := range msgs {
 		_ = g.rn.Step(m) // refusals are raft's own (a stale term, an unknown peer)
 	}
