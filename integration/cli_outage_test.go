@@ -81,7 +81,10 @@ func groupOn(t testing.TB, adm *kadm.Client, id int32, prefix string) string {
 }
 
 func TestCLIWithANodeDown(t *testing.T) {
-	nodes := startCluster(t, 3, withQuickGroups, WithArgs("--offsets-topic-partitions", "6"))
+	// One copy of each offsets partition: a group's coordinator then dies
+	// with its node (a replicated one would fail over, which is not what
+	// this test is about).
+	nodes := startCluster(t, 3, withQuickGroups, WithArgs("--offsets-topic-partitions", "6", "--offsets-topic-replication-factor", "1"))
 	a, c := nodes[0], nodes[2]
 	const timeout = 3 * time.Second
 	cli := func(stdin string, args ...string) cliRun {

@@ -81,6 +81,8 @@ func (n *Node) deleteRecords(topic string, index int32, offset int64, low *int64
 		return kerr.OffsetOutOfRange
 	case errors.Is(err, replica.ErrNotLeader), errors.Is(err, partition.ErrClosed):
 		return kerr.NotLeaderForPartition // deleted or closed meanwhile
+	case errors.Is(err, replica.ErrNotSupported):
+		return kerr.PolicyViolation // a replicated partition: not yet
 	case err != nil:
 		log.WithError(err).Error("delete records")
 		return kerr.KafkaStorageError

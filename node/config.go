@@ -139,6 +139,10 @@ type GroupSettings struct {
 	// partition, so which node, coordinates each group; once the topic
 	// exists its own count wins, so changing this later has no effect.
 	OffsetsTopicPartitions int32
+	// OffsetsTopicReplicationFactor is the replication factor
+	// __consumer_offsets is created with, capped by the roster's brokers
+	// (offsets.topic.replication.factor); 0 means 3.
+	OffsetsTopicReplicationFactor int16
 	// ConsumerSessionTimeout and ConsumerHeartbeatInterval are the
 	// session timeout and heartbeat interval of consumer-protocol
 	// (KIP-848) members, which the broker sets rather than the client
@@ -184,10 +188,11 @@ func DefaultConfig() Config {
 		},
 		Gossip: DefaultGossipConfig(),
 		Groups: GroupSettings{
-			InitialRebalanceDelay:  gc.InitialRebalanceDelay,
-			MinSessionTimeout:      gc.MinSessionTimeout,
-			MaxSessionTimeout:      gc.MaxSessionTimeout,
-			OffsetsTopicPartitions: gc.Partitions,
+			InitialRebalanceDelay:         gc.InitialRebalanceDelay,
+			MinSessionTimeout:             gc.MinSessionTimeout,
+			MaxSessionTimeout:             gc.MaxSessionTimeout,
+			OffsetsTopicPartitions:        gc.Partitions,
+			OffsetsTopicReplicationFactor: 3,
 
 			ConsumerSessionTimeout:    gc.ConsumerSessionTimeout,
 			ConsumerHeartbeatInterval: gc.ConsumerHeartbeatInterval,
@@ -251,6 +256,12 @@ func (g *GroupSettings) validate() error {
 	def := group.DefaultConfig()
 	if g.OffsetsTopicPartitions == 0 {
 		g.OffsetsTopicPartitions = def.Partitions
+	}
+	if g.OffsetsTopicReplicationFactor == 0 {
+		g.OffsetsTopicReplicationFactor = 3
+	}
+	if g.OffsetsTopicReplicationFactor < 1 {
+		return fmt.Errorf("offsets topic replication factor %d, want >= 1", g.OffsetsTopicReplicationFactor)
 	}
 	if g.MaxSessionTimeout == 0 {
 		g.MaxSessionTimeout = def.MaxSessionTimeout

@@ -33,6 +33,11 @@ type groupNode struct {
 	coord    atomic.Pointer[group.Coordinator] // nil until the first group request
 	createMu sync.Mutex                        // one creation at a time; a failed one is retried
 	loadMu   sync.Mutex                        // one replay at a time; Load is idempotent
+	// loadedEpoch is the leader epoch each loaded partition was replayed
+	// in (int32 -> int32): leadership that left and came back may have
+	// missed commits made meanwhile by another leader, so a partition
+	// loaded in another epoch is replayed again.
+	loadedEpoch sync.Map
 }
 
 // offsetsTopicConfigs keep the newest record of every key forever: the
@@ -107,7 +112,7 @@ func (n *Node) groups() (*group.Coordinator, *groupNode, error) {
 		// than by the brokers alive now: every node that creates the topic
 		// concurrently must make the same spec, so that the creates derive
 		// one topic id and none of them loses its committed offsets.
-		rf := int16(min(3, len(n.agent.Roster())))
+		rf := int16(min(int(n.cfg.Groups.OffsetsTopicReplicationFactor), len(n.agent.Roster())))
 		if _, err := n.createTopicAs(group.TopicName, cfg.Partitions, rf, offsetsTopicConfigs, false, true); err != nil && kerrOf(err) != kerr.TopicAlreadyExists {
 			return nil, nil, fmt.Errorf("create %s: %w", group.TopicName, err)
 		}
@@ -142,7 +147,7 @@ func (n *Node) groupCoordinatorFor(groupID string) (*group.Coordinator, int16) {
 // ensureGroupPartition loads partition p of __consumer_offsets if this node
 // leads it, and unloads it if it no longer does.
 func (n *Node) ensureGroupPartition(coord *group.Coordinator, gn *groupNode, p int32) int16 {
-	_, e := n.leaderPartition(group.TopicName, p)
+	lp, e := n.leaderPartition(group.TopicName, p)
 	switch e {
 	case nil:
 	case kerr.NotLeaderForPartition:
@@ -151,15 +156,25 @@ func (n *Node) ensureGroupPartition(coord *group.Coordinator, gn *groupNode, p i
 	default:
 		return kerr.CoordinatorNotAvailable.Code
 	}
-	if coord.Loaded(p) {
+	// A new Raft leader replays only once everything its predecessors
+	// committed is below its high watermark.
+	epoch, ok := lp.replica.WritableEpoch()
+	if !ok {
+		return kerr.CoordinatorLoadInProgress.Code
+	}
+	if ep, _ := gn.loadedEpoch.Load(p); coord.Loaded(p) && ep == epoch {
 		return 0
 	}
 	gn.loadMu.Lock()
 	defer gn.loadMu.Unlock()
+	if ep, _ := gn.loadedEpoch.Load(p); coord.Loaded(p) && ep != epoch {
+		coord.Unload(p)
+	}
 	if err := coord.Load(p); err != nil {
 		n.log.WithError(err).WithField("partition", p).Error("load consumer groups")
 		return kerr.CoordinatorNotAvailable.Code
 	}
+	gn.loadedEpoch.Store(p, epoch)
 	return 0
 }
 

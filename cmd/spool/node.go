@@ -84,6 +84,7 @@ SPOOL_* environment equivalent (--data-dir is SPOOL_DATA_DIR).`,
 	fs.DurationVar(&f.cfg.Groups.ConsumerSessionTimeout, "group-consumer-session-timeout", f.cfg.Groups.ConsumerSessionTimeout, "how long a consumer-protocol (KIP-848) member may go without a heartbeat before its partitions move (SPOOL_GROUP_CONSUMER_SESSION_TIMEOUT)")
 	fs.DurationVar(&f.cfg.Groups.ConsumerHeartbeatInterval, "group-consumer-heartbeat-interval", f.cfg.Groups.ConsumerHeartbeatInterval, "how often consumer-protocol (KIP-848) members are asked to heartbeat (SPOOL_GROUP_CONSUMER_HEARTBEAT_INTERVAL)")
 	fs.Int32Var(&f.cfg.Groups.OffsetsTopicPartitions, "offsets-topic-partitions", f.cfg.Groups.OffsetsTopicPartitions, "partitions of __consumer_offsets when it is created; fixed afterwards (SPOOL_OFFSETS_TOPIC_PARTITIONS)")
+	fs.Int16Var(&f.cfg.Groups.OffsetsTopicReplicationFactor, "offsets-topic-replication-factor", 3, "replication factor of __consumer_offsets when it is created, capped by the brokers known (SPOOL_OFFSETS_TOPIC_REPLICATION_FACTOR)")
 	// The cluster: gossip membership and its encryption.
 	addGossipFlags(fs, &f.gossip)
 	// The CRC scrubber of sealed segments (node_scrub.go).

@@ -66,10 +66,16 @@
 //     succession order campaigns at once; a leader that is not the
 //     preferred (first) replica hands leadership back (TransferLeader) when
 //     the preferred one is alive, answering and caught up.
-//   - Not yet: retention (EnforceRetention does nothing: it would become
-//     raftlog.Compact below the commit point), compaction, DeleteRecords
-//     (ErrNotSupported), a follower behind the leader's log start
-//     (streaming segments), configuration changes, quiescing idle groups.
+//   - Retention: the topic's retention by age and size picks an offset
+//     (partition.RetentionPoint; the log's own retention is off) and the
+//     last committed entry ending at or below it becomes the Raft snapshot
+//     (raftlog.Compact), so nothing at or above the commit point goes. A
+//     follower that needs entries below the leader's log start gets the
+//     snapshot: its log restarts empty at the leader's start.
+//   - Not yet: compaction (NeedsCleaning is false), DeleteRecords
+//     (ErrNotSupported), copying the leader's segments to a follower behind
+//     its log start (it restarts at the start instead), configuration
+//     changes (moving replicas), LogAppendTime, quiescing idle groups.
 //
 // The Driver (driver.go) runs every group of a node: one ticker, a fixed
 // pool of workers with each group hashed to one, no goroutine per

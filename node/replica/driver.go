@@ -65,7 +65,7 @@ func DefaultDriverConfig() DriverConfig {
 	return DriverConfig{
 		Tick: 100 * time.Millisecond, ElectionTick: 10, HeartbeatTick: 1, Workers: 4,
 		MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256, MaxUncommittedEntriesSize: 64 << 20, MaxEntryBytes: 8 << 20,
-		ISRMaxLagEntries: 10_000, ISRMaxIdleTicks: 30, PreferredCheckTicks: 30, Sync: true,
+		ISRMaxLagEntries: 10_000, ISRMaxIdleTicks: 30, PreferredCheckTicks: 10, Sync: true,
 	}
 }
 

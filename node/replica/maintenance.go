@@ -11,14 +11,27 @@ import (
 // holds everything not yet committed, is never one of them.
 //
 // With Raft the log's own retention must not move the log start (raftlog
-// could no longer number its entries); retention there becomes
-// raftlog.Compact below the commit point, which is not wired yet: a
-// replicated log keeps everything for now.
+// could no longer number its entries): the topic's retention picks the
+// offset, and the last committed entry ending at or below it becomes the
+// Raft snapshot (raftlog.Compact), which moves the start and deletes the
+// segments below. Each replica compacts its own log; a follower that then
+// needs what its leader no longer has gets a snapshot ("log start moved").
 func (r *Replica) EnforceRetention() (int, error) {
-	if r.rg != nil {
+	if r.rg == nil {
+		return r.log.EnforceRetention()
+	}
+	r.mu.Lock()
+	age, bytes := r.retentionAge, r.retentionBytes
+	r.mu.Unlock()
+	cut := r.log.RetentionPoint(age, bytes)
+	if cut <= r.log.StartOffset() {
 		return 0, nil
 	}
-	return r.log.EnforceRetention()
+	before := r.log.SegmentCount()
+	if err := r.rg.compactBelow(cut); err != nil {
+		return 0, err
+	}
+	return max(before-r.log.SegmentCount(), 0), nil
 }
 
 // NeedsCleaning tells whether a compacted log has enough dirty bytes to be
@@ -45,10 +58,28 @@ func (r *Replica) Scrub(pace func(n int64) error) (partition.ScrubResult, error)
 func (r *Replica) KnownCorrupt() []partition.Corruption { return r.log.KnownCorrupt() }
 
 // Config is the log's configuration (the topic's settings).
-func (r *Replica) Config() partition.Config { return r.log.Config() }
+func (r *Replica) Config() partition.Config {
+	c := r.log.Config()
+	if r.rg != nil {
+		r.mu.Lock()
+		c.RetentionAge, c.RetentionBytes = r.retentionAge, r.retentionBytes
+		r.mu.Unlock()
+	}
+	return c
+}
 
-// SetConfig replaces the log's configuration (an altered topic).
-func (r *Replica) SetConfig(c partition.Config) { r.log.SetConfig(c) }
+// SetConfig replaces the log's configuration (an altered topic). A
+// replicated log keeps the retention settings for EnforceRetention and
+// runs with its own retention off.
+func (r *Replica) SetConfig(c partition.Config) {
+	if r.rg != nil {
+		r.mu.Lock()
+		r.retentionAge, r.retentionBytes = c.RetentionAge, c.RetentionBytes
+		r.mu.Unlock()
+		c.RetentionAge, c.RetentionBytes = -1, -1
+	}
+	r.log.SetConfig(c)
+}
 
 // Flush makes everything appended durable.
 func (r *Replica) Flush() error { return r.log.Flush() }

@@ -86,6 +86,7 @@ type raftGroup struct {
 	snapStatus  []snapReport
 	campaign    bool
 	forget      bool
+	transferTo  uint64
 	lastSeen    map[uint64]int64 // raft id -> tick count when last heard from
 	ticks       atomic.Int64
 
@@ -99,6 +100,10 @@ type raftGroup struct {
 	termStart     uint64      // index of this leader's empty entry of termStartTerm
 	termStartTerm uint64
 	applied       uint64
+	// eager is how many more ticks the preferred replica of a new group
+	// campaigns on each tick while nobody leads: the others open the group
+	// when the catalog reaches them, and its first campaign finds none.
+	eager int
 
 	// Published after every round, read without mu.
 	lead     atomic.Uint64
@@ -113,6 +118,12 @@ func (r *Replica) openRaft(cfg Config) error {
 	for _, id := range r.replicas {
 		voters = append(voters, RaftID(id))
 	}
+	// The log's own retention would move its start without the Raft log;
+	// the replica applies the topic's through raftlog.Compact instead.
+	lc := r.log.Config()
+	r.retentionAge, r.retentionBytes = lc.RetentionAge, lc.RetentionBytes
+	lc.RetentionAge, lc.RetentionBytes = -1, -1
+	r.log.SetConfig(lc)
 	st, err := raftlog.Open(r.log, raftlog.Options{Bootstrap: &pb.ConfState{Voters: voters}, Sync: cfg.Driver.cfg.Sync})
 	if err != nil {
 		return err
@@ -147,6 +158,7 @@ func (r *Replica) openRaft(cfg Config) error {
 	// of a brand-new group, instead of waiting out an election timeout.
 	if len(voters) == 1 || (hs.GetTerm() == 0 && r.replicas[0] == r.self) {
 		g.campaign = true
+		g.eager = 3 * d.cfg.ElectionTick
 	}
 	d.add(g)
 	return nil
@@ -168,9 +180,12 @@ func (g *raftGroup) process(tick bool) {
 		return
 	}
 	g.inMu.Lock()
-	msgs, unr, snaps, camp, forget := g.inbox, g.unreachable, g.snapStatus, g.campaign, g.forget
-	g.inbox, g.unreachable, g.snapStatus, g.campaign, g.forget = nil, nil, nil, false, false
+	msgs, unr, snaps, camp, forget, transfer := g.inbox, g.unreachable, g.snapStatus, g.campaign, g.forget, g.transferTo
+	g.inbox, g.unreachable, g.snapStatus, g.campaign, g.forget, g.transferTo = nil, nil, nil, false, false, 0
 	g.inMu.Unlock()
+	if transfer != 0 {
+		g.rn.TransferLeader(transfer)
+	}
 	for _, m := range msgs {
 		_ = g.rn.Step(m) // refusals are raft's own (a stale term, an unknown peer)
 	}
@@ -189,6 +204,16 @@ func (g *raftGroup) process(tick bool) {
 	}
 	if camp {
 		_ = g.rn.Campaign()
+	}
+	if tick && g.eager > 0 {
+		g.eager--
+		// PreVote makes a repeated campaign harmless: the term moves only
+		// once a majority would vote. A candidate is left to its election.
+		if bs := g.rn.BasicStatus(); bs.Lead != 0 {
+			g.eager = 0
+		} else if bs.RaftState == raft.StateFollower || bs.RaftState == raft.StatePreCandidate {
+			_ = g.rn.Campaign()
+		}
 	}
 	if tick {
 		g.rn.Tick()
@@ -478,6 +503,47 @@ func (g *raftGroup) propose(ctx context.Context, batches []byte) (*proposal, err
 		return nil, p.err
 	}
 	return p, nil
+}
+
+// compactBelow makes the last committed entry that ends at or below
+// offset the Raft snapshot, which moves the log start past it and deletes
+// the segments below (raftlog.Compact). Never at or above the commit point.
+func (g *raftGroup) compactBelow(offset int64) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed || g.broken != nil {
+		return nil
+	}
+	first, err := g.st.FirstIndex()
+	if err != nil {
+		return err
+	}
+	// The largest i in [first-1, applied] whose entry ends at or below
+	// offset; first-1 (the snapshot) always does.
+	lo, hi := first-1, g.applied
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		end, err := g.st.NextOffset(mid)
+		if err != nil {
+			return err
+		}
+		if end <= offset {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	if lo < first {
+		return nil
+	}
+	_, conf, err := g.st.InitialState()
+	if err != nil {
+		return err
+	}
+	if err := g.st.Compact(lo, conf); err != nil && !errors.Is(err, raft.ErrCompacted) {
+		return fmt.Errorf("compact raft log of %s to entry %d: %w", g.key, lo, err)
+	}
+	return nil
 }
 
 func (g *raftGroup) close() error {

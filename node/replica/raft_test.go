@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -58,6 +59,7 @@ type raftCluster struct {
 	reps map[int32]*Replica
 	drv  map[int32]*Driver
 	key  GroupKey
+	pcfg partition.Config
 }
 
 func quietLog() *logrus.Entry {
@@ -71,8 +73,12 @@ func quietLog() *logrus.Entry {
 }
 
 func newRaftCluster(t *testing.T, n int) *raftCluster {
+	return newRaftClusterWith(t, n, partition.DefaultConfig())
+}
+
+func newRaftClusterWith(t *testing.T, n int, pcfg partition.Config) *raftCluster {
 	c := &raftCluster{t: t, net: &memNet{drivers: map[uint64]*Driver{}, cut: map[uint64]bool{}},
-		dirs: map[int32]string{}, reps: map[int32]*Replica{}, drv: map[int32]*Driver{}}
+		dirs: map[int32]string{}, reps: map[int32]*Replica{}, drv: map[int32]*Driver{}, pcfg: pcfg}
 	c.key.Topic[0], c.key.Partition = 7, 3
 	for id := int32(0); id < int32(n); id++ {
 		c.ids = append(c.ids, id)
@@ -97,7 +103,7 @@ func (c *raftCluster) start(id int32) {
 	cfg.Log = quietLog()
 	d := NewDriver(cfg)
 	d.SetTransport(memTransport{c.net, RaftID(id)})
-	log, err := partition.Open(c.dirs[id], partition.DefaultConfig())
+	log, err := partition.Open(c.dirs[id], c.pcfg)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -148,11 +154,27 @@ func (c *raftCluster) leader() *Replica {
 	return nil
 }
 
-// readAll reads every committed batch of r from offset 0.
+// produce appends val with acks=all, retrying as a client does when
+// leadership moves.
+func (c *raftCluster) produce(ctx context.Context, val string) (partition.AppendInfo, error) {
+	var err error
+	for range 50 {
+		var info partition.AppendInfo
+		if info, err = c.leader().Produce(ctx, batch(1700000000000, val), AcksAll); err == nil {
+			return info, nil
+		}
+		if !errors.Is(err, ErrNotLeader) && !errors.Is(err, ErrOutcomeUnknown) {
+			return info, err
+		}
+	}
+	return partition.AppendInfo{}, err
+}
+
+// readAll reads every committed batch of r from its log start.
 func readAll(t *testing.T, r *Replica) [][]byte {
 	t.Helper()
 	var out [][]byte
-	for off := int64(0); off < r.HighWatermark(); {
+	for off := r.LogStartOffset(); off < r.HighWatermark(); {
 		s, err := r.Read(off, 1<<20)
 		if err != nil {
 			t.Fatal(err)
@@ -355,4 +377,83 @@ func retryUntil(t *testing.T, cond func() error) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatal(err)
+}
+
+// TestRaftRetentionCompactsAndSnapshotsAFollower: retention on replicated
+// logs moves each log start below the commit point only (raftlog.Compact);
+// a follower that was down while the leader's log start passed its end
+// catches up by snapshot ("log start moved") and then holds the same
+// batches at the same offsets.
+func TestRaftRetentionCompactsAndSnapshotsAFollower(t *testing.T) {
+	pcfg := partition.DefaultConfig()
+	pcfg.SegmentBytes = 4096
+	pcfg.RetentionBytes = 8192
+	c := newRaftClusterWith(t, 3, pcfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for i := range 100 {
+		if _, err := c.produce(ctx, fmt.Sprintf("first-%03d-%s", i, strings.Repeat("x", 100))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lead := c.leader()
+	var down int32 = -1
+	for _, id := range c.ids {
+		if id != lead.self {
+			down = id
+			break
+		}
+	}
+	downEnd := c.reps[down].LogEndOffset()
+	c.stop(down)
+	for i := range 200 {
+		if _, err := c.produce(ctx, fmt.Sprintf("second-%03d-%s", i, strings.Repeat("y", 100))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, r := range c.reps {
+		if _, err := r.EnforceRetention(); err != nil {
+			t.Fatalf("retention on %d: %v", r.self, err)
+		}
+		if start, hw := r.LogStartOffset(), r.HighWatermark(); start == 0 || start > hw {
+			t.Errorf("replica %d: log start %d after retention, high watermark %d", r.self, start, hw)
+		}
+		if size := r.Size(); size > 3*8192 {
+			t.Errorf("replica %d holds %d bytes after retention of 8192", r.self, size)
+		}
+	}
+	lead = c.leader()
+	if lead.LogStartOffset() <= downEnd {
+		t.Fatalf("leader's log start %d not past the stopped follower's end %d", lead.LogStartOffset(), downEnd)
+	}
+	c.start(down)
+	f := c.reps[down]
+	if _, err := c.produce(ctx, "after"); err != nil {
+		t.Fatal(err)
+	}
+	lead = c.leader()
+	retryUntil(t, func() error {
+		if f.HighWatermark() != lead.HighWatermark() {
+			return fmt.Errorf("follower %d high watermark %d, leader %d", down, f.HighWatermark(), lead.HighWatermark())
+		}
+		return nil
+	})
+	if f.LogStartOffset() <= downEnd {
+		t.Errorf("follower restarted at %d, not past its old end %d: no snapshot?", f.LogStartOffset(), downEnd)
+	}
+	fb := readAll(t, f)
+	lb := readAll(t, lead)
+	// The follower's log starts where the leader's was at the snapshot;
+	// from there on both hold the same bytes.
+	for len(lb) > len(fb) {
+		lb = lb[1:]
+	}
+	for i := range fb {
+		if !bytes.Equal(fb[i], lb[i]) {
+			t.Fatalf("batch %d differs between follower %d and leader %d", i, down, lead.self)
+		}
+	}
+	if len(fb) == 0 || !bytes.Contains(fb[len(fb)-1], []byte("after")) {
+		t.Errorf("follower's last batch is not the one produced after its return")
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/spool-log/spool/partition"
 )
@@ -49,6 +50,10 @@ type Replica struct {
 	// without it.
 	// rg is the replica's Raft group member; nil for a single copy.
 	rg *raftGroup
+	// retention is the topic's retention by age and size on a replicated
+	// log, whose own is off (maintenance.go); guarded by mu.
+	retentionAge   time.Duration
+	retentionBytes int64
 
 	mu        sync.Mutex
 	hw        atomic.Int64
@@ -102,6 +107,19 @@ func (r *Replica) MemberFailed(id int32) {
 	if r.rg != nil {
 		r.rg.memberFailed(id)
 	}
+}
+
+// TransferLeadership asks the leader to hand leadership to broker to (a
+// replica): raft brings it up to date, then has it campaign. It returns at
+// once; Leader tells when it happened. Nothing for a single copy.
+func (r *Replica) TransferLeadership(to int32) {
+	if r.rg == nil {
+		return
+	}
+	r.rg.inMu.Lock()
+	r.rg.transferTo = RaftID(to)
+	r.rg.inMu.Unlock()
+	r.rg.w.kick(r.rg)
 }
 
 // WritableEpoch is the leader epoch in which this replica takes appends
