@@ -54,7 +54,9 @@ func newNetLab(t *testing.T, size int) *netLab {
 	l.run("ip", "addr", "add", l.subnet+".1/24", "dev", l.bridge)
 	l.run("ip", "link", "set", l.bridge, "up")
 	for id := 1; id <= size; id++ {
-		ns, outer, inner := l.ns(id), l.veth(id), fmt.Sprintf("spn%d", id)
+		// Both ends get unique names: the inner one is made in the root
+		// namespace before it moves.
+		ns, outer, inner := l.ns(id), l.veth(id), fmt.Sprintf("spn%s%d", l.id, id)
 		l.run("ip", "netns", "add", ns)
 		l.undo(func() error { return l.cmd("ip", "netns", "del", ns) })
 		l.run("ip", "link", "add", outer, "type", "veth", "peer", "name", inner)
