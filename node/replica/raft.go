@@ -375,10 +375,14 @@ func (g *raftGroup) publish(tick bool) {
 	g.pending = g.pending[:0]
 	// Status copies every follower's progress: on ticks and leader
 	// changes only, not on every message.
-	if tick || changed {
+	if (tick && g.ticks.Load()%isrEveryTicks == 0) || changed {
 		g.updateISR(leading, bs.Lead)
 	}
 }
+
+// isrEveryTicks is how often a leader recomputes its ISR from its
+// followers' progress.
+const isrEveryTicks = 5
 
 // updateISR: the leader and the followers whose log is within
 // ISRMaxLagEntries of the leader's and that answered within
