@@ -118,14 +118,20 @@ func (s *Storage) settleStart(m *snapMeta) error {
 }
 
 // scan adds every batch from the map's end to the log end to the map, and
-// the sidecar's entries where they sit between them. Sidecar entries at or
-// below the snapshot are skipped (a Compact interrupted before it rewrote
-// the sidecar); those sitting past the log end are dropped, durably: their
+// the sidecar's entries where they sit between them. Sidecar entries
+// sitting past the log end are dropped, durably: their
 // batches before them were lost in a crash, so they were never
 // acknowledged as following them (the sidecar is synced before any later
 // batch is written, so no batch after a lost sidecar entry survives).
+// Entries at or below the snapshot (a Compact interrupted before it
+// rewrote the sidecar) are removed.
 func (s *Storage) scan() error {
-	side := s.side.ents[s.side.search(s.idx.snapIndex+1):]
+	if s.side.search(s.idx.snapIndex+1) > 0 {
+		if err := s.side.compact(s.idx.snapIndex); err != nil {
+			return err
+		}
+	}
+	side := s.side.ents
 	addSide := func(upTo int64) error {
 		for len(side) > 0 && side[0].offset <= upTo {
 			e := side[0]

@@ -46,15 +46,7 @@ func sparseSide(i uint64) pb.EntryType {
 // append replaces.
 func (m *model) appendTo(t *testing.T, s *Storage, lo, hi uint64, termOf func(uint64) uint64, tag string) {
 	t.Helper()
-	if o, ok := m.offsets[lo]; ok {
-		m.end = o
-		for i := range m.ents {
-			if i >= lo {
-				delete(m.ents, i)
-				delete(m.offsets, i)
-			}
-		}
-	}
+	m.forget(lo)
 	var ents []*pb.Entry
 	for i := lo; i <= hi; i++ {
 		term := termOf(i)
@@ -93,6 +85,19 @@ func (m *model) appendTo(t *testing.T, s *Storage, lo, hi uint64, termOf func(ui
 	for k, e := range ents {
 		if !bytes.Equal(e.Data, orig[k]) {
 			t.Fatalf("Append changed the data of entry %d, which raft may still hold", e.GetIndex())
+		}
+	}
+}
+
+// forget drops the entries from lo on, as a cut or a crash does.
+func (m *model) forget(lo uint64) {
+	if o, ok := m.offsets[lo]; ok {
+		m.end = o
+		for i := range m.ents {
+			if i >= lo {
+				delete(m.ents, i)
+				delete(m.offsets, i)
+			}
 		}
 	}
 }
@@ -156,7 +161,7 @@ func (m *model) check(t *testing.T, s *Storage, l *partition.Log, first, last ui
 		if e.index >= first {
 			sideGot = append(sideGot, e.index)
 		}
-		if e.index < first-1 {
+		if e.index < first {
 			t.Fatalf("sidecar keeps entry %d, below the snapshot %d", e.index, first-1)
 		}
 	}
