@@ -5,8 +5,10 @@ package integration
 // client's default retries, across a kill -9 of their partition's leader
 // (R=3 on 3 nodes), then read the partition back from its start while the
 // killed node rejoins (and may take its leadership back), across the
-// control batches Raft's own entries leave in the log. The history checker
-// proves every acknowledged record is read back once, at its offset.
+// entries Raft commits of its own at every leader change (kept out of the
+// Kafka offsets by raftlog, since kafka-go would hand a control record to
+// the application). The history checker proves every acknowledged record is
+// read back once, at its offset, and nothing else is read.
 //
 // Produce rounds are sequential and none is in flight when the leader is
 // killed, so a client without idempotence cannot duplicate a record that
@@ -322,8 +324,10 @@ func kafkaGoFailover(t *testing.T, seeds []string, topic string) *failoverClient
 				}
 				value := string(m.Value)
 				if len(m.Key) == 4 && m.Key[0] == 0 && m.Key[1] == 0 {
-					// kafka-go (v0.4.51) never looks at a batch's control bit:
-					// name what the application was handed.
+					// kafka-go (v0.4.51) never looks at a batch's control bit,
+					// so a control record in the log reaches the application
+					// (why raftlog keeps Raft's own entries out of it): name
+					// one if it ever appears.
 					value = fmt.Sprintf("control record? key %x value %x", m.Key, m.Value)
 				}
 				out = append(out, got{m.Offset, value})

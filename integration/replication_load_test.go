@@ -439,9 +439,9 @@ func (w *workload) lastAcked(p int32) int64 {
 	return last
 }
 
-// readAll reads partition p from its start to end, control batches (Raft's
-// own entries) included so that the reader knows it reached end, and
-// records every data record.
+// readAll reads partition p from its start to end, control batches included
+// (there should be none: Raft's own entries take no offset) so that the
+// reader knows it reached end, and records every data record.
 func (w *workload) readAll(t *testing.T, seeds []string, p int32, end int64) {
 	t.Helper()
 	if end == 0 {
