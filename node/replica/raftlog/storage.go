@@ -517,9 +517,8 @@ func (s *Storage) Compact(i uint64, conf *pb.ConfState) error {
 		return fmt.Errorf("compact %s to %d: %w", s.dir, i, err)
 	}
 	// Retention by age or size would move the log start past the
-	// snapshot (a segment of control batches has no timestamp, and is
-	// "old" at once); with both off it deletes only the segments below
-	// the start.
+	// snapshot, without this package; with both off it deletes only the
+	// segments below the start.
 	if cfg := s.log.Config(); cfg.RetentionAge < 0 && cfg.RetentionBytes < 0 {
 		if _, err := s.log.EnforceRetention(); err != nil {
 			return fmt.Errorf("compact %s to %d: %w", s.dir, i, err)
