@@ -150,6 +150,9 @@ func (sc *sidecar) append(e sideEntry) error {
 	}
 	rec := encodeSide(e)
 	if _, err := f.WriteAt(rec, sc.size()); err != nil {
+		// A part written (a full disk) would read as damage once a
+		// later record follows it: cut it, as far as the disk lets.
+		f.Truncate(sc.size())
 		return fmt.Errorf("write %s: %w", sc.path(), err)
 	}
 	if err := f.Sync(); err != nil {
