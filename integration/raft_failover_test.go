@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -95,6 +96,22 @@ func TestRaftLeaderKilled(t *testing.T) {
 	}
 	lead.Kill()
 	killed := time.Now()
+	go func() {
+		// Log-only: when the survivors' Metadata first names a new leader.
+		for time.Since(killed) < 20*time.Second {
+			var rest []*Node
+			for _, n := range nodes {
+				if n != lead {
+					rest = append(rest, n)
+				}
+			}
+			if l, err := raftLeaderQuiet(rest, topic); err == nil && l != lead.ID {
+				t.Logf("survivors name leader %d %v after the kill", l, time.Since(killed).Round(time.Millisecond))
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
 	produce(200, 201)
 	t.Logf("leader %d killed; first acks=all produce acknowledged %v later", lead.ID, time.Since(killed).Round(time.Millisecond))
 	produce(201, 400)
@@ -131,4 +148,23 @@ func TestRaftLeaderKilled(t *testing.T) {
 		_, err := raftLeader(t, nodes, topic, 1)
 		return err
 	})
+}
+
+// raftLeaderQuiet is the leader the first node's Metadata names for
+// partition 0 of topic, without failing the test.
+func raftLeaderQuiet(nodes []*Node, topic string) (int, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(nodes[0].KafkaAddr))
+	if err != nil {
+		return -1, err
+	}
+	defer cl.Close()
+	m, err := kadm.NewClient(cl).Metadata(context.Background(), topic)
+	if err != nil {
+		return -1, err
+	}
+	p, ok := m.Topics[topic].Partitions[0]
+	if !ok || p.Leader < 0 {
+		return -1, fmt.Errorf("no leader")
+	}
+	return int(p.Leader), nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -268,5 +269,108 @@ func TestReplicatedRetryAfterFailoverIsNotDuplicated(t *testing.T) {
 	}
 	if r := produceRaw(t, cl, topic, rawBatch(4242, 0, 9, now, "gap")); r.ErrorCode != kerr.OutOfOrderSequenceNumber.Code {
 		t.Errorf("a sequence gap on the new leader: error %d, want OUT_OF_ORDER_SEQUENCE_NUMBER", r.ErrorCode)
+	}
+}
+
+// startClusterWith is startCluster with each node's config adjusted.
+func startClusterWith(t *testing.T, size int, adjust func(*Config)) []*Node {
+	t.Helper()
+	var nodes []*Node
+	for id := 1; id <= size; id++ {
+		cfg := testConfig(t, t.TempDir())
+		cfg.NodeID = int32(id)
+		if id > 1 {
+			cfg.Gossip.Join = []string{nodes[0].Membership().Local().GossipAddr}
+		}
+		adjust(&cfg)
+		nodes = append(nodes, startNode(t, cfg))
+	}
+	waitMembers(t, nodes, size)
+	return nodes
+}
+
+// TestReplicatedGroupOffsetsSurviveLeadershipRoundTrip: a group's offsets
+// partition (replicated) moves from A to B, B's coordinator commits, and
+// leadership comes back to A: A must coordinate with B's commit, not with
+// what it had loaded before (it replays in the new leader epoch).
+func TestReplicatedGroupOffsetsSurviveLeadershipRoundTrip(t *testing.T) {
+	nodes := startClusterWith(t, 3, func(c *Config) {
+		c.Groups.OffsetsTopicPartitions = 3
+		c.Raft.PreferredCheckTicks = 1 << 30 // leadership moves only when the test says
+	})
+	const topic = "orders"
+	startReplicatedTopic(t, nodes, topic, 1, 3)
+	adm := kadm.NewClient(newClient(t, nodes[0], kgo.SeedBrokers(seedsOf(nodes)...)))
+	commit := func(adm *kadm.Client, at int64) {
+		t.Helper()
+		var os kadm.Offsets
+		os.Add(kadm.Offset{Topic: topic, Partition: 0, At: at, LeaderEpoch: -1})
+		retry(t, 30*time.Second, func() error {
+			r, err := adm.CommitOffsets(testCtx(t), "g", os)
+			if err != nil {
+				return err
+			}
+			return r.Error()
+		})
+	}
+	fetched := func(adm *kadm.Client) int64 {
+		t.Helper()
+		var at int64
+		retry(t, 30*time.Second, func() error {
+			r, err := adm.FetchOffsets(testCtx(t), "g")
+			if err != nil {
+				return err
+			}
+			o, ok := r.Lookup(topic, 0)
+			if !ok {
+				return errors.New("no offset")
+			}
+			at = o.At
+			return o.Err
+		})
+		return at
+	}
+	commit(adm, 5)
+	coord, _, err := nodes[0].groups()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := coord.Partition("g")
+	offsets := "__consumer_offsets"
+	a, err := partitionLeader(nodes, offsets, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fetched(adm); got != 5 {
+		t.Fatalf("fetched %d, committed 5", got)
+	}
+	var b *Node
+	for _, n := range nodes {
+		if n != a {
+			b = n
+			break
+		}
+	}
+	moveTo := func(from, to *Node) {
+		t.Helper()
+		from.partition(offsets, p).replica.TransferLeadership(to.NodeID())
+		retry(t, 30*time.Second, func() error {
+			if l, err := partitionLeader(nodes, offsets, p); err != nil || l != to {
+				return fmt.Errorf("offsets partition %d not led by %d yet (%v)", p, to.NodeID(), err)
+			}
+			return nil
+		})
+	}
+	moveTo(a, b)
+	// Through B only: A hears nothing of the group while B leads (a
+	// request reaching A as a follower would unload it there).
+	bAdm := kadm.NewClient(newClient(t, b))
+	commit(bAdm, 10)
+	if got := fetched(bAdm); got != 10 {
+		t.Fatalf("fetched %d from %d, committed 10", got, b.NodeID())
+	}
+	moveTo(b, a)
+	if got := fetched(adm); got != 10 {
+		t.Errorf("after leadership came back to %d: fetched %d, committed 10 on %d", a.NodeID(), got, b.NodeID())
 	}
 }

@@ -36,7 +36,8 @@
 // group (go.etcd.io/raft/v3): raft id = broker id + 1, voters = the
 // partition's replicas from the catalog, bootstrapped alike on every
 // replica (raftlog's snapshot at index 0); the log is the Raft log
-// (raftlog: one entry per batch, term = leader epoch). The same methods
+// (raftlog: one entry per batch, term = leader epoch; Raft's own entries
+// take no offset). The same methods
 // keep their meaning:
 //
 //   - Propose/Append (leader only, else ErrNotLeader): the leader validates

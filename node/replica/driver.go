@@ -60,10 +60,12 @@ type DriverConfig struct {
 }
 
 // DefaultDriverConfig: a 100 ms tick, elections after 1-2 s of silence,
-// heartbeats every tick, four workers.
+// heartbeats every other tick (five per election timeout, so a leader
+// cut off is noticed well within it, at half the idle traffic of one per
+// tick), four workers.
 func DefaultDriverConfig() DriverConfig {
 	return DriverConfig{
-		Tick: 100 * time.Millisecond, ElectionTick: 10, HeartbeatTick: 1, Workers: 4,
+		Tick: 100 * time.Millisecond, ElectionTick: 10, HeartbeatTick: 2, Workers: 4,
 		MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256, MaxUncommittedEntriesSize: 64 << 20, MaxEntryBytes: 8 << 20,
 		ISRMaxLagEntries: 10_000, ISRMaxIdleTicks: 30, PreferredCheckTicks: 10, Sync: true,
 	}

@@ -45,7 +45,12 @@ func (r *Replica) DirtyRatio() (float64, int64) { return r.log.DirtyRatio() }
 
 // Clean compacts the log up to the high watermark, never above it: a record
 // not yet committed is not the newest of its key for sure.
+//
+// A replicated log is not cleaned (see NeedsCleaning): Clean does nothing.
 func (r *Replica) Clean(mapBytes int) (partition.CleanStats, error) {
+	if r.rg != nil {
+		return partition.CleanStats{}, nil
+	}
 	return r.log.Clean(r.hw.Load(), mapBytes)
 }
 

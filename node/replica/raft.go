@@ -86,6 +86,7 @@ type raftGroup struct {
 	snapStatus  []snapReport
 	campaign    bool
 	forget      bool
+	transferTo  uint64
 	lastSeen    map[uint64]int64 // raft id -> tick count when last heard from
 	ticks       atomic.Int64
 
@@ -179,9 +180,12 @@ func (g *raftGroup) process(tick bool) {
 		return
 	}
 	g.inMu.Lock()
-	msgs, unr, snaps, camp, forget := g.inbox, g.unreachable, g.snapStatus, g.campaign, g.forget
-	g.inbox, g.unreachable, g.snapStatus, g.campaign, g.forget = nil, nil, nil, false, false
+	msgs, unr, snaps, camp, forget, transfer := g.inbox, g.unreachable, g.snapStatus, g.campaign, g.forget, g.transferTo
+	g.inbox, g.unreachable, g.snapStatus, g.campaign, g.forget, g.transferTo = nil, nil, nil, false, false, 0
 	g.inMu.Unlock()
+	if transfer != 0 {
+		g.rn.TransferLeader(transfer)
+	}
 	for _, m := range msgs {
 		_ = g.rn.Step(m) // refusals are raft's own (a stale term, an unknown peer)
 	}
@@ -371,10 +375,14 @@ func (g *raftGroup) publish(tick bool) {
 	g.pending = g.pending[:0]
 	// Status copies every follower's progress: on ticks and leader
 	// changes only, not on every message.
-	if tick || changed {
+	if (tick && g.ticks.Load()%isrEveryTicks == 0) || changed {
 		g.updateISR(leading, bs.Lead)
 	}
 }
+
+// isrEveryTicks is how often a leader recomputes its ISR from its
+// followers' progress.
+const isrEveryTicks = 5
 
 // updateISR: the leader and the followers whose log is within
 // ISRMaxLagEntries of the leader's and that answered within

@@ -109,6 +109,19 @@ func (r *Replica) MemberFailed(id int32) {
 	}
 }
 
+// TransferLeadership asks the leader to hand leadership to broker to (a
+// replica): raft brings it up to date, then has it campaign. It returns at
+// once; Leader tells when it happened. Nothing for a single copy.
+func (r *Replica) TransferLeadership(to int32) {
+	if r.rg == nil {
+		return
+	}
+	r.rg.inMu.Lock()
+	r.rg.transferTo = RaftID(to)
+	r.rg.inMu.Unlock()
+	r.rg.w.kick(r.rg)
+}
+
 // WritableEpoch is the leader epoch in which this replica takes appends
 // now, and whether it does: with Raft, once it leads and an entry of its
 // term is committed (everything an earlier leader left is then below the

@@ -7,8 +7,8 @@
 //
 // # Entries are batches
 //
-// One Raft entry is one RecordBatch v2. A normal entry's Data is the batch's
-// bytes; Append writes them with partition.(*Log).AppendAt at the log end,
+// One Raft entry holding records is one RecordBatch v2. Its Data is the
+// batch's bytes; Append writes them with partition.(*Log).AppendAt at the log end,
 // stamping the two fields the CRC does not cover: the base offset (the log
 // end, which log matching makes the same on every replica, since offsets are
 // a function of the entries before) and the partition leader epoch (= the
@@ -17,31 +17,51 @@
 // changes anything else, so every replica holds identical bytes at identical
 // offsets. Entries reads the bytes back from the segments.
 //
-// Raft's own entries (the empty entry a new leader appends, configuration
-// changes) are stored too, as control batches: attribute bit 5 set, no
-// producer id, one record (one offset) whose key is Kafka's control key
-// (version 0, type ControlType) and whose value is the entry type and data.
-// ControlType is 0x5350 ("SP"), outside the types Kafka assigns (0 abort,
-// 1 commit, 2-6 KRaft's leader change, snapshot header/footer, kraft version,
-// voters), so no Kafka parser mistakes it for one of its own. Consumers
-// never hand a control record to the application; they interpret only
-// abort/commit markers and step over other types, and the position moves
-// past the offset as past a transaction marker. Read in the clients'
-// source: franz-go drops control records unless KeepControlRecords; sarama
-// decodes the 4-byte key, maps an unknown type to ControlRecordUnknown
-// without reading the value, as Java's ControlRecordType.UNKNOWN ("should be
-// ignored"), and skips the batch. That kafka-go, librdkafka and kafkajs read
-// across them too is for the integration tests of the wiring to prove.
+// # Raft's own entries take no offset
+//
+// Raft also commits entries that hold no records: the empty entry every new
+// leader appends, and configuration changes. They are kept out of the Kafka
+// offset space, as Redpanda's offset translator does, in a sidecar file
+// beside the segments: raft-entries, one record per entry (raft index,
+// term, type, data, and the Kafka offset of the batch it sits before, or
+// of the log end when nothing follows yet). So every replica's offsets are
+// those of the records alone, and consumers see nothing but records.
+//
+// Why not Kafka's precedent, a control batch (attribute bit 5, one offset,
+// skipped by clients as they skip transaction markers), which is what this
+// package first wrote (type 0x5350): segmentio/kafka-go (v0.4.51) never
+// reads a batch's control bit, so after every leader change its
+// applications were handed a junk record (key 00005350, value 0000); nor
+// can the batch be empty, as kafka-go misparses a batch of no records. The
+// format changed without a migration, since no release wrote control
+// batches: Open refuses a log that holds one (Produce refuses control
+// batches, so any there is the old format) rather than misnumber it.
+//
+// Crash safety rests on one order: a sidecar record is appended and
+// fsynced (they are rare: one per election) before any batch after it is
+// written, and the batches before it need not be on disk yet. So a crash
+// can lose batches before a synced sidecar entry, never the sidecar entry
+// before a surviving batch; Open, walking the batches, places each sidecar
+// entry before the batch at its offset, and drops (durably) those whose
+// offset is past the recovered log end: their batches are gone, so they
+// are a lost suffix, as unsynced batches are. A record torn by a crash
+// inside its append is cut off; a damaged one before the last fails Open.
+// A cut truncates the log first, then the sidecar, for the same reason.
 //
 // # Index map
 //
 // The entries from FirstIndex to LastIndex are the batches of the log from
-// the snapshot's offset to the log end, in order, one each. Open rebuilds
-// the map by walking batch headers (nothing to keep in sync on disk): per
-// run of up to 64Ki entries a first index, a base offset and a uint32 offset
-// delta per entry (4 bytes an entry), and the terms as a list of (first
-// index, term) changes, like Kafka's leader-epoch cache. File positions are
-// left to the partition's sparse index, which already finds any offset.
+// the snapshot's offset to the log end, in order, one each, with the
+// sidecar's entries between them. Open rebuilds the map by walking batch
+// headers and the sidecar (nothing else to keep in sync on disk): per run
+// of up to 64Ki entries a first index, a base offset and a uint32 offset
+// delta per entry (4 bytes an entry; a sidecar entry's is the offset it
+// sits before), and the terms as a list of (first index, term) changes,
+// like Kafka's leader-epoch cache. So NextOffset(i), the offset after the
+// last batch at or below entry i (the high watermark, for the commit
+// index), is the offset of entry i+1. File positions are left to the
+// partition's sparse index, which already finds any offset. The sidecar's
+// entries stay in memory too (a few per election).
 //
 // # State files, in the partition directory
 //
@@ -52,6 +72,9 @@
 //	raft-snapshot    the snapshot metadata: index, term and conf state of
 //	                 the last entry before the log, and the offset where the
 //	                 log's first entry starts.
+//	raft-entries     the sidecar: Raft's own entries after the snapshot,
+//	                 appended and fsynced one by one; cut with the log,
+//	                 rewritten atomically when a snapshot drops entries.
 //
 // # Snapshots are "the log start moved"
 //
@@ -61,8 +84,10 @@
 // Data is only the 8-byte offset where the next entry starts, because the
 // follower must number records from there and raft's snapshot is the one
 // message that reaches it with index and term. ApplySnapshot on a follower
-// records the snapshot and restarts its log, empty, at that offset
-// (partition.(*Log).RestartAt); raft then sends the entries after it. The
+// records the snapshot, empties the sidecar and restarts its log, empty,
+// at that offset (partition.(*Log).RestartAt); raft then sends the entries
+// after it. Compact drops the sidecar's entries up to i after recording the
+// snapshot; Open skips (and drops) any a crash left below it. The
 // bytes below the log start are not part of the state: the records there
 // are deleted on the leader too. Copying the leader's segments (so a new
 // replica also serves the records between log start and the snapshot) is a
@@ -74,9 +99,11 @@
 // # Truncation
 //
 // Appending entries whose first index is at or below LastIndex cuts the log
-// (partition TruncateTo at the base offset of the first of them, which also
-// cuts the leader-epoch cache) and the map, then appends: Raft's log matching
-// decides what diverged.
+// (partition TruncateTo at the offset of the first of them, which also
+// cuts the leader-epoch cache), then the sidecar and the map, then appends:
+// Raft's log matching decides what diverged. A crash between the two cuts
+// leaves sidecar entries past the log end, which Open drops, or at it, a
+// prefix of the log before the cut.
 //
 // Storage is safe for concurrent use; raft calls it from the goroutine that
 // drives the RawNode, and readers of offsets (the high watermark) from others.

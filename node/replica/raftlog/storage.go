@@ -2,7 +2,9 @@ package raftlog
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -37,6 +39,7 @@ type Storage struct {
 
 	mu    sync.Mutex
 	idx   indexMap
+	side  *sidecar      // Raft's own entries, which take no offset
 	conf  *pb.ConfState // of the snapshot
 	hs    *pb.HardState // as raft last set it
 	saved *pb.HardState // as on disk
@@ -45,7 +48,8 @@ type Storage struct {
 var _ raft.Storage = (*Storage)(nil)
 
 // Open reads the Raft state beside log and rebuilds the index map by walking
-// the batch headers from the snapshot's offset to the log end. A log with no
+// the batch headers from the snapshot's offset to the log end, with the
+// sidecar's entries between them. A log with no
 // Raft state starts a new group at index 0 after whatever the log holds
 // (records written before replication are below the first entry).
 func Open(log *partition.Log, opts Options) (*Storage, error) {
@@ -59,6 +63,9 @@ func Open(log *partition.Log, opts Options) (*Storage, error) {
 		if err := writeFileAtomic(s.dir, snapshotFile, encodeSnapMeta(m)); err != nil {
 			return nil, fmt.Errorf("open raft log %s: %w", s.dir, err)
 		}
+	}
+	if s.side, err = openSidecar(s.dir); err != nil {
+		return nil, fmt.Errorf("open raft log %s: %w", s.dir, err)
 	}
 	if err := s.settleStart(&m); err != nil {
 		return nil, fmt.Errorf("open raft log %s: %w", s.dir, err)
@@ -90,6 +97,13 @@ func (s *Storage) settleStart(m *snapMeta) error {
 	start, end := s.log.StartOffset(), s.log.EndOffset()
 	switch {
 	case m.restart || m.offset > end:
+		// The sidecar first: an interrupted ApplySnapshot may have left
+		// the entries of the log it replaced.
+		if m.restart {
+			if err := s.side.dropFrom(0); err != nil {
+				return err
+			}
+		}
 		if err := s.log.RestartAt(m.offset); err != nil {
 			return err
 		}
@@ -103,12 +117,53 @@ func (s *Storage) settleStart(m *snapMeta) error {
 	return nil
 }
 
-// scan adds every batch from the map's end to the log end to the map.
+// scan adds every batch from the map's end to the log end to the map, and
+// the sidecar's entries where they sit between them. Sidecar entries
+// sitting past the log end are dropped, durably: their
+// batches before them were lost in a crash, so they were never
+// acknowledged as following them (the sidecar is synced before any later
+// batch is written, so no batch after a lost sidecar entry survives).
+// Entries at or below the snapshot (a Compact interrupted before it
+// rewrote the sidecar) are removed.
 func (s *Storage) scan() error {
-	end := s.log.EndOffset()
-	if s.idx.end >= end {
+	if s.side.search(s.idx.snapIndex+1) > 0 {
+		if err := s.side.compact(s.idx.snapIndex); err != nil {
+			return err
+		}
+	}
+	side := s.side.ents
+	addSide := func(upTo int64) error {
+		for len(side) > 0 && side[0].offset <= upTo {
+			e := side[0]
+			if e.offset != s.idx.end || e.index != s.idx.lastIndex()+1 {
+				return fmt.Errorf("sidecar entry %d at offset %d where the entry after index %d starts at %d", e.index, e.offset, s.idx.lastIndex(), s.idx.end)
+			}
+			if e.term < s.lastTerm() {
+				return fmt.Errorf("sidecar entry %d has term %d, below the term %d before it", e.index, e.term, s.lastTerm())
+			}
+			s.idx.add(e.term, s.idx.end)
+			side = side[1:]
+		}
 		return nil
 	}
+	end := s.log.EndOffset()
+	if s.idx.end < end {
+		if err := s.scanBatches(end, addSide); err != nil {
+			return err
+		}
+	}
+	if err := addSide(end); err != nil {
+		return err
+	}
+	if len(side) > 0 {
+		return s.side.dropFrom(len(s.side.ents) - len(side))
+	}
+	return nil
+}
+
+// scanBatches walks the batch headers from the map's end to end, calling
+// before(base) ahead of each batch.
+func (s *Storage) scanBatches(end int64, before func(int64) error) error {
 	sl, err := s.log.Read(s.idx.end, math.MaxInt, end)
 	if err != nil {
 		return err
@@ -124,8 +179,17 @@ func (s *Storage) scan() error {
 			base := int64(binary.BigEndian.Uint64(hdr[:]))
 			size := int64(binary.BigEndian.Uint32(hdr[offLength:])) + offEpoch
 			epoch := int32(binary.BigEndian.Uint32(hdr[offEpoch:]))
+			if err := before(base); err != nil {
+				return err
+			}
 			if base != s.idx.end {
 				return fmt.Errorf("batch at offset %d where the entry after index %d starts at %d", base, s.idx.lastIndex(), s.idx.end)
+			}
+			if binary.BigEndian.Uint16(hdr[offAttributes:])&attrControl != 0 {
+				// Produce refuses control batches, so this is one of the
+				// control batches Raft's own entries were stored as
+				// before the sidecar (an unreleased format).
+				return fmt.Errorf("control batch at offset %d: a Raft log of an unreleased format that kept Raft's own entries in the log; it cannot be read", base)
 			}
 			if term := uint64(epoch); epoch < 0 || term < s.lastTerm() {
 				return fmt.Errorf("batch at offset %d has epoch %d, below the term %d before it", base, epoch, s.lastTerm())
@@ -217,38 +281,48 @@ func (s *Storage) Entries(lo, hi, maxSize uint64) ([]*pb.Entry, error) {
 	}
 	// Batch bytes are less than the entries' encoded size, so this reads
 	// at least what maxSize allows.
-	sl, err := s.log.Read(s.idx.offset(lo), int(min(maxSize, math.MaxInt32)), s.idx.offset(hi))
-	if err != nil {
-		return nil, fmt.Errorf("entries [%d, %d) of %s: %w", lo, hi, s.dir, err)
-	}
-	buf := make([]byte, sl.Size())
-	n := 0
-	for _, r := range sl.Regions {
-		if _, err := r.File.ReadAt(buf[n:n+int(r.Length)], r.Position); err != nil {
-			sl.Release()
+	var buf []byte
+	if from, to := s.idx.offset(lo), s.idx.offset(hi); to > from {
+		sl, err := s.log.Read(from, int(min(maxSize, math.MaxInt32)), to)
+		if err != nil {
 			return nil, fmt.Errorf("entries [%d, %d) of %s: %w", lo, hi, s.dir, err)
 		}
-		n += int(r.Length)
+		buf = make([]byte, sl.Size())
+		n := 0
+		for _, r := range sl.Regions {
+			if _, err := r.File.ReadAt(buf[n:n+int(r.Length)], r.Position); err != nil {
+				sl.Release()
+				return nil, fmt.Errorf("entries [%d, %d) of %s: %w", lo, hi, s.dir, err)
+			}
+			n += int(r.Length)
+		}
+		sl.Release()
 	}
-	sl.Release()
 
 	ents := make([]*pb.Entry, 0, min(hi-lo, 1024))
+	side := s.side.ents[s.side.search(lo):]
 	var size uint64
-	for pos, i := 0, lo; pos < len(buf) && i < hi; i++ {
-		if len(buf)-pos < batchHeaderSize {
-			return nil, fmt.Errorf("entry %d of %s: %d bytes left, short of a batch header", i, s.dir, len(buf)-pos)
+	for pos, i := 0, lo; i < hi; i++ {
+		var e *pb.Entry
+		if len(side) > 0 && side[0].index == i {
+			// Raft does not change entries' data, so the sidecar's copy
+			// is shared.
+			e = &pb.Entry{Term: proto.Uint64(side[0].term), Index: proto.Uint64(i), Type: side[0].typ.Enum(), Data: side[0].data}
+			side = side[1:]
+		} else {
+			if pos >= len(buf) {
+				break // maxSize cut the read
+			}
+			if len(buf)-pos < batchHeaderSize {
+				return nil, fmt.Errorf("entry %d of %s: %d bytes left, short of a batch header", i, s.dir, len(buf)-pos)
+			}
+			bsize := int(binary.BigEndian.Uint32(buf[pos+offLength:])) + offEpoch
+			if bsize > len(buf)-pos || int64(binary.BigEndian.Uint64(buf[pos:])) != s.idx.offset(i) {
+				return nil, fmt.Errorf("entry %d of %s: the batch read does not start at its offset %d", i, s.dir, s.idx.offset(i))
+			}
+			e = &pb.Entry{Term: proto.Uint64(s.idx.term(i)), Index: proto.Uint64(i), Type: pb.EntryNormal.Enum(), Data: buf[pos : pos+bsize : pos+bsize]}
+			pos += bsize
 		}
-		bsize := int(binary.BigEndian.Uint32(buf[pos+offLength:])) + offEpoch
-		if bsize > len(buf)-pos || int64(binary.BigEndian.Uint64(buf[pos:])) != s.idx.offset(i) {
-			return nil, fmt.Errorf("entry %d of %s: the batch read does not start at its offset %d", i, s.dir, s.idx.offset(i))
-		}
-		batch := buf[pos : pos+bsize : pos+bsize]
-		pos += bsize
-		typ, data, err := entryOf(batch)
-		if err != nil {
-			return nil, fmt.Errorf("entry %d of %s: %w", i, s.dir, err)
-		}
-		e := &pb.Entry{Term: proto.Uint64(s.idx.term(i)), Index: proto.Uint64(i), Type: typ.Enum(), Data: data}
 		if size += uint64(proto.Size(e)); len(ents) > 0 && size > maxSize {
 			break
 		}
@@ -266,8 +340,10 @@ const appendChunk = 1 << 20
 // Append writes entries to the log, first cutting whatever the log holds from
 // the first entry's index on (a diverged suffix; raft only sends entries that
 // replace uncommitted ones). Entries at or below the snapshot are skipped.
-// Normal entries' data must each be one RecordBatch v2; raft may keep them,
-// so they are copied before the offset and epoch are stamped.
+// Normal entries' data must each be one RecordBatch v2 (or empty); raft may
+// keep them, so they are copied before the offset and epoch are stamped.
+// Entries that are not record batches go to the sidecar, synced before
+// any batch after them is written.
 func (s *Storage) Append(ents []*pb.Entry) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -281,12 +357,19 @@ func (s *Storage) Append(ents []*pb.Entry) error {
 	if last := s.idx.lastIndex(); first > last+1 {
 		return fmt.Errorf("append entry %d to %s, which ends at %d: missing entries", first, s.dir, last)
 	} else if first <= last {
+		// The log first: a crash between the two leaves sidecar entries
+		// past the log end, which Open drops, or at it, which Open keeps
+		// as the old log's (a prefix of it); the other way round, a
+		// batch would take the index of a sidecar entry cut before it.
 		if err := s.log.TruncateTo(s.idx.offset(first)); err != nil {
+			return fmt.Errorf("append entry %d to %s: %w", first, s.dir, err)
+		}
+		if err := s.side.dropFrom(s.side.search(first)); err != nil {
 			return fmt.Errorf("append entry %d to %s: %w", first, s.dir, err)
 		}
 		s.idx.truncate(first)
 	}
-	// One AppendAt per run of entries of one term (the epoch is one
+	// One AppendAt per run of data entries of one term (the epoch is one
 	// argument), of at most chunk bytes: the log rolls a segment only
 	// between appends, so a long run must not overfill one.
 	chunk := int(min(s.log.Config().SegmentBytes/4, appendChunk))
@@ -296,21 +379,32 @@ func (s *Storage) Append(ents []*pb.Entry) error {
 		if term > math.MaxInt32 {
 			return fmt.Errorf("append entry %d to %s: term %d exceeds a leader epoch", ents[0].GetIndex(), s.dir, term)
 		}
+		if e := ents[0]; !isData(e) {
+			if e.GetIndex() != first {
+				return fmt.Errorf("append to %s: entry %d after %d", s.dir, e.GetIndex(), first-1)
+			}
+			se := sideEntry{index: first, term: term, typ: e.GetType(), data: bytes.Clone(e.Data), offset: s.idx.end}
+			if err := s.side.append(se); err != nil {
+				return fmt.Errorf("append entry %d to %s: %w", first, s.dir, err)
+			}
+			s.idx.add(term, s.idx.end)
+			ents, first = ents[1:], first+1
+			continue
+		}
 		n, ends := 0, []int{}
 		buf = buf[:0]
-		for ; n < len(ents) && ents[n].GetTerm() == term && (n == 0 || len(buf)+len(ents[n].Data) <= chunk); n++ {
+		for ; n < len(ents) && isData(ents[n]) && ents[n].GetTerm() == term && (n == 0 || len(buf)+len(ents[n].Data) <= chunk); n++ {
 			e := ents[n]
 			if e.GetIndex() != first+uint64(n) {
 				return fmt.Errorf("append to %s: entry %d after %d", s.dir, e.GetIndex(), first+uint64(n)-1)
 			}
-			if e.GetType() == pb.EntryNormal && len(e.Data) > 0 {
-				if len(e.Data) < batchHeaderSize || int(binary.BigEndian.Uint32(e.Data[offLength:]))+offEpoch != len(e.Data) {
-					return fmt.Errorf("append entry %d to %s: data is not one record batch", e.GetIndex(), s.dir)
-				}
-				buf = append(buf, e.Data...)
-			} else {
-				buf = appendControlBatch(buf, e.GetType(), e.Data)
+			if len(e.Data) < batchHeaderSize || int(binary.BigEndian.Uint32(e.Data[offLength:]))+offEpoch != len(e.Data) {
+				return fmt.Errorf("append entry %d to %s: data is not one record batch", e.GetIndex(), s.dir)
 			}
+			if binary.BigEndian.Uint16(e.Data[offAttributes:])&attrControl != 0 {
+				return fmt.Errorf("append entry %d to %s: a control batch", e.GetIndex(), s.dir)
+			}
+			buf = append(buf, e.Data...)
 			ends = append(ends, len(buf))
 		}
 		if _, err := s.log.AppendAt(buf, s.idx.end, int32(term)); err != nil {
@@ -375,6 +469,9 @@ func (s *Storage) ApplySnapshot(snap *pb.Snapshot) error {
 	if err := writeFileAtomic(s.dir, snapshotFile, encodeSnapMeta(m)); err != nil {
 		return fmt.Errorf("apply snapshot %d to %s: %w", m.index, s.dir, err)
 	}
+	if err := s.side.dropFrom(0); err != nil {
+		return fmt.Errorf("apply snapshot %d to %s: %w", m.index, s.dir, err)
+	}
 	if err := s.log.RestartAt(m.offset); err != nil {
 		return fmt.Errorf("apply snapshot %d to %s: %w", m.index, s.dir, err)
 	}
@@ -411,13 +508,17 @@ func (s *Storage) Compact(i uint64, conf *pb.ConfState) error {
 	}
 	s.idx.compact(i)
 	s.conf = m.conf
+	// A crash before this leaves entries at or below the snapshot in the
+	// sidecar, which Open skips.
+	if err := s.side.compact(i); err != nil {
+		return fmt.Errorf("compact %s to %d: %w", s.dir, i, err)
+	}
 	if _, err := s.log.DeleteRecordsBefore(m.offset); err != nil {
 		return fmt.Errorf("compact %s to %d: %w", s.dir, i, err)
 	}
 	// Retention by age or size would move the log start past the
-	// snapshot (a segment of control batches has no timestamp, and is
-	// "old" at once); with both off it deletes only the segments below
-	// the start.
+	// snapshot, without this package; with both off it deletes only the
+	// segments below the start.
 	if cfg := s.log.Config(); cfg.RetentionAge < 0 && cfg.RetentionBytes < 0 {
 		if _, err := s.log.EnforceRetention(); err != nil {
 			return fmt.Errorf("compact %s to %d: %w", s.dir, i, err)
@@ -426,8 +527,9 @@ func (s *Storage) Compact(i uint64, conf *pb.ConfState) error {
 	return nil
 }
 
-// NextOffset is the offset after entry i: for the commit index, the high
-// watermark. i may be the snapshot's index (the log start) but no lower.
+// NextOffset is the offset after the last data entry at or below i (Raft's
+// own entries take no offset): for the commit index, the high watermark.
+// i may be the snapshot's index (the log start) but no lower.
 func (s *Storage) NextOffset(i uint64) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -445,8 +547,9 @@ func (s *Storage) NextOffset(i uint64) (int64, error) {
 func (s *Storage) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	err := s.side.close()
 	if proto.Equal(s.hs, s.saved) {
-		return nil
+		return err
 	}
-	return s.saveHardStateLocked()
+	return errors.Join(s.saveHardStateLocked(), err)
 }

@@ -16,45 +16,51 @@ import (
 )
 
 // model is what a log should hold: entries by index (from 1), with the
-// offsets their batches got.
+// offsets their batches got (for Raft's own entries, the offset they sit
+// before).
 type model struct {
 	ents    map[uint64]*pb.Entry // as Entries must return them
 	offsets map[uint64]int64
 	end     int64
+	// side says which entries are Raft's own (not record batches); by
+	// default every tenth is an empty entry and every 17th a conf change.
+	side func(i uint64) pb.EntryType
 }
 
 func newModel() *model {
-	return &model{ents: map[uint64]*pb.Entry{}, offsets: map[uint64]int64{}}
+	return &model{ents: map[uint64]*pb.Entry{}, offsets: map[uint64]int64{}, side: sparseSide}
 }
 
-// appendTo appends entries lo..hi to s with terms from termOf; every tenth is
-// an empty entry and every 17th a conf change, stored as control batches.
-// The model forgets what the append replaces.
+func sparseSide(i uint64) pb.EntryType {
+	switch {
+	case i%10 == 0:
+		return pb.EntryNormal
+	case i%17 == 0:
+		return pb.EntryConfChange
+	}
+	return -1
+}
+
+// appendTo appends entries lo..hi to s with terms from termOf; m.side picks
+// Raft's own entries, which take no offset. The model forgets what the
+// append replaces.
 func (m *model) appendTo(t *testing.T, s *Storage, lo, hi uint64, termOf func(uint64) uint64, tag string) {
 	t.Helper()
-	if o, ok := m.offsets[lo]; ok {
-		m.end = o
-		for i := range m.ents {
-			if i >= lo {
-				delete(m.ents, i)
-				delete(m.offsets, i)
-			}
-		}
-	}
+	m.forget(lo)
 	var ents []*pb.Entry
 	for i := lo; i <= hi; i++ {
 		term := termOf(i)
 		var e, want *pb.Entry
-		switch {
-		case i%10 == 0:
+		switch m.side(i) {
+		case pb.EntryNormal:
 			e = entry(i, term, pb.EntryNormal, nil)
 			want = e
-			m.offsets[i], m.end = m.end, m.end+1
-		case i%17 == 0:
+			m.offsets[i] = m.end
+		case pb.EntryConfChange:
 			cc, _ := proto.Marshal(&pb.ConfChange{Type: pb.ConfChangeAddLearnerNode.Enum(), NodeId: proto.Uint64(i)})
 			e = entry(i, term, pb.EntryConfChange, cc)
 			want = e
-			m.offsets[i], m.end = m.end, m.end+1
+			m.offsets[i] = m.end
 		default:
 			n := int(i%3) + 1
 			var vals []string
@@ -79,6 +85,19 @@ func (m *model) appendTo(t *testing.T, s *Storage, lo, hi uint64, termOf func(ui
 	for k, e := range ents {
 		if !bytes.Equal(e.Data, orig[k]) {
 			t.Fatalf("Append changed the data of entry %d, which raft may still hold", e.GetIndex())
+		}
+	}
+}
+
+// forget drops the entries from lo on, as a cut or a crash does.
+func (m *model) forget(lo uint64) {
+	if o, ok := m.offsets[lo]; ok {
+		m.end = o
+		for i := range m.ents {
+			if i >= lo {
+				delete(m.ents, i)
+				delete(m.offsets, i)
+			}
 		}
 	}
 }
@@ -118,19 +137,36 @@ func (m *model) check(t *testing.T, s *Storage, l *partition.Log, first, last ui
 	if l.EndOffset() != m.end {
 		t.Fatalf("log ends at %d, want %d", l.EndOffset(), m.end)
 	}
-	// The segment log holds exactly the entries' batches (control batches
-	// in place of raft's own entries), back to back at their offsets.
+	// The segment log holds exactly the record batch entries, back to
+	// back at their offsets: nothing of Raft's own entries.
 	got := logBytes(t, l, m.end)
 	var want []byte
 	for i := first; i <= last; i++ {
-		if e := m.ents[i]; e.GetType() == pb.EntryNormal && len(e.Data) > 0 {
+		if e := m.ents[i]; isData(e) {
 			want = append(want, e.Data...)
-		} else {
-			want = append(want, stamped(appendControlBatch(nil, e.GetType(), e.Data), m.offsets[i], e.GetTerm())...)
 		}
 	}
 	if !bytes.Equal(got, want) {
 		t.Fatalf("log bytes (%d) differ from the entries' batches (%d)", len(got), len(want))
+	}
+	// And the sidecar exactly Raft's own entries after the snapshot.
+	var sideWant []uint64
+	for i := first; i <= last; i++ {
+		if !isData(m.ents[i]) {
+			sideWant = append(sideWant, i)
+		}
+	}
+	var sideGot []uint64
+	for _, e := range s.side.ents {
+		if e.index >= first {
+			sideGot = append(sideGot, e.index)
+		}
+		if e.index < first {
+			t.Fatalf("sidecar keeps entry %d, below the snapshot %d", e.index, first-1)
+		}
+	}
+	if !slices.Equal(sideGot, sideWant) {
+		t.Fatalf("sidecar holds entries %v, want %v", sideGot, sideWant)
 	}
 }
 
@@ -285,7 +321,8 @@ func TestCompactAndTermBeforeFirstIndex(t *testing.T) {
 		if l.StartOffset() != m.offsets[31] || !bytes.Equal(snap.Data, stampedOffset(m.offsets[31])) {
 			t.Fatalf("log starts at %d, snapshot data %x, want offset %d", l.StartOffset(), snap.Data, m.offsets[31])
 		}
-		if _, err := l.Read(m.offsets[30], 1, m.end); !errors.Is(err, partition.ErrOffsetOutOfRange) {
+		// (Entry 30 is an empty entry, which sits at entry 31's offset.)
+		if _, err := l.Read(m.offsets[29], 1, m.end); !errors.Is(err, partition.ErrOffsetOutOfRange) {
 			t.Fatalf("a consumer reading below the snapshot: %v", err)
 		}
 	}
@@ -468,7 +505,8 @@ func TestAdoptsASingleCopyLog(t *testing.T) {
 		}
 	}
 	s := openStorage(t, l, Options{Bootstrap: &pb.ConfState{Voters: []uint64{1}}})
-	m := &model{ents: map[uint64]*pb.Entry{}, offsets: map[uint64]int64{}, end: 10}
+	m := newModel()
+	m.end = 10
 	m.appendTo(t, s, 1, 3, func(uint64) uint64 { return 1 }, "new")
 	for range 2 {
 		if fi, _ := s.FirstIndex(); fi != 1 {
