@@ -23,6 +23,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/integration/history"
+	"github.com/spool-log/spool/internal/retry"
 )
 
 // replMaxMessageBytes is the topics' max.message.bytes: the producers'
@@ -55,7 +56,7 @@ func createReplicatedTopic(t testing.TB, nodes []*Node, topic string, partitions
 	size := strconv.Itoa(replMaxMessageBytes)
 	// A node that has just seen its peers alive may not count them as
 	// brokers for placement yet: INVALID_REPLICATION_FACTOR until it does.
-	retry(t, 30*time.Second, func() error {
+	retry.Run(t, 30*time.Second, func() error {
 		resp, err := adm.CreateTopic(ctxTimeout(t, 30*time.Second), partitions, rf, map[string]*string{"max.message.bytes": &size}, topic)
 		if err == nil {
 			err = resp.Err
@@ -97,7 +98,7 @@ func leaderOf(t testing.TB, nodes []*Node, topic string, p int32) (int32, error)
 func waitLeader(t testing.TB, nodes []*Node, topic string, p int32, not int32, timeout time.Duration) *Node {
 	t.Helper()
 	var leader *Node
-	retry(t, timeout, func() error {
+	retry.Run(t, timeout, func() error {
 		id, err := leaderOf(t, nodes, topic, p)
 		if err != nil {
 			return err
@@ -360,7 +361,7 @@ func (w *workload) waitProgress(t testing.TB, parts []int32, n int64, timeout ti
 	}
 	commits := w.commits.Load()
 	start := time.Now()
-	retry(t, timeout, func() error {
+	retry.Run(t, timeout, func() error {
 		for _, p := range parts {
 			if got := w.ackedOn(p) - from[p]; got < n {
 				return fmt.Errorf("%s: partition %d acknowledged %d of %d records", why, p, got, n)
@@ -398,7 +399,7 @@ func (w *workload) check(t *testing.T, seeds []string) history.Result {
 	// an entry of its own term); one that stays below an acknowledged
 	// offset fails here.
 	ends := make([]int64, w.partitions)
-	retry(t, replStep, func() error {
+	retry.Run(t, replStep, func() error {
 		listed, err := adm.ListEndOffsets(ctxTimeout(t, 10*time.Second), w.topic)
 		if err == nil {
 			err = listed.Error()
@@ -418,7 +419,7 @@ func (w *workload) check(t *testing.T, seeds []string) history.Result {
 	for p := int32(0); p < w.partitions; p++ {
 		w.readAll(t, seeds, p, ends[p])
 	}
-	retry(t, 60*time.Second, func() error { return w.fetchOffsets(context.Background(), adm) })
+	retry.Run(t, 60*time.Second, func() error { return w.fetchOffsets(context.Background(), adm) })
 	res := w.h.Check()
 	t.Logf("history: %s", res)
 	if !res.OK() {

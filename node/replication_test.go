@@ -305,7 +305,7 @@ func TestReplicatedGroupOffsetsSurviveLeadershipRoundTrip(t *testing.T) {
 		t.Helper()
 		var os kadm.Offsets
 		os.Add(kadm.Offset{Topic: topic, Partition: 0, At: at, LeaderEpoch: -1})
-		retry(t, 30*time.Second, func() error {
+		retry.Run(t, 30*time.Second, func() error {
 			r, err := adm.CommitOffsets(testCtx(t), "g", os)
 			if err != nil {
 				return err
@@ -316,7 +316,7 @@ func TestReplicatedGroupOffsetsSurviveLeadershipRoundTrip(t *testing.T) {
 	fetched := func(adm *kadm.Client) int64 {
 		t.Helper()
 		var at int64
-		retry(t, 30*time.Second, func() error {
+		retry.Run(t, 30*time.Second, func() error {
 			r, err := adm.FetchOffsets(testCtx(t), "g")
 			if err != nil {
 				return err
@@ -354,7 +354,7 @@ func TestReplicatedGroupOffsetsSurviveLeadershipRoundTrip(t *testing.T) {
 	moveTo := func(from, to *Node) {
 		t.Helper()
 		from.partition(offsets, p).replica.TransferLeadership(to.NodeID())
-		retry(t, 30*time.Second, func() error {
+		retry.Run(t, 30*time.Second, func() error {
 			if l, err := partitionLeader(nodes, offsets, p); err != nil || l != to {
 				return fmt.Errorf("offsets partition %d not led by %d yet (%v)", p, to.NodeID(), err)
 			}
