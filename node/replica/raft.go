@@ -120,11 +120,14 @@ func (r *Replica) openRaft(cfg Config) error {
 	}
 	// The log's own retention would move its start without the Raft log;
 	// the replica applies the topic's through raftlog.Compact instead.
+	r.rgSync = cfg.Driver.cfg.Sync
 	lc := r.log.Config()
 	r.retentionAge, r.retentionBytes = lc.RetentionAge, lc.RetentionBytes
-	lc.RetentionAge, lc.RetentionBytes = -1, -1
-	r.log.SetConfig(lc)
-	st, err := raftlog.Open(r.log, raftlog.Options{Bootstrap: &pb.ConfState{Voters: voters}, Sync: cfg.Driver.cfg.Sync})
+	r.log.SetConfig(r.raftLogConfig(lc))
+	// Sync through the log's every-append flush policy: one fsync of the
+	// segment per run of entries a Ready appends (raftlog's Sync would
+	// Flush, which also rewrites the recovery point: three more fsyncs).
+	st, err := raftlog.Open(r.log, raftlog.Options{Bootstrap: &pb.ConfState{Voters: voters}})
 	if err != nil {
 		return err
 	}

@@ -52,7 +52,7 @@ func (memTransport) Flush() {}
 // raftCluster is n brokers (ids 0..n-1), each with a driver, hosting one
 // partition's replicas.
 type raftCluster struct {
-	t    *testing.T
+	t    testing.TB
 	net  *memNet
 	ids  []int32
 	dirs map[int32]string
@@ -72,11 +72,11 @@ func quietLog() *logrus.Entry {
 	return logrus.NewEntry(l)
 }
 
-func newRaftCluster(t *testing.T, n int) *raftCluster {
+func newRaftCluster(t testing.TB, n int) *raftCluster {
 	return newRaftClusterWith(t, n, partition.DefaultConfig())
 }
 
-func newRaftClusterWith(t *testing.T, n int, pcfg partition.Config) *raftCluster {
+func newRaftClusterWith(t testing.TB, n int, pcfg partition.Config) *raftCluster {
 	c := &raftCluster{t: t, net: &memNet{drivers: map[uint64]*Driver{}, cut: map[uint64]bool{}},
 		dirs: map[int32]string{}, reps: map[int32]*Replica{}, drv: map[int32]*Driver{}, pcfg: pcfg}
 	c.key.Topic[0], c.key.Partition = 7, 3
@@ -366,7 +366,7 @@ func TestRaftFollowerRefusesAndCutLeaderCannotCommit(t *testing.T) {
 	}
 }
 
-func retryUntil(t *testing.T, cond func() error) {
+func retryUntil(t testing.TB, cond func() error) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	var err error

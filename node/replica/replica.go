@@ -54,6 +54,8 @@ type Replica struct {
 	// log, whose own is off (maintenance.go); guarded by mu.
 	retentionAge   time.Duration
 	retentionBytes int64
+	// rgSync: the replicated log fsyncs every append (DriverConfig.Sync).
+	rgSync bool
 
 	mu        sync.Mutex
 	hw        atomic.Int64
