@@ -192,8 +192,9 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 			return
 		}
 	}
-	// The request's timeout bounds both the wait for the leader's own
-	// append (a Raft round) and, for acks=all, the commit.
+	// The request's timeout bounds the wait for the commit (acks=all), not
+	// the leader's own append, which an idempotent producer's state must
+	// see through.
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(max(req.TimeoutMillis, 0))*time.Millisecond)
 	defer cancel()
 
@@ -220,7 +221,7 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 			return
 		}
 	}
-	info, commit, err := p.replica.Propose(ctx, records)
+	info, commit, err := p.replica.Propose(records)
 	if idempotent {
 		if err == nil {
 			p.producers.record(h, info.BaseOffset, time.Now())

@@ -2,7 +2,6 @@ package replica
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -462,7 +461,7 @@ func (g *raftGroup) memberFailed(id int32) {
 
 // propose proposes one validated batch and returns once the leader's log
 // holds it (or it failed).
-func (g *raftGroup) propose(ctx context.Context, batches []byte) (*proposal, error) {
+func (g *raftGroup) propose(batches []byte) (*proposal, error) {
 	h, err := partition.ParseBatchHeader(batches)
 	if err != nil {
 		return nil, &partition.BatchError{Kind: partition.Corrupt, Reason: err.Error()}
@@ -501,11 +500,11 @@ func (g *raftGroup) propose(ctx context.Context, batches []byte) (*proposal, err
 	g.pending = append(g.pending, p)
 	g.mu.Unlock()
 	g.w.kick(g)
-	select {
-	case <-p.appended:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("append to %s: %w: %w", g.key, ErrOutcomeUnknown, ctx.Err())
-	}
+	// Not bounded by ctx: the append is this replica's own next round, and
+	// an idempotent producer's state must learn the offset of every batch
+	// that lands, or a retry of it would be appended again. Leadership
+	// moving, the group breaking or closing ends the wait.
+	<-p.appended
 	if p.err != nil {
 		return nil, p.err
 	}
