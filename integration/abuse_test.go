@@ -12,7 +12,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"io/fs"
 	"net"
@@ -26,6 +25,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/internal/recordbatch"
+	"github.com/spool-log/spool/internal/retry"
 )
 
 // invalidTopicNames break Kafka's rules; several would be paths outside the
@@ -112,20 +114,14 @@ func readRawResponse(t testing.TB, c net.Conn, corr int32) []byte {
 
 // rawRecordBatch is a valid, uncompressed v2 batch of one record.
 func rawRecordBatch(value string) []byte {
-	rec := kmsg.Record{Key: []byte("k"), Value: []byte(value)}
-	rec.Length = int32(len(rec.AppendTo(nil)) - 1)
-	now := time.Now().UnixMilli()
-	b := kmsg.RecordBatch{
-		PartitionLeaderEpoch: -1, Magic: 2,
-		FirstTimestamp: now, MaxTimestamp: now,
-		ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1,
-		NumRecords: 1, Records: rec.AppendTo(nil),
+	h := recordbatch.NoProducer()
+	h.FirstTimestamp = time.Now().UnixMilli()
+	h.MaxTimestamp = h.FirstTimestamp
+	b, err := recordbatch.Build(nil, h, []recordbatch.Record{{Key: []byte("k"), Value: []byte(value)}}, nil)
+	if err != nil {
+		panic(err) // uncompressed: cannot fail
 	}
-	raw := b.AppendTo(nil)
-	binary.BigEndian.PutUint32(raw[8:], uint32(len(raw)-12))
-	crc := crc32.Checksum(raw[21:], crc32.MakeTable(crc32.Castagnoli))
-	binary.BigEndian.PutUint32(raw[17:], crc)
-	return raw
+	return b
 }
 
 // dirTree lists every directory under root, relative to it.
@@ -340,7 +336,7 @@ func TestAbuseHugeFrameNotAllocated(t *testing.T) {
 	for _, c := range conns {
 		c.Close()
 	}
-	retry(t, 10*time.Second, func() error {
+	retry.Run(t, 10*time.Second, func() error {
 		st := n.Stats(t)
 		if open, _ := st["open_connections"].(float64); open > 10 {
 			return fmt.Errorf("%v connections still open after the clients closed", open)

@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/membership"
 )
 
@@ -44,7 +45,7 @@ func TestAdminCreatePartitionsCluster(t *testing.T) {
 	placed := membership.PlaceTopic(topic, 6, []int32{1, 2, 3}, 1)
 	waitPartitions := func(count int, check func(n *Node, p int, pm partitionMeta) error) {
 		t.Helper()
-		retry(t, 20*time.Second, func() error {
+		retry.Run(t, 20*time.Second, func() error {
 			for _, n := range nodes {
 				_, parts := metadata(t, n, topic)
 				if len(parts) != count {
@@ -132,7 +133,7 @@ func TestAdminCreatePartitionsCluster(t *testing.T) {
 	big := make([]byte, 5000)
 	rand.Read(big) // incompressible: the client compresses batches
 	for p := int32(0); p < 7; p++ {
-		retry(t, 20*time.Second, func() error {
+		retry.Run(t, 20*time.Second, func() error {
 			pcl.ForceMetadataRefresh() // partition 6 came after its last look
 			err := pcl.ProduceSync(ctxTimeout(t, 10*time.Second), &kgo.Record{Topic: topic, Partition: p, Value: big}).FirstErr()
 			if !errors.Is(err, kerr.MessageTooLarge) {

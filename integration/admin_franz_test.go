@@ -22,6 +22,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/internal/retry"
 )
 
 // segmentBases lists the base offsets of a partition directory's segments.
@@ -454,7 +456,7 @@ func TestAdminLogDirsProducersOffsetDeleteFranz(t *testing.T) {
 
 	// A consumer group member subscribed to the topic keeps its offsets.
 	member := franzClient(t, n.KafkaAddr, kgo.ConsumerGroup("od-live"), kgo.ConsumeTopics(topic))
-	retry(t, 30*time.Second, func() error {
+	retry.Run(t, 30*time.Second, func() error {
 		member.PollRecords(ctxTimeout(t, 500*time.Millisecond), 10) // joins the group
 		groups, err := adm.DescribeGroups(ctx, "od-live")
 		if err != nil {

@@ -31,6 +31,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/spool-log/spool/bench"
+	"github.com/spool-log/spool/internal/retry"
 )
 
 var (
@@ -39,29 +42,9 @@ var (
 	benchFetchFill  = flag.Int("bench.fetchfill", 200000, "most 1 KiB records BenchmarkFetchSendfileVsCopy writes; it reads them again until it has read b.N")
 )
 
-// benchReport mirrors what `spool bench ... -o json` prints.
-type benchReport struct {
-	Command string `json:"command"`
-	Results []struct {
-		Name          string  `json:"name"`
-		Records       int64   `json:"records"`
-		Bytes         int64   `json:"bytes"`
-		Errors        int64   `json:"errors"`
-		Seconds       float64 `json:"seconds"`
-		RecordsPerSec float64 `json:"records_per_sec"`
-		MBPerSec      float64 `json:"mb_per_sec"`
-		Latency       *struct {
-			Samples int64   `json:"samples"`
-			P50     float64 `json:"p50_ms"`
-			P99     float64 `json:"p99_ms"`
-			P999    float64 `json:"p99_9_ms"`
-		} `json:"latency"`
-		Extra map[string]float64 `json:"extra"`
-	} `json:"results"`
-}
-
-// runBench runs `spool bench args... -o json -q` and decodes its report.
-func runBench(t testing.TB, args ...string) benchReport {
+// runBench runs `spool bench args... -o json -q` and decodes its report,
+// which is package bench's.
+func runBench(t testing.TB, args ...string) bench.Report {
 	t.Helper()
 	args = append(append([]string{"bench"}, args...), "-o", "json", "-q")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -73,7 +56,7 @@ func runBench(t testing.TB, args ...string) benchReport {
 	if err != nil {
 		t.Fatalf("spool %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
-	var rep benchReport
+	var rep bench.Report
 	if err := json.Unmarshal(out, &rep); err != nil {
 		t.Fatalf("spool %s: no JSON report: %v\n%s", strings.Join(args, " "), err, out)
 	}
@@ -86,7 +69,7 @@ func runBench(t testing.TB, args ...string) benchReport {
 }
 
 // report puts one result's figures on b, prefixed with its name.
-func report(b *testing.B, rep benchReport, prefix string) {
+func report(b *testing.B, rep bench.Report, prefix string) {
 	for _, r := range rep.Results {
 		p := prefix
 		if p == "" {
@@ -250,30 +233,17 @@ func TestSendfileSwitch(t *testing.T) {
 }
 
 // processCPU is the CPU time (user and system) a node process has used so
-// far, from /proc/PID/stat.
+// far.
 func processCPU(t testing.TB, n *Node) time.Duration {
 	t.Helper()
 	n.mu.Lock()
 	pid := n.cmd.Process.Pid
 	n.mu.Unlock()
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	cpu, err := bench.ProcessCPUTime(pid)
 	if err != nil {
 		t.Fatalf("node cpu: %v", err)
 	}
-	// The fields after the command name, which is in parentheses and may
-	// hold spaces: state is the first, utime and stime the 12th and 13th.
-	rest := string(stat[strings.LastIndexByte(string(stat), ')')+1:])
-	fields := strings.Fields(rest)
-	if len(fields) < 13 {
-		t.Fatalf("node cpu: short /proc/%d/stat: %q", pid, stat)
-	}
-	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
-	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		t.Fatalf("node cpu: /proc/%d/stat: %q", pid, stat)
-	}
-	const clockTicks = 100 // USER_HZ, 100 on every Linux architecture Go supports
-	return time.Duration(utime+stime) * time.Second / clockTicks
+	return cpu
 }
 
 // BenchmarkIdlePartitions creates -bench.partitions partitions (10,000 by
@@ -302,7 +272,7 @@ func BenchmarkIdlePartitions(b *testing.B) {
 		topics++
 	}
 	created := time.Since(start)
-	retry(b, 5*time.Minute, func() error {
+	retry.Run(b, 5*time.Minute, func() error {
 		if got := int32(n.Stats(b)["partitions"].(float64)); got < parts {
 			return fmt.Errorf("node has %d of %d partitions", got, parts)
 		}

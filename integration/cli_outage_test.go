@@ -18,6 +18,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/spool-log/spool/internal/retry"
 )
 
 // cliRun is one finished run of the spool CLI.
@@ -67,7 +69,7 @@ func groupOn(t testing.TB, adm *kadm.Client, id int32, prefix string) string {
 	for i := 0; i < 500; i++ {
 		g := fmt.Sprintf("%s-%d", prefix, i)
 		var coord int32 = -1
-		retry(t, 20*time.Second, func() error {
+		retry.Run(t, 20*time.Second, func() error {
 			r := adm.FindGroupCoordinators(ctxTimeout(t, 10*time.Second), g)[g]
 			coord = r.NodeID
 			return r.Err
@@ -152,7 +154,7 @@ func TestCLIWithANodeDown(t *testing.T) {
 		watch.Process.Kill()
 		<-watchDone
 	}()
-	retry(t, 20*time.Second, func() error {
+	retry.Run(t, 20*time.Second, func() error {
 		if out := watchOut.String(); !strings.HasPrefix(out, "NAME") || strings.Count(out, " alive ") != 3 {
 			return fmt.Errorf("members --watch has not listed the 3 members first: %q", out)
 		}
@@ -248,7 +250,7 @@ func TestCLIWithANodeDown(t *testing.T) {
 	})
 
 	t.Run("members watch", func(t *testing.T) {
-		retry(t, 20*time.Second, func() error {
+		retry.Run(t, 20*time.Second, func() error {
 			if !strings.Contains(watchErr.String(), "the node at "+c.AdminAddr+" stopped answering") || !strings.Contains(watchErr.String(), "watching through") {
 				return fmt.Errorf("members --watch did not move on from node 3: stderr %q", watchErr.String())
 			}

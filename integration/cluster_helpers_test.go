@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/internal/retry"
 )
 
 // WithJoin makes the node join the cluster through these gossip addresses.
@@ -102,7 +104,7 @@ func members(t testing.TB, n *Node) (map[int]member, error) {
 func waitMembers(t testing.TB, n *Node, timeout time.Duration, check func(map[int]member) error) time.Duration {
 	t.Helper()
 	start := time.Now()
-	retry(t, timeout, func() error {
+	retry.Run(t, timeout, func() error {
 		ms, err := members(t, n)
 		if err != nil {
 			return err
@@ -118,7 +120,7 @@ func waitMembers(t testing.TB, n *Node, timeout time.Duration, check func(map[in
 // waitTopicEverywhere waits until every node's /v1/topics lists topic.
 func waitTopicEverywhere(t testing.TB, nodes []*Node, topic string) {
 	t.Helper()
-	retry(t, 20*time.Second, func() error {
+	retry.Run(t, 20*time.Second, func() error {
 		for _, n := range nodes {
 			if !n.Running() {
 				continue
@@ -193,7 +195,7 @@ func getStatus(t testing.TB, n *Node, path string) (int, string) {
 	t.Helper()
 	var code int
 	var body string
-	retry(t, 10*time.Second, func() error {
+	retry.Run(t, 10*time.Second, func() error {
 		resp, err := http.Get("http://" + n.AdminAddr + path)
 		if err != nil {
 			return err

@@ -13,6 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/spool-log/spool/internal/retry"
 )
 
 // Clusters of real `spool node` processes on loopback, gossiping with the
@@ -129,7 +131,8 @@ func TestClusterKillAndRestart(t *testing.T) {
 		t.Fatalf("topic describe with node 3 down: %v\n%s", err, out)
 	}
 	for _, p := range onC {
-		if !regexp.MustCompile(fmt.Sprintf(`(?m)^%d\s+none\s+\[3\]\s+\S+\s+-\s+-\s*$`, p)).MatchString(out) {
+		// PARTITION LEADER EPOCH REPLICAS ISR OFFLINE START END
+		if !regexp.MustCompile(fmt.Sprintf(`(?m)^%d\s+none\s+-\s+\[3\]\s+\S+\s+\[3\]\s+-\s+-\s*$`, p)).MatchString(out) {
 			t.Errorf("topic describe shows partition %d of the dead node wrongly:\n%s", p, out)
 		}
 	}
@@ -144,7 +147,7 @@ func TestClusterKillAndRestart(t *testing.T) {
 			want = append(want, r)
 		}
 	}
-	retry(t, 30*time.Second, func() error {
+	retry.Run(t, 30*time.Second, func() error {
 		ms, err := members(t, a)
 		if err != nil {
 			return err
@@ -179,7 +182,7 @@ func TestClusterWrongGossipKey(t *testing.T) {
 
 	other := "ZmFrZWtleWZha2VrZXlmYWtla2V5ZmFrZWtleTEyMzQ="
 	stranger := startNodeNoWait(t, WithID(3), WithJoin(a.GossipAddr), WithArgs("--gossip-key", other))
-	retry(t, 20*time.Second, func() error {
+	retry.Run(t, 20*time.Second, func() error {
 		if !strings.Contains(stranger.Logs(), "another gossip key") {
 			return errors.New("node 3 has not logged a gossip-key mismatch yet")
 		}
@@ -218,7 +221,7 @@ func TestClusterGroupsAcrossNodes(t *testing.T) {
 	// The first group request creates __consumer_offsets; let every node
 	// learn it before groups spread over them.
 	adm := kadm.NewClient(franzClient(t, nodes[0].KafkaAddr))
-	retry(t, 20*time.Second, func() error {
+	retry.Run(t, 20*time.Second, func() error {
 		return adm.FindGroupCoordinators(ctxTimeout(t, 10*time.Second), "probe")["probe"].Err
 	})
 	waitTopicEverywhere(t, nodes, "__consumer_offsets")
@@ -227,7 +230,7 @@ func TestClusterGroupsAcrossNodes(t *testing.T) {
 	for i := 0; len(byCoordinator) < 3 && i < 200; i++ {
 		g := fmt.Sprintf("readers-%d", i)
 		var coord int32 = -1
-		retry(t, 20*time.Second, func() error {
+		retry.Run(t, 20*time.Second, func() error {
 			r := adm.FindGroupCoordinators(ctxTimeout(t, 10*time.Second), g)[g]
 			if r.Err != nil {
 				return r.Err

@@ -25,10 +25,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
+	"github.com/spool-log/spool/internal/recordbatch"
+	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/partition"
 )
 
-// scrubStatus is the part of /v1/scrub (node.ScrubStatus) the tests read,
+// scrubStatus is the part of /v1/scrub (scrub.Status) the tests read,
 // decoded from JSON as any client of the admin API would.
 type scrubStatus struct {
 	RateBytesPerSec int64          `json:"rate_bytes_per_sec"`
@@ -78,7 +80,7 @@ func segmentBatches(t *testing.T, path string) ([]byte, []diskBatch) {
 	}
 	var out []diskBatch
 	for pos := int64(0); pos < int64(len(b)); {
-		h, err := partition.ParseBatchHeader(b[pos:])
+		h, err := recordbatch.ParseHeader(b[pos:])
 		if err != nil || h.Size() <= 0 || pos+h.Size() > int64(len(b)) {
 			t.Fatalf("%s at %d: not a batch: %v", path, pos, err)
 		}
@@ -147,7 +149,7 @@ func rawFetch(t *testing.T, addr, topic string, offset int64, maxBytes int32) (i
 		if err := partition.ValidateBatches(b); err != nil {
 			t.Fatalf("fetch %s at %d: served a batch that fails its check: %v", topic, offset, err)
 		}
-		h, _ := partition.ParseBatchHeader(b)
+		h, _ := recordbatch.ParseHeader(b)
 		hs = append(hs, h)
 		b = b[h.Size():]
 	}
@@ -188,7 +190,7 @@ func TestCorruptLengthInSealedSegmentServesBatchesBefore(t *testing.T) {
 	}
 	var length [4]byte
 	binary.BigEndian.PutUint32(length[:], 0x7fffffff)
-	writeBytesAt(t, logs[1], d.pos+8, length[:])
+	writeBytesAt(t, logs[1], d.pos+recordbatch.OffLength, length[:])
 	_, next := segmentBatches(t, logs[2])
 	n.Start()
 
@@ -265,7 +267,7 @@ func TestScrubFindsFlippedPayload(t *testing.T) {
 		t.Fatalf("spool scrub --start: %v\n%s", err, out)
 	}
 	var st scrubStatus
-	retry(t, 30*time.Second, func() error {
+	retry.Run(t, 30*time.Second, func() error {
 		st = scrubStatus{}
 		if err := n.getJSON("/v1/scrub", &st); err != nil {
 			return err

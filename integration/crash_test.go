@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/spool-log/spool/internal/retry"
 )
 
 // ackedRecord is one record the node acknowledged.
@@ -121,7 +123,7 @@ func faultMidStream(t *testing.T, fault func(*Node)) {
 	franzCreateTopic(t, n.KafkaAddr, topic, 2)
 
 	acked, stop := streamUntil(t, n.KafkaAddr, topic)
-	retry(t, 30*time.Second, func() error {
+	retry.Run(t, 30*time.Second, func() error {
 		if a := acked(); a < 2000 {
 			return fmt.Errorf("only %d records acknowledged", a)
 		}

@@ -12,6 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/internal/retry"
 )
 
 func franzCodec(name string) kgo.CompressionCodec {
@@ -199,7 +201,7 @@ func TestFranzAdminTopics(t *testing.T) {
 	if err != nil || del.Error() != nil {
 		t.Fatalf("delete %s: %v / %v", topic, err, del.Error())
 	}
-	retry(t, 10*time.Second, func() error {
+	retry.Run(t, 10*time.Second, func() error {
 		details, err := adm.ListTopics(ctx)
 		if err != nil {
 			return err
@@ -235,7 +237,7 @@ func TestFranzAcks(t *testing.T) {
 				}
 			}
 			adm := kadm.NewClient(cl)
-			retry(t, 10*time.Second, func() error {
+			retry.Run(t, 10*time.Second, func() error {
 				end, err := adm.ListEndOffsets(ctxTimeout(t, 5*time.Second), topic)
 				if err != nil {
 					return err

@@ -265,33 +265,34 @@ func Spool(t testing.TB, stdin string, args ...string) (string, error) {
 	return string(out), err
 }
 
-// freeAddr returns a loopback address with a port that was free a moment ago.
+// freeAddr returns a loopback address with a port that was free a moment
+// ago and that no other freeAddr call of this test binary has returned: the
+// kernel may hand a just-closed ephemeral port out again at once, which gave
+// one node the same port for two listeners.
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("free port: %v", err)
+	handedOutMu.Lock()
+	defer handedOutMu.Unlock()
+	for range 100 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("free port: %v", err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		if !handedOut[addr] {
+			handedOut[addr] = true
+			return addr
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Fatal("free port: the kernel keeps returning ports already handed out")
+	return ""
 }
 
-// retry polls fn until it returns nil or timeout passes, then fails the test
-// with fn's last error.
-func retry(t testing.TB, timeout time.Duration, fn func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var err error
-	for {
-		if err = fn(); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("still failing after %v: %v", timeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
+var (
+	handedOutMu sync.Mutex
+	handedOut   = map[string]bool{}
+)
 
 // lockedBuffer collects a process's output from several goroutines.
 type lockedBuffer struct {

@@ -28,6 +28,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/spool-log/spool/internal/retry"
 )
 
 const kafkajsScript = "js/kafkajs.js"
@@ -383,7 +385,7 @@ func TestKafkajsGroupRebalance(t *testing.T) {
 	base := time.Now().Add(-time.Minute).Truncate(time.Second)
 
 	a := startJSMember(t, n.KafkaAddr, "a", group, topic)
-	retry(t, 30*time.Second, func() error {
+	retry.Run(t, 30*time.Second, func() error {
 		a.mustRun()
 		if got, _ := a.assignment(); !reflect.DeepEqual(got, all) {
 			return fmt.Errorf("member a alone: assigned %v, want %v", got, all)
@@ -392,7 +394,7 @@ func TestKafkajsGroupRebalance(t *testing.T) {
 	})
 	b := startJSMember(t, n.KafkaAddr, "b", group, topic)
 	var aParts, bParts []int32
-	retry(t, 30*time.Second, func() error {
+	retry.Run(t, 30*time.Second, func() error {
 		a.mustRun()
 		b.mustRun()
 		aParts, _ = a.assignment()
@@ -414,7 +416,7 @@ func TestKafkajsGroupRebalance(t *testing.T) {
 	}
 	before := jsMessages("before", partitions, 2, 0, base)
 	kafkajsProduce(t, n.KafkaAddr, topic, "none", before)
-	retry(t, 20*time.Second, func() error {
+	retry.Run(t, 20*time.Second, func() error {
 		for _, m := range before {
 			if p, ok := owner[m.Partition].values()[m.Value]; !ok || p != m.Partition {
 				return fmt.Errorf("%s of partition %d not yet read by its owner", m.Value, m.Partition)
@@ -436,7 +438,7 @@ func TestKafkajsGroupRebalance(t *testing.T) {
 	// session and a is given every partition, starting at b's committed
 	// offsets (or earlier: at-least-once), so a reads every later message.
 	b.signal(syscall.SIGKILL)
-	retry(t, 30*time.Second, func() error {
+	retry.Run(t, 30*time.Second, func() error {
 		a.mustRun()
 		if got, _ := a.assignment(); !reflect.DeepEqual(got, all) {
 			return fmt.Errorf("after b died: a assigned %v, want %v", got, all)
@@ -445,7 +447,7 @@ func TestKafkajsGroupRebalance(t *testing.T) {
 	})
 	after := jsMessages("after", partitions, 2, 2, base)
 	kafkajsProduce(t, n.KafkaAddr, topic, "gzip", after)
-	retry(t, 20*time.Second, func() error {
+	retry.Run(t, 20*time.Second, func() error {
 		got := a.values()
 		for _, m := range after {
 			if p, ok := got[m.Value]; !ok || p != m.Partition {

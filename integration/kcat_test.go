@@ -14,7 +14,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -34,6 +33,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/spool-log/spool/internal/recordbatch"
+	"github.com/spool-log/spool/internal/retry"
 )
 
 // kcatCodecs are the values of kcat's -z, by the codec id a RecordBatch's
@@ -206,16 +208,12 @@ func storedCodecs(t testing.TB, dataDir, topic string, p int32) map[int]int {
 			t.Fatalf("read segment: %v", err)
 		}
 		for pos := 0; pos < len(data); {
-			// baseOffset int64, batchLength int32, leaderEpoch int32, magic int8, crc int32, attributes int16
-			if len(data)-pos < 23 {
-				t.Fatalf("%s: torn batch header at %d", name, pos)
+			h, err := recordbatch.ParseHeader(data[pos:])
+			if err != nil || h.Magic != recordbatch.Magic || h.Length < recordbatch.MinLength || int64(pos)+h.Size() > int64(len(data)) {
+				t.Fatalf("%s: bad batch at %d (%+v, file %d): %v", name, pos, h, len(data), err)
 			}
-			length := int(binary.BigEndian.Uint32(data[pos+8:]))
-			if data[pos+16] != 2 || length < 11 || pos+12+length > len(data) {
-				t.Fatalf("%s: bad batch at %d (magic %d, length %d, file %d)", name, pos, data[pos+16], length, len(data))
-			}
-			codecs[int(binary.BigEndian.Uint16(data[pos+21:])&7)]++
-			pos += 12 + length
+			codecs[h.Compression()]++
+			pos += int(h.Size())
 		}
 	}
 	return codecs
@@ -627,7 +625,7 @@ func TestKcatGroupRebalance(t *testing.T) {
 	all := []int32{0, 1, 2, 3}
 
 	a := member("a")
-	retry(t, 20*time.Second, func() error {
+	retry.Run(t, 20*time.Second, func() error {
 		a.mustRun()
 		if got, _ := kcatAssignment(a, topic); !reflect.DeepEqual(got, all) {
 			return fmt.Errorf("member a alone: assigned %v, want %v\n%s", got, all, a.stderr.String())
@@ -637,7 +635,7 @@ func TestKcatGroupRebalance(t *testing.T) {
 
 	b := member("b")
 	var aParts, bParts []int32
-	retry(t, 30*time.Second, func() error {
+	retry.Run(t, 30*time.Second, func() error {
 		a.mustRun()
 		b.mustRun()
 		aParts, _ = kcatAssignment(a, topic)
@@ -659,7 +657,7 @@ func TestKcatGroupRebalance(t *testing.T) {
 		owner[p] = b
 	}
 	before := kcatProduceEach(t, n.KafkaAddr, topic, partitions, "before")
-	retry(t, 20*time.Second, func() error {
+	retry.Run(t, 20*time.Second, func() error {
 		for p, v := range before {
 			if got, ok := kcatValues(owner[int32(p)])[v]; !ok || got != int32(p) {
 				return fmt.Errorf("record %s of partition %d not yet read by its owner", v, p)
@@ -680,7 +678,7 @@ func TestKcatGroupRebalance(t *testing.T) {
 	// b leaves (SIGTERM: kcat closes the consumer, committing and leaving the
 	// group); a takes over every partition and reads the records that follow.
 	b.signal(syscall.SIGTERM)
-	retry(t, 30*time.Second, func() error {
+	retry.Run(t, 30*time.Second, func() error {
 		a.mustRun()
 		if got, _ := kcatAssignment(a, topic); !reflect.DeepEqual(got, all) {
 			return fmt.Errorf("after b left: a assigned %v, want %v", got, all)
@@ -688,7 +686,7 @@ func TestKcatGroupRebalance(t *testing.T) {
 		return nil
 	})
 	after := kcatProduceEach(t, n.KafkaAddr, topic, partitions, "after")
-	retry(t, 20*time.Second, func() error {
+	retry.Run(t, 20*time.Second, func() error {
 		got := kcatValues(a)
 		for p, v := range after {
 			if gp, ok := got[v]; !ok || gp != int32(p) {

@@ -26,6 +26,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/internal/retry"
 )
 
 // apiVersionsRequest is an ApiVersions v3, as clients open with.
@@ -203,16 +205,12 @@ func (p *steadyProducer) Stop() {
 // waitAcks polls until the producer has more than from acknowledgements.
 func (p *steadyProducer) waitAcks(t testing.TB, from int64, what string) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for p.acked.Load() <= from {
+	retry.Run(t, 60*time.Second, func() error {
 		if err := p.Err(); err != nil {
 			t.Fatalf("%s: the honest producer failed: %v", what, err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: no produce acknowledged in 60s (still %d)", what, from)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return retry.Check(p.acked.Load() > from, "%s: no produce acknowledged (still %d)", what, from)
+	})
 }
 
 // produceClaimHeader is the start of a Produce v7 request: api key,
@@ -354,7 +352,7 @@ func TestSlowlorisRequestClosed(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the node kept a connection trickling one request open for 30s (request read timeout 2s)")
 	}
-	retry(t, 10*time.Second, func() error {
+	retry.Run(t, 10*time.Second, func() error {
 		if !strings.Contains(n.Logs(), "request too slow to arrive") {
 			return errors.New("no log line for the connection closed for a slow request")
 		}
@@ -429,7 +427,7 @@ func claimRounds(t *testing.T, n *Node, w *rssWatch, prod *steadyProducer, round
 				round, w.limit>>20, w.peak.Load()>>20)
 		}
 		// The node has seen them go before the next round.
-		retry(t, 30*time.Second, func() error {
+		retry.Run(t, 30*time.Second, func() error {
 			st := n.Stats(t)
 			if open, _ := st["open_connections"].(float64); open > 10 {
 				return fmt.Errorf("round %d: %v connections still open after the attackers closed", round, open)

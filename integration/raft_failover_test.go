@@ -8,6 +8,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/spool-log/spool/internal/retry"
 )
 
 // startReplicatedTopic creates topic on nodes with replication factor rf
@@ -21,7 +23,7 @@ func startReplicatedTopic(t *testing.T, nodes []*Node, topic string, partitions 
 		t.Fatalf("create %s (R=%d): %v %v", topic, rf, err, resp.Err)
 	}
 	waitTopicEverywhere(t, nodes, topic)
-	retry(t, 30*time.Second, func() error {
+	retry.Run(t, 30*time.Second, func() error {
 		_, err := raftLeader(t, nodes, topic, partitions)
 		return err
 	})
@@ -142,7 +144,7 @@ func TestRaftLeaderKilled(t *testing.T) {
 
 	// The killed node comes back from its disk and catches up.
 	lead.Start()
-	retry(t, 30*time.Second, func() error {
+	retry.Run(t, 30*time.Second, func() error {
 		_, err := raftLeader(t, nodes, topic, 1)
 		return err
 	})

@@ -18,6 +18,8 @@ import (
 
 	"github.com/IBM/sarama"
 	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/spool-log/spool/internal/retry"
 )
 
 // TestSaramaVersions produces with acks 0, 1 and all and consumes the
@@ -76,7 +78,7 @@ func TestSaramaVersions(t *testing.T) {
 					// Nothing acknowledges acks=0: wait until the
 					// records are there before the next producer, so
 					// the order below is the order sent.
-					retry(t, 20*time.Second, func() error {
+					retry.Run(t, 20*time.Second, func() error {
 						ends, err := kadm.NewClient(franzClient(t, n.KafkaAddr)).ListEndOffsets(ctxTimeout(t, 5*time.Second), topic)
 						if err != nil {
 							return err
@@ -124,7 +126,7 @@ func TestSaramaVersions(t *testing.T) {
 // TestSaramaManualReplicaAssignment creates, on a 3-node cluster, a topic
 // whose partitions are pinned by TopicDetail.ReplicaAssignment: Metadata
 // from every node shows the replicas and leaders asked for, records
-// produced to each partition are stored on the node asked, and an
+// produced to each partition are stored on the nodes asked, and an
 // assignment naming a broker that does not exist is refused.
 func TestSaramaManualReplicaAssignment(t *testing.T) {
 	nodes := startCluster(t, 3)
@@ -148,22 +150,27 @@ func TestSaramaManualReplicaAssignment(t *testing.T) {
 	}
 	waitTopicEverywhere(t, nodes, topic)
 
+	// Each partition's replicas form a Raft group; its first replica is
+	// the preferred leader, which leads once the group has settled.
 	for _, n := range nodes {
-		_, parts := metadata(t, n, topic)
-		if len(parts) != len(assignment) {
-			t.Fatalf("node %d: %d partitions, want %d", n.ID, len(parts), len(assignment))
-		}
-		for p, pm := range parts {
-			want := assignment[int32(p)]
-			if pm.ErrorCode != 0 || !slices.Equal(pm.Replicas, want) || pm.Leader != want[0] {
-				t.Errorf("node %d: partition %d %+v, want replicas %v led by %d", n.ID, p, pm, want, want[0])
+		retry.Run(t, 30*time.Second, func() error {
+			_, parts := metadata(t, n, topic)
+			if len(parts) != len(assignment) {
+				return fmt.Errorf("node %d: %d partitions, want %d", n.ID, len(parts), len(assignment))
 			}
-		}
+			for p, pm := range parts {
+				want := assignment[int32(p)]
+				if pm.ErrorCode != 0 || !slices.Equal(pm.Replicas, want) || pm.Leader != want[0] {
+					return fmt.Errorf("node %d: partition %d %+v, want replicas %v led by %d", n.ID, p, pm, want, want[0])
+				}
+			}
+			return nil
+		})
 	}
 
 	// Produce to every partition through node 1, then look at each node's
-	// data directory: the records are in the asked leader's segments and
-	// nowhere else (no replication yet: only the first replica holds data).
+	// data directory: the records are in the asked replicas' segments and
+	// nowhere else.
 	pcfg := saramaConfig("none")
 	pcfg.Producer.Partitioner = sarama.NewManualPartitioner
 	p, err := sarama.NewSyncProducer([]string{nodes[0].KafkaAddr}, pcfg)
@@ -179,12 +186,15 @@ func TestSaramaManualReplicaAssignment(t *testing.T) {
 	p.Close()
 	for part, replicas := range assignment {
 		for _, n := range nodes {
-			bytes := segmentBytes(t, n.Dir, topic, part)
-			if leader := int(replicas[0]); n.ID == leader && bytes == 0 {
-				t.Errorf("partition %d: its asked leader, node %d, stores no records", part, n.ID)
-			} else if n.ID != leader && bytes != 0 {
-				t.Errorf("partition %d: node %d, not its leader %d, stores %d bytes", part, n.ID, leader, bytes)
+			if !slices.Contains(replicas, int32(n.ID)) {
+				if bytes := segmentBytes(t, n.Dir, topic, part); bytes != 0 {
+					t.Errorf("partition %d: node %d, not among its replicas %v, stores %d bytes", part, n.ID, replicas, bytes)
+				}
+				continue
 			}
+			retry.Run(t, 20*time.Second, func() error {
+				return retry.Check(segmentBytes(t, n.Dir, topic, part) > 0, "partition %d: its replica, node %d, stores no records", part, n.ID)
+			})
 		}
 		got := saramaConsume(t, nodes[1].KafkaAddr, topic, part, sarama.OffsetOldest, 1)
 		if string(got[0].Value) != fmt.Sprintf("pinned-%d", part) {

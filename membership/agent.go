@@ -35,10 +35,6 @@ type Agent struct {
 	catalog     *Catalog
 	catalogPath string
 
-	cidMu         sync.Mutex
-	cid           clusterID  // the cluster-wide id adopted (and saved) so far
-	cidNext       *clusterID // a winning id seen, adopted once saved
-	cidFrom       string     // the member cidNext came from
 	clusterIDPath string
 
 	memberEvents *fanout[MemberEvent]
@@ -51,19 +47,26 @@ type Agent struct {
 
 	localAddr atomic.Value // string, set once Serf is up
 
-	persistMu sync.Mutex // orders roster/catalog file writes and tag updates
+	// The lock order and what each mutex guards are in doc.go.
+	opMu      sync.Mutex // serialises local topic operations
+	persistMu sync.Mutex // orders the saves of the roster, catalog and cluster id
 	// catalogRetry holds peers' catalog entries whose save failed, merged
 	// again each anti-entropy round (under persistMu).
 	catalogRetry map[string]TopicEntry
+	tagMu        sync.Mutex // orders republishing this node's tags (publishTags)
+
+	// mu guards the small state below; it is held over memory only.
+	mu      sync.Mutex
+	cid     clusterID  // the cluster-wide id adopted (and saved) so far
+	cidNext *clusterID // a winning id seen, adopted once saved
+	cidFrom string     // the member cidNext came from
 	// rosterPending holds roster entries seen but not yet saved, the
 	// highest per id; the roster takes them only once the file does.
-	rosterMu      sync.Mutex
 	rosterPending map[int32]RosterEntry
-	opMu          sync.Mutex // serialises local topic operations
-
-	mu       sync.Mutex
-	joinErr  error
-	shutdown bool
+	joinErr       error
+	shutdown      bool
+	// leadershipTag is the "lv" tag value the node asked for (SetLeadershipTag).
+	leadershipTag string
 }
 
 // Create starts a node's membership from cfg: it bumps the boot generation,

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spool-log/spool/internal/retry"
 )
 
 func TestJoinFailLeave(t *testing.T) {
@@ -20,7 +22,7 @@ func TestJoinFailLeave(t *testing.T) {
 	c.join(t, a)
 
 	for _, n := range []*testNode{a, b, c} {
-		eventually(t, slow(5*time.Second), "everyone alive", func() error {
+		retry.Run(t, slow(5*time.Second), func() error {
 			if got := aliveCount(n.Agent); got != 3 {
 				return fmt.Errorf("%s sees %d alive", n.cfg.NodeName, got)
 			}
@@ -41,9 +43,9 @@ func TestJoinFailLeave(t *testing.T) {
 	// A crash: no leave. Peers must mark it failed.
 	crashed := time.Now()
 	c.stop()
-	eventually(t, slow(10*time.Second), "crash detected", wantStatus(a.Agent, "node-3", StatusFailed))
+	retry.Run(t, slow(10*time.Second), wantStatus(a.Agent, "node-3", StatusFailed))
 	failA := time.Since(crashed)
-	eventually(t, slow(10*time.Second), "crash detected by b", wantStatus(b.Agent, "node-3", StatusFailed))
+	retry.Run(t, slow(10*time.Second), wantStatus(b.Agent, "node-3", StatusFailed))
 	t.Logf("failure of node-3 seen by node-1 after %v, by all after %v", failA.Round(time.Millisecond), time.Since(crashed).Round(time.Millisecond))
 
 	// A graceful stop: peers mark it left.
@@ -51,10 +53,10 @@ func TestJoinFailLeave(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.stop()
-	eventually(t, slow(5*time.Second), "leave seen", wantStatus(a.Agent, "node-2", StatusLeft))
+	retry.Run(t, slow(5*time.Second), wantStatus(a.Agent, "node-2", StatusLeft))
 
 	seen := map[string]bool{}
-	eventually(t, slow(5*time.Second), "events streamed", func() error {
+	retry.Run(t, slow(5*time.Second), func() error {
 		for {
 			select {
 			case e := <-events:
@@ -81,13 +83,13 @@ func TestRejoinFromSnapshot(t *testing.T) {
 	a := startNode(t, log, 1)
 	b := startNode(t, log, 2)
 	b.join(t, a)
-	eventually(t, 5*time.Second, "joined", wantStatus(a.Agent, "node-2", StatusAlive))
+	retry.Run(t, 5*time.Second, wantStatus(a.Agent, "node-2", StatusAlive))
 	port := b.Local().GossipAddr[strings.LastIndex(b.Local().GossipAddr, ":")+1:]
 	var bindPort int
 	fmt.Sscan(port, &bindPort)
 
 	b.stop()
-	eventually(t, 10*time.Second, "crash detected", wantStatus(a.Agent, "node-2", StatusFailed))
+	retry.Run(t, 10*time.Second, wantStatus(a.Agent, "node-2", StatusFailed))
 
 	// Same data dir and gossip port, no join: Serf's snapshot brings it back.
 	restarted := time.Now()
@@ -95,7 +97,7 @@ func TestRejoinFromSnapshot(t *testing.T) {
 	if b2.Generation() != 2 {
 		t.Fatalf("boot generation %d after restart, want 2", b2.Generation())
 	}
-	eventually(t, 10*time.Second, "rejoined", func() error {
+	retry.Run(t, 10*time.Second, func() error {
 		for _, m := range a.Members() {
 			if m.Name == "node-2" && m.Status == StatusAlive && m.Gen == 2 {
 				return nil
@@ -103,7 +105,7 @@ func TestRejoinFromSnapshot(t *testing.T) {
 		}
 		return fmt.Errorf("node-1 sees %+v", a.Members())
 	})
-	eventually(t, 5*time.Second, "restarted node sees peers", wantStatus(b2.Agent, "node-1", StatusAlive))
+	retry.Run(t, 5*time.Second, wantStatus(b2.Agent, "node-1", StatusAlive))
 	t.Logf("restarted node seen alive again after %v", time.Since(restarted).Round(time.Millisecond))
 
 	// After a graceful leave too (RejoinAfterLeave).
@@ -111,9 +113,9 @@ func TestRejoinFromSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	b2.stop()
-	eventually(t, 5*time.Second, "left", wantStatus(a.Agent, "node-2", StatusLeft))
+	retry.Run(t, 5*time.Second, wantStatus(a.Agent, "node-2", StatusLeft))
 	b3 := startNode(t, log, 2, withDir(b.cfg.DataDir), withPort(bindPort))
-	eventually(t, 10*time.Second, "rejoined after leave", wantStatus(a.Agent, "node-2", StatusAlive))
+	retry.Run(t, 10*time.Second, wantStatus(a.Agent, "node-2", StatusAlive))
 	_ = b3
 }
 
@@ -160,7 +162,7 @@ func TestGossipKey(t *testing.T) {
 	seed.stop()
 	k := startNode(t, log, 5, withKeyring(ring))
 	k.join(t, b)
-	eventually(t, 5*time.Second, "keyring node joined", wantStatus(a.Agent, "node-5", StatusAlive))
+	retry.Run(t, 5*time.Second, wantStatus(a.Agent, "node-5", StatusAlive))
 	if got := statusOf(a.Agent, "node-3"); got != "" {
 		t.Fatalf("node-3 got in after all: %q", got)
 	}
@@ -171,7 +173,7 @@ func TestDuplicatesRefused(t *testing.T) {
 	a := startNode(t, log, 1)
 	b := startNode(t, log, 2)
 	b.join(t, a)
-	eventually(t, 5*time.Second, "joined", wantStatus(a.Agent, "node-2", StatusAlive))
+	retry.Run(t, 5*time.Second, wantStatus(a.Agent, "node-2", StatusAlive))
 
 	dupID := startNode(t, log, 2, withName("impostor"))
 	err := dupID.Join(context.Background(), a.gossipAddr())

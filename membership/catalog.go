@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/spool-log/spool/internal/atomicfile"
 )
 
 // TopicChange tells a watcher that the entry for a name changed. Old is nil
@@ -247,7 +249,7 @@ func saveCatalog(path string, c *Catalog) error {
 	if err != nil {
 		return fmt.Errorf("encode catalog: %w", err)
 	}
-	if err := writeFileAtomic(path, append(raw, '\n'), 0o644); err != nil {
+	if err := atomicfile.Write(path, append(raw, '\n'), 0o644); err != nil {
 		return fmt.Errorf("persist catalog: %w", err)
 	}
 	return nil

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/spool-log/spool/internal/retry"
 )
 
 func sameCatalog(nodes ...*testNode) func() error {
@@ -32,7 +34,7 @@ func cluster(t *testing.T, size int) []*testNode {
 		}
 	}
 	for _, n := range nodes {
-		eventually(t, 5*time.Second, "cluster formed", func() error {
+		retry.Run(t, 5*time.Second, func() error {
 			if got := len(n.Roster()); got != size {
 				return fmt.Errorf("%s roster %v", n.cfg.NodeName, n.Roster())
 			}
@@ -86,7 +88,7 @@ func TestCatalogSpreadsAndPersists(t *testing.T) {
 			t.Fatalf("accepted replicas %v", bad)
 		}
 	}
-	eventually(t, 10*time.Second, "catalog converged", sameCatalog(a, b, c))
+	retry.Run(t, 10*time.Second, sameCatalog(a, b, c))
 	for _, n := range nodes {
 		if got, ok := n.Topic("clicks"); !ok || got.ID != big.ID || len(got.Replicas) != 500 {
 			t.Fatalf("%s: clicks = %v %v", n.cfg.NodeName, ok, got.ID)
@@ -99,7 +101,7 @@ func TestCatalogSpreadsAndPersists(t *testing.T) {
 	if _, err := b.DeleteTopic("clicks"); !errors.Is(err, ErrUnknownTopic) {
 		t.Fatalf("second delete: %v", err)
 	}
-	eventually(t, 10*time.Second, "delete spread", func() error {
+	retry.Run(t, 10*time.Second, func() error {
 		for _, n := range nodes {
 			if _, ok := n.Topic("clicks"); ok {
 				return fmt.Errorf("%s still has clicks", n.cfg.NodeName)
@@ -110,7 +112,7 @@ func TestCatalogSpreadsAndPersists(t *testing.T) {
 
 	// c's watcher saw clicks come and go.
 	var sawCreate, sawDelete bool
-	eventually(t, 5*time.Second, "watch events", func() error {
+	retry.Run(t, 5*time.Second, func() error {
 		for {
 			select {
 			case ch := <-changes:
@@ -150,7 +152,7 @@ func TestConcurrentConflictingCreates(t *testing.T) {
 	c := startNode(t, log, 3)
 	c.join(t, b)
 	// b places over its roster, which takes c once it is saved.
-	eventually(t, 10*time.Second, "c in b's roster", func() error {
+	retry.Run(t, 10*time.Second, func() error {
 		if got := b.Roster(); len(got) != 2 {
 			return fmt.Errorf("b's roster %v", got)
 		}
@@ -172,7 +174,7 @@ func TestConcurrentConflictingCreates(t *testing.T) {
 		winner = fromB
 	}
 	b.join(t, a)
-	eventually(t, 10*time.Second, "converged", sameCatalog(a, b, c))
+	retry.Run(t, 10*time.Second, sameCatalog(a, b, c))
 	for _, n := range []*testNode{a, b, c} {
 		got, _ := n.Topic("clash")
 		if got.ID != winner.ID {
@@ -181,7 +183,7 @@ func TestConcurrentConflictingCreates(t *testing.T) {
 	}
 	if winner.ID == fromB.ID {
 		// a must have been told its own entry was replaced.
-		eventually(t, 5*time.Second, "replacement seen", func() error {
+		retry.Run(t, 5*time.Second, func() error {
 			for {
 				select {
 				case ch := <-watch:
@@ -206,7 +208,7 @@ func TestConcurrentConflictingCreates(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	eventually(t, 10*time.Second, "race converged", sameCatalog(a, b, c))
+	retry.Run(t, 10*time.Second, sameCatalog(a, b, c))
 }
 
 func TestLateJoinerLearnsAllTopics(t *testing.T) {
@@ -222,16 +224,16 @@ func TestLateJoinerLearnsAllTopics(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := b.DeleteTopic("t03"); err != nil {
-		eventually(t, 5*time.Second, "t03 reached b", func() error {
+		retry.Run(t, 5*time.Second, func() error {
 			_, err = b.DeleteTopic("t03")
 			return err
 		})
 	}
-	eventually(t, 10*time.Second, "pair converged", sameCatalog(a, b))
+	retry.Run(t, 10*time.Second, sameCatalog(a, b))
 
 	late := startNode(t, newTestLogger(t), 3)
 	late.join(t, b)
-	eventually(t, 10*time.Second, "late joiner converged", sameCatalog(a, b, late))
+	retry.Run(t, 10*time.Second, sameCatalog(a, b, late))
 	if got, want := len(late.Topics()), 20; got != want {
 		t.Fatalf("late joiner has %d live topics, want %d", got, want)
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/spool-log/spool/internal/retry"
 )
 
 // knowEachOther puts every node's broker id in every roster, as a cluster
@@ -51,7 +53,7 @@ func TestConcurrentAutoCreatesAreOneTopic(t *testing.T) {
 	}
 
 	b.join(t, a)
-	eventually(t, 10*time.Second, "converged", sameCatalog(a, b))
+	retry.Run(t, 10*time.Second, sameCatalog(a, b))
 	for _, w := range []<-chan TopicChange{watchA, watchB} {
 	drain:
 		for {
@@ -141,7 +143,7 @@ func TestConcurrentCreateOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.join(t, a)
-	eventually(t, 10*time.Second, "converged", sameCatalog(a, b))
+	retry.Run(t, 10*time.Second, sameCatalog(a, b))
 	if got, ok := a.Topic("t"); ok {
 		t.Fatalf("b's stale create %v (id %v) resurrected the deleted topic as %v", fromB.Lamport, fromB.ID, got.ID)
 	}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+
+	"github.com/spool-log/spool/internal/atomicfile"
 )
 
 // The cluster id is one value for the whole cluster (Kafka's Metadata v2+
@@ -128,7 +130,7 @@ func saveClusterID(path string, c clusterID) error {
 	if err != nil {
 		return fmt.Errorf("encode cluster id: %w", err)
 	}
-	if err := writeFileAtomic(path, append(raw, '\n'), 0o644); err != nil {
+	if err := atomicfile.Write(path, append(raw, '\n'), 0o644); err != nil {
 		return fmt.Errorf("persist cluster id: %w", err)
 	}
 	return nil
@@ -136,10 +138,12 @@ func saveClusterID(path string, c clusterID) error {
 
 // ClusterID is the cluster-wide id this node has settled on so far; all
 // connected nodes converge on one (see clusterID).
-func (a *Agent) ClusterID() string {
-	a.cidMu.Lock()
-	defer a.cidMu.Unlock()
-	return a.cid.ID
+func (a *Agent) ClusterID() string { return a.clusterID().ID }
+
+func (a *Agent) clusterID() clusterID {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.cid
 }
 
 // considerClusterID notes a member's advertised cluster id ("cid" tag) if
@@ -154,7 +158,7 @@ func (a *Agent) considerClusterID(member, tag string) {
 		a.log.WithError(err).WithField("member", member).Debug("ignoring a bad cluster id tag")
 		return
 	}
-	a.cidMu.Lock()
+	a.mu.Lock()
 	best := a.cid
 	if a.cidNext != nil && a.cidNext.before(best) {
 		best = *a.cidNext
@@ -164,7 +168,7 @@ func (a *Agent) considerClusterID(member, tag string) {
 		a.cidNext = &theirs
 		a.cidFrom = member
 	}
-	a.cidMu.Unlock()
+	a.mu.Unlock()
 	if adopt {
 		a.requestSync(syncRequest{kind: syncPersistClusterID})
 	}
@@ -174,45 +178,71 @@ func (a *Agent) considerClusterID(member, tag string) {
 // (a failed save leaves the current id, and the next anti-entropy round
 // tries again), and republishes the "cid" tag when it changed.
 func (a *Agent) persistClusterID() {
+	if a.adoptClusterID() {
+		a.publishTags()
+	}
+}
+
+// adoptClusterID saves and adopts the winning cluster id seen, if any, and
+// reports whether the tags may need republishing.
+func (a *Agent) adoptClusterID() bool {
 	a.persistMu.Lock()
 	defer a.persistMu.Unlock()
 	if a.isShutdown() {
-		return
+		return false
 	}
-	a.cidMu.Lock()
+	a.mu.Lock()
 	c, next, from := a.cid, a.cidNext, a.cidFrom
-	a.cidMu.Unlock()
+	a.mu.Unlock()
 	if next != nil && next.before(c) {
 		if err := saveClusterID(a.clusterIDPath, *next); err != nil {
 			a.log.WithError(err).Error("persist cluster id failed; keeping the current one")
-			return
+			return false
 		}
-		a.cidMu.Lock()
+		a.mu.Lock()
 		a.cid = *next
 		if a.cidNext == next {
 			a.cidNext = nil
 		}
-		a.cidMu.Unlock()
+		a.mu.Unlock()
 		a.log.WithFields(logrus.Fields{"cluster_id": next.ID, "previous": c.ID, "from": from}).
 			Info("adopted the cluster's id")
-		c = *next
 	}
-	if a.serf.LocalMember().Tags[TagClusterID] == c.tag() {
-		return
-	}
-	a.setTagLocked(TagClusterID, c.tag())
+	return true
 }
 
-// setTagLocked republishes this node's tags with key set to value. The
-// caller holds persistMu, which orders tag updates.
-func (a *Agent) setTagLocked(key, value string) {
+// publishTags republishes this node's tags that follow its state, "rv"
+// (the roster digest), "cid" and "lv" (the leadership version), where they
+// differ from what it gossips.
+// tagMu orders the updates and is held across serf.SetTags, which waits on
+// the network for the broadcast (up to BroadcastTimeout); nothing else
+// waits on tagMu, and no other lock is held meanwhile. The values are read
+// under it, so the last update carries the newest.
+func (a *Agent) publishTags() {
+	a.tagMu.Lock()
+	defer a.tagMu.Unlock()
+	if a.isShutdown() {
+		return
+	}
+	a.mu.Lock()
+	lv := a.leadershipTag
+	a.mu.Unlock()
+	want := map[string]string{TagRosterDigest: a.roster.Digest(), TagClusterID: a.clusterID().tag(), TagLeadership: lv}
 	tags := a.serf.LocalMember().Tags
-	next := make(map[string]string, len(tags)+1)
+	next := make(map[string]string, len(tags)+len(want))
 	for k, v := range tags {
 		next[k] = v
 	}
-	next[key] = value
+	changed := false
+	for k, v := range want {
+		if tags[k] != v {
+			next[k], changed = v, true
+		}
+	}
+	if !changed {
+		return
+	}
 	if err := a.serf.SetTags(next); err != nil {
-		a.log.WithError(err).WithField("tag", key).Warn("publish tag")
+		a.log.WithError(err).Warn("publish tags")
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/spool-log/spool/internal/retry"
 )
 
 func withClusterID(id string, born time.Time) nodeOpt {
@@ -43,7 +45,7 @@ func TestClusterIDConverges(t *testing.T) {
 	}
 	b.join(t, a)
 	c.join(t, a)
-	eventually(t, slow(10*time.Second), "one cluster id", sameClusterID("cluster-b", a, b, c))
+	retry.Run(t, slow(10*time.Second), sameClusterID("cluster-b", a, b, c))
 
 	// Restarted on its data, a keeps the adopted id even though its
 	// configured proposal still says cluster-a.
@@ -56,7 +58,7 @@ func TestClusterIDConverges(t *testing.T) {
 
 	late := startNode(t, log, 4, withClusterID("cluster-late", time.Now()))
 	late.join(t, b)
-	eventually(t, slow(10*time.Second), "late joiner adopts", sameClusterID("cluster-b", b, c, late))
+	retry.Run(t, slow(10*time.Second), sameClusterID("cluster-b", b, c, late))
 }
 
 func TestClusterIDOrderAndTag(t *testing.T) {

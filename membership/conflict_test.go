@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spool-log/spool/internal/retry"
 )
 
 // TestLoneOwnerStaysHealthy: a node alone in its cluster, joined by an
@@ -43,9 +45,9 @@ func TestSnapshotRejoinRefused(t *testing.T) {
 	a := startNode(t, log, 1)
 	orig := startNode(t, log, 3)
 	orig.join(t, a)
-	eventually(t, 5*time.Second, "node-3 joined", wantStatus(a.Agent, "node-3", StatusAlive))
+	retry.Run(t, 5*time.Second, wantStatus(a.Agent, "node-3", StatusAlive))
 	clone := t.TempDir()
-	eventually(t, 5*time.Second, "snapshot lists node-1", func() error {
+	retry.Run(t, 5*time.Second, func() error {
 		raw, err := os.ReadFile(filepath.Join(orig.cfg.DataDir, snapshotFile))
 		if err != nil || !strings.Contains(string(raw), "alive: node-1 ") {
 			return fmt.Errorf("snapshot %q (%v)", raw, err)

@@ -6,7 +6,10 @@
 // Serf is the only source of liveness. Nothing here decides leadership or moves
 // data: the catalog records where each partition's replicas were placed when the
 // topic was created, and the node turns that plus liveness into Metadata (the
-// leader of a partition is its first live replica).
+// leader of a partition is its first live replica). The node's own word on the
+// partitions it leads travels beside: SetLeadershipTag publishes the version of
+// its claims in the "lv" tag (Member.Leadership), and peers pull the claims
+// from the node (node/leadership).
 //
 // On disk, under Config.DataDir:
 //
@@ -33,4 +36,30 @@
 // partitions, answer Metadata from LiveBrokers and each TopicEntry's replicas
 // (Leader / PreferredLeader), create and delete topics with CreateTopic and
 // DeleteTopic, and on SIGTERM call Leave then Shutdown.
+//
+// Locking. An Agent has four mutexes, taken in this order, never the
+// reverse:
+//
+//	opMu -> persistMu -> mu
+//	tagMu -> mu
+//
+// What each serializes or guards:
+//
+//   - opMu serializes this node's own topic operations (create, delete,
+//     alter), which read the catalog, then merge into it.
+//   - persistMu orders the saves of the roster, the catalog and the cluster
+//     id, each made durable before memory and watchers take it; it is held
+//     across those file writes and their fsyncs, and over nothing on the
+//     network. Serf's event loop waits on it only to save what gossip told
+//     it (durable before visible); queries and stagings from that loop do
+//     not take it.
+//   - tagMu orders republishing this node's tags (publishTags), held across
+//     serf.SetTags, which waits on the network; it is taken with no other
+//     Agent lock held and nothing else waits on it.
+//   - mu guards small state read from Serf's event loop and by callers: the
+//     cluster id and the winning one seen, the roster entries staged for the
+//     next save, the join error, shutdown. It is held over memory only.
+//
+// The Roster, Catalog, conflict guard and event fan-outs have their own
+// mutexes, leaves taken last and held over memory only.
 package membership

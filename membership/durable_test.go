@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/serf/serf"
 
 	"github.com/spool-log/spool/internal/fulldisk"
+	"github.com/spool-log/spool/internal/retry"
 )
 
 // On a full disk a catalog change cannot be saved: it must then not be made
@@ -62,7 +63,7 @@ func TestCatalogChangeAppliedOnlyOnceSaved(t *testing.T) {
 	}
 	disk.Free(t)
 	// ...and applied by the anti-entropy rounds once it can be.
-	eventually(t, 10*time.Second, "peer's entry merged on retry", func() error {
+	retry.Run(t, 10*time.Second, func() error {
 		if _, ok := n.Topic("from-peer"); !ok {
 			return errors.New("from-peer not in the catalog")
 		}
@@ -114,14 +115,14 @@ func TestRosterChangeAppliedOnlyOnceSaved(t *testing.T) {
 	seven := startNode(t, log, 7)
 	seven.join(t, n)
 	waitJoin(7)
-	eventually(t, 10*time.Second, "7 in the roster", func() error {
+	retry.Run(t, 10*time.Second, func() error {
 		if got := n.Roster(); len(got) != 2 {
 			return fmt.Errorf("roster %v", got)
 		}
 		return nil
 	})
 	seven.stop()
-	eventually(t, slow(20*time.Second), "7 seen failed", wantStatus(n.Agent, "node-7", StatusFailed))
+	retry.Run(t, slow(20*time.Second), wantStatus(n.Agent, "node-7", StatusFailed))
 
 	disk := fulldisk.Fill(t, dir)
 	if err := n.Decommission(7); err == nil {
@@ -138,7 +139,7 @@ func TestRosterChangeAppliedOnlyOnceSaved(t *testing.T) {
 		t.Fatalf("roster took an entry it could not save: %v", got)
 	}
 	disk.Free(t)
-	eventually(t, 10*time.Second, "8 in the roster once saved", func() error {
+	retry.Run(t, 10*time.Second, func() error {
 		if got := n.Roster(); len(got) != 3 {
 			return fmt.Errorf("roster %v", got)
 		}
@@ -186,7 +187,7 @@ func TestClusterIDAdoptedOnlyOnceSaved(t *testing.T) {
 		t.Fatalf("node 2 adopted cluster id %q it could not save", got)
 	}
 	disk.Free(t)
-	eventually(t, 10*time.Second, "node 2 adopts the cluster's id", func() error {
+	retry.Run(t, 10*time.Second, func() error {
 		if got := b.ClusterID(); got != "the-cluster" {
 			return fmt.Errorf("node 2 has %q", got)
 		}

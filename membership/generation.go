@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/spool-log/spool/internal/atomicfile"
 )
 
 const generationFile = "generation"
@@ -31,7 +33,7 @@ func bumpGeneration(dataDir string) (uint64, error) {
 		}
 	}
 	gen++
-	if err := writeFileAtomic(path, []byte(strconv.FormatUint(gen, 10)+"\n"), 0o644); err != nil {
+	if err := atomicfile.Write(path, []byte(strconv.FormatUint(gen, 10)+"\n"), 0o644); err != nil {
 		return 0, fmt.Errorf("persist boot generation: %w", err)
 	}
 	return gen, nil

@@ -29,22 +29,6 @@ func slow(d time.Duration) time.Duration {
 	return 10 * d
 }
 
-// eventually polls cond until it returns nil or the deadline passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not true after %v: %v", what, timeout, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // testLog sends logs to t.Log while the test runs and drops them after, since
 // memberlist goroutines may log during shutdown.
 type testLog struct {

@@ -2,11 +2,12 @@ package membership
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+
+	"github.com/spool-log/spool/internal/httpjson"
 )
 
 // Paths Agent.Handler serves for anti-entropy. The node mounts the handler on
@@ -24,22 +25,12 @@ const maxFetchBytes = 64 << 20
 func (a *Agent) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+CatalogPath, func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, a.catalog.Snapshot())
+		httpjson.Write(w, a.catalog.Snapshot())
 	})
 	mux.HandleFunc("GET "+RosterPath, func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, rosterFileJSON{Entries: a.roster.Entries()})
+		httpjson.Write(w, rosterFileJSON{Entries: a.roster.Entries()})
 	})
 	return mux
-}
-
-func writeJSON(w http.ResponseWriter, v any) {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(raw)
 }
 
 // HTTPFetch returns the default FetchFunc: GET http://<peer.AdminAddr><path>

@@ -9,6 +9,8 @@ import (
 	"os"
 
 	"github.com/hashicorp/memberlist"
+
+	"github.com/spool-log/spool/internal/atomicfile"
 )
 
 // DecodeGossipKey decodes a base64 gossip key as given on the command line
@@ -74,7 +76,7 @@ func buildKeyring(c *Config) (*memberlist.Keyring, error) {
 		if err != nil {
 			return nil, fmt.Errorf("encode keyring: %w", err)
 		}
-		if err := writeFileAtomic(c.KeyringFile, raw, 0o600); err != nil {
+		if err := atomicfile.Write(c.KeyringFile, raw, 0o600); err != nil {
 			return nil, fmt.Errorf("persist keyring: %w", err)
 		}
 	}

@@ -29,7 +29,8 @@ type Member struct {
 	Rack         string       `json:"rack,omitempty"`
 	Gen          uint64       `json:"gen"`
 	RosterDigest string       `json:"rosterDigest"`
-	ClusterID    string       `json:"clusterId,omitempty"` // the cluster id the member has settled on so far
+	ClusterID    string       `json:"clusterId,omitempty"`  // the cluster id the member has settled on so far
+	Leadership   string       `json:"leadership,omitempty"` // the "lv" tag: version of the partitions it leads
 }
 
 // memberFromSerf converts a Serf member; ok is false for a member without a
@@ -53,6 +54,7 @@ func memberFromSerf(m serf.Member) (Member, bool) {
 		Gen:          gen,
 		RosterDigest: m.Tags[TagRosterDigest],
 		ClusterID:    cid.ID,
+		Leadership:   m.Tags[TagLeadership],
 	}, true
 }
 

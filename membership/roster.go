@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/spool-log/spool/internal/atomicfile"
 )
 
 // RosterEntry is what the roster knows of one broker id.
@@ -248,7 +250,7 @@ func saveRoster(path string, r *Roster) error {
 	if err != nil {
 		return fmt.Errorf("encode roster: %w", err)
 	}
-	if err := writeFileAtomic(path, append(raw, '\n'), 0o644); err != nil {
+	if err := atomicfile.Write(path, append(raw, '\n'), 0o644); err != nil {
 		return fmt.Errorf("persist roster: %w", err)
 	}
 	return nil

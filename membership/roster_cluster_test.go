@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/spool-log/spool/internal/retry"
 )
 
 func TestRosterMergeAndDecommission(t *testing.T) {
@@ -31,14 +33,14 @@ func TestRosterMergeAndDecommission(t *testing.T) {
 			return nil
 		}
 	}
-	eventually(t, 10*time.Second, "rosters merged", wantRoster("[1 2 3]", a, b, c))
+	retry.Run(t, 10*time.Second, wantRoster("[1 2 3]", a, b, c))
 
 	// Failed and left members stay in the roster.
 	if err := c.Leave(); err != nil {
 		t.Fatal(err)
 	}
 	c.stop()
-	eventually(t, 5*time.Second, "c left", wantStatus(a.Agent, "node-3", StatusLeft))
+	retry.Run(t, 5*time.Second, wantStatus(a.Agent, "node-3", StatusLeft))
 	if got := fmt.Sprint(a.Roster()); got != "[1 2 3]" {
 		t.Fatalf("leaving changed the roster: %s", got)
 	}
@@ -51,13 +53,13 @@ func TestRosterMergeAndDecommission(t *testing.T) {
 	}
 	// b still holds 3 alive at the same generation; merging must not bring
 	// it back anywhere.
-	eventually(t, 10*time.Second, "decommission spread", wantRoster("[1 2]", a, b))
+	retry.Run(t, 10*time.Second, wantRoster("[1 2]", a, b))
 
 	// A node that never saw broker 3 learns the tombstone with the roster,
 	// and placement no longer uses 3.
 	d := startNode(t, log, 4)
 	d.join(t, a)
-	eventually(t, 10*time.Second, "newcomer roster", wantRoster("[1 2 4]", a, b, d))
+	retry.Run(t, 10*time.Second, wantRoster("[1 2 4]", a, b, d))
 	var tomb bool
 	for _, e := range d.RosterEntries() {
 		tomb = tomb || e.ID == 3 && e.Decommissioned
@@ -83,5 +85,5 @@ func TestRosterMergeAndDecommission(t *testing.T) {
 		t.Fatalf("generation %d", c2.Generation())
 	}
 	c2.join(t, a)
-	eventually(t, 10*time.Second, "rebooted broker back", wantRoster("[1 2 3 4]", a, b, c2, d))
+	retry.Run(t, 10*time.Second, wantRoster("[1 2 3 4]", a, b, c2, d))
 }

@@ -146,8 +146,8 @@ func (a *Agent) antiEntropyRound() {
 // persistRoster, without touching the disk (the caller is often Serf's event
 // loop), and reports whether there were any.
 func (a *Agent) stageRoster(entries []RosterEntry) bool {
-	a.rosterMu.Lock()
-	defer a.rosterMu.Unlock()
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	staged := false
 	for _, e := range entries {
 		if !a.roster.wouldChange(e) {
@@ -171,6 +171,15 @@ func (a *Agent) stageRoster(entries []RosterEntry) bool {
 // wrapping ErrNotDurable. The operator's entries, op, are saved with them but
 // never kept: a failed operation is not carried out later.
 func (a *Agent) persistRoster(op ...RosterEntry) error {
+	if err := a.saveRoster(op); err != nil {
+		return err
+	}
+	a.publishTags()
+	return nil
+}
+
+// saveRoster is persistRoster's save, under persistMu.
+func (a *Agent) saveRoster(op []RosterEntry) error {
 	a.persistMu.Lock()
 	defer a.persistMu.Unlock()
 	if a.isShutdown() {
@@ -179,13 +188,7 @@ func (a *Agent) persistRoster(op ...RosterEntry) error {
 		}
 		return nil
 	}
-	if err := a.saveRosterLocked(op); err != nil {
-		return err
-	}
-	if digest := a.roster.Digest(); a.serf.LocalMember().Tags[TagRosterDigest] != digest {
-		a.setTagLocked(TagRosterDigest, digest)
-	}
-	return nil
+	return a.saveRosterLocked(op)
 }
 
 // saveStagedRoster saves and applies the staged entries without touching
@@ -199,10 +202,10 @@ func (a *Agent) saveStagedRoster() error {
 
 // saveRosterLocked is persistRoster's save; called with persistMu held.
 func (a *Agent) saveRosterLocked(op []RosterEntry) error {
-	a.rosterMu.Lock()
+	a.mu.Lock()
 	pending := a.rosterPending
 	a.rosterPending = nil
-	a.rosterMu.Unlock()
+	a.mu.Unlock()
 	next := a.roster.clone()
 	staged := make([]RosterEntry, 0, len(pending))
 	for _, e := range pending {

@@ -16,11 +16,16 @@ const (
 	TagGeneration   = "gen"
 	TagRosterDigest = "rv"
 	TagClusterID    = "cid" // "<born unix ns>/<id>": this node's view of the cluster id
+	TagLeadership   = "lv"  // "<incarnation>.<version>" of the partitions this node leads (node/leadership)
 	// TagRaft is the advertised host:port of the Raft transport
 	// (node/replica/transport), set when Config.RaftAddr is. It costs up
 	// to ~70 bytes of the 512-byte budget.
 	TagRaft = "raft"
 )
+
+// maxLeadershipTagBytes is the most the "lv" tag's value takes; it is set
+// after start (SetLeadershipTag), so its room is kept from the outset.
+const maxLeadershipTagBytes = 27
 
 // maxTagBytes is memberlist's MetaMaxSize; serf msgpack-encodes the tag map
 // into it with a few bytes of framing per string.
@@ -41,7 +46,7 @@ func buildTags(c *Config, gen uint64, rosterDigest, clusterIDTag string) (map[st
 	}
 	// Upper bound of serf's encoding: 1 magic byte, a map header of up to 5
 	// bytes, and up to 5 bytes of header per key and per value.
-	size := 6
+	size := 6 + len(TagLeadership) + maxLeadershipTagBytes + 10
 	for k, v := range tags {
 		size += len(k) + len(v) + 10
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/spool-log/spool/internal/retry"
 )
 
 // Growing a topic keeps its id and its existing replica lists, places the
@@ -17,7 +19,7 @@ func TestAlterTopicGrowsPartitionsEverywhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "create spread", sameCatalog(nodes...))
+	retry.Run(t, 5*time.Second, sameCatalog(nodes...))
 
 	grown, err := c.AlterTopic("grow", c.GrowPartitions(5, nil))
 	if err != nil {
@@ -36,7 +38,7 @@ func TestAlterTopicGrowsPartitionsEverywhere(t *testing.T) {
 			t.Errorf("partition %d replicas %v, want %v", p, grown.Replicas[p], exp)
 		}
 	}
-	eventually(t, 5*time.Second, "growth spread", func() error {
+	retry.Run(t, 5*time.Second, func() error {
 		for _, n := range nodes {
 			e, ok := n.Topic("grow")
 			if !ok || e.Partitions != 5 || e.ID != created.ID {

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/node/replica"
 	"github.com/spool-log/spool/partition"
 	"github.com/spool-log/spool/wire"
@@ -36,6 +37,10 @@ import (
 // * The records point into a pooled frame buffer that wire reuses once the
 //   response is written: nothing here may keep them past the handler's
 //   return (Append writes them; producer state keeps header values only).
+// * No leader-epoch check: Produce carries no CurrentLeaderEpoch at any
+//   version (KIP-320 added it to Fetch, ListOffsets and
+//   OffsetForLeaderEpoch only); a node that does not lead answers
+//   NOT_LEADER_OR_FOLLOWER.
 // * Unknown topics are auto-created when allowed, as Kafka does.
 // * Internal topics (__consumer_offsets) get INVALID_TOPIC_EXCEPTION, as in
 //   Kafka: only the group coordinator appends to them.
@@ -52,8 +57,8 @@ import (
 // * v9: flexible versions
 // * v10: a NOT_LEADER_OR_FOLLOWER partition names its CurrentLeader (tagged)
 //   and the response lists that leader's endpoint in NodeEndpoints
-//   (KIP-951), so the client redirects without a metadata round trip. Its
-//   epoch is -1 (unknown) while this node, not leading, cannot know it.
+//   (KIP-951), so the client redirects without a metadata round trip; its
+//   leader and epoch are Metadata's (the leader's claim, node/leadership).
 // * v11: TRANSACTION_ABORTABLE may be returned (never: no transactions)
 // * v12: transactions v2 (KIP-890 part 2: a transactional produce adds its
 //   partition to the transaction implicitly). Spool has no transactions:
@@ -131,7 +136,7 @@ func (n *Node) produceTopicError(req *kmsg.ProduceRequest, topic string) *kerr.E
 	if req.TransactionID != nil {
 		return kerr.TransactionalIDAuthorizationFailed
 	}
-	if err := ValidateTopicName(topic); err != nil || isInternalTopic(topic) {
+	if err := membership.ValidateTopicName(topic); err != nil || isInternalTopic(topic) {
 		return kerr.InvalidTopicException
 	}
 	// Partition 0 tells whether the topic exists without copying its

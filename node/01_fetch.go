@@ -45,15 +45,16 @@ import (
 // * v4: IsolationLevel, LastStableOffset, AbortedTransactions (always null)
 // * v5: LogStartOffset
 // * v7: sessions (not kept), top-level ErrorCode
-// * v9: CurrentLeaderEpoch (not checked yet: FENCED_LEADER_EPOCH and
-//   UNKNOWN_LEADER_EPOCH come with replication)
+// * v9: CurrentLeaderEpoch, checked on the leader (KIP-320): older than
+//   the replica's leader epoch is FENCED_LEADER_EPOCH, newer
+//   UNKNOWN_LEADER_EPOCH, -1 unchecked
 // * v11: Rack, PreferredReadReplica (-1)
 // * v12: flexible versions, LastFetchedEpoch (ignored)
 // * v13: TopicID instead of the topic's name, in request and response
 // * v15: ReplicaState replaces ReplicaID (broker-only: clients send -1)
 // * v16: CurrentLeader (tagged) on NOT_LEADER_OR_FOLLOWER partitions and
 //   NodeEndpoints of those leaders (KIP-951), so a client moves without a
-//   metadata round trip; the epoch is -1 (unknown) as in Produce v10
+//   metadata round trip; leader and epoch as Metadata has them
 // * v17: ReplicaDirectoryId (broker-only, KIP-853; ignored)
 
 // fetchWaits: only a long poll waits (wire.Config.Waits).
@@ -212,15 +213,24 @@ func (n *Node) fetchOnce(req *kmsg.FetchRequest, names []string) (*wire.FetchRes
 	return resp, total, anyErr
 }
 
-// currentLeader is the leader of a partition and its leader epoch: from the
-// replica where this node hosts the partition, else from the cluster view
-// with the epoch unknown (-1). The leader is -1 when none is known.
+// currentLeader is the leader of a partition and its leader epoch, as
+// Metadata has them (partitionLeadership): the replica's where this node
+// hosts the partition, the leader's claim (node/leadership) where that is
+// newer or the partition is not hosted here, else the cluster view with
+// the epoch unknown (-1). The leader is -1 when none is known.
 func (n *Node) currentLeader(topic string, index int32) (leader, epoch int32) {
 	id, replicas, ok := n.catalog.Partition(topic, index)
 	if !ok {
 		return -1, -1
 	}
-	if p := n.hostedPartition(topic, index, id); p != nil {
+	p := n.hostedPartition(topic, index, id)
+	if p != nil && p.replica.IsLeader() {
+		return p.replica.Leader(), p.replica.LeaderEpoch()
+	}
+	if cl, ok := n.claimed(id, index, replicas, n.agent.IsAlive); ok && (p == nil || cl.LeaderEpoch > p.replica.LeaderEpoch()) {
+		return cl.Leader, cl.LeaderEpoch
+	}
+	if p != nil {
 		return p.replica.Leader(), p.replica.LeaderEpoch()
 	}
 	return n.cluster.Leader(replicas), -1
@@ -230,6 +240,9 @@ func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, 
 	p, code := n.leaderPartition(topic, rp.Partition)
 	if code != nil {
 		return code
+	}
+	if e := checkLeaderEpoch(rp.CurrentLeaderEpoch, p.replica.LeaderEpoch()); e != nil {
+		return e
 	}
 	hwm := p.replica.HighWatermark()
 	start := p.replica.LogStartOffset()

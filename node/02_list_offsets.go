@@ -37,7 +37,8 @@ import (
 // Version notes:
 // * v1: single offset per partition (v0's OldStyleOffsets not offered)
 // * v2: IsolationLevel
-// * v4: CurrentLeaderEpoch in request (not checked yet), LeaderEpoch in
+// * v4: CurrentLeaderEpoch in request, checked on the leader as in Fetch
+//   (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH, KIP-320); LeaderEpoch in
 //   response: the replica's leader epoch
 // * v6: flexible versions
 // * v7: max timestamp (-3)
@@ -81,6 +82,10 @@ func (n *Node) listOffset(topic string, rp kmsg.ListOffsetsRequestTopicPartition
 		return code
 	}
 	sp.LeaderEpoch = p.replica.LeaderEpoch()
+	if e := checkLeaderEpoch(rp.CurrentLeaderEpoch, sp.LeaderEpoch); e != nil {
+		sp.LeaderEpoch = -1
+		return e
+	}
 	switch ts := rp.Timestamp; {
 	case ts == listEarliest, ts == listEarliestLocal && version >= 8:
 		sp.Offset = p.replica.LogStartOffset()

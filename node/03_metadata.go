@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -17,13 +18,17 @@ import (
 //   the answering node, since every node serves CreateTopics/DeleteTopics.
 // * Null topics lists every topic; an empty list lists none.
 // * Per partition: replicas in succession order (as placed at creation).
-//   Where this node hosts the partition, leader, leader epoch, ISR and
-//   offline replicas are its replica's (node/replica); elsewhere they come
-//   from the cluster view, with the epoch unknown (-1) and offline = the
-//   replicas not alive. Until replication lands the data is on the first
-//   replica only, so it leads while alive and ISR = [leader]; with the
-//   first replica down the partition has no leader (-1) and
-//   LEADER_NOT_AVAILABLE, never a silently moved, empty one.
+//   Leader, leader epoch, ISR and offline replicas are this node's replica's
+//   (node/replica) where it leads the partition; else the leader's own
+//   claim, which every node pulls from every other (node/leadership: a
+//   version in a gossip tag, then a pull; stale for a moment after a
+//   change), or this node's replica's view if newer; with neither (no
+//   claim yet, or the claiming node gone for a few seconds) the cluster
+//   view, with the epoch unknown (-1) and offline = the replicas not
+//   alive. Until replication lands the data is on the first replica only,
+//   so it leads while alive and ISR = [leader]; with the first replica
+//   down the partition has no leader (-1) and LEADER_NOT_AVAILABLE, never
+//   a silently moved, empty one.
 // * Unknown topics are auto-created when the node allows it and the request
 //   does (AllowAutoTopicCreation, v4+; always for v1-3). Invalid names get
 //   INVALID_TOPIC_EXCEPTION and are never created.
@@ -82,7 +87,7 @@ func (n *Node) handleMetadata(ctx context.Context, wreq *wire.Request) wire.Resp
 			sp := kmsg.NewMetadataResponseTopicPartition()
 			sp.Partition = int32(i)
 			sp.Replicas = append([]int32(nil), replicas...)
-			ls := n.leadership(spec, int32(i), live)
+			ls := n.partitionLeadership(spec, int32(i), live)
 			sp.Leader, sp.LeaderEpoch, sp.ISR, sp.OfflineReplicas = ls.Leader, ls.LeaderEpoch, ls.ISR, ls.Offline
 			if sp.Leader < 0 {
 				sp.ErrorCode = kerr.LeaderNotAvailable.Code
@@ -119,7 +124,7 @@ func (n *Node) handleMetadata(ctx context.Context, wreq *wire.Request) wire.Resp
 			continue
 		default:
 			name := *rt.Topic
-			if err := ValidateTopicName(name); err != nil {
+			if err := membership.ValidateTopicName(name); err != nil {
 				addError(kmsg.StringPtr(name), TopicID{}, kerr.InvalidTopicException)
 				continue
 			}

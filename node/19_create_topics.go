@@ -9,6 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/topicconfig"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -121,8 +123,8 @@ func (n *Node) handleCreateTopics(ctx context.Context, wreq *wire.Request) wire.
 			st.NumPartitions = spec.Partitions
 			st.ReplicationFactor = spec.ReplicationFactor
 			if req.Version >= 5 {
-				settings, _ := parseTopicConfigs(n.cfg.Topic, spec.Configs)
-				for _, e := range settings.describe() {
+				settings, _ := topicconfig.Parse(n.cfg.Topic, spec.Configs)
+				for _, e := range settings.Describe() {
 					c := kmsg.NewCreateTopicsResponseTopicConfig()
 					c.Name = e.Name
 					v := e.Value
@@ -223,7 +225,7 @@ func manualAssignment(rt kmsg.CreateTopicsRequestTopic, roster []int32) ([][]int
 // createPlaced is createTopicAs with the replicas given (explicit) or, when
 // nil, chosen by the cluster.
 func (n *Node) createPlaced(name string, partitions int32, rf int16, replicas [][]int32, configs map[string]string, validateOnly, auto bool) (TopicSpec, error) {
-	if err := ValidateTopicName(name); err != nil {
+	if err := membership.ValidateTopicName(name); err != nil {
 		return TopicSpec{}, &topicError{kerr.InvalidTopicException, err.Error()}
 	}
 	if partitions == -1 {
@@ -238,7 +240,7 @@ func (n *Node) createPlaced(name string, partitions int32, rf int16, replicas []
 	if rf < 1 {
 		return TopicSpec{}, &topicError{kerr.InvalidReplicationFactor, "replication factor must be at least 1"}
 	}
-	if _, err := parseTopicConfigs(n.cfg.Topic, configs); err != nil {
+	if _, err := topicconfig.Parse(n.cfg.Topic, configs); err != nil {
 		return TopicSpec{}, &topicError{kerr.InvalidConfig, err.Error()}
 	}
 

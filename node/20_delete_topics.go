@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -92,7 +93,7 @@ func deleteTopicResult(st *kmsg.DeleteTopicsResponseTopic, err error, version in
 }
 
 func (n *Node) deleteTopic(name string) error {
-	if err := ValidateTopicName(name); err != nil {
+	if err := membership.ValidateTopicName(name); err != nil {
 		return &topicError{kerr.InvalidTopicException, err.Error()}
 	}
 	if isInternalTopic(name) {

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/node/replica"
 	"github.com/spool-log/spool/partition"
 	"github.com/spool-log/spool/wire"
@@ -55,7 +56,7 @@ func (n *Node) handleDeleteRecords(ctx context.Context, wreq *wire.Request) wire
 }
 
 func (n *Node) deleteRecords(topic string, index int32, offset int64, low *int64) *kerr.Error {
-	if ValidateTopicName(topic) != nil {
+	if membership.ValidateTopicName(topic) != nil {
 		return kerr.UnknownTopicOrPartition
 	}
 	if isInternalTopic(topic) {

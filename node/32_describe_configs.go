@@ -7,6 +7,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/topicconfig"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -78,7 +80,7 @@ func (n *Node) handleDescribeConfigs(ctx context.Context, wreq *wire.Request) wi
 
 		switch rr.ResourceType {
 		case kmsg.ConfigResourceTypeTopic:
-			if err := ValidateTopicName(rr.ResourceName); err != nil {
+			if err := membership.ValidateTopicName(rr.ResourceName); err != nil {
 				sr.ErrorCode = kerr.InvalidTopicException.Code
 				msg := err.Error()
 				sr.ErrorMessage = &msg
@@ -89,19 +91,19 @@ func (n *Node) handleDescribeConfigs(ctx context.Context, wreq *wire.Request) wi
 				sr.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				break
 			}
-			settings, err := parseTopicConfigs(n.cfg.Topic, spec.Configs)
+			settings, err := topicconfig.Parse(n.cfg.Topic, spec.Configs)
 			if err != nil {
 				sr.ErrorCode = kerr.InvalidConfig.Code
 				msg := err.Error()
 				sr.ErrorMessage = &msg
 				break
 			}
-			for _, e := range settings.describe() {
+			for _, e := range settings.Describe() {
 				src := kmsg.ConfigSourceDefaultConfig
 				if _, ok := spec.Configs[e.Name]; ok {
 					src = kmsg.ConfigSourceDynamicTopicConfig
 				}
-				add(e.Name, e.Value, src, topicConfigKeys[e.Name], false)
+				add(e.Name, e.Value, src, topicconfig.Keys[e.Name], false)
 			}
 		case kmsg.ConfigResourceTypeBroker:
 			if rr.ResourceName != "" && rr.ResourceName != strconv.Itoa(int(n.cfg.NodeID)) {

@@ -17,7 +17,7 @@ import (
 // Behavior:
 // * TOPIC resources: the topic's configs become exactly the ones given
 //   (keys left out return to the broker default), as in Kafka. Only topic
-//   configs Spool knows (topicconfig.go) are accepted; any other key, a bad
+//   configs Spool knows (node/topicconfig) are accepted; any other key, a bad
 //   value or a null value is INVALID_CONFIG and nothing changes. The change
 //   is recorded in the catalog under the topic's id and gossiped; every
 //   node applies it to its open partitions (retention, segments,

@@ -10,6 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/topicconfig"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -20,7 +22,7 @@ import (
 //   set: SET (0) sets it, DELETE (1) returns it to the broker default,
 //   APPEND (2) and SUBTRACT (3) add or remove values of a list config
 //   (cleanup.policy; on any other config INVALID_CONFIG). Only topic
-//   configs Spool knows (topicconfig.go) are accepted: an unknown key, a bad
+//   configs Spool knows (node/topicconfig) are accepted: an unknown key, a bad
 //   value or a SET with a null value is INVALID_CONFIG and nothing of the
 //   resource changes. A key named twice is INVALID_REQUEST. The result is
 //   recorded and spread as AlterConfigs does.
@@ -58,7 +60,7 @@ func (n *Node) handleIncrementalAlterConfigs(ctx context.Context, wreq *wire.Req
 }
 
 func (n *Node) incrementalTopicConfigs(rr kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) error {
-	if err := ValidateTopicName(rr.ResourceName); err != nil {
+	if err := membership.ValidateTopicName(rr.ResourceName); err != nil {
 		return &topicError{kerr.InvalidTopicException, err.Error()}
 	}
 	spec, ok := n.catalog.Topic(rr.ResourceName)
@@ -72,7 +74,7 @@ func (n *Node) incrementalTopicConfigs(rr kmsg.IncrementalAlterConfigsRequestRes
 		}
 		seen[c.Name] = true
 	}
-	effective, err := parseTopicConfigs(n.cfg.Topic, spec.Configs)
+	effective, err := topicconfig.Parse(n.cfg.Topic, spec.Configs)
 	if err != nil {
 		return &topicError{kerr.InvalidConfig, err.Error()}
 	}
@@ -80,7 +82,7 @@ func (n *Node) incrementalTopicConfigs(rr kmsg.IncrementalAlterConfigsRequestRes
 		if v, ok := spec.Configs[name]; ok {
 			return v
 		}
-		for _, e := range effective.describe() {
+		for _, e := range effective.Describe() {
 			if e.Name == name {
 				return e.Value
 			}
@@ -92,7 +94,7 @@ func (n *Node) incrementalTopicConfigs(rr kmsg.IncrementalAlterConfigsRequestRes
 		configs = make(map[string]string)
 	}
 	for _, c := range rr.Configs {
-		typ, known := topicConfigKeys[c.Name]
+		typ, known := topicconfig.Keys[c.Name]
 		if !known {
 			return &topicError{kerr.InvalidConfig, fmt.Sprintf("unknown topic config %q", c.Name)}
 		}

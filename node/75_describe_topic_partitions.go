@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -16,10 +17,11 @@ import (
 // * Metadata's topic half, paginated (KIP-966): any node answers from its
 //   catalog and cluster view, with the partitions described as Metadata
 //   describes them (replicas in succession order; leader, leader epoch, ISR
-//   and offline replicas from the replica where this node hosts the
-//   partition, else the cluster view with epoch -1; until replication lands
-//   the first replica leads while alive with ISR = [leader],
-//   LEADER_NOT_AVAILABLE when it is down).
+//   and offline replicas from the replica where this node leads the
+//   partition, else the leader's claim spread by node/leadership, else the
+//   cluster view with epoch -1; until replication lands the first replica
+//   leads while alive with ISR = [leader], LEADER_NOT_AVAILABLE when it is
+//   down).
 // * Topics empty lists every topic; named topics are listed sorted by name,
 //   and an unknown one gets UNKNOWN_TOPIC_OR_PARTITION (never auto-created),
 //   an invalid name INVALID_TOPIC_EXCEPTION.
@@ -80,7 +82,7 @@ func (n *Node) handleDescribeTopicPartitions(ctx context.Context, wreq *wire.Req
 	for ti, name := range names {
 		st := kmsg.NewDescribeTopicPartitionsResponseTopic()
 		st.Topic = kmsg.StringPtr(name)
-		if err := ValidateTopicName(name); err != nil {
+		if err := membership.ValidateTopicName(name); err != nil {
 			st.ErrorCode = kerr.InvalidTopicException.Code
 			resp.Topics = append(resp.Topics, st)
 			continue
@@ -123,7 +125,7 @@ func (n *Node) describeTopicPartition(spec TopicSpec, p int32, live map[int32]bo
 	sp := kmsg.NewDescribeTopicPartitionsResponseTopicPartition()
 	sp.Partition = p
 	sp.Replicas = append([]int32{}, replicas...)
-	ls := n.leadership(spec, p, live)
+	ls := n.partitionLeadership(spec, p, live)
 	sp.LeaderID, sp.LeaderEpoch, sp.ISR, sp.OfflineReplicas = ls.Leader, ls.LeaderEpoch, ls.ISR, ls.Offline
 	if sp.LeaderID < 0 {
 		sp.ErrorCode = kerr.LeaderNotAvailable.Code

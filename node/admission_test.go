@@ -12,7 +12,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/admission"
 )
 
 // TestClonedDataDirRefused starts a node, without --join, on a copy of a live
@@ -24,7 +26,7 @@ func TestClonedDataDirRefused(t *testing.T) {
 	nodes := startCluster(t, 2)
 	orig := nodes[1]
 	snap := filepath.Join(orig.cfg.DataDir, membershipDir, "serf.snapshot")
-	retry(t, 10*time.Second, func() error {
+	retry.Run(t, 10*time.Second, func() error {
 		raw, err := os.ReadFile(snap)
 		if err != nil || !strings.Contains(string(raw), "alive: spool-1 ") {
 			return fmt.Errorf("snapshot %q (%v)", raw, err)
@@ -50,7 +52,7 @@ func TestClonedDataDirRefused(t *testing.T) {
 	if n.Admitted() {
 		t.Fatal("the refused clone is admitted")
 	}
-	if err := n.readiness(); !isRefusal(err) {
+	if err := n.readiness(); !admission.IsRefusal(err) {
 		t.Fatalf("the refused clone's readiness: %v", err)
 	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(n.KafkaAddr()), kgo.AllowAutoTopicCreation(), kgo.RetryTimeout(time.Second))

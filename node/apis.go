@@ -56,6 +56,8 @@ var apis = map[int16]api{
 	int16(kmsg.InitProducerID):  {wire.VersionRange{Min: 0, Max: 5}, (*Node).handleInitProducerID, nil},
 	int16(kmsg.DescribeConfigs): {wire.VersionRange{Min: 1, Max: 4}, (*Node).handleDescribeConfigs, nil},
 
+	int16(kmsg.OffsetForLeaderEpoch): {wire.VersionRange{Min: 2, Max: 4}, (*Node).handleOffsetForLeaderEpoch, nil},
+
 	int16(kmsg.OffsetCommit):    {wire.VersionRange{Min: 0, Max: 9}, (*Node).handleOffsetCommit, nil},
 	int16(kmsg.OffsetFetch):     {wire.VersionRange{Min: 0, Max: 9}, (*Node).handleOffsetFetch, nil},
 	int16(kmsg.FindCoordinator): {wire.VersionRange{Min: 0, Max: 6}, (*Node).handleFindCoordinator, nil},
@@ -102,6 +104,6 @@ func (n *Node) ServeKafka(ctx context.Context, req *wire.Request) wire.Response 
 	}
 	start := time.Now()
 	resp := a.handle(n, ctx, req)
-	n.requests.observe(req.APIKey, start)
+	n.metrics.ObserveRequest(req.APIKey, start)
 	return resp
 }

@@ -200,6 +200,35 @@ func TestEveryAdvertisedVersionIsServed(t *testing.T) {
 		}
 	}
 
+	// OffsetForLeaderEpoch: the node's only epoch (0) ends at the log end;
+	// an epoch past it is UNDEFINED; a newer CurrentLeaderEpoch is
+	// UNKNOWN_LEADER_EPOCH.
+	for _, v := range versionsOf(kmsg.OffsetForLeaderEpoch) {
+		req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+		req.Version, req.ReplicaID = v, -1
+		rt := kmsg.NewOffsetForLeaderEpochRequestTopic()
+		rt.Topic = "orders"
+		for _, ep := range [][2]int32{{0, -1}, {0, 0}, {7, 0}, {0, 1}} {
+			rp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+			rp.LeaderEpoch, rp.CurrentLeaderEpoch = ep[0], ep[1]
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		req.Topics = append(req.Topics, rt)
+		resp := roundTrip[*kmsg.OffsetForLeaderEpochResponse](t, vc, req)
+		mark(req)
+		want := []kmsg.OffsetForLeaderEpochResponseTopicPartition{
+			{LeaderEpoch: 0, EndOffset: produced},
+			{LeaderEpoch: 0, EndOffset: produced},
+			{LeaderEpoch: -1, EndOffset: -1},
+			{ErrorCode: kerr.UnknownLeaderEpoch.Code, LeaderEpoch: -1, EndOffset: -1},
+		}
+		for i, p := range resp.Topics[0].Partitions {
+			if p.ErrorCode != want[i].ErrorCode || p.LeaderEpoch != want[i].LeaderEpoch || p.EndOffset != want[i].EndOffset {
+				t.Fatalf("OffsetForLeaderEpoch v%d partition request %d: error %d epoch %d end %d, want %+v", v, i, p.ErrorCode, p.LeaderEpoch, p.EndOffset, want[i])
+			}
+		}
+	}
+
 	for _, v := range versionsOf(kmsg.ApiVersions) {
 		req := kmsg.NewPtrApiVersionsRequest()
 		req.Version, req.ClientSoftwareName, req.ClientSoftwareVersion = v, "versions-test", "1.0"

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/node/topicconfig"
 )
 
 // brokerConfig is one broker setting as DescribeConfigs reports it for a
@@ -31,9 +33,9 @@ func (c brokerConfig) source() kmsg.ConfigSource {
 // sorted by name.
 func (n *Node) brokerConfigs() []brokerConfig {
 	c, d := n.cfg, DefaultConfig()
-	topic := defaultSettings(c.Topic).describe()
-	topicDef := defaultSettings(d.Topic).describe()
-	get := func(entries []configEntry, name string) string {
+	topic := topicconfig.Default(c.Topic).Describe()
+	topicDef := topicconfig.Default(d.Topic).Describe()
+	get := func(entries []topicconfig.Entry, name string) string {
 		for _, e := range entries {
 			if e.Name == name {
 				return e.Value

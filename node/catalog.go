@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -68,26 +69,45 @@ type TopicSpec struct {
 // through the node's own types.
 type gossipCatalog struct {
 	agent   *membership.Agent
+	self    int32
+	log     logrus.FieldLogger
 	changes chan struct{}
+	topics  <-chan membership.TopicChange
+	unwatch func()
 }
 
 // newGossipCatalog subscribes to the agent's catalog changes before anything
-// reads the catalog, so no change falls between a read and the watch.
+// reads the catalog, so no change falls between a read and the watch; the
+// agent queues them until watch runs.
 func newGossipCatalog(agent *membership.Agent, self int32, log logrus.FieldLogger) *gossipCatalog {
-	c := &gossipCatalog{agent: agent, changes: make(chan struct{}, 1)}
-	watch, _ := agent.WatchTopics() // closed by the agent's Shutdown
-	go func() {
-		for ch := range watch {
-			if ch.Old != nil && !ch.Old.Deleted && ch.Old.ID != ch.New.ID && !ch.New.Deleted {
-				logLostCreate(log, self, ch)
-			}
-			if ch.Old != nil && !ch.Old.Deleted && !ch.New.Deleted && ch.Old.ID == ch.New.ID && ch.New.Partitions < ch.Old.Partitions {
-				logLostGrowth(log, ch)
-			}
-			c.signal()
-		}
-	}()
+	c := &gossipCatalog{agent: agent, self: self, log: log, changes: make(chan struct{}, 1)}
+	c.topics, c.unwatch = agent.WatchTopics()
 	return c
+}
+
+// watch turns the agent's catalog changes into signals on Changes, logging
+// the changes that took back what this node told a client, until ctx ends.
+func (c *gossipCatalog) watch(ctx context.Context) {
+	defer c.unwatch()
+	for {
+		var ch membership.TopicChange
+		select {
+		case <-ctx.Done():
+			return
+		case change, ok := <-c.topics:
+			if !ok {
+				return
+			}
+			ch = change
+		}
+		if ch.Old != nil && !ch.Old.Deleted && ch.Old.ID != ch.New.ID && !ch.New.Deleted {
+			logLostCreate(c.log, c.self, ch)
+		}
+		if ch.Old != nil && !ch.Old.Deleted && !ch.New.Deleted && ch.Old.ID == ch.New.ID && ch.New.Partitions < ch.Old.Partitions {
+			logLostGrowth(c.log, ch)
+		}
+		c.signal()
+	}
 }
 
 // logLostCreate reports two concurrent creates of one name with different

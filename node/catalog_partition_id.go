@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 
 	"github.com/sirupsen/logrus"
+
+	"github.com/spool-log/spool/internal/atomicfile"
 )
 
 // Each partition directory records the id of the topic it belongs to, in a
@@ -43,7 +45,7 @@ func (n *Node) claimPartitionDir(dir string, spec TopicSpec, p int32) (record bo
 	if onDisk == spec.ID {
 		return false, nil
 	}
-	if _, err := n.quarantineDirectory(dir, "directory of a deleted incarnation of the topic; the partition starts empty",
+	if _, err := n.quarantine.Move(dir, "directory of a deleted incarnation of the topic; the partition starts empty",
 		logrus.Fields{"topic": spec.Name, "partition": p, "stale_topic_id": onDisk.String(), "topic_id": spec.ID.String()}); err != nil {
 		return false, fmt.Errorf("stale partition %s: %w", dir, err)
 	}
@@ -57,21 +59,8 @@ func (n *Node) claimPartitionDir(dir string, spec TopicSpec, p int32) (record bo
 // which the next open takes to be the current topic's, the behaviour of a
 // directory from before ids were recorded.
 func recordPartitionTopicID(dir string, id TopicID) error {
-	path := filepath.Join(dir, partitionTopicIDFile)
-	tmp, err := os.CreateTemp(dir, "."+partitionTopicIDFile+".tmp*")
-	if err != nil {
-		return fmt.Errorf("record topic id in %s: %w", dir, err)
-	}
-	defer os.Remove(tmp.Name())
 	text, _ := id.MarshalText()
-	if _, err := tmp.Write(append(text, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("record topic id in %s: %w", dir, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("record topic id in %s: %w", dir, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.Replace(filepath.Join(dir, partitionTopicIDFile), append(text, '\n'), 0o600); err != nil {
 		return fmt.Errorf("record topic id in %s: %w", dir, err)
 	}
 	return nil

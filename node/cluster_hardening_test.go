@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/node/group"
 )
@@ -59,7 +60,7 @@ func joinAll(t *testing.T, nodes []*Node) {
 		}
 	}
 	waitMembers(t, nodes, len(nodes))
-	retry(t, 20*time.Second, func() error {
+	retry.Run(t, 20*time.Second, func() error {
 		for _, n := range nodes[1:] {
 			if n.agent.Digest() != nodes[0].agent.Digest() {
 				return fmt.Errorf("node %d catalog differs from node 1's", n.NodeID())
@@ -183,7 +184,7 @@ func TestClusterOneClusterID(t *testing.T) {
 			return nil
 		}
 	}
-	retry(t, 20*time.Second, clusterIDs(nodes))
+	retry.Run(t, 20*time.Second, clusterIDs(nodes))
 	before := nodes[0].cluster.ClusterID()
 
 	cfg := testConfig(t, t.TempDir())
@@ -192,7 +193,7 @@ func TestClusterOneClusterID(t *testing.T) {
 	late := startNode(t, cfg)
 	all := append(nodes, late)
 	waitMembers(t, all, 4)
-	retry(t, 20*time.Second, clusterIDs(all))
+	retry.Run(t, 20*time.Second, clusterIDs(all))
 	if got := late.cluster.ClusterID(); got != before {
 		t.Fatalf("the cluster's id changed from %q to %q when node 4 joined", before, got)
 	}
@@ -232,7 +233,7 @@ func TestClusterStalePartitionDirRemoved(t *testing.T) {
 	if _, err := adm.DeleteTopics(testCtx(t), topic); err != nil {
 		t.Fatal(err)
 	}
-	retry(t, 20*time.Second, func() error {
+	retry.Run(t, 20*time.Second, func() error {
 		for _, n := range nodes[:2] {
 			if _, ok := n.catalog.Topic(topic); ok {
 				return fmt.Errorf("node %d still has %s", n.NodeID(), topic)
@@ -274,7 +275,7 @@ func TestClusterStalePartitionDirRemoved(t *testing.T) {
 			t.Errorf("partition %d topic-id file %q (%v), want %v", p, raw, err, recreated.ID)
 		}
 	}
-	if q, err := back.Quarantine(); err != nil || len(q) != len(led) {
+	if q, err := back.quarantine.List(); err != nil || len(q) != len(led) {
 		t.Errorf("quarantine holds %+v (%v), want the %d directories of the deleted incarnation", q, err, len(led))
 	}
 }

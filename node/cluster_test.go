@@ -15,7 +15,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/admin"
 )
 
 // startCluster starts size in-process nodes with ids 1..size, nodes 2.. joining
@@ -40,7 +42,7 @@ func startCluster(t *testing.T, size int) []*Node {
 // it is saved.
 func waitMembers(t *testing.T, nodes []*Node, alive int) {
 	t.Helper()
-	retry(t, 20*time.Second, func() error {
+	retry.Run(t, 20*time.Second, func() error {
 		for _, n := range nodes {
 			if got := len(n.Membership().LiveBrokers()); got != alive {
 				return fmt.Errorf("node %d sees %d alive members, want %d", n.NodeID(), got, alive)
@@ -58,7 +60,7 @@ func waitMembers(t *testing.T, nodes []*Node, alive int) {
 func waitTopic(t *testing.T, nodes []*Node, topic string) TopicSpec {
 	t.Helper()
 	var spec TopicSpec
-	retry(t, 20*time.Second, func() error {
+	retry.Run(t, 20*time.Second, func() error {
 		for _, n := range nodes {
 			s, ok := n.catalog.Topic(topic)
 			if !ok {
@@ -185,9 +187,9 @@ func TestClusterStoppedLeaderIsUnavailableNotMoved(t *testing.T) {
 	gone := nodes[2]
 	stopNode(t, gone)
 	rest := nodes[:2]
-	retry(t, 20*time.Second, func() error {
+	retry.Run(t, 20*time.Second, func() error {
 		for _, n := range rest {
-			for _, m := range n.Members() {
+			for _, m := range n.adminAPI.Members() {
 				if m.ID == gone.NodeID() && m.Status != string(membership.StatusLeft) {
 					return fmt.Errorf("node %d sees %s %s, want left", n.NodeID(), m.Name, m.Status)
 				}
@@ -216,7 +218,7 @@ func TestClusterStoppedLeaderIsUnavailableNotMoved(t *testing.T) {
 	}
 
 	// Placement shows the recorded replicas and the unavailable leader.
-	out, ok := rest[0].Placement(topic)
+	out, ok := rest[0].adminAPI.Placement(topic)
 	if !ok || len(out) != 6 {
 		t.Fatalf("placement: %v %d", ok, len(out))
 	}
@@ -246,7 +248,7 @@ func TestClusterStoppedLeaderIsUnavailableNotMoved(t *testing.T) {
 	if code := post(gone.NodeID()); code != http.StatusOK {
 		t.Fatalf("decommission of the stopped broker: HTTP %d", code)
 	}
-	retry(t, 20*time.Second, func() error {
+	retry.Run(t, 20*time.Second, func() error {
 		for _, n := range rest {
 			if roster := n.Membership().Roster(); !slices.Equal(roster, []int32{1, 2}) {
 				return fmt.Errorf("node %d roster %v, want [1 2]", n.NodeID(), roster)
@@ -254,7 +256,7 @@ func TestClusterStoppedLeaderIsUnavailableNotMoved(t *testing.T) {
 		}
 		return nil
 	})
-	out, _ = rest[1].Placement(topic)
+	out, _ = rest[1].adminAPI.Placement(topic)
 	for _, p := range out {
 		if want := slices.Contains(spec.Replicas[p.Partition], gone.NodeID()); p.Differs != want {
 			t.Errorf("partition %d replicas %v preferred %v: differs %v, want %v", p.Partition, p.Replicas, p.Preferred, p.Differs, want)
@@ -275,7 +277,7 @@ func TestClusterAdminMembersAndWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var members []MemberInfo
+	var members []admin.MemberInfo
 	err = json.NewDecoder(resp.Body).Decode(&members)
 	resp.Body.Close()
 	if err != nil || len(members) != 2 {
@@ -293,7 +295,7 @@ func TestClusterAdminMembersAndWatch(t *testing.T) {
 
 	// Serf's and memberlist's metrics reach /metrics through the global
 	// go-metrics, which the last node started in a process owns.
-	retry(t, 10*time.Second, func() error {
+	retry.Run(t, 10*time.Second, func() error {
 		mresp, err := http.Get("http://" + nodes[1].AdminAddr() + "/metrics")
 		if err != nil {
 			return err
@@ -323,7 +325,7 @@ func TestClusterAdminMembersAndWatch(t *testing.T) {
 	third := startNode(t, cfg)
 	dec := json.NewDecoder(watch.Body)
 	for {
-		var ev MemberEvent
+		var ev admin.MemberEvent
 		if err := dec.Decode(&ev); err != nil {
 			t.Fatalf("watch stream ended before node 3 joined: %v", err)
 		}
@@ -334,7 +336,7 @@ func TestClusterAdminMembersAndWatch(t *testing.T) {
 	// Leaving within moments of joining can lose to the joiner's own join
 	// intent, still in flight (Serf then sees a failure); a real node
 	// leaves long after. Wait for the join to settle first.
-	retry(t, 20*time.Second, func() error {
+	retry.Run(t, 20*time.Second, func() error {
 		if got := len(third.Membership().LiveBrokers()); got != 3 {
 			return fmt.Errorf("node 3 sees %d alive", got)
 		}
@@ -345,7 +347,7 @@ func TestClusterAdminMembersAndWatch(t *testing.T) {
 	})
 	stopNode(t, third)
 	for {
-		var ev MemberEvent
+		var ev admin.MemberEvent
 		if err := dec.Decode(&ev); err != nil {
 			t.Fatalf("watch stream ended before node 3 left: %v", err)
 		}

@@ -1,18 +1,10 @@
 package node
 
 import (
-	"bytes"
-	"encoding/binary"
 	"errors"
-	"fmt"
 	"sort"
-	"sync"
 	"time"
 
-	"github.com/golang/snappy"
-	"github.com/klauspost/compress/gzip"
-	"github.com/klauspost/compress/zstd"
-	"github.com/pierrec/lz4/v4"
 	"github.com/sirupsen/logrus"
 
 	"github.com/spool-log/spool/partition"
@@ -23,8 +15,9 @@ import (
 // as Kafka's LogCleaner does with log.cleaner.threads=1. Each pass cleans,
 // filthiest first, every local log whose dirty ratio reached its topic's
 // min.cleanable.dirty.ratio or that holds tombstones past their delete
-// horizon. The partition package does the cleaning; this file decides when,
-// and gives it the compression codecs it may not import itself.
+// horizon. The partition package does the cleaning; this file decides when.
+// The codecs it recompresses with are internal/recordbatch/compression's,
+// given to it in topicconfig.go.
 
 const (
 	// cleanerBackoff is how long the cleaner sleeps between passes
@@ -112,77 +105,4 @@ func (n *Node) cleanLog(p *localPartition) bool {
 		"dirty_from": st.DirtyFrom, "dirty_to": st.DirtyTo, "took": time.Since(start),
 	}).Info("cleaned log")
 	return true
-}
-
-// kafkaCodecs is partition.Codecs with the codec libraries the node uses,
-// writing the framings Kafka's clients read: gzip, snappy in xerial framing
-// (what the Java producer writes), LZ4 frames and zstd.
-type kafkaCodecs struct{}
-
-var _ partition.Codecs = kafkaCodecs{}
-
-func (kafkaCodecs) Decompress(codec int, src []byte, limit int) ([]byte, error) {
-	out, err := decompress(src, codec) // bounded by maxInspectBytes
-	if err != nil {
-		return nil, err
-	}
-	if len(out) > limit {
-		return nil, fmt.Errorf("decompressed batch of %d bytes exceeds %d", len(out), limit)
-	}
-	return out, nil
-}
-
-// xerialBlockSize is snappy-java's default block size.
-const xerialBlockSize = 32 << 10
-
-var zstdEncoder = sync.OnceValues(func() (*zstd.Encoder, error) {
-	return zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithZeroFrames(true))
-})
-
-func (kafkaCodecs) Compress(codec int, dst, src []byte) ([]byte, error) {
-	switch codec {
-	case partition.CompressionGzip:
-		buf := bytes.NewBuffer(dst)
-		w := gzip.NewWriter(buf)
-		if _, err := w.Write(src); err != nil {
-			return nil, fmt.Errorf("gzip: %w", err)
-		}
-		if err := w.Close(); err != nil {
-			return nil, fmt.Errorf("gzip: %w", err)
-		}
-		return buf.Bytes(), nil
-	case partition.CompressionSnappy:
-		// magic, version 1, compatible version 1, then [length][block]...
-		dst = append(dst, xerialMagic...)
-		dst = binary.BigEndian.AppendUint32(dst, 1)
-		dst = binary.BigEndian.AppendUint32(dst, 1)
-		for len(src) > 0 {
-			chunk := src[:min(len(src), xerialBlockSize)]
-			src = src[len(chunk):]
-			block := snappy.Encode(nil, chunk)
-			dst = binary.BigEndian.AppendUint32(dst, uint32(len(block)))
-			dst = append(dst, block...)
-		}
-		return dst, nil
-	case partition.CompressionLZ4:
-		buf := bytes.NewBuffer(dst)
-		w := lz4.NewWriter(buf)
-		if err := w.Apply(lz4.BlockSizeOption(lz4.Block64Kb)); err != nil {
-			return nil, fmt.Errorf("lz4: %w", err)
-		}
-		if _, err := w.Write(src); err != nil {
-			return nil, fmt.Errorf("lz4: %w", err)
-		}
-		if err := w.Close(); err != nil {
-			return nil, fmt.Errorf("lz4: %w", err)
-		}
-		return buf.Bytes(), nil
-	case partition.CompressionZstd:
-		enc, err := zstdEncoder()
-		if err != nil {
-			return nil, fmt.Errorf("zstd: %w", err)
-		}
-		return enc.EncodeAll(src, dst), nil
-	}
-	return nil, fmt.Errorf("unknown compression codec %d", codec)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/node/group"
 )
 
@@ -143,7 +144,7 @@ func TestConsumerOffsetsCompacted(t *testing.T) {
 		commit(commits + i)
 	}
 	lp.replica.Flush()
-	retry(t, 20*time.Second, func() error {
+	retry.Run(t, 20*time.Second, func() error {
 		if ratio, dirty := lp.replica.DirtyRatio(); dirty > 0 && ratio >= lp.replica.Config().MinCleanableRatio {
 			return fmt.Errorf("dirty ratio %.2f of %d bytes", ratio, dirty)
 		}

@@ -6,8 +6,11 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/spool-log/spool/node/datadir"
 	"github.com/spool-log/spool/node/group"
 	"github.com/spool-log/spool/node/replica"
+	"github.com/spool-log/spool/node/scrub"
+	"github.com/spool-log/spool/node/topicconfig"
 	"github.com/spool-log/spool/partition"
 	"github.com/spool-log/spool/wire"
 )
@@ -48,7 +51,7 @@ type Config struct {
 
 	// Topic is the default configuration of every topic; a topic's own
 	// configs (retention.ms, ...) override it.
-	Topic TopicDefaults
+	Topic topicconfig.Defaults
 
 	// Groups configures the consumer-group coordinator.
 	Groups GroupSettings
@@ -85,7 +88,7 @@ type Config struct {
 	QuarantineRetention time.Duration
 
 	// ScrubRate bounds the background CRC scrub of sealed segments, in
-	// bytes per second across all partitions; 0 turns it off (scrub.go).
+	// bytes per second across all partitions; 0 turns it off (node/scrub).
 	ScrubRate int64
 	// ScrubInterval is the time between the starts of two scrub passes.
 	ScrubInterval time.Duration
@@ -109,18 +112,6 @@ type Config struct {
 	// DefaultReplicationFactor is the replication factor of topics created
 	// without one (CreateTopics' -1, auto-created topics).
 	DefaultReplicationFactor int16
-}
-
-// TopicDefaults is the broker-wide default topic configuration.
-type TopicDefaults struct {
-	RetentionAge    time.Duration // retention.ms; <0 keeps forever
-	RetentionBytes  int64         // retention.bytes; <0 means unbounded
-	SegmentBytes    int64         // segment.bytes
-	SegmentAge      time.Duration // segment.ms
-	LogAppendTime   bool          // message.timestamp.type=LogAppendTime
-	MaxMessageBytes int32         // max.message.bytes: largest batch accepted
-	Flush           partition.FlushPolicy
-	FlushEvery      time.Duration // for FlushInterval
 }
 
 // GroupSettings are the consumer-group coordinator's broker settings.
@@ -172,11 +163,11 @@ func DefaultConfig() Config {
 		MaxOpenFiles:             1024,
 		RetentionCheckInterval:   30 * time.Second,
 		ProducerIDExpiry:         24 * time.Hour,
-		QuarantineRetention:      defaultQuarantineRetention,
+		QuarantineRetention:      datadir.DefaultQuarantineRetention,
 
-		ScrubRate:     DefaultScrubRate,
-		ScrubInterval: DefaultScrubInterval,
-		Topic: TopicDefaults{
+		ScrubRate:     scrub.DefaultRate,
+		ScrubInterval: scrub.DefaultInterval,
+		Topic: topicconfig.Defaults{
 			RetentionAge:    pc.RetentionAge,
 			RetentionBytes:  pc.RetentionBytes,
 			SegmentBytes:    pc.SegmentBytes,
@@ -232,7 +223,7 @@ func (c *Config) validate() error {
 		c.ProducerIDExpiry = 24 * time.Hour
 	}
 	if c.QuarantineRetention == 0 {
-		c.QuarantineRetention = defaultQuarantineRetention
+		c.QuarantineRetention = datadir.DefaultQuarantineRetention
 	}
 	if err := c.Groups.validate(); err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/node/group"
 )
 
@@ -58,7 +59,7 @@ func TestKIP848MembersSurviveRestart(t *testing.T) {
 
 	// Before any member is back the group is a consumer group with its
 	// members (old code: a classic Empty group holding only offsets).
-	retry(t, 20*time.Second, func() error {
+	retry.Run(t, 20*time.Second, func() error {
 		listed, err := adm.ListGroups(testCtx(t))
 		if err != nil {
 			return err
@@ -73,7 +74,7 @@ func TestKIP848MembersSurviveRestart(t *testing.T) {
 	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 	hb.Group, hb.MemberID, hb.MemberEpoch = "g848raw", "raw-member", 1
 	var hr *kmsg.ConsumerGroupHeartbeatResponse
-	retry(t, 20*time.Second, func() error {
+	retry.Run(t, 20*time.Second, func() error {
 		hr, err = hb.RequestWith(testCtx(t), newClient(t, n))
 		if err != nil {
 			return err
@@ -199,7 +200,7 @@ func TestKIP848GroupCompacted(t *testing.T) {
 	n = startNode(t, cfg)
 	raw = newClient(t, n)
 	var again *kmsg.ConsumerGroupHeartbeatResponse
-	retry(t, 20*time.Second, func() error {
+	retry.Run(t, 20*time.Second, func() error {
 		again = hb("keeper", k.MemberEpoch, nil)
 		if again.ErrorCode == kerr.CoordinatorLoadInProgress.Code || again.ErrorCode == kerr.NotCoordinator.Code {
 			return kerr.ErrorForCode(again.ErrorCode)

@@ -16,6 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/internal/retry"
 )
 
 func kip848Config(t testing.TB, dir string) Config {
@@ -90,7 +92,7 @@ func history(ms ...*member848) (total, distinct int, dup rec848) {
 
 func waitHistory(t *testing.T, want int, ms ...*member848) {
 	t.Helper()
-	retry(t, 30*time.Second, func() error {
+	retry.Run(t, 30*time.Second, func() error {
 		if total, distinct, _ := history(ms...); distinct < want {
 			return fmt.Errorf("read %d distinct records (%d in all) of %d", distinct, total, want)
 		}
@@ -116,7 +118,7 @@ func describe848(t *testing.T, adm *kadm.Client, group string) kadm.DescribedCon
 func waitAssigned(t *testing.T, adm *kadm.Client, group string, partitions int, members int) kadm.DescribedConsumerGroup {
 	t.Helper()
 	var d kadm.DescribedConsumerGroup
-	retry(t, 30*time.Second, func() error {
+	retry.Run(t, 30*time.Second, func() error {
 		d = describe848(t, adm, group)
 		if d.Err != nil {
 			return d.Err

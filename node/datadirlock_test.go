@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/spool-log/spool/node/datadir"
 )
 
 // TestNewRefusesLockedDataDir: a second node on a data directory in use fails
@@ -20,8 +22,8 @@ func TestNewRefusesLockedDataDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = New(testConfig(t, dir))
-	if !errors.Is(err, ErrDataDirLocked) {
-		t.Fatalf("second New on %s: %v, want ErrDataDirLocked", dir, err)
+	if !errors.Is(err, datadir.ErrLocked) {
+		t.Fatalf("second New on %s: %v, want datadir.ErrLocked", dir, err)
 	}
 	if want := "pid " + strconv.Itoa(os.Getpid()); !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %q does not name %q", err, want)
@@ -41,7 +43,7 @@ func TestNewRefusesLockedDataDir(t *testing.T) {
 	if err := second.lock.Unlock(); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, LockFileName))
+	raw, err := os.ReadFile(filepath.Join(dir, datadir.LockFileName))
 	if err != nil || strings.TrimSpace(string(raw)) != strconv.Itoa(os.Getpid()) {
 		t.Fatalf("lock file holds %q (%v), want this pid", raw, err)
 	}

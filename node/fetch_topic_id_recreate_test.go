@@ -8,6 +8,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/internal/retry"
 )
 
 // A Fetch by topic id (v13+) resolves the id to a name when it comes in; a
@@ -38,7 +40,7 @@ func TestFetchByIDAcrossRecreate(t *testing.T) {
 	if cur.ID == old.ID {
 		t.Fatal("the re-created topic kept its id")
 	}
-	retry(t, 10*time.Second, func() error {
+	retry.Run(t, 10*time.Second, func() error {
 		if p := n.partition("r", 0); p == nil || p.topicID != cur.ID {
 			return errors.New("the new incarnation is not open yet")
 		}

@@ -122,10 +122,14 @@ func (n *Node) groups() (*group.Coordinator, *groupNode, error) {
 		return nil, nil, err
 	}
 	gn.coord.Store(coord)
-	go func() {
-		<-n.closing
+	// The coordinator closes with the node's other loops; created during
+	// Shutdown, it closes at once.
+	if !n.loops.Go(func(ctx context.Context) {
+		<-ctx.Done()
 		coord.Close()
-	}()
+	}) {
+		coord.Close()
+	}
 	return coord, gn, nil
 }
 

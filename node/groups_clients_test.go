@@ -11,6 +11,8 @@ import (
 
 	"github.com/IBM/sarama"
 	"github.com/segmentio/kafka-go"
+
+	"github.com/spool-log/spool/internal/retry"
 )
 
 // saramaHandler records what one sarama group member is assigned and marks
@@ -89,7 +91,7 @@ func TestSaramaConsumerGroup(t *testing.T) {
 	ctxA, stopA := context.WithCancel(context.Background())
 	defer stopA()
 	doneA := runSaramaMember(t, ctxA, n.KafkaAddr(), &a)
-	retry(t, 20*time.Second, func() error {
+	retry.Run(t, 20*time.Second, func() error {
 		if owned, read := a.get(); len(owned) != 4 || read != 20 {
 			return fmt.Errorf("sole member owns %v and read %d of 20", owned, read)
 		}
@@ -97,7 +99,7 @@ func TestSaramaConsumerGroup(t *testing.T) {
 	})
 	ctxB, stopB := context.WithCancel(context.Background())
 	doneB := runSaramaMember(t, ctxB, n.KafkaAddr(), &b)
-	retry(t, 20*time.Second, func() error {
+	retry.Run(t, 20*time.Second, func() error {
 		oa, _ := a.get()
 		ob, _ := b.get()
 		if len(oa) != 2 || len(ob) != 2 || slices.ContainsFunc(oa, func(p int32) bool { return slices.Contains(ob, p) }) {
@@ -111,7 +113,7 @@ func TestSaramaConsumerGroup(t *testing.T) {
 	}
 	stopB()
 	<-doneB
-	retry(t, 20*time.Second, func() error {
+	retry.Run(t, 20*time.Second, func() error {
 		if owned, _ := a.get(); len(owned) != 4 {
 			return fmt.Errorf("remaining member owns %v", owned)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/node/group"
 )
 
@@ -118,7 +119,7 @@ func TestGroupMembersSharePartitionsAndRebalance(t *testing.T) {
 	var a, b, c assignments
 	clA := newClient(t, n, append(groupOpts, a.opts()...)...)
 	pollInBackground(t, clA)
-	retry(t, 15*time.Second, func() error {
+	retry.Run(t, 15*time.Second, func() error {
 		if got := a.get(); len(got) != 4 {
 			return fmt.Errorf("first member owns %v, want all 4 partitions", got)
 		}
@@ -127,7 +128,7 @@ func TestGroupMembersSharePartitionsAndRebalance(t *testing.T) {
 
 	clB := newClient(t, n, append(groupOpts, b.opts()...)...)
 	pollInBackground(t, clB)
-	retry(t, 15*time.Second, func() error {
+	retry.Run(t, 15*time.Second, func() error {
 		ga, gb := a.get(), b.get()
 		if len(ga) != 2 || len(gb) != 2 || slices.ContainsFunc(ga, func(p int32) bool { return slices.Contains(gb, p) }) {
 			return fmt.Errorf("members own %v and %v, want 2 disjoint partitions each", ga, gb)
@@ -137,7 +138,7 @@ func TestGroupMembersSharePartitionsAndRebalance(t *testing.T) {
 
 	// A member that leaves hands its partitions back at once.
 	clB.Close()
-	retry(t, 15*time.Second, func() error {
+	retry.Run(t, 15*time.Second, func() error {
 		if got := a.get(); len(got) != 4 {
 			return fmt.Errorf("remaining member owns %v after the other left", got)
 		}
@@ -148,14 +149,14 @@ func TestGroupMembersSharePartitionsAndRebalance(t *testing.T) {
 	// LeaveGroup) is dropped once its session expires.
 	clC := newClient(t, n, append(groupOpts, append(c.opts(), kgo.InstanceID("static-c"))...)...)
 	pollInBackground(t, clC)
-	retry(t, 15*time.Second, func() error {
+	retry.Run(t, 15*time.Second, func() error {
 		if ga, gc := a.get(), c.get(); len(ga) != 2 || len(gc) != 2 {
 			return fmt.Errorf("members own %v and %v after the static member joined", ga, gc)
 		}
 		return nil
 	})
 	clC.Close()
-	retry(t, 15*time.Second, func() error {
+	retry.Run(t, 15*time.Second, func() error {
 		if got := a.get(); len(got) != 4 {
 			return fmt.Errorf("remaining member owns %v after the static member died", got)
 		}

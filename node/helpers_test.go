@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/partition"
 )
@@ -52,11 +53,11 @@ func startNode(t testing.TB, cfg Config) *Node {
 }
 
 // waitAdmitted waits until the cluster has accepted n: Start returns before
-// (admission.go), and until then the node closes every Kafka connection,
+// (node/admission), and until then the node closes every Kafka connection,
 // which a test's first request would take for a failure on a loaded machine.
 func waitAdmitted(t testing.TB, n *Node) {
 	t.Helper()
-	retry(t, 20*time.Second, n.admissionState)
+	retry.Run(t, 20*time.Second, n.adm.State)
 }
 
 // startNodeUnadmitted starts a node without waiting for its admission.
@@ -134,22 +135,6 @@ func consumeAll(t testing.TB, n *Node, topic string, want int, opts ...kgo.Opt) 
 		out = append(out, fs.Records()...)
 	}
 	return out
-}
-
-// retry polls fn until it returns nil or the timeout passes.
-func retry(t testing.TB, timeout time.Duration, fn func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := fn()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("still failing after %v: %v", timeout, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func recordKey(i int) string { return fmt.Sprintf("key-%05d", i) }

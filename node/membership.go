@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/hashicorp/go-metrics"
 	"github.com/sirupsen/logrus"
 
 	"github.com/spool-log/spool/membership"
@@ -153,12 +152,8 @@ func (n *Node) startMembership() error {
 	if err != nil {
 		return err
 	}
-	gc := metrics.DefaultConfig("")
-	gc.EnableHostname = false
-	gc.EnableRuntimeMetrics = false
-	gc.EnableServiceLabel = false
-	if _, err := metrics.NewGlobal(gc, n.sink); err != nil {
-		return fmt.Errorf("global metrics: %w", err)
+	if err := n.metrics.SetGlobal(); err != nil {
+		return err
 	}
 	agent, err := membership.Create(mc)
 	if err != nil {
@@ -171,25 +166,15 @@ func (n *Node) startMembership() error {
 	}
 	n.cluster = &gossipCluster{agent: agent, self: n.cfg.NodeID}
 	n.catalog = newGossipCatalog(agent, n.cfg.NodeID, n.log)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	n.stopJoin = cancel
-	n.loops.Add(1)
-	go func() {
-		defer n.loops.Done()
-		n.joinCluster(ctx) // admission.go
-	}()
 	return nil
 }
 
 // leaveCluster leaves gossip gracefully, so peers see this node "left" rather
-// than "failed", and stops joining. A refused node does not announce a leave:
-// its name may be a live member's, which the leave would take out.
+// than "failed"; joining has stopped with n.loops. A refused node does not
+// announce a leave: its name may be a live member's, which the leave would
+// take out.
 func (n *Node) leaveCluster() {
-	if n.stopJoin != nil {
-		n.stopJoin()
-	}
-	if n.agent == nil || n.refused() != nil {
+	if n.agent == nil || n.adm.Refusal() != nil {
 		return
 	}
 	if err := n.agent.Leave(); err != nil {
@@ -210,11 +195,10 @@ func (n *Node) stopMembership() error {
 
 // membershipLoop keeps the partitions-led gauge current as members come
 // and go, and logs who leads what after each change.
-func (n *Node) membershipLoop(events <-chan membership.MemberEvent) {
-	defer n.loops.Done()
+func (n *Node) membershipLoop(ctx context.Context, events <-chan membership.MemberEvent) {
 	for {
 		select {
-		case <-n.closing:
+		case <-ctx.Done():
 			return
 		case ev, ok := <-events:
 			if !ok {
@@ -238,12 +222,12 @@ func (n *Node) partitionsLed() int {
 var errNotReady = errors.New("starting or shutting down")
 
 // readiness is nil when the node serves clients and its membership is sound:
-// the cluster accepted it (admission.go) and gossip shows no conflict.
+// the cluster accepted it (node/admission) and gossip shows no conflict.
 func (n *Node) readiness() error {
 	if !n.Ready() {
 		return errNotReady
 	}
-	if err := n.refused(); err != nil {
+	if err := n.adm.Refusal(); err != nil {
 		return err
 	}
 	if n.agent != nil {
@@ -251,5 +235,5 @@ func (n *Node) readiness() error {
 			return err
 		}
 	}
-	return n.admissionState()
+	return n.adm.State()
 }

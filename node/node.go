@@ -12,14 +12,15 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/go-metrics"
-	promsink "github.com/hashicorp/go-metrics/prometheus"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/admin"
+	"github.com/spool-log/spool/node/admission"
+	"github.com/spool-log/spool/node/datadir"
 	"github.com/spool-log/spool/node/replica"
 	"github.com/spool-log/spool/node/replica/transport"
+	"github.com/spool-log/spool/node/scrub"
 	"github.com/spool-log/spool/partition"
 	"github.com/spool-log/spool/wire"
 )
@@ -31,18 +32,19 @@ const (
 
 // Node is one Spool broker.
 type Node struct {
-	cfg   Config
-	log   logrus.FieldLogger
-	lock  *DataDirLock // held from New to Shutdown: one process per data dir
-	files *partition.FileCache
-	pids  *producerIDs
+	cfg        Config
+	log        logrus.FieldLogger
+	lock       *datadir.Lock       // held from New to Shutdown: one process per data dir
+	quarantine *datadir.Quarantine // what the node drops goes here (datadir)
+	files      *partition.FileCache
+	pids       *producerIDs
 
 	// The cluster view and the topic catalog, both from the membership
 	// agent, which Start creates once the listeners are bound.
-	agent    *membership.Agent
-	cluster  *gossipCluster
-	catalog  *gossipCatalog
-	stopJoin func()
+	agent   *membership.Agent
+	cluster *gossipCluster
+	catalog *gossipCatalog
+	leaders *leaders // who leads what, cluster-wide (leaders.go)
 
 	// raft drives every replicated partition's Raft group; raftNet carries
 	// their messages (replication.go).
@@ -61,22 +63,21 @@ type Node struct {
 	admin     *http.Server
 	adminLn   net.Listener
 
-	metrics  *metrics.Metrics
-	sink     *promsink.PrometheusSink
-	registry *prometheus.Registry
-	requests *requestMetrics
+	metrics  *admin.Metrics
+	adminAPI *admin.API
 	stats    counters
-	scrub    scrubState // scrub.go
-	// flushedBytesOut is stats.bytesOut as of metricsLoop's last flush.
+	scrub    *scrub.Scrubber
+	// flushedBytesOut is stats.bytesOut as of the last flushMetrics.
 	flushedBytesOut int64
 
 	started  atomic.Bool
 	ready    atomic.Bool
-	adm      admission     // whether the cluster accepted this node (admission.go)
-	closing  chan struct{} // closed when Shutdown begins; ends long polls and loops
+	adm      *admission.Admission // whether the cluster accepted this node
 	shutOnce sync.Once
-	loops    sync.WaitGroup
-	serveErr chan error
+	// loops owns every background goroutine (background.go); closing is
+	// its lifetime, closed when Shutdown begins, which also ends long polls.
+	loops   *background
+	closing <-chan struct{}
 }
 
 // counters are the totals /v1/stats reports.
@@ -101,7 +102,7 @@ func New(cfg Config) (_ *Node, err error) {
 		return nil, fmt.Errorf("create data dir %s: %w", cfg.DataDir, err)
 	}
 	// Before anything in the data dir is read or written.
-	lock, err := LockDataDir(cfg.DataDir)
+	lock, err := datadir.LockDir(cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
@@ -111,16 +112,17 @@ func New(cfg Config) (_ *Node, err error) {
 		}
 	}()
 	n := &Node{
-		cfg:      cfg,
-		log:      log,
-		lock:     lock,
-		files:    partition.NewFileCache(cfg.MaxOpenFiles),
-		parts:    make(map[tp]*localPartition),
-		closing:  make(chan struct{}),
-		serveErr: make(chan error, 2),
-		adm:      newAdmission(),
+		cfg:        cfg,
+		log:        log,
+		lock:       lock,
+		files:      partition.NewFileCache(cfg.MaxOpenFiles),
+		quarantine: datadir.NewQuarantine(cfg.DataDir, log),
+		parts:      make(map[tp]*localPartition),
+		loops:      newBackground(),
+		adm:        admission.New(log),
+		leaders:    newLeaders(cfg.NodeID),
 	}
-	n.scrub.kick = make(chan struct{}, 1)
+	n.closing = n.loops.ctx.Done()
 
 	pids, err := openProducerIDs(filepath.Join(cfg.DataDir, producerIDsFileName), cfg.NodeID)
 	if err != nil {
@@ -128,28 +130,17 @@ func New(cfg Config) (_ *Node, err error) {
 	}
 	n.pids = pids
 
-	n.registry = prometheus.NewRegistry()
-	// No Expiration: a gauge set on membership changes only (members,
-	// partitions led) must not vanish from /metrics a minute later.
-	sink, err := promsink.NewPrometheusSinkFrom(promsink.PrometheusOpts{
-		Name:       fmt.Sprintf("spool_node_%d", cfg.NodeID),
-		Registerer: n.registry,
+	keys := make([]int16, 0, len(apis))
+	for key := range apis {
+		keys = append(keys, key)
+	}
+	if n.metrics, err = admin.NewMetrics(cfg.NodeID, keys); err != nil {
+		return nil, err
+	}
+	n.scrub = scrub.New(scrub.Config{
+		Rate: cfg.ScrubRate, Interval: cfg.ScrubInterval,
+		Targets: n.scrubTargets, Metrics: n.metrics.Metrics, Log: log,
 	})
-	if err != nil {
-		return nil, fmt.Errorf("metrics sink: %w", err)
-	}
-	n.sink = sink
-	mc := metrics.DefaultConfig("spool")
-	mc.EnableHostname = false
-	mc.EnableRuntimeMetrics = false
-	mc.EnableServiceLabel = false
-	n.metrics, err = metrics.New(mc, sink)
-	if err != nil {
-		return nil, fmt.Errorf("metrics: %w", err)
-	}
-	if n.requests, err = newRequestMetrics(n.registry); err != nil {
-		return nil, fmt.Errorf("request metrics: %w", err)
-	}
 	return n, nil
 }
 
@@ -157,7 +148,7 @@ func New(cfg Config) (_ *Node, err error) {
 // (which joins the cluster in the background), opens every local partition
 // the catalog gives this node and starts serving. It returns once the node
 // listens; it serves Kafka requests, and /readyz says 200, only once the
-// cluster accepted it (admission.go).
+// cluster accepted it (node/admission).
 func (n *Node) Start() (err error) {
 	if !n.started.CompareAndSwap(false, true) {
 		return errors.New("node already started")
@@ -174,9 +165,8 @@ func (n *Node) Start() (err error) {
 			if n.adminLn != nil {
 				n.adminLn.Close()
 			}
-			if n.stopJoin != nil {
-				n.stopJoin()
-			}
+			n.loops.stop()
+			n.loops.Wait()
 			n.stopMembership()
 			n.closePartitions()
 			n.stopReplication()
@@ -198,19 +188,15 @@ func (n *Node) Start() (err error) {
 	if err := n.startMembership(); err != nil {
 		return err
 	}
+	// Joining starts now, beside opening the partitions.
+	n.loops.Go(func(ctx context.Context) {
+		n.adm.Run(ctx, n.agent, len(n.cfg.Gossip.Join) > 0, n.loops.Go)
+	})
 	if err := n.removeOrphans(); err != nil {
 		return err
 	}
 	if err := n.reconcile(); err != nil {
 		return fmt.Errorf("open partitions: %w", err)
-	}
-	if n.adminLn != nil {
-		n.admin = &http.Server{Handler: n.adminHandler(), ReadHeaderTimeout: 10 * time.Second}
-		go func(aln net.Listener) {
-			if err := n.admin.Serve(aln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				n.log.WithError(err).Error("admin http server stopped")
-			}
-		}(n.adminLn)
 	}
 
 	wcfg := wire.DefaultConfig()
@@ -227,23 +213,44 @@ func (n *Node) Start() (err error) {
 	}
 	// Requests pass only once the cluster has accepted this node.
 	n.server = wire.NewServer(wcfg, admissionGate{n})
-	go func() {
-		if err := n.server.Serve(ln); err != nil && !n.isClosing() {
-			n.log.WithError(err).Error("kafka listener stopped")
-		}
-	}()
 
 	n.metrics.SetGauge([]string{"partitions"}, float32(len(n.localPartitions())))
 	n.metrics.SetGauge([]string{"partitions", "led"}, float32(n.partitionsLed()))
-	memberEvents, _ := n.agent.Subscribe() // closed by the agent's Shutdown
-	n.loops.Add(5)
-	go n.quarantineLoop()
-	go n.metricsLoop()
-	go n.retentionLoop()
-	go n.catalogLoop()
-	go n.membershipLoop(memberEvents)
+	n.startLoops(ln)
 	n.ready.Store(true)
 	return nil
+}
+
+// startLoops starts the node's servers and background loops, every one
+// under n.loops: they end when Shutdown stops it.
+func (n *Node) startLoops(kafkaLn net.Listener) {
+	n.adminAPI = admin.New(admin.Config{
+		Node: adminView{n}, Agent: n.agent, Quarantine: n.quarantine, Scrub: n.scrub,
+		Metrics: n.metrics, Leadership: n.leaders.local, Pprof: n.cfg.EnablePprof, Log: n.log, Closing: n.closing,
+	})
+	if n.adminLn != nil {
+		n.admin = &http.Server{Handler: n.adminAPI.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		n.loops.Go(func(context.Context) {
+			if err := n.admin.Serve(n.adminLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				n.log.WithError(err).Error("admin http server stopped")
+			}
+		})
+	}
+	n.loops.Go(func(context.Context) {
+		if err := n.server.Serve(kafkaLn); err != nil && !n.isClosing() {
+			n.log.WithError(err).Error("kafka listener stopped")
+		}
+	})
+	memberEvents, _ := n.agent.Subscribe() // closed by the agent's Shutdown
+	n.loops.Go(n.catalog.watch)
+	n.loops.Go(n.catalogLoop)
+	n.loops.Go(func(ctx context.Context) { n.membershipLoop(ctx, memberEvents) })
+	n.loops.Every(admin.FlushInterval, n.flushMetrics)
+	n.loops.Every(n.cfg.RetentionCheckInterval, n.enforceRetention)
+	n.startCleaner() // compaction.go: the log cleaner runs beside retention
+	n.loops.Go(n.scrub.Run)
+	n.loops.Go(func(ctx context.Context) { n.quarantine.Reclaim(ctx, n.cfg.QuarantineRetention) })
+	n.startLeadershipLoops()
 }
 
 // KafkaAddr is the bound Kafka listener address (after Start) or the
@@ -299,8 +306,10 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	var err error
 	n.shutOnce.Do(func() {
 		n.ready.Store(false)
+		// Every loop and long poll ends, joining included, before the
+		// leave, so that nothing joins again after it.
+		n.loops.stop()
 		n.leaveCluster()
-		close(n.closing)
 		var errs []error
 		if n.server != nil {
 			if e := n.server.Shutdown(ctx); e != nil {
@@ -312,8 +321,8 @@ func (n *Node) Shutdown(ctx context.Context) error {
 				n.admin.Close()
 			}
 		}
-		n.loops.Wait()
-		n.flushMetrics() // what the last requests counted; metricsLoop has ended
+		n.loops.Wait()   // the servers' Serve returned above
+		n.flushMetrics() // what the last requests counted; the periodic flush has ended
 		if e := n.closePartitions(); e != nil {
 			errs = append(errs, e)
 		}
@@ -334,25 +343,8 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// retentionLoop enforces retention on every partition and expires idle
+// enforceRetention enforces retention on every partition and expires idle
 // producer state.
-func (n *Node) retentionLoop() {
-	defer n.loops.Done()
-	n.startCleaner() // compaction.go: the log cleaner runs beside retention
-	// scrub.go: so does the CRC scrubber of sealed segments.
-	n.startScrubber()
-	t := time.NewTicker(n.cfg.RetentionCheckInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-n.closing:
-			return
-		case <-t.C:
-		}
-		n.enforceRetention()
-	}
-}
-
 func (n *Node) enforceRetention() {
 	cutoff := time.Now().Add(-n.cfg.ProducerIDExpiry)
 	for _, p := range n.localPartitions() {
@@ -372,11 +364,10 @@ func (n *Node) enforceRetention() {
 
 // catalogLoop opens and closes local partitions when the catalog changes
 // from elsewhere (the cluster layer's gossip).
-func (n *Node) catalogLoop() {
-	defer n.loops.Done()
+func (n *Node) catalogLoop(ctx context.Context) {
 	for {
 		select {
-		case <-n.closing:
+		case <-ctx.Done():
 			return
 		case <-n.catalog.Changes():
 		}
@@ -385,5 +376,16 @@ func (n *Node) catalogLoop() {
 		}
 		n.applyTopicConfigs()
 		n.metrics.SetGauge([]string{"partitions"}, float32(len(n.localPartitions())))
+		n.leadershipChanged() // partitions opened here lead at once
 	}
+}
+
+// scrubTargets are the open partitions, for the scrubber.
+func (n *Node) scrubTargets() []scrub.Target {
+	parts := n.localPartitions()
+	out := make([]scrub.Target, len(parts))
+	for i, p := range parts {
+		out[i] = scrub.Target{Topic: p.topic, Partition: p.index, Log: p.replica}
+	}
+	return out
 }

@@ -16,6 +16,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/internal/recordbatch"
+	"github.com/spool-log/spool/internal/retry"
 )
 
 func TestProduceFetchRoundTripEveryCodec(t *testing.T) {
@@ -98,8 +101,8 @@ func TestCompressedBatchStoredAsSent(t *testing.T) {
 		t.Fatalf("segment is %d bytes for 100 KB of zstd-compressible data: batch not stored compressed", fi.Size())
 	}
 	b, _ := os.ReadFile(seg)
-	if b[21+1]&0x07 != 4 { // attributes low byte: codec 4 = zstd
-		t.Fatalf("stored batch codec %d, want zstd (4)", b[22]&0x07)
+	if h, err := recordbatch.ParseHeader(b); err != nil || h.Compression() != recordbatch.CompressionZstd {
+		t.Fatalf("stored batch codec %d, want zstd (%v)", h.Compression(), err)
 	}
 }
 
@@ -137,7 +140,7 @@ func TestLongPollWakesOnNewData(t *testing.T) {
 	}()
 
 	p := n.partition("poll", 0)
-	retry(t, 10*time.Second, func() error {
+	retry.Run(t, 10*time.Second, func() error {
 		if p.replica.Waiting() == 0 {
 			return errors.New("fetch not waiting yet")
 		}
@@ -162,7 +165,7 @@ func TestLongPollWakesOnNewData(t *testing.T) {
 	if part.ErrorCode != 0 || part.HighWatermark != 1 || len(part.RecordBatches) == 0 {
 		t.Fatalf("fetch answer: error %d, hwm %d, %d bytes of records", part.ErrorCode, part.HighWatermark, len(part.RecordBatches))
 	}
-	retry(t, 5*time.Second, func() error {
+	retry.Run(t, 5*time.Second, func() error {
 		if p.replica.Waiting() != 0 {
 			return fmt.Errorf("%d waiters left registered", p.replica.Waiting())
 		}
@@ -584,13 +587,10 @@ func TestAdminEndpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `spool_produce_records{topic="m"} 1`
-	deadline := time.Now().Add(10 * time.Second)
-	for _, body = get("/metrics"); !strings.Contains(body, want); _, body = get("/metrics") {
-		if time.Now().After(deadline) {
-			t.Fatalf("/metrics has no %s after 10 s:\n%.3000s", want, body)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	retry.Run(t, 10*time.Second, func() error {
+		_, body = get("/metrics")
+		return retry.Check(strings.Contains(body, want), "/metrics has no %s:\n%.3000s", want, body)
+	})
 	code, body = get("/v1/stats")
 	if code != 200 || !strings.Contains(body, `"sendfile_bytes"`) || !strings.Contains(body, `"topic": "m"`) {
 		t.Errorf("/v1/stats: %d %s", code, body)
@@ -610,7 +610,7 @@ func TestShutdownEndsLongPoll(t *testing.T) {
 	cons := newClient(t, n, kgo.ConsumeTopics("idle"), kgo.FetchMaxWait(5*time.Minute))
 	go cons.PollFetches(context.Background())
 	p := n.partition("idle", 0)
-	retry(t, 10*time.Second, func() error {
+	retry.Run(t, 10*time.Second, func() error {
 		if p.replica.Waiting() == 0 {
 			return errors.New("no fetch waiting")
 		}
@@ -704,7 +704,7 @@ func TestProduceRejectsBadBatches(t *testing.T) {
 	truncated := rawBatch(-1, -1, -1, now, "abc")[:40]
 	huge := rawBatch(-1, -1, -1, now, strings.Repeat("x", 5000))
 	txn := rawBatch(-1, -1, -1, now, "t")
-	txn[22] |= 0x10 // transactional bit (low attribute byte); CRC is recomputed below
+	txn[recordbatch.OffAttributes+1] |= recordbatch.AttrTransactional // low attribute byte
 	txn = rawBatchFix(txn)
 
 	for _, c := range []struct {

@@ -11,6 +11,7 @@ import (
 	logtest "github.com/sirupsen/logrus/hooks/test"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/membership"
 )
 
@@ -35,7 +36,7 @@ func TestLostGrowthKeepsPartitionData(t *testing.T) {
 	if r, err := adm.CreatePartitions(testCtx(t), 1, "grown"); err != nil || r["grown"].Err != nil {
 		t.Fatalf("grow: %v %v", err, r["grown"].Err)
 	}
-	retry(t, 10*time.Second, func() error {
+	retry.Run(t, 10*time.Second, func() error {
 		if n.partition("grown", 1) == nil {
 			return errors.New("partition 1 not open")
 		}
@@ -58,7 +59,7 @@ func TestLostGrowthKeepsPartitionData(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	retry(t, 10*time.Second, func() error {
+	retry.Run(t, 10*time.Second, func() error {
 		for _, e := range hook.AllEntries() {
 			if e.Data["topic"] == "grown" && e.Data["partition"] == int32(1) {
 				return nil
@@ -95,7 +96,7 @@ func TestLostGrowthKeepsPartitionData(t *testing.T) {
 	if r, err := newAdmin(t, n).CreatePartitions(testCtx(t), 1, "grown"); err != nil || r["grown"].Err != nil {
 		t.Fatalf("grow again: %v %v", err, r["grown"].Err)
 	}
-	retry(t, 10*time.Second, func() error {
+	retry.Run(t, 10*time.Second, func() error {
 		if lp := n.partition("grown", 1); lp == nil || lp.replica.LogEndOffset() != 1 {
 			return errors.New("partition 1 not open with its record")
 		}

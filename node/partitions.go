@@ -14,7 +14,10 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/spool-log/spool/internal/recordbatch/compression"
+	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/node/replica"
+	"github.com/spool-log/spool/node/topicconfig"
 	"github.com/spool-log/spool/partition"
 )
 
@@ -33,9 +36,9 @@ type localPartition struct {
 	// replica is the only way to the partition's log: appends, reads up
 	// to the high watermark, leadership, long-poll wake-ups, maintenance.
 	replica  *replica.Replica
-	settings topicSettings
+	settings topicconfig.Settings
 	// liveSettings, once set, replaces settings (topic_alter.go).
-	liveSettings atomic.Pointer[topicSettings]
+	liveSettings atomic.Pointer[topicconfig.Settings]
 
 	// appendMu makes the idempotence check and the append one step, so
 	// two batches of one producer cannot both pass the sequence check.
@@ -46,7 +49,7 @@ type localPartition struct {
 	// committed log first (an earlier leader's appends are not in it).
 	producersEpoch int32
 
-	// Counted per append; metricsLoop hands the growth since its last
+	// Counted per append; flushMetrics hands the growth since its last
 	// flush (the flushed marks, its own) to go-metrics.
 	producedBytes, producedRecords atomic.Int64
 	flushedBytes, flushedRecords   int64
@@ -68,7 +71,7 @@ func parsePartitionDir(name string) (string, int32, bool) {
 		return "", 0, false
 	}
 	topic := name[:i]
-	if ValidateTopicName(topic) != nil {
+	if membership.ValidateTopicName(topic) != nil {
 		return "", 0, false
 	}
 	return topic, int32(n), true
@@ -147,7 +150,7 @@ func (p *localPartition) producersFor(n *Node) *kerr.Error {
 
 // openPartition opens (creating if needed) one local partition.
 func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, error) {
-	settings, err := parseTopicConfigs(n.cfg.Topic, spec.Configs)
+	settings, err := topicconfig.Parse(n.cfg.Topic, spec.Configs)
 	if err != nil {
 		return nil, fmt.Errorf("topic %s config: %w", spec.Name, err)
 	}
@@ -158,9 +161,9 @@ func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, erro
 	if err != nil {
 		return nil, err
 	}
-	pcfg := settings.partitionConfig(n.cfg.Topic, n.files)
-	pcfg.QuarantineDir = n.quarantineDir()
-	pcfg.OnCorruption = n.onRecoveryCut(spec.Name, index)
+	pcfg := settings.PartitionConfig(n.cfg.Topic, n.files, compression.Codecs{})
+	pcfg.QuarantineDir = n.quarantine.Dir()
+	pcfg.OnCorruption = n.scrub.OnRecoveryCut(spec.Name, index)
 	log, err := partition.Open(dir, pcfg)
 	if err != nil {
 		return nil, fmt.Errorf("open partition %s: %w", dir, err)
@@ -244,7 +247,7 @@ func (n *Node) reconcile() error {
 		if err := p.replica.Release(); err != nil {
 			n.log.WithError(err).WithField("topic", p.topic).WithField("partition", p.index).Warn("close dropped partition")
 		}
-		if _, err := n.quarantineDirectory(p.dir, d.why, logrus.Fields{"topic": p.topic, "partition": p.index, "topic_id": p.topicID.String()}); err != nil {
+		if _, err := n.quarantine.Move(p.dir, d.why, logrus.Fields{"topic": p.topic, "partition": p.index, "topic_id": p.topicID.String()}); err != nil {
 			// Left in place: the next start looks at it again.
 			n.log.WithError(err).WithField("topic", p.topic).WithField("partition", p.index).Error("quarantine dropped partition")
 		}
@@ -345,7 +348,7 @@ func (n *Node) removeOrphans() error {
 		default:
 			why = "this node is not a replica"
 		}
-		if _, err := n.quarantineDirectory(dir, why, fields); err != nil {
+		if _, err := n.quarantine.Move(dir, why, fields); err != nil {
 			// Left in place, unopened (a full disk may refuse even the
 			// quarantine's directory): the next start tries again.
 			n.log.WithError(err).WithFields(fields).Error("quarantine partition directory")

@@ -7,28 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
-)
 
-func TestRedactArgs(t *testing.T) {
-	const key = "FW7RVHGukuUljBDO2byJonSblgFhXsTF25K/nDDx0fM="
-	in := []string{"spool", "node", "--gossip-key", key, "--gossip-key=" + key, "-gossip-key", key,
-		"--gossip-key-file", "/k", "--data-dir", "d"}
-	want := []string{"spool", "node", "--gossip-key", Redacted, "--gossip-key=" + Redacted, "-gossip-key", Redacted,
-		"--gossip-key-file", "/k", "--data-dir", "d"}
-	got := RedactArgs(in)
-	if !slices.Equal(got, want) {
-		t.Fatalf("RedactArgs:\n got %q\nwant %q", got, want)
-	}
-	if in[3] != key {
-		t.Fatal("RedactArgs changed its argument")
-	}
-	if f, ok := SecretOnCommandLine(in[1:]); !ok || f != "--gossip-key" {
-		t.Fatalf("SecretOnCommandLine: %q %v", f, ok)
-	}
-	if f, ok := SecretOnCommandLine([]string{"node", "--gossip-key-file", "/k"}); ok {
-		t.Fatalf("SecretOnCommandLine sees %q in a key file flag", f)
-	}
-}
+	"github.com/spool-log/spool/node/admin"
+)
 
 // TestPprofOnlyWhenEnabled: /debug/pprof/ is 404 by default; enabled, its
 // cmdline never holds a secret flag's value.
@@ -60,7 +41,7 @@ func TestPprofOnlyWhenEnabled(t *testing.T) {
 		t.Errorf("GET /debug/pprof/ with pprof on: %d %.200q", code, body)
 	}
 	code, body := get(on, "/debug/pprof/cmdline")
-	if code != 200 || strings.Contains(body, key) || !strings.Contains(body, "--gossip-key\x00"+Redacted) {
+	if code != 200 || strings.Contains(body, key) || !strings.Contains(body, "--gossip-key\x00"+admin.Redacted) {
 		t.Errorf("GET /debug/pprof/cmdline: %d %q", code, body)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/spool-log/spool/internal/atomicfile"
 	"github.com/spool-log/spool/partition"
 )
 
@@ -166,7 +167,7 @@ func (p *producerIDs) allocate() (int64, error) {
 		if limit > math.MaxUint32 {
 			return 0, fmt.Errorf("producer id counter of node %d exhausted", p.nodeID)
 		}
-		if err := writeFileAtomic(p.path, []byte(strconv.FormatInt(limit, 10)+"\n")); err != nil {
+		if err := atomicfile.Write(p.path, []byte(strconv.FormatInt(limit, 10)+"\n"), 0o600); err != nil {
 			return 0, fmt.Errorf("reserve producer ids: %w", err)
 		}
 		p.limit = limit

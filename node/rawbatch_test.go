@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"encoding/binary"
-	"hash/crc32"
 	"io"
 	"net"
 	"testing"
@@ -11,40 +10,24 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/internal/recordbatch"
 )
 
-// rawBatch builds an uncompressed RecordBatch v2 by hand, so tests control
-// producer id, epoch and sequence exactly.
+// rawBatch builds an uncompressed batch of values (null keys, one
+// timestamp) with the producer id, epoch and sequence tests control.
 func rawBatch(pid int64, epoch int16, seq int32, ts int64, values ...string) []byte {
-	var recs []byte
+	h := recordbatch.NoProducer()
+	h.ProducerID, h.ProducerEpoch, h.BaseSequence = pid, epoch, seq
+	h.FirstTimestamp, h.MaxTimestamp, h.LastOffsetDelta = ts, ts, int32(len(values)-1)
+	recs := make([]recordbatch.Record, len(values))
 	for i, v := range values {
-		var body []byte
-		body = append(body, 0)                     // attributes
-		body = binary.AppendVarint(body, 0)        // timestamp delta
-		body = binary.AppendVarint(body, int64(i)) // offset delta
-		body = binary.AppendVarint(body, -1)       // null key
-		body = binary.AppendVarint(body, int64(len(v)))
-		body = append(body, v...)
-		body = binary.AppendVarint(body, 0) // headers
-		recs = binary.AppendVarint(recs, int64(len(body)))
-		recs = append(recs, body...)
+		recs[i] = recordbatch.Record{OffsetDelta: int64(i), Value: []byte(v)}
 	}
-	b := make([]byte, 61, 61+len(recs))
-	be := binary.BigEndian
-	be.PutUint64(b[0:], 0)
-	be.PutUint32(b[8:], uint32(61-12+len(recs)))
-	be.PutUint32(b[12:], 0xffffffff)
-	b[16] = 2
-	be.PutUint16(b[21:], 0)
-	be.PutUint32(b[23:], uint32(len(values)-1))
-	be.PutUint64(b[27:], uint64(ts))
-	be.PutUint64(b[35:], uint64(ts))
-	be.PutUint64(b[43:], uint64(pid))
-	be.PutUint16(b[51:], uint16(epoch))
-	be.PutUint32(b[53:], uint32(seq))
-	be.PutUint32(b[57:], uint32(len(values)))
-	b = append(b, recs...)
-	be.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
+	b, err := recordbatch.Build(nil, h, recs, nil)
+	if err != nil {
+		panic(err) // uncompressed: cannot fail
+	}
 	return b
 }
 
@@ -116,6 +99,6 @@ func rawExact[R kmsg.Response](t testing.TB, addr string, req kmsg.Request) R {
 
 // rawBatchFix recomputes a hand-edited batch's CRC.
 func rawBatchFix(b []byte) []byte {
-	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
+	recordbatch.SetCRC(b)
 	return b
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/internal/retry"
 )
 
 // startReplicatedTopic creates topic with partitions partitions of
@@ -25,7 +27,7 @@ func startReplicatedTopic(t *testing.T, nodes []*Node, topic string, partitions 
 	}
 	spec := waitTopic(t, nodes, topic)
 	for p := range spec.Partitions {
-		retry(t, 30*time.Second, func() error {
+		retry.Run(t, 30*time.Second, func() error {
 			_, err := partitionLeader(nodes, topic, p)
 			return err
 		})
@@ -96,7 +98,7 @@ func TestReplicatedPartitionSurvivesItsLeader(t *testing.T) {
 	}
 	oldEpoch := lead.partition(topic, 0).replica.LeaderEpoch()
 	// Every replica holds the committed records and reports the leader.
-	retry(t, 20*time.Second, func() error {
+	retry.Run(t, 20*time.Second, func() error {
 		hw := lead.partition(topic, 0).replica.HighWatermark()
 		for _, n := range nodes {
 			r := n.partition(topic, 0).replica
@@ -125,7 +127,7 @@ func TestReplicatedPartitionSurvivesItsLeader(t *testing.T) {
 		}
 	}
 	var next *Node
-	retry(t, 30*time.Second, func() error {
+	retry.Run(t, 30*time.Second, func() error {
 		next, err = partitionLeader(rest, topic, 0)
 		return err
 	})
@@ -184,7 +186,7 @@ func TestReplicatedProduceChecks(t *testing.T) {
 	// Settled: the preferred replica leads (leadership goes back to it)
 	// and every replica knows.
 	var lead *Node
-	retry(t, 30*time.Second, func() error {
+	retry.Run(t, 30*time.Second, func() error {
 		if lead, err = partitionLeader(nodes, "strict", 0); err != nil {
 			return err
 		}
@@ -254,7 +256,7 @@ func TestReplicatedRetryAfterFailoverIsNotDuplicated(t *testing.T) {
 		}
 	}
 	var next *Node
-	retry(t, 30*time.Second, func() error {
+	retry.Run(t, 30*time.Second, func() error {
 		next, err = partitionLeader(rest, topic, 0)
 		return err
 	})
@@ -303,7 +305,7 @@ func TestReplicatedGroupOffsetsSurviveLeadershipRoundTrip(t *testing.T) {
 		t.Helper()
 		var os kadm.Offsets
 		os.Add(kadm.Offset{Topic: topic, Partition: 0, At: at, LeaderEpoch: -1})
-		retry(t, 30*time.Second, func() error {
+		retry.Run(t, 30*time.Second, func() error {
 			r, err := adm.CommitOffsets(testCtx(t), "g", os)
 			if err != nil {
 				return err
@@ -314,7 +316,7 @@ func TestReplicatedGroupOffsetsSurviveLeadershipRoundTrip(t *testing.T) {
 	fetched := func(adm *kadm.Client) int64 {
 		t.Helper()
 		var at int64
-		retry(t, 30*time.Second, func() error {
+		retry.Run(t, 30*time.Second, func() error {
 			r, err := adm.FetchOffsets(testCtx(t), "g")
 			if err != nil {
 				return err
@@ -352,7 +354,7 @@ func TestReplicatedGroupOffsetsSurviveLeadershipRoundTrip(t *testing.T) {
 	moveTo := func(from, to *Node) {
 		t.Helper()
 		from.partition(offsets, p).replica.TransferLeadership(to.NodeID())
-		retry(t, 30*time.Second, func() error {
+		retry.Run(t, 30*time.Second, func() error {
 			if l, err := partitionLeader(nodes, offsets, p); err != nil || l != to {
 				return fmt.Errorf("offsets partition %d not led by %d yet (%v)", p, to.NodeID(), err)
 			}

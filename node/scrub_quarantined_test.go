@@ -37,18 +37,18 @@ func TestScrubStatusForgetsPurgedCuts(t *testing.T) {
 	}
 	cfg.KafkaAddr, cfg.AdminAddr = "127.0.0.1:0", "127.0.0.1:0"
 	n = startNode(t, cfg)
-	q := n.ScrubStatus().Quarantined
+	q := n.scrub.Status().Quarantined
 	if len(q) != 1 || q[0].Topic != "cut" {
 		t.Fatalf("quarantined after recovery: %+v, want the cut tail of cut-0", q)
 	}
 	if _, err := os.Stat(q[0].Quarantine); err != nil {
 		t.Fatalf("the cut tail is not in the quarantine: %v", err)
 	}
-	purged, err := n.PurgeQuarantine(0)
+	purged, err := n.quarantine.Purge(0)
 	if err != nil || len(purged) != 1 {
 		t.Fatalf("purge: %v, %v", purged, err)
 	}
-	if q := n.ScrubStatus().Quarantined; len(q) != 0 {
+	if q := n.scrub.Status().Quarantined; len(q) != 0 {
 		t.Fatalf("quarantined after the purge: %+v, want nothing (its path names nothing)", q)
 	}
 }

@@ -8,7 +8,9 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/spool-log/spool/internal/recordbatch/compression"
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/topicconfig"
 )
 
 // Alterations of a live topic (CreatePartitions, AlterConfigs,
@@ -30,7 +32,7 @@ func (c *gossipCatalog) alter(name string, change func(*membership.TopicEntry) e
 // growTopic raises a topic's partition count to total (CreatePartitions).
 // assignment, when not nil, gives the replicas of each new partition.
 func (n *Node) growTopic(name string, total int32, assignment [][]int32, validateOnly bool) error {
-	if err := ValidateTopicName(name); err != nil {
+	if err := membership.ValidateTopicName(name); err != nil {
 		return &topicError{kerr.InvalidTopicException, err.Error()}
 	}
 	if isInternalTopic(name) {
@@ -72,10 +74,10 @@ func (n *Node) growTopic(name string, total int32, assignment [][]int32, validat
 // IncrementalAlterConfigs after it has applied its operations). Unknown keys
 // and bad values are INVALID_CONFIG; nothing is stored then.
 func (n *Node) setTopicConfigs(name string, configs map[string]string, validateOnly bool) error {
-	if err := ValidateTopicName(name); err != nil {
+	if err := membership.ValidateTopicName(name); err != nil {
 		return &topicError{kerr.InvalidTopicException, err.Error()}
 	}
-	if _, err := parseTopicConfigs(n.cfg.Topic, configs); err != nil {
+	if _, err := topicconfig.Parse(n.cfg.Topic, configs); err != nil {
 		return &topicError{kerr.InvalidConfig, err.Error()}
 	}
 	if _, ok := n.catalog.Topic(name); !ok {
@@ -139,7 +141,7 @@ func (n *Node) applyTopicConfigs() {
 		if !ok || spec.ID != p.topicID {
 			continue // reconcile closes it
 		}
-		s, err := parseTopicConfigs(n.cfg.Topic, spec.Configs)
+		s, err := topicconfig.Parse(n.cfg.Topic, spec.Configs)
 		if err != nil {
 			n.log.WithError(err).WithField("topic", p.topic).Warn("topic configs from the catalog refused; keeping the partition's")
 			continue
@@ -147,7 +149,7 @@ func (n *Node) applyTopicConfigs() {
 		if s == p.currentSettings() {
 			continue
 		}
-		c := s.partitionConfig(n.cfg.Topic, n.files)
+		c := s.PartitionConfig(n.cfg.Topic, n.files, compression.Codecs{})
 		if old := p.replica.Config(); old.Flush != c.Flush && isInternalTopic(p.topic) {
 			c.Flush = old.Flush // the group coordinator's commits are fsynced whatever the default
 		}
@@ -158,7 +160,7 @@ func (n *Node) applyTopicConfigs() {
 
 // currentSettings is the partition's topic settings: as opened, or as
 // last altered.
-func (p *localPartition) currentSettings() topicSettings {
+func (p *localPartition) currentSettings() topicconfig.Settings {
 	if s := p.liveSettings.Load(); s != nil {
 		return *s
 	}

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/spool-log/spool/internal/atomicfile"
+	"github.com/spool-log/spool/internal/recordbatch"
 )
 
 // Append validates batches (one or more RecordBatch v2, back to back), then
@@ -16,59 +19,92 @@ import (
 // an epoch below the log's latest is ErrStaleLeaderEpoch. A compacted log
 // (Config.Compact) also refuses records without a key.
 func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendInfo, error) {
-	if len(batches) > maxSegmentBytes {
-		return AppendInfo{}, &BatchError{Kind: Invalid, Reason: fmt.Sprintf("append of %d bytes exceeds a segment", len(batches))}
-	}
-	if leaderEpoch < -1 {
-		return AppendInfo{}, fmt.Errorf("append to %s: leader epoch %d: %w", l.dir, leaderEpoch, ErrStaleLeaderEpoch)
-	}
 	// Validate before taking the lock: CRCs of concurrent produces to one
 	// partition need not queue up.
 	// A produce brings one batch: its header stays on the stack.
 	var one [1]batchAt
-	hs, records, err := validatedBatches(batches, one[:0])
+	hs, records, err := l.checkAppend(batches, leaderEpoch, one[:0])
 	if err != nil {
 		return AppendInfo{}, err
 	}
-	if cfg := l.Config(); cfg.Compact {
-		if err := checkKeys(batches, hs, cfg.Codecs); err != nil {
-			return AppendInfo{}, err
-		}
-	}
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
-	if l.closed {
-		return AppendInfo{}, ErrClosed
-	}
-	if n := len(l.epochs); n > 0 && leaderEpoch < l.epochs[n-1].Epoch {
-		return AppendInfo{}, fmt.Errorf("append to %s: epoch %d after %d: %w", l.dir, leaderEpoch, l.epochs[n-1].Epoch, ErrStaleLeaderEpoch)
-	}
 	cfg := l.cfg
 	now := cfg.Clock().UnixMilli()
-
-	if err := l.unmarkClean(); err != nil {
+	active, err := l.activeFor(leaderEpoch, int64(len(batches)), records, now)
+	if err != nil {
 		return AppendInfo{}, err
 	}
-	if err := l.saveStaleLogStart(); err != nil {
-		return AppendInfo{}, err
-	}
-	active := l.segs[len(l.segs)-1]
 	end := active.st.next
-	if active.st.size > 0 && (active.st.size+int64(len(batches)) > cfg.SegmentBytes ||
-		now-active.st.rollStart >= cfg.SegmentAge.Milliseconds() ||
-		end+records-active.base > math.MaxUint32) {
-		var err error
-		if active, err = l.roll(end); err != nil {
-			return AppendInfo{}, err
-		}
-	}
-
-	// Assign offsets and stamp the batches.
 	info := AppendInfo{BaseOffset: end, LogAppendTime: -1, RecordCount: int(records), Bytes: len(batches)}
 	if cfg.LogAppendTime {
 		info.LogAppendTime = now
 	}
-	next := end
+	info.LastOffset = stampBatches(batches, hs, end, leaderEpoch, cfg.LogAppendTime, now) - 1
+	if err := l.saveEpochFor(leaderEpoch, end); err != nil {
+		return AppendInfo{}, fmt.Errorf("append to %s: %w", l.dir, err)
+	}
+	if err := l.writeAndPublish(active, batches, hs, now); err != nil {
+		return AppendInfo{}, fmt.Errorf("append to %s: %w", l.dir, err)
+	}
+	l.armFlushTimer()
+	return info, nil
+}
+
+// checkAppend is what Append checks before taking any lock: the size and
+// epoch asked, every batch (validatedBatches, whose headers it appends to
+// hs), and the keys of a compacted log.
+func (l *Log) checkAppend(batches []byte, leaderEpoch int32, hs []batchAt) ([]batchAt, int64, error) {
+	if len(batches) > maxSegmentBytes {
+		return nil, 0, &BatchError{Kind: Invalid, Reason: fmt.Sprintf("append of %d bytes exceeds a segment", len(batches))}
+	}
+	if leaderEpoch < -1 {
+		return nil, 0, fmt.Errorf("append to %s: leader epoch %d: %w", l.dir, leaderEpoch, ErrStaleLeaderEpoch)
+	}
+	hs, records, err := validatedBatches(batches, hs)
+	if err != nil {
+		return nil, 0, err
+	}
+	if cfg := l.Config(); cfg.Compact {
+		if err := checkKeys(batches, hs, cfg.Codecs); err != nil {
+			return nil, 0, err
+		}
+	}
+	return hs, records, nil
+}
+
+// activeFor is the segment an append of size bytes and records records
+// goes to, rolled first if the active one is full or old; it refuses a
+// closed log or a stale epoch, and first brings the checkpoints that a
+// change invalidates up to date. Called with appendMu held.
+func (l *Log) activeFor(leaderEpoch int32, size, records, now int64) (*segment, error) {
+	if l.closed {
+		return nil, ErrClosed
+	}
+	if n := len(l.epochs); n > 0 && leaderEpoch < l.epochs[n-1].Epoch {
+		return nil, fmt.Errorf("append to %s: epoch %d after %d: %w", l.dir, leaderEpoch, l.epochs[n-1].Epoch, ErrStaleLeaderEpoch)
+	}
+	if err := l.unmarkClean(); err != nil {
+		return nil, err
+	}
+	if err := l.saveStaleLogStart(); err != nil {
+		return nil, err
+	}
+	active := l.segs[len(l.segs)-1]
+	end := active.st.next
+	if active.st.size > 0 && (active.st.size+size > l.cfg.SegmentBytes ||
+		now-active.st.rollStart >= l.cfg.SegmentAge.Milliseconds() ||
+		end+records-active.base > math.MaxUint32) {
+		return l.roll(end)
+	}
+	return active, nil
+}
+
+// stampBatches assigns offsets from next to the batches and stamps each
+// with the leader epoch and, under LogAppendTime, the broker's clock,
+// recomputing the CRC where a covered field changed. It returns the offset
+// after the last record.
+func stampBatches(batches []byte, hs []batchAt, next int64, leaderEpoch int32, logAppendTime bool, now int64) int64 {
 	for i := range hs {
 		b := batches[hs[i].pos : hs[i].pos+int(hs[i].h.Size())]
 		h := &hs[i].h
@@ -76,7 +112,7 @@ func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendInfo, error) {
 		binary.BigEndian.PutUint64(b[offBaseOffset:], uint64(next))
 		binary.BigEndian.PutUint32(b[offLeaderEpoch:], uint32(leaderEpoch))
 		switch {
-		case cfg.LogAppendTime:
+		case logAppendTime:
 			h.Attributes |= attrTimestampType
 			h.MaxTimestamp = now
 			binary.BigEndian.PutUint16(b[offAttributes:], uint16(h.Attributes))
@@ -90,28 +126,39 @@ func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendInfo, error) {
 		}
 		next = h.LastOffset() + 1
 	}
-	info.LastOffset = next - 1
+	return next
+}
 
+// saveEpochFor makes the leader-epoch cache durable with leaderEpoch
+// starting at end, if it is new, before the batches it vouches for, so
+// recovery can check every batch's epoch against it; a file a truncation
+// or retention failed to rewrite may hold epochs past the end that these
+// batches would contradict, so it is rewritten first too. Called with
+// appendMu held.
+func (l *Log) saveEpochFor(leaderEpoch int32, end int64) error {
 	newEpoch := leaderEpoch >= 0 && (len(l.epochs) == 0 || leaderEpoch > l.epochs[len(l.epochs)-1].Epoch)
-	if newEpoch || l.epochsStale {
-		// The cache is made durable before the batches it vouches for, so
-		// recovery can check every batch's epoch against it; a file a
-		// truncation or retention failed to rewrite may hold epochs past
-		// the end that these batches would contradict, so it is rewritten
-		// first too.
-		epochs := l.epochs[:len(l.epochs):len(l.epochs)]
-		if newEpoch {
-			epochs = append(epochs, EpochEntry{Epoch: leaderEpoch, StartOffset: end})
-		}
-		if err := writeFileAtomic(l.dir, leaderEpochFile, encodeEpochs(epochs)); err != nil {
-			return AppendInfo{}, fmt.Errorf("append to %s: %w", l.dir, err)
-		}
-		l.mu.Lock()
-		l.epochs = epochs
-		l.mu.Unlock()
-		l.epochsStale = false
+	if !newEpoch && !l.epochsStale {
+		return nil
 	}
+	epochs := l.epochs[:len(l.epochs):len(l.epochs)]
+	if newEpoch {
+		epochs = append(epochs, EpochEntry{Epoch: leaderEpoch, StartOffset: end})
+	}
+	if err := writeFileAtomic(l.dir, leaderEpochFile, encodeEpochs(epochs)); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	l.epochs = epochs
+	l.mu.Unlock()
+	l.epochsStale = false
+	return nil
+}
 
+// writeAndPublish writes the stamped batches past the active segment's
+// published end, stages their index entries, and only then publishes the
+// new end to readers under mu. Called with appendMu held.
+func (l *Log) writeAndPublish(active *segment, batches []byte, hs []batchAt, now int64) error {
+	cfg := l.cfg
 	st := active.st
 	if st.size == 0 {
 		st.rollStart = now
@@ -122,7 +169,7 @@ func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendInfo, error) {
 	}
 	l.entryBuf, l.timeBuf = ob, tb
 	if err := l.writeAppend(active, batches, cfg.Flush == FlushEveryAppend); err != nil {
-		return AppendInfo{}, fmt.Errorf("append to %s: %w", l.dir, err)
+		return err
 	}
 	pendOff, err := stageIndex(active.offIdx, active.pendOff, ob, active.fileOffEntries(), offsetEntrySize)
 	var pendTime []byte
@@ -131,7 +178,7 @@ func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendInfo, error) {
 	}
 	if err != nil {
 		l.undoAppend(active)
-		return AppendInfo{}, fmt.Errorf("append to %s: %w", l.dir, err)
+		return err
 	}
 	st.dirty = true // indexes, and under other policies the log, await Flush
 	memOff := active.memOff
@@ -143,35 +190,34 @@ func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendInfo, error) {
 	active.pendOff, active.pendTime = pendOff, pendTime
 	active.memOff = memOff
 	l.mu.Unlock()
-	if cfg.Flush == FlushInterval && l.flushTimer == nil {
-		l.bg.Add(1)
-		l.flushTimer = time.AfterFunc(cfg.FlushEvery, func() {
-			defer l.bg.Done()
-			l.appendMu.Lock()
-			l.flushTimer = nil
-			l.appendMu.Unlock()
-			l.Flush()
-		})
-	}
-	return info, nil
+	return nil
 }
 
-// validatedBatches validates every batch in b (scanBatches) and appends
+// armFlushTimer starts the FlushInterval timer if it is not running.
+// Called with appendMu held.
+func (l *Log) armFlushTimer() {
+	if l.cfg.Flush != FlushInterval || l.flushTimer != nil {
+		return
+	}
+	l.bg.Add(1)
+	l.flushTimer = time.AfterFunc(l.cfg.FlushEvery, func() {
+		defer l.bg.Done()
+		l.appendMu.Lock()
+		l.flushTimer = nil
+		l.appendMu.Unlock()
+		l.Flush()
+	})
+}
+
+// validatedBatches validates every batch in b (recordbatch.Scan) and appends
 // where each starts to hs, returning them with their record count.
 func validatedBatches(b []byte, hs []batchAt) ([]batchAt, int64, error) {
-	if len(b) == 0 {
-		return nil, 0, &BatchError{Kind: Invalid, Reason: "no record batches"}
-	}
 	records := int64(0)
-	for pos := 0; pos < len(b); {
-		h, err := validateBatch(b[pos:])
-		if err != nil {
-			err.Offset += pos
-			return nil, 0, err
-		}
+	if _, err := recordbatch.Scan(b, func(pos int, h BatchHeader) {
 		hs = append(hs, batchAt{pos, h})
 		records += int64(h.NumRecords)
-		pos += int(h.Size())
+	}); err != nil {
+		return nil, 0, err
 	}
 	return hs, records, nil
 }
@@ -314,7 +360,7 @@ func (l *Log) Flush() error {
 		}
 	}
 	if err == nil {
-		err = syncDir(l.dir)
+		err = atomicfile.SyncDir(l.dir)
 	}
 	l.appendMu.Lock()
 	if err != nil {

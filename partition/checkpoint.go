@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/spool-log/spool/internal/atomicfile"
 )
 
 // State files kept beside the segments. Each is replaced atomically: written
@@ -17,44 +19,14 @@ import (
 const (
 	recoveryPointFile = "recovery-point-checkpoint"
 	leaderEpochFile   = "leader-epoch-checkpoint"
-	tempSuffix        = ".tmp"
+	// tempSuffix ends the temporary files of atomicfile; leftovers of a
+	// crash are removed when the log is opened.
+	tempSuffix = ".tmp"
 )
 
-// writeFileAtomic replaces dir/name with data.
+// writeFileAtomic replaces dir/name with data durably.
 func writeFileAtomic(dir, name string, data []byte) error {
-	path := filepath.Join(dir, name)
-	tmp := path + tempSuffix
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", tmp, err)
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", tmp, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("fsync %s: %w", tmp, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("replace %s: %w", path, err)
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("open dir %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("fsync dir %s: %w", dir, err)
-	}
-	return nil
+	return atomicfile.Write(filepath.Join(dir, name), data, 0o644)
 }
 
 // recoveryPoint is what the recovery-point checkpoint promises: every byte

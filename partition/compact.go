@@ -11,6 +11,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/spool-log/spool/internal/atomicfile"
+	"github.com/spool-log/spool/internal/recordbatch"
 )
 
 // Log compaction, after Apache Kafka's LogCleaner.
@@ -157,7 +160,7 @@ func (l *Log) Clean(upTo int64, mapBytes int) (CleanStats, error) {
 	offsets := map[string]int64{}
 	stats.DirtyFrom, stats.DirtyTo = plan.firstDirty, plan.firstDirty
 	used, n := 0, 0
-	var recs []record
+	var recs []recordbatch.Record
 	for i, s := range plan.segs {
 		if plan.ends[i] <= plan.firstDirty {
 			n = i + 1
@@ -171,17 +174,17 @@ func (l *Log) Clean(upTo int64, mapBytes int) (CleanStats, error) {
 				return nil
 			}
 			var err error
-			if recs, err = batchRecords(recs[:0], batch, h, plan.cfg.Codecs); err != nil {
+			if recs, err = recordbatch.Records(recs[:0], batch, h, plan.cfg.Codecs, maxDecompressedBytes); err != nil {
 				return err
 			}
 			for _, r := range recs {
-				if r.key == nil {
+				if r.Key == nil {
 					continue
 				}
-				if _, ok := offsets[string(r.key)]; !ok {
-					used += len(r.key) + 64
+				if _, ok := offsets[string(r.Key)]; !ok {
+					used += len(r.Key) + 64
 				}
-				offsets[string(r.key)] = h.BaseOffset + r.offDelta
+				offsets[string(r.Key)] = h.BaseOffset + r.OffsetDelta
 			}
 			return nil
 		})
@@ -294,7 +297,7 @@ func (l *Log) eachBatch(s *segment, size int64, fn func(batch []byte, h BatchHea
 		if _, err := io.ReadFull(r, buf[BatchHeaderSize:]); err != nil {
 			return fmt.Errorf("read at %d: %w", pos, err)
 		}
-		if _, bad := validateStoredBatch(buf, true); bad != nil {
+		if _, bad := recordbatch.Check(buf, true); bad != nil {
 			return fmt.Errorf("batch at %d: %w", pos, bad)
 		}
 		if h.BaseOffset < next {
@@ -324,7 +327,7 @@ type cleaner struct {
 	newHorizon int64 // delete horizon for batches first seen with tombstones
 	horizon    int64 // earliest horizon of a written batch holding tombstones, -1 if none
 	stats      *CleanStats
-	recs, kept []record
+	recs, kept []recordbatch.Record
 }
 
 // filter appends to dst what survives of one batch.
@@ -333,22 +336,22 @@ func (c *cleaner) filter(dst, batch []byte, h BatchHeader) ([]byte, error) {
 		return append(dst, batch...), nil // transaction markers: not handled yet, kept
 	}
 	var err error
-	if c.recs, err = batchRecords(c.recs[:0], batch, h, c.cfg.Codecs); err != nil {
+	if c.recs, err = recordbatch.Records(c.recs[:0], batch, h, c.cfg.Codecs, maxDecompressedBytes); err != nil {
 		return dst, err
 	}
 	c.stats.Records += int64(len(c.recs))
-	hasHorizon := h.Attributes&attrDeleteHorizon != 0
+	hasHorizon := h.DeleteHorizon()
 	c.kept = c.kept[:0]
 	tombstones := false
 	for _, r := range c.recs {
-		if r.key == nil {
+		if r.Key == nil {
 			c.stats.KeylessRemoved++
 			continue
 		}
-		if newest, ok := c.offsets[string(r.key)]; ok && h.BaseOffset+r.offDelta < newest {
+		if newest, ok := c.offsets[string(r.Key)]; ok && h.BaseOffset+r.OffsetDelta < newest {
 			continue
 		}
-		if r.value == nil {
+		if r.Value == nil {
 			if hasHorizon && c.now >= h.FirstTimestamp {
 				c.stats.TombstonesRemoved++
 				continue
@@ -558,7 +561,7 @@ func (l *Log) swapIn(old []*segment, paths swapFiles, st segState, gen uint64, h
 		}
 		swapStep("rename " + filepath.Base(s[1]))
 	}
-	if err := syncDir(l.dir); err != nil {
+	if err := atomicfile.SyncDir(l.dir); err != nil {
 		// The swap may or may not be durable; Open will finish it either
 		// way, but this process must not go on as if it had not begun.
 		return gen, fmt.Errorf("clean %s: commit swap: %w", l.dir, err)
@@ -608,7 +611,7 @@ func completeSwap(dir string, paths swapFiles, doomed []int64, markCleaned func(
 		}
 		swapStep("rename " + filepath.Base(s[1]))
 	}
-	return syncDir(dir)
+	return atomicfile.SyncDir(dir)
 }
 
 // finishSwaps runs at Open, before segments are listed: it completes every
@@ -658,7 +661,7 @@ func finishSwaps(dir string) error {
 		}
 	}
 	if removed {
-		return syncDir(dir)
+		return atomicfile.SyncDir(dir)
 	}
 	return nil
 }
@@ -708,16 +711,4 @@ func readCleanerCheckpoint(dir string) (cleanedTo, horizon int64) {
 		return 0, -1
 	}
 	return c, h
-}
-
-// forgetCleanedAbove lowers the cleaner checkpoint to offset after a
-// truncation, so appends past the cut count as dirty. Called with appendMu
-// and mu held.
-func (l *Log) forgetCleanedAbove(offset int64) error {
-	l.segGen++
-	if l.cleanedTo <= offset {
-		return nil
-	}
-	l.cleanedTo = offset
-	return writeCleanerCheckpoint(l.dir, l.cleanedTo, l.deleteHorizon)
 }

@@ -2,10 +2,8 @@ package partition
 
 import (
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -14,41 +12,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/spool-log/spool/internal/recordbatch"
+	"github.com/spool-log/spool/internal/recordbatch/compression"
 )
-
-// gzipCodecs is Codecs for gzip only, from the standard library.
-type gzipCodecs struct{}
-
-func (gzipCodecs) Decompress(codec int, src []byte, limit int) ([]byte, error) {
-	if codec != CompressionGzip {
-		return nil, fmt.Errorf("codec %d not supported", codec)
-	}
-	r, err := gzip.NewReader(bytes.NewReader(src))
-	if err != nil {
-		return nil, err
-	}
-	b, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > limit {
-		return nil, errors.New("too large")
-	}
-	return b, nil
-}
-
-func (gzipCodecs) Compress(codec int, dst, src []byte) ([]byte, error) {
-	if codec != CompressionGzip {
-		return nil, fmt.Errorf("codec %d not supported", codec)
-	}
-	var buf bytes.Buffer
-	w := gzip.NewWriter(&buf)
-	w.Write(src)
-	if err := w.Close(); err != nil {
-		return nil, err
-	}
-	return append(dst, buf.Bytes()...), nil
-}
 
 // kv is one record: value nil is a tombstone, key nil a keyless record.
 type kv struct{ key, value []byte }
@@ -77,10 +44,10 @@ func keyedBatch(t testing.TB, ts int64, compress bool, recs []kv) []byte {
 	attrs := int16(0)
 	if compress {
 		var err error
-		if payload, err = (gzipCodecs{}).Compress(CompressionGzip, nil, payload); err != nil {
+		if payload, err = (compression.Codecs{}).Compress(recordbatch.CompressionGzip, nil, payload); err != nil {
 			t.Fatal(err)
 		}
-		attrs = CompressionGzip
+		attrs = recordbatch.CompressionGzip
 	}
 	return makeBatchRaw(attrs, ts, ts+int64(len(recs))-1, int32(len(recs)), payload)
 }
@@ -127,7 +94,7 @@ func parseLogBytes(t testing.TB, b []byte, from int64) ([]logRecord, []BatchHead
 	var hs []BatchHeader
 	prevLast := int64(-1)
 	for pos := 0; pos < len(b); {
-		h, bad := validateStoredBatch(b[pos:], true)
+		h, bad := recordbatch.Check(b[pos:], true)
 		if bad != nil {
 			t.Fatalf("batch at byte %d: %v", pos, bad)
 		}
@@ -137,12 +104,12 @@ func parseLogBytes(t testing.TB, b []byte, from int64) ([]logRecord, []BatchHead
 		if len(hs) == 0 && h.LastOffset() < from {
 			t.Fatalf("read from %d returned a batch ending at %d", from, h.LastOffset())
 		}
-		recs, err := batchRecords(nil, b[pos:pos+int(h.Size())], h, gzipCodecs{})
+		recs, err := recordbatch.Records(nil, b[pos:pos+int(h.Size())], h, compression.Codecs{}, maxDecompressedBytes)
 		if err != nil {
 			t.Fatalf("batch at %d: %v", h.BaseOffset, err)
 		}
 		for _, r := range recs {
-			out = append(out, logRecord{offset: h.BaseOffset + r.offDelta, ts: h.FirstTimestamp + r.tsDelta, key: string(r.key), value: string(r.value), tombstone: r.value == nil})
+			out = append(out, logRecord{offset: h.BaseOffset + r.OffsetDelta, ts: h.FirstTimestamp + r.TimestampDelta, key: string(r.Key), value: string(r.Value), tombstone: r.Value == nil})
 		}
 		hs = append(hs, h)
 		prevLast = h.LastOffset()
@@ -156,7 +123,7 @@ func compactConfig() Config {
 	c.Compact = true
 	c.RetentionAge, c.RetentionBytes = -1, -1
 	c.SegmentBytes = 2048
-	c.Codecs = gzipCodecs{}
+	c.Codecs = compression.Codecs{}
 	return c
 }
 
@@ -240,7 +207,7 @@ func TestCleanKeepsNewestRecordPerKey(t *testing.T) {
 				}
 			}
 			for _, h := range hs {
-				if compress != (h.Compression() == CompressionGzip) {
+				if compress != (h.Compression() == recordbatch.CompressionGzip) {
 					t.Fatalf("batch at %d has codec %d", h.BaseOffset, h.Compression())
 				}
 			}
@@ -316,7 +283,7 @@ func TestTombstonesExpireAfterDeleteRetention(t *testing.T) {
 	if got := fmt.Sprint(recs); got != "[{1 2 b 1 false} {2 2 a  true} {3 3 c 1 false}]" {
 		t.Fatalf("after the first cleaning: %s", got)
 	}
-	if hs[1].Attributes&attrDeleteHorizon == 0 || hs[1].FirstTimestamp != clock.now.Add(time.Hour).UnixMilli() {
+	if !hs[1].DeleteHorizon() || hs[1].FirstTimestamp != clock.now.Add(time.Hour).UnixMilli() {
 		t.Fatalf("tombstone batch has attributes %#x, firstTimestamp %d: no delete horizon", hs[1].Attributes, hs[1].FirstTimestamp)
 	}
 	clock.Advance(59 * time.Minute)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spool-log/spool/internal/recordbatch"
 )
 
 // corruptLayout is a log of four segments of four equal batches each, the
@@ -89,7 +91,7 @@ const (
 func damageBatch(b []byte, at batchAt, kind damageKind) {
 	switch kind {
 	case damageLength:
-		binary.BigEndian.PutUint32(b[at.pos+offBatchLength:], 0x7fffffff)
+		binary.BigEndian.PutUint32(b[at.pos+recordbatch.OffLength:], 0x7fffffff)
 	case damageCRC:
 		b[at.pos+offCRC+1] ^= 0x40
 	case damagePayload:

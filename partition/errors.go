@@ -2,7 +2,8 @@ package partition
 
 import (
 	"errors"
-	"fmt"
+
+	"github.com/spool-log/spool/internal/recordbatch"
 )
 
 var (
@@ -18,35 +19,17 @@ var (
 )
 
 // BatchErrorKind says which Kafka error a refused batch maps to.
-type BatchErrorKind int
+type BatchErrorKind = recordbatch.ErrorKind
 
 const (
 	// Corrupt is a batch whose bytes are damaged: a bad length or CRC
 	// (CORRUPT_MESSAGE).
-	Corrupt BatchErrorKind = iota + 1
+	Corrupt = recordbatch.Corrupt
 	// Invalid is an intact batch whose contents break the format's rules:
 	// wrong magic, record count, codec or record framing (INVALID_RECORD).
-	Invalid
+	Invalid = recordbatch.Invalid
 )
-
-func (k BatchErrorKind) String() string {
-	switch k {
-	case Corrupt:
-		return "corrupt"
-	case Invalid:
-		return "invalid"
-	}
-	return fmt.Sprintf("BatchErrorKind(%d)", int(k))
-}
 
 // BatchError is why Append or ValidateBatches refused the batches; nothing of
 // a refused Append reaches disk. Use errors.As to get it.
-type BatchError struct {
-	Kind   BatchErrorKind
-	Offset int // byte position in the bytes given where the problem was found
-	Reason string
-}
-
-func (e *BatchError) Error() string {
-	return fmt.Sprintf("%s record batch at byte %d: %s", e.Kind, e.Offset, e.Reason)
-}
+type BatchError = recordbatch.Error

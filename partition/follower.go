@@ -4,8 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
-	"time"
+	"sync"
 )
 
 // This file is the replicated half of the log's write API: appends whose
@@ -44,30 +43,17 @@ func (l *Log) AppendAt(batches []byte, baseOffset int64, leaderEpoch int32) (App
 	if l.closed {
 		return AppendInfo{}, ErrClosed
 	}
-	active := l.segs[len(l.segs)-1]
-	end := active.st.next
-	if baseOffset != end {
+	if end := l.segs[len(l.segs)-1].st.next; baseOffset != end {
 		return AppendInfo{}, fmt.Errorf("append to %s at %d, log end %d: %w", l.dir, baseOffset, end, ErrOffsetMismatch)
 	}
-	if n := len(l.epochs); n > 0 && leaderEpoch < l.epochs[n-1].Epoch {
-		return AppendInfo{}, fmt.Errorf("append to %s: epoch %d after %d: %w", l.dir, leaderEpoch, l.epochs[n-1].Epoch, ErrStaleLeaderEpoch)
-	}
-	cfg := l.cfg
-	now := cfg.Clock().UnixMilli()
-	if err := l.unmarkClean(); err != nil {
+	now := l.cfg.Clock().UnixMilli()
+	active, err := l.activeFor(leaderEpoch, int64(len(batches)), records, now)
+	if err != nil {
 		return AppendInfo{}, err
 	}
-	if err := l.saveStaleLogStart(); err != nil {
-		return AppendInfo{}, err
-	}
-	if active.st.size > 0 && (active.st.size+int64(len(batches)) > cfg.SegmentBytes ||
-		now-active.st.rollStart >= cfg.SegmentAge.Milliseconds() ||
-		end+records-active.base > math.MaxUint32) {
-		if active, err = l.roll(end); err != nil {
-			return AppendInfo{}, err
-		}
-	}
-
+	end := active.st.next
+	// Offsets and epoch only: the leader stamped everything else once (a
+	// LogAppendTime attribute included, which stampBatches would clear).
 	next := end
 	for i := range hs {
 		b := batches[hs[i].pos : hs[i].pos+int(hs[i].h.Size())]
@@ -78,65 +64,13 @@ func (l *Log) AppendAt(batches []byte, baseOffset int64, leaderEpoch int32) (App
 		next = h.LastOffset() + 1
 	}
 	info := AppendInfo{BaseOffset: end, LastOffset: next - 1, LogAppendTime: -1, RecordCount: int(records), Bytes: len(batches)}
-
-	// The epoch cache is durable before the batches it vouches for, as in
-	// Append.
-	newEpoch := len(l.epochs) == 0 || leaderEpoch > l.epochs[len(l.epochs)-1].Epoch
-	if newEpoch || l.epochsStale {
-		epochs := l.epochs[:len(l.epochs):len(l.epochs)]
-		if newEpoch {
-			epochs = append(epochs, EpochEntry{Epoch: leaderEpoch, StartOffset: end})
-		}
-		if err := writeFileAtomic(l.dir, leaderEpochFile, encodeEpochs(epochs)); err != nil {
-			return AppendInfo{}, fmt.Errorf("append to %s: %w", l.dir, err)
-		}
-		l.mu.Lock()
-		l.epochs = epochs
-		l.mu.Unlock()
-		l.epochsStale = false
-	}
-
-	st := active.st
-	if st.size == 0 {
-		st.rollStart = now
-	}
-	ob, tb := l.entryBuf[:0], l.timeBuf[:0]
-	for _, b := range hs {
-		ob, tb = st.track(active.base, active.st.size+int64(b.pos), b.h, cfg.IndexIntervalBytes, ob, tb)
-	}
-	l.entryBuf, l.timeBuf = ob, tb
-	if err := l.writeAppend(active, batches, cfg.Flush == FlushEveryAppend); err != nil {
+	if err := l.saveEpochFor(leaderEpoch, end); err != nil {
 		return AppendInfo{}, fmt.Errorf("append to %s: %w", l.dir, err)
 	}
-	pendOff, err := stageIndex(active.offIdx, active.pendOff, ob, active.fileOffEntries(), offsetEntrySize)
-	var pendTime []byte
-	if err == nil {
-		pendTime, err = stageIndex(active.tsIdx, active.pendTime, tb, active.fileTimeEntries(), timeEntrySize)
-	}
-	if err != nil {
-		l.undoAppend(active)
+	if err := l.writeAndPublish(active, batches, hs, now); err != nil {
 		return AppendInfo{}, fmt.Errorf("append to %s: %w", l.dir, err)
 	}
-	st.dirty = true
-	memOff := active.memOff
-	if len(ob) > 0 {
-		memOff = withMemEntries(memOff, ob)
-	}
-	l.mu.Lock()
-	active.st = st
-	active.pendOff, active.pendTime = pendOff, pendTime
-	active.memOff = memOff
-	l.mu.Unlock()
-	if cfg.Flush == FlushInterval && l.flushTimer == nil {
-		l.bg.Add(1)
-		l.flushTimer = time.AfterFunc(cfg.FlushEvery, func() {
-			defer l.bg.Done()
-			l.appendMu.Lock()
-			l.flushTimer = nil
-			l.appendMu.Unlock()
-			l.Flush()
-		})
-	}
+	l.armFlushTimer()
 	return info, nil
 }
 
@@ -177,26 +111,39 @@ func (l *Log) RestartAt(offset int64) error {
 	if err := l.lowerLogStart(offset); err != nil {
 		return fmt.Errorf("restart %s at %d: %w", l.dir, offset, err)
 	}
+	// As a truncation does (truncate.go): the new segment list is published
+	// under mu, reads that may still walk the old one are waited for, and
+	// only then are files removed and created, with mu not held.
+	fresh := newSegment(l.dir, offset, l.files)
+	fresh.st.dirty = true
+	fresh.st.rollStart = l.cfg.Clock().UnixMilli()
 	l.mu.Lock()
-	defer l.mu.Unlock()
+	old := l.segs
+	l.segs = []*segment{fresh}
 	l.epochs = nil
-	for _, s := range l.segs {
+	l.segGen++ // a cleaning working on the old segments must not swap them back
+	cleanerLowered := l.cleanedTo > offset
+	if cleanerLowered {
+		l.cleanedTo = offset
+	}
+	reads := l.reads
+	l.reads = new(sync.WaitGroup)
+	l.mu.Unlock()
+	reads.Wait()
+	for _, s := range old {
 		if err := s.remove(); err != nil {
 			return fmt.Errorf("restart %s at %d: %w", l.dir, offset, err)
 		}
 	}
-	s, err := createSegment(l.dir, offset, l.files)
-	if err != nil {
-		// The segment list is never empty; appends fail on the missing
-		// files until a restart walks the directory again.
-		l.segs = []*segment{newSegment(l.dir, offset, l.files)}
+	if err := fresh.createFiles(); err != nil {
+		// Appends fail on the missing files until a restart walks the
+		// directory again.
 		return fmt.Errorf("restart %s at %d: %w", l.dir, offset, err)
 	}
-	s.st.dirty = true
-	s.st.rollStart = l.cfg.Clock().UnixMilli()
-	l.segs = []*segment{s}
-	if err := l.forgetCleanedAbove(offset); err != nil {
-		return fmt.Errorf("restart %s at %d: %w", l.dir, offset, err)
+	if cleanerLowered {
+		if err := writeCleanerCheckpoint(l.dir, l.cleanedTo, l.deleteHorizon); err != nil {
+			return fmt.Errorf("restart %s at %d: %w", l.dir, offset, err)
+		}
 	}
 	if err := l.writeRecoveryPoint(recoveryPoint{Offset: offset, CleanBase: -1}); err != nil {
 		return fmt.Errorf("restart %s at %d: %w", l.dir, offset, err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 )
 
 // headerReadBytes is how much of a segment one read for batch headers
@@ -12,6 +13,16 @@ import (
 // header cost a syscall per batch, thousands per fetch. One read of this
 // size holds the headers of every batch that starts inside it.
 const headerReadBytes = 16 << 10
+
+// onHeaderRead, if set, runs before every read of batch headers from a
+// segment file: tests set it to stand for a disk that is slow to answer.
+var onHeaderRead atomic.Pointer[func(path string)]
+
+func headerReadHook(path string) {
+	if h := onHeaderRead.Load(); h != nil {
+		(*h)(path)
+	}
+}
 
 var headerBufs = sync.Pool{New: func() any { b := make([]byte, headerReadBytes); return &b }}
 
@@ -51,6 +62,7 @@ func (r *headerReader) headerAt(pos int64) (BatchHeader, error) {
 		if n < BatchHeaderSize {
 			return BatchHeader{}, fmt.Errorf("read batch header at %s:%d: %d bytes left in the segment", r.f.Name(), pos, max(n, 0))
 		}
+		headerReadHook(r.f.Name())
 		if _, err := r.f.ReadAt((*r.buf)[:n], pos); err != nil {
 			r.window = nil
 			return BatchHeader{}, fmt.Errorf("read batch header at %s:%d: %w", r.f.Name(), pos, err)

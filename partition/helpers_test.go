@@ -1,11 +1,11 @@
 package partition
 
 import (
-	"encoding/binary"
-	"hash/crc32"
 	"os"
 	"testing"
 	"time"
+
+	"github.com/spool-log/spool/internal/recordbatch"
 )
 
 // testRecord is one record for makeBatch.
@@ -15,58 +15,29 @@ type testRecord struct {
 	headers    [][2][]byte
 }
 
-// encodeRecords is a minimal Kafka v2 record encoder: zigzag varints, a
-// length prefix per record.
+// encodeRecords encodes recs as a batch's records, offset deltas 0, 1, ...
 func encodeRecords(recs []testRecord) []byte {
 	var out []byte
 	for i, r := range recs {
-		body := []byte{0} // attributes
-		body = binary.AppendVarint(body, r.tsDelta)
-		body = binary.AppendVarint(body, int64(i))
-		if r.key == nil {
-			body = binary.AppendVarint(body, -1)
-		} else {
-			body = binary.AppendVarint(body, int64(len(r.key)))
-			body = append(body, r.key...)
+		hs := make([]recordbatch.RecordHeader, len(r.headers))
+		for j, h := range r.headers {
+			hs[j] = recordbatch.RecordHeader{Key: h[0], Value: h[1]}
 		}
-		if r.value == nil {
-			body = binary.AppendVarint(body, -1)
-		} else {
-			body = binary.AppendVarint(body, int64(len(r.value)))
-			body = append(body, r.value...)
-		}
-		body = binary.AppendVarint(body, int64(len(r.headers)))
-		for _, h := range r.headers {
-			body = binary.AppendVarint(body, int64(len(h[0])))
-			body = append(body, h[0]...)
-			body = binary.AppendVarint(body, int64(len(h[1])))
-			body = append(body, h[1]...)
-		}
-		out = binary.AppendVarint(out, int64(len(body)))
-		out = append(out, body...)
+		out = recordbatch.AppendRecord(out, recordbatch.Record{
+			TimestampDelta: r.tsDelta, OffsetDelta: int64(i), Key: r.key, Value: r.value,
+			Headers: recordbatch.AppendHeaders(nil, hs),
+		})
 	}
 	return out
 }
 
-// makeBatchRaw builds a RecordBatch v2 around an already encoded payload.
+// makeBatchRaw builds a RecordBatch v2 with no producer around an already
+// encoded payload, claiming count records.
 func makeBatchRaw(attrs int16, firstTS, maxTS int64, count int32, payload []byte) []byte {
-	b := make([]byte, BatchHeaderSize, BatchHeaderSize+len(payload))
-	be := binary.BigEndian
-	be.PutUint64(b[offBaseOffset:], 0)
-	be.PutUint32(b[offBatchLength:], uint32(BatchHeaderSize-batchOverhead+len(payload)))
-	be.PutUint32(b[offLeaderEpoch:], 0xffffffff)
-	b[offMagic] = 2
-	be.PutUint16(b[offAttributes:], uint16(attrs))
-	be.PutUint32(b[offLastOffsetDelta:], uint32(count-1))
-	be.PutUint64(b[offFirstTimestamp:], uint64(firstTS))
-	be.PutUint64(b[offMaxTimestamp:], uint64(maxTS))
-	be.PutUint64(b[offProducerID:], ^uint64(0))
-	be.PutUint16(b[offProducerEpoch:], 0xffff)
-	be.PutUint32(b[offBaseSequence:], 0xffffffff)
-	be.PutUint32(b[offNumRecords:], uint32(count))
-	b = append(b, payload...)
-	be.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:], crc32.MakeTable(crc32.Castagnoli)))
-	return b
+	h := recordbatch.NoProducer()
+	h.Attributes, h.LastOffsetDelta, h.NumRecords = attrs, count-1, count
+	h.FirstTimestamp, h.MaxTimestamp = firstTS, maxTS
+	return recordbatch.AppendHeader(nil, h, payload)
 }
 
 // makeBatch builds an uncompressed batch of records with values, timestamps
@@ -140,7 +111,7 @@ func readAll(t testing.TB, s *Slice) []byte {
 func batchesIn(t testing.TB, b []byte) []BatchHeader {
 	t.Helper()
 	var hs []BatchHeader
-	if _, err := scanBatches(b, func(_ int, h BatchHeader) { hs = append(hs, h) }); err != nil && len(b) > 0 {
+	if _, err := recordbatch.Scan(b, func(_ int, h BatchHeader) { hs = append(hs, h) }); err != nil && len(b) > 0 {
 		t.Fatalf("read back batches: %v", err)
 	}
 	return hs
@@ -153,16 +124,4 @@ func fileSize(t testing.TB, path string) int64 {
 		t.Fatal(err)
 	}
 	return fi.Size()
-}
-
-// retry polls cond until it holds or the deadline passes.
-func retry(t testing.TB, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %v", d)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/spool-log/spool/internal/atomicfile"
 )
 
 // ErrStaleLeaderEpoch refuses an append whose leader epoch is older than one
@@ -35,6 +37,10 @@ type Log struct {
 	segs   []*segment // ascending by base; the last is active; replaced, never edited
 	epochs []EpochEntry
 	closed bool
+	// reads counts the Reads (and OffsetForTime calls) walking files of the
+	// segment list they saw under mu. A truncation swaps in a new group as
+	// it publishes the cut, and waits for the old one before it cuts files.
+	reads *sync.WaitGroup
 
 	// Guarded by appendMu.
 	recoveryPoint int64
@@ -91,7 +97,7 @@ func Open(dir string, cfg Config) (*Log, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("open log %s: %w", dir, err)
 	}
-	l := &Log{dir: dir, files: files, cfg: cfg}
+	l := &Log{dir: dir, files: files, cfg: cfg, reads: new(sync.WaitGroup)}
 	err := l.load()
 	if err == nil {
 		err = l.loadLogStart()
@@ -112,9 +118,32 @@ func (l *Log) load() error {
 		return err
 	}
 	l.cleanedTo, l.deleteHorizon = readCleanerCheckpoint(l.dir)
-	entries, err := os.ReadDir(l.dir)
+	bases, err := l.listSegments()
 	if err != nil {
 		return err
+	}
+	if len(bases) == 0 {
+		return l.createFirstSegment()
+	}
+	rp := readRecoveryPoint(l.dir)
+	ec := l.loadEpochCheck()
+	if ec.learn {
+		rp = recoveryPoint{CleanBase: -1} // walk everything
+	}
+	walked, err := l.loadSegments(bases, rp, ec)
+	if err != nil {
+		return err
+	}
+	return l.finishLoad(rp, ec, walked)
+}
+
+// listSegments returns the base offsets of the directory's segments,
+// ascending, and removes what a crash left behind: state files whose
+// replacement never finished, indexes of deleted segments.
+func (l *Log) listSegments() ([]int64, error) {
+	entries, err := os.ReadDir(l.dir)
+	if err != nil {
+		return nil, err
 	}
 	var bases []int64
 	logs := map[int64]bool{}
@@ -138,51 +167,66 @@ func (l *Log) load() error {
 		}
 	}
 	slices.Sort(bases)
+	return bases, nil
+}
 
-	if len(bases) == 0 {
-		s, err := createSegment(l.dir, 0, l.files)
-		if err != nil {
-			return err
-		}
-		l.segs = []*segment{s}
-		// No fsyncs for a new log, so creating thousands stays cheap: if a
-		// crash loses these files, the next Open finds either no segment
-		// (a new log again) or no epoch file, and then learns the epochs by
-		// walking every batch. A missing recovery point means the same walk.
-		path := filepath.Join(l.dir, leaderEpochFile)
-		if err := os.WriteFile(path, encodeEpochs(nil), 0o644); err != nil {
-			return fmt.Errorf("write %s: %w", path, err)
-		}
-		return nil
+// createFirstSegment starts a new, empty log.
+func (l *Log) createFirstSegment() error {
+	s, err := createSegment(l.dir, 0, l.files)
+	if err != nil {
+		return err
 	}
+	l.segs = []*segment{s}
+	// No fsyncs for a new log, so creating thousands stays cheap: if a
+	// crash loses these files, the next Open finds either no segment
+	// (a new log again) or no epoch file, and then learns the epochs by
+	// walking every batch. A missing recovery point means the same walk.
+	path := filepath.Join(l.dir, leaderEpochFile)
+	if err := os.WriteFile(path, encodeEpochs(nil), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
 
-	rp := readRecoveryPoint(l.dir)
+// epochCheck is how recovery checks each batch's leader epoch: against the
+// cache on disk, or, when that is lost (learn), by learning the cache from
+// the batches as it walks them all.
+type epochCheck struct {
+	learn  bool
+	epochs *[]EpochEntry // the cache, read or being learnt
+	ok     func(offset int64, epoch int32) bool
+}
+
+func (l *Log) loadEpochCheck() epochCheck {
 	epochs, epochErr := readEpochs(l.dir)
 	_, statErr := os.Stat(filepath.Join(l.dir, leaderEpochFile))
-	learn := epochErr != nil || statErr != nil
-	var epochOK func(int64, int32) bool
-	if learn {
-		// The epoch cache is lost: walk everything and learn it from the batches.
-		rp = recoveryPoint{CleanBase: -1}
-		epochs = nil
-		epochOK = func(off int64, epoch int32) bool {
-			last := int32(-1)
-			if len(epochs) > 0 {
-				last = epochs[len(epochs)-1].Epoch
-			}
-			if epoch < last {
-				return false
-			}
-			if epoch > last {
-				epochs = append(epochs, EpochEntry{Epoch: epoch, StartOffset: off})
-			}
-			return true
-		}
-	} else {
-		epochOK = func(off int64, epoch int32) bool { return epoch == epochAt(epochs, off) }
+	ec := epochCheck{learn: epochErr != nil || statErr != nil, epochs: &epochs}
+	if !ec.learn {
+		ec.ok = func(off int64, epoch int32) bool { return epoch == epochAt(epochs, off) }
+		return ec
 	}
+	epochs = nil
+	ec.ok = func(off int64, epoch int32) bool {
+		last := int32(-1)
+		if len(epochs) > 0 {
+			last = epochs[len(epochs)-1].Epoch
+		}
+		if epoch < last {
+			return false
+		}
+		if epoch > last {
+			epochs = append(epochs, EpochEntry{Epoch: epoch, StartOffset: off})
+		}
+		return true
+	}
+	return ec
+}
 
-	walked := false
+// loadSegments loads each segment the recovery point vouches for cheaply
+// (segment.load) and walks the others (segment.recover), cutting at the
+// first bad byte and moving every segment after a cut one to quarantine.
+// It reports whether it walked any.
+func (l *Log) loadSegments(bases []int64, rp recoveryPoint, ec epochCheck) (walked bool, err error) {
 	for i, base := range bases {
 		s := newSegment(l.dir, base, l.files)
 		last := i == len(bases)-1
@@ -191,27 +235,14 @@ func (l *Log) load() error {
 			nextBase = bases[i+1]
 			maxRel = min(maxRel, nextBase-base)
 		}
-		trusted := (!last && nextBase <= rp.Offset) || (last && rp.CleanBase == base)
 		gaps, damaged := l.gapsAllowed(base), false
-		if trusted {
-			err := s.load(maxRel, gaps)
-			switch {
-			case err != nil:
-				trusted = false
-			case !last && !endsAt(s.st.next, nextBase, gaps):
-				trusted = false
-			case last && (s.st.size != rp.CleanSize || s.st.next != rp.Offset):
-				trusted = false
-			}
+		if !ec.learn && trustedLoad(s, rp, last, nextBase, maxRel, gaps) {
+			l.segs = append(l.segs, s)
+			continue
 		}
-		if trusted && learn {
-			trusted = false
-		}
-		if !trusted {
-			walked = true
-			if damaged, err = s.recover(l.cfg.IndexIntervalBytes, epochOK, gaps, l.keepCut(s)); err != nil {
-				return err
-			}
+		walked = true
+		if damaged, err = s.recover(l.cfg.IndexIntervalBytes, ec.ok, gaps, l.keepCut(s)); err != nil {
+			return walked, err
 		}
 		l.segs = append(l.segs, s)
 		// A segment with cleaner gaps cannot show by its end that it was
@@ -222,12 +253,36 @@ func (l *Log) load() error {
 			// Kafka deletes it; it goes to quarantine instead.
 			for _, b := range bases[i+1:] {
 				if err := l.dropSegment(newSegment(l.dir, b, l.files), s); err != nil {
-					return err
+					return walked, err
 				}
 			}
 			break
 		}
 	}
+	return walked, nil
+}
+
+// trustedLoad loads s cheaply if the recovery point vouches for it (it
+// ends at or below the recovery point, or is the last segment of a log
+// closed cleanly at its size) and what it finds agrees; otherwise s must
+// be walked.
+func trustedLoad(s *segment, rp recoveryPoint, last bool, nextBase, maxRel int64, gaps bool) bool {
+	if !(!last && nextBase <= rp.Offset) && !(last && rp.CleanBase == s.base) {
+		return false
+	}
+	if err := s.load(maxRel, gaps); err != nil {
+		return false
+	}
+	if !last {
+		return endsAt(s.st.next, nextBase, gaps)
+	}
+	return s.st.size == rp.CleanSize && s.st.next == rp.Offset
+}
+
+// finishLoad sets what the loaded segments imply: the active segment's
+// clock, the epoch cache trimmed to the log, the recovery point, made
+// durable with what a walk rebuilt.
+func (l *Log) finishLoad(rp recoveryPoint, ec epochCheck, walked bool) error {
 	for _, s := range l.segs[:len(l.segs)-1] {
 		s.memOff = nil // walked, but not active
 	}
@@ -239,28 +294,29 @@ func (l *Log) load() error {
 
 	end := l.segs[len(l.segs)-1].st.next
 	start := l.segs[0].base
+	epochs := *ec.epochs
 	kept := truncateEpochs(epochs, start, end)
-	if learn || !slices.Equal(kept, epochs) {
+	if ec.learn || !slices.Equal(kept, epochs) {
 		if err := writeFileAtomic(l.dir, leaderEpochFile, encodeEpochs(kept)); err != nil {
 			return err
 		}
 	}
 	l.epochs = kept
 	l.recoveryPoint = min(rp.Offset, end)
-	if walked {
-		for _, s := range l.segs {
-			if s.st.dirty {
-				if err := s.sync(); err != nil {
-					return err
-				}
-				s.st.dirty = false
-			}
-		}
-		l.recoveryPoint = end
-		l.cleanMarked = false
-		return l.writeRecoveryPoint(recoveryPoint{Offset: end, CleanBase: -1})
+	if !walked {
+		return nil
 	}
-	return nil
+	for _, s := range l.segs {
+		if s.st.dirty {
+			if err := s.sync(); err != nil {
+				return err
+			}
+			s.st.dirty = false
+		}
+	}
+	l.recoveryPoint = end
+	l.cleanMarked = false
+	return l.writeRecoveryPoint(recoveryPoint{Offset: end, CleanBase: -1})
 }
 
 // keepCut is segment.recover's keep for Open: the bytes recovery cuts from
@@ -442,7 +498,7 @@ func (l *Log) Close() error {
 		err = l.syncDirty()
 	}
 	if err == nil && !unchanged {
-		err = syncDir(l.dir)
+		err = atomicfile.SyncDir(l.dir)
 	}
 	if err == nil && !unchanged {
 		last := l.segs[len(l.segs)-1]
@@ -450,10 +506,13 @@ func (l *Log) Close() error {
 	}
 	l.mu.Lock()
 	l.closed = true
+	l.mu.Unlock()
+	// Nothing new reaches the segments once closed is set; closing their
+	// files (the last close of a deleted one frees its blocks) is I/O, so
+	// it runs outside mu.
 	for _, s := range l.segs {
 		s.close()
 	}
-	l.mu.Unlock()
 	l.appendMu.Unlock()
 	l.flushMu.Unlock()
 	l.bg.Wait()

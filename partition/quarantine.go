@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+
+	"github.com/spool-log/spool/internal/atomicfile"
 )
 
 // Recovery follows Kafka's log layer: a segment is walked batch by batch and
@@ -110,7 +112,7 @@ func (l *Log) keepTail(s *segment, f *os.File, pos, size int64) (string, error) 
 		err = cerr
 	}
 	if err == nil {
-		err = syncDir(filepath.Dir(path))
+		err = atomicfile.SyncDir(filepath.Dir(path))
 	}
 	if err != nil {
 		os.Remove(path)
@@ -132,7 +134,7 @@ func (l *Log) quarantineSegment(s *segment) (string, error) {
 	if err := moveFile(s.log.path, path); err != nil {
 		return "", fmt.Errorf("quarantine segment %s: %w", s.log.path, err)
 	}
-	if err := syncDir(filepath.Dir(path)); err != nil {
+	if err := atomicfile.SyncDir(filepath.Dir(path)); err != nil {
 		return "", err
 	}
 	for _, h := range []*fileHandle{s.offIdx, s.tsIdx} {
@@ -140,7 +142,7 @@ func (l *Log) quarantineSegment(s *segment) (string, error) {
 			return "", fmt.Errorf("delete index of quarantined segment: %w", err)
 		}
 	}
-	return path, syncDir(l.dir)
+	return path, atomicfile.SyncDir(l.dir)
 }
 
 // moveFile renames from to to, copying across file systems (a quarantine

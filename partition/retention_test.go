@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/spool-log/spool/internal/retry"
 )
 
 func TestRetentionByAge(t *testing.T) {
@@ -194,7 +196,9 @@ func TestFlushPolicies(t *testing.T) {
 		l := openLog(t, dir, cfg)
 		defer l.Close()
 		mustAppend(t, l, makeBatch(1, []byte("a"), []byte("b")), -1)
-		retry(t, 10*time.Second, func() bool { return readRecoveryPoint(dir).Offset == 2 })
+		retry.Run(t, 10*time.Second, func() error {
+			return retry.Check(readRecoveryPoint(dir).Offset == 2, "recovery point %d, want 2", readRecoveryPoint(dir).Offset)
+		})
 	})
 	t.Run("every append", func(t *testing.T) {
 		cfg := testConfig()

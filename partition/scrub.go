@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
+
+	"github.com/spool-log/spool/internal/recordbatch"
 )
 
 // Scrubbing: recovery checks only what a crash may have torn (the segments
@@ -71,12 +74,16 @@ func (l *Log) Scrub(pace func(n int64) error) (ScrubResult, error) {
 		}
 		l.mu.Lock()
 		if slices.Contains(l.segs, s) {
-			if s.bad == nil {
-				s.bad = make(map[int64]Corruption)
+			// Replaced, not edited: a Read walks the map it saw under mu
+			// after letting go of mu.
+			bad := maps.Clone(s.bad)
+			if bad == nil {
+				bad = make(map[int64]Corruption, len(found))
 			}
 			for _, c := range found {
-				s.bad[c.Position] = c
+				bad[c.Position] = c
 			}
+			s.bad = bad
 			res.Corrupt = append(res.Corrupt, found...)
 		}
 		l.mu.Unlock()
@@ -134,7 +141,7 @@ func scrubSegment(s *segment, size int64, gaps bool, pace func(int64) error) ([]
 			done += n
 			read += n
 		}
-		if _, e := validateStoredBatch(buf, gaps); e != nil {
+		if _, e := recordbatch.Check(buf, gaps); e != nil {
 			bad(pos, h.BaseOffset, h.LastOffset()+1, h.Size(), "%s", e.Error())
 		}
 		next = h.LastOffset() + 1

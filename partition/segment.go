@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"github.com/spool-log/spool/internal/recordbatch"
 )
 
 const (
@@ -51,7 +53,8 @@ type segment struct {
 	// true; anything that rewrites the segment in place resets it.
 	next atomic.Uint64
 	// bad is the batches a scrub found damaged, by position; Read will not
-	// serve them. Guarded by Log.mu; nil for a segment with none.
+	// serve them. Guarded by Log.mu, and replaced rather than edited, so a
+	// Read may walk the map it saw under mu after letting go; nil for none.
 	bad map[int64]Corruption
 }
 
@@ -168,14 +171,22 @@ func emptySegState(base int64) segState {
 // createSegment makes empty files for a new segment, replacing any leftovers.
 func createSegment(dir string, base int64, files *FileCache) (*segment, error) {
 	s := newSegment(dir, base, files)
+	if err := s.createFiles(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// createFiles makes the segment's three files empty.
+func (s *segment) createFiles() error {
 	for _, h := range []*fileHandle{s.log, s.offIdx, s.tsIdx} {
 		f, err := os.OpenFile(h.path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 		if err != nil {
-			return nil, fmt.Errorf("create segment %s: %w", h.path, err)
+			return fmt.Errorf("create segment %s: %w", h.path, err)
 		}
 		f.Close()
 	}
-	return s, nil
+	return nil
 }
 
 // remove forgets the segment's files and unlinks them. Slices still being
@@ -246,6 +257,7 @@ func (st *segState) track(base, pos int64, h BatchHeader, interval int, ob, tb [
 // readHeaderAt reads the batch header at pos of a log file.
 func readHeaderAt(f *os.File, pos int64) (BatchHeader, error) {
 	var b [BatchHeaderSize]byte
+	headerReadHook(f.Name())
 	if _, err := f.ReadAt(b[:], pos); err != nil {
 		return BatchHeader{}, fmt.Errorf("read batch header at %s:%d: %w", f.Name(), pos, err)
 	}
@@ -363,7 +375,7 @@ func (s *segment) recover(interval int, epochOK func(offset int64, epoch int32) 
 		if _, err := io.ReadFull(r, buf[BatchHeaderSize:]); err != nil {
 			return false, fmt.Errorf("recover %s at %d: %w", s.log.path, pos, err)
 		}
-		if _, bad := validateStoredBatch(buf, gaps); bad != nil {
+		if _, bad := recordbatch.Check(buf, gaps); bad != nil {
 			reason = bad.Error()
 			break
 		}

@@ -147,16 +147,11 @@ func TestLogStartClampedByRecoveryStaysClamped(t *testing.T) {
 	// A start checkpoint that cannot be rewritten is rewritten by the
 	// next append, before its batch, or the append fails.
 	l.logStartStale = true
-	block := filepath.Join(dir, logStartOffsetFile+tempSuffix)
-	if err := os.Mkdir(block, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	unblock := blockStateFile(t, dir, logStartOffsetFile)
 	if _, err := l.Append(sizedBatch(2000, 2, 90), 0); err == nil {
 		t.Fatal("appended while the checkpoint on disk would hide the batch")
 	}
-	if err := os.Remove(block); err != nil {
-		t.Fatal(err)
-	}
+	unblock()
 	for range 2 { // offsets 4-7, acknowledged
 		mustAppend(t, l, sizedBatch(2000, 2, 90), 0)
 	}
@@ -182,19 +177,14 @@ func TestTruncateBelowStartCheckpointFirst(t *testing.T) {
 	if _, err := l.DeleteRecordsBefore(5); err != nil {
 		t.Fatal(err)
 	}
-	block := filepath.Join(dir, logStartOffsetFile+tempSuffix)
-	if err := os.Mkdir(block, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	unblock := blockStateFile(t, dir, logStartOffsetFile)
 	if err := l.TruncateTo(2); err == nil {
 		t.Fatal("truncated below the start with its checkpoint unwritable")
 	}
 	if l.StartOffset() != 5 || l.EndOffset() != 6 {
 		t.Fatalf("after a failed truncate start %d end %d, want 5 and 6 (nothing cut)", l.StartOffset(), l.EndOffset())
 	}
-	if err := os.Remove(block); err != nil {
-		t.Fatal(err)
-	}
+	unblock()
 	if err := l.TruncateTo(2); err != nil {
 		t.Fatal(err)
 	}
@@ -234,5 +224,35 @@ func TestScrubSkipsSegmentsBelowLogStart(t *testing.T) {
 	}
 	if len(res.Corrupt) != 0 || res.Segments != 1 {
 		t.Fatalf("scrub: %d segments, findings %v; want segment 8 only and nothing found", res.Segments, res.Corrupt)
+	}
+}
+
+// blockStateFile makes every rewrite of dir/name fail until the returned
+// func is called: the name becomes a non-empty directory, which no rename
+// can replace. The old contents come back when unblocked.
+func blockStateFile(t *testing.T, dir, name string) (unblock func()) {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	old, err := os.ReadFile(path)
+	existed := err == nil
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(path, "blocker"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		t.Helper()
+		if err := os.RemoveAll(path); err != nil {
+			t.Fatal(err)
+		}
+		if existed {
+			if err := os.WriteFile(path, old, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }

@@ -6,8 +6,9 @@ import (
 	"io"
 	"testing"
 
-	"github.com/spool-log/spool/partition"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/partition"
 )
 
 // BenchmarkFetchLoopback measures Fetch throughput over a loopback TCP

@@ -11,9 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spool-log/spool/partition"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/partition"
 )
 
 // miniBroker is the smallest Handler a real client can produce to and

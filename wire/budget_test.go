@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/internal/retry"
 )
 
 // bigProduce is a Produce v9 request carrying n bytes of records, which
@@ -91,18 +93,18 @@ func TestBudgetBlocksReadsUntilMemoryReturned(t *testing.T) {
 	a, b, c := dialRaw(t, addr), dialRaw(t, addr), dialRaw(t, addr)
 	a.sendAsync(bigProduce(200<<10, 'a'), 1)
 	b.sendAsync(bigProduce(200<<10, 'b'), 2)
-	eventually(t, "both held", func() bool { return h.has(1) && h.has(2) })
+	retry.Run(t, 10*time.Second, func() error { return retry.Check(h.has(1) && h.has(2), "both held") })
 	if got := srv.Stats().QueuedRequestBytes; got != 512<<10 {
 		t.Fatalf("queued request bytes %d with two 200 KiB requests held, want %d", got, 512<<10)
 	}
 	c.sendAsync(bigProduce(200<<10, 'c'), 3)
-	eventually(t, "the third reader waiting for memory", func() bool { return srv.budget.waiting() == 1 })
+	retry.Run(t, 10*time.Second, func() error { return retry.Check(srv.budget.waiting() == 1, "the third reader waiting for memory") })
 	if h.has(3) {
 		t.Fatal("request 3 was handled while the budget was spent")
 	}
 	close(h.gate(1))
 	a.readResponse(bigProduce(0, 0), 1)
-	eventually(t, "request 3 handled once memory was returned", func() bool { return h.has(3) })
+	retry.Run(t, 10*time.Second, func() error { return retry.Check(h.has(3), "request 3 handled once memory was returned") })
 	if h.arrived[3] != 200<<10 {
 		t.Fatalf("request 3 carried %d record bytes, want %d", h.arrived[3], 200<<10)
 	}
@@ -110,7 +112,7 @@ func TestBudgetBlocksReadsUntilMemoryReturned(t *testing.T) {
 	close(h.gate(3))
 	b.readResponse(bigProduce(0, 0), 2)
 	c.readResponse(bigProduce(0, 0), 3)
-	eventually(t, "budget back to zero", func() bool { return srv.Stats().QueuedRequestBytes == 0 })
+	retry.Run(t, 10*time.Second, func() error { return retry.Check(srv.Stats().QueuedRequestBytes == 0, "budget back to zero") })
 }
 
 // TestBudgetNotLeaked: frames cut short, undecodable, oversized, or whose
@@ -149,19 +151,19 @@ func TestBudgetNotLeaked(t *testing.T) {
 	panicky := dialRaw(t, addr)
 	panicky.sendAsync(bigProduce(100<<10, 'p'), 66)
 	panicky.expectClosed()
-	eventually(t, "budget empty after the failures", func() bool {
-		return srv.Stats().QueuedRequestBytes == 0 && srv.budget.waiting() == 0
+	retry.Run(t, 10*time.Second, func() error {
+		return retry.Check(srv.Stats().QueuedRequestBytes == 0 && srv.budget.waiting() == 0, "budget empty after the failures")
 	})
 
 	// Spend the budget, then have readers wait for it and hang up.
 	x, y := dialRaw(t, addr), dialRaw(t, addr)
 	x.sendAsync(bigProduce(200<<10, 'x'), 1)
 	y.sendAsync(bigProduce(200<<10, 'y'), 2)
-	eventually(t, "both held", func() bool { return h.has(1) && h.has(2) })
+	retry.Run(t, 10*time.Second, func() error { return retry.Check(h.has(1) && h.has(2), "both held") })
 	for i := 0; i < 3; i++ {
 		w := dialRaw(t, addr)
 		w.sendAsync(bigProduce(200<<10, 'w'), int32(10+i))
-		eventually(t, "reader waiting", func() bool { return srv.budget.waiting() == 1+i })
+		retry.Run(t, 10*time.Second, func() error { return retry.Check(srv.budget.waiting() == 1+i, "reader waiting") })
 		w.nc.Close()
 	}
 	// x hangs up while its request is in the handler: it is cancelled,
@@ -170,8 +172,8 @@ func TestBudgetNotLeaked(t *testing.T) {
 	close(h.gate(2))
 	y.readResponse(bigProduce(0, 0), 2)
 
-	eventually(t, "no reader waiting", func() bool { return srv.budget.waiting() == 0 })
-	eventually(t, "budget empty", func() bool { return srv.Stats().QueuedRequestBytes == 0 })
+	retry.Run(t, 10*time.Second, func() error { return retry.Check(srv.budget.waiting() == 0, "no reader waiting") })
+	retry.Run(t, 10*time.Second, func() error { return retry.Check(srv.Stats().QueuedRequestBytes == 0, "budget empty") })
 	srv.budget.mu.Lock()
 	running, overdraft := srv.budget.running, srv.budget.overdraft
 	srv.budget.mu.Unlock()
@@ -217,7 +219,7 @@ func TestFrameLargerThanBudgetServed(t *testing.T) {
 	if h.arrived[2] != 700<<10 || h.arrived[3] != 700<<10 {
 		t.Fatalf("700 KiB requests carried %d and %d record bytes", h.arrived[2], h.arrived[3])
 	}
-	eventually(t, "budget empty", func() bool { return srv.Stats().QueuedRequestBytes == 0 })
+	retry.Run(t, 10*time.Second, func() error { return retry.Check(srv.Stats().QueuedRequestBytes == 0, "budget empty") })
 }
 
 // TestClaimedFrameCostsWhatArrived: a frame that claims 100 MiB and brings
@@ -243,9 +245,9 @@ func TestClaimedFrameCostsWhatArrived(t *testing.T) {
 	c := dialRaw(t, addr)
 	c.nc.Write(binary.BigEndian.AppendUint32(nil, DefaultMaxRequestBytes))
 	c.nc.Write(append([]byte{0, 0, 0, 9, 0, 0, 0, 1, 0, 0}, make([]byte, 300<<10)...))
-	eventually(t, "the 300 KiB read", func() bool { return srv.Stats().QueuedRequestBytes == 512<<10 })
+	retry.Run(t, 10*time.Second, func() error { return retry.Check(srv.Stats().QueuedRequestBytes == 512<<10, "the 300 KiB read") })
 	c.nc.Close()
-	eventually(t, "budget empty", func() bool { return srv.Stats().QueuedRequestBytes == 0 })
+	retry.Run(t, 10*time.Second, func() error { return retry.Check(srv.Stats().QueuedRequestBytes == 0, "budget empty") })
 }
 
 // TestRequestReadTimeout: a request trickled a byte at a time is cut off
@@ -288,9 +290,9 @@ func TestRequestReadTimeout(t *testing.T) {
 	x, y, w := dialRaw(t, addr), dialRaw(t, addr), dialRaw(t, addr)
 	x.sendAsync(bigProduce(200<<10, 'x'), 1)
 	y.sendAsync(bigProduce(200<<10, 'y'), 2)
-	eventually(t, "both held", func() bool { return h.has(1) && h.has(2) })
+	retry.Run(t, 10*time.Second, func() error { return retry.Check(h.has(1) && h.has(2), "both held") })
 	w.sendAsync(bigProduce(200<<10, 'w'), 3)
-	eventually(t, "reader waiting", func() bool { return srv.budget.waiting() == 1 })
+	retry.Run(t, 10*time.Second, func() error { return retry.Check(srv.budget.waiting() == 1, "reader waiting") })
 	time.Sleep(3 * cfg.RequestReadTimeout)
 	close(h.gate(1))
 	close(h.gate(2))
@@ -334,11 +336,11 @@ func TestByteBudgetDirect(t *testing.T) {
 	granted(take(&bb, 30, never), "b 30")
 	// b wants more: a is running (it may return memory), so b waits.
 	bMore := take(&bb, 30, never)
-	eventually(t, "b waiting", func() bool { return b.waiting() == 1 })
+	retry.Run(t, 10*time.Second, func() error { return retry.Check(b.waiting() == 1, "b waiting") })
 	// c gives up its wait: nothing is left of it.
 	stopC := make(chan struct{})
 	cDone := take(&c, 5, stopC)
-	eventually(t, "c waiting", func() bool { return b.waiting() == 2 })
+	retry.Run(t, 10*time.Second, func() error { return retry.Check(b.waiting() == 2, "c waiting") })
 	close(stopC)
 	if ok := <-cDone; ok || c.held != 0 {
 		t.Fatalf("c's given-up wait: ok %v, held %d", ok, c.held)

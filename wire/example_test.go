@@ -4,8 +4,9 @@ import (
 	"context"
 	"net"
 
-	"github.com/spool-log/spool/wire"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/wire"
 )
 
 // A broker fills the version table, answers requests by type, and serves.

@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/spool-log/spool/partition"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/partition"
 )
 
 // fetchCase builds the same Fetch response twice: as a FetchResponse whose

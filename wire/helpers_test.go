@@ -16,18 +16,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // testLog is a logger that writes into the test's output.
 func testLog(t testing.TB) *logrus.Entry {
 	l := logrus.New()

@@ -13,9 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spool-log/spool/partition"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/internal/retry"
+	"github.com/spool-log/spool/partition"
 )
 
 func metadataRequest(version int16) *kmsg.MetadataRequest {
@@ -121,12 +123,12 @@ func TestBadClientsCloseOnlyTheirConnection(t *testing.T) {
 			}
 			c.expectClosed()
 			if name != "truncated prefix" { // an end inside the prefix may be a plain EOF
-				eventually(t, "protocol error counted", func() bool { return srv.Stats().ProtocolErrors > before })
+				retry.Run(t, 10*time.Second, func() error { return retry.Check(srv.Stats().ProtocolErrors > before, "protocol error counted") })
 			}
 			good.roundTrip(metadataRequest(12), 2)
 		})
 	}
-	eventually(t, "bad connections gone", func() bool { return srv.Stats().OpenConnections == 1 })
+	retry.Run(t, 10*time.Second, func() error { return retry.Check(srv.Stats().OpenConnections == 1, "bad connections gone") })
 }
 
 // TestHugeSizePrefixAllocatesLittle: a client that claims the largest
@@ -177,7 +179,7 @@ func TestPipelining(t *testing.T) {
 		c.send(req, i)
 	}
 	// All six are decoded while request 1 is still in the handler.
-	eventually(t, "read-ahead", func() bool { return srv.Stats().RequestsTotal == 6 })
+	retry.Run(t, 10*time.Second, func() error { return retry.Check(srv.Stats().RequestsTotal == 6, "read-ahead") })
 	mu.Lock()
 	if len(order) != 1 {
 		t.Fatalf("handler ran %v while request 1 was in progress", order)
@@ -314,7 +316,7 @@ func TestStalledReaderIsCutOff(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("stalled write never gave up")
 	}
-	eventually(t, "connection closed", func() bool { return srv.Stats().OpenConnections == 0 })
+	retry.Run(t, 10*time.Second, func() error { return retry.Check(srv.Stats().OpenConnections == 0, "connection closed") })
 }
 
 // TestIdleTimeout closes a silent connection, but not one whose request is
@@ -385,7 +387,7 @@ func TestShutdownFinishesInFlight(t *testing.T) {
 	c.send(metadataRequest(12), 1)
 	c.send(metadataRequest(12), 2) // read ahead: in flight too
 	<-entered
-	eventually(t, "read-ahead", func() bool { return srv.Stats().RequestsTotal == 2 })
+	retry.Run(t, 10*time.Second, func() error { return retry.Check(srv.Stats().RequestsTotal == 2, "read-ahead") })
 
 	shut := make(chan error, 1)
 	go func() { shut <- srv.Shutdown(context.Background()) }()
@@ -433,5 +435,5 @@ func TestShutdownDeadline(t *testing.T) {
 		t.Fatalf("Shutdown: %v", err)
 	}
 	c.expectClosed()
-	eventually(t, "connections gone", func() bool { return srv.Stats().OpenConnections == 0 })
+	retry.Run(t, 10*time.Second, func() error { return retry.Check(srv.Stats().OpenConnections == 0, "connections gone") })
 }

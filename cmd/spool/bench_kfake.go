@@ -8,14 +8,13 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"os/signal"
-	"strconv"
 	"syscall"
 
 	"github.com/spf13/cobra"
-	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/spool-log/spool/bench"
 )
 
 func init() { benchExtraCommands = append(benchExtraCommands, newBenchKfakeCmd) }
@@ -35,29 +34,9 @@ without fsync unless --sync-writes), as well as in memory, as kfake always does.
 Topics are auto-created.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, portStr, err := net.SplitHostPort(addr)
+			c, err := bench.Kfake(addr, dataDir, syncWrites)
 			if err != nil {
-				return fmt.Errorf("--addr %q: %w", addr, err)
-			}
-			port, err := strconv.Atoi(portStr)
-			if err != nil {
-				return fmt.Errorf("--addr %q: %w", addr, err)
-			}
-			opts := []kfake.Opt{
-				kfake.NumBrokers(1),
-				kfake.Ports(port),
-				kfake.AllowAutoTopicCreation(),
-				kfake.ListenFn(func(network, _ string) (net.Listener, error) { return net.Listen(network, addr) }),
-			}
-			if dataDir != "" {
-				opts = append(opts, kfake.DataDir(dataDir))
-			}
-			if syncWrites {
-				opts = append(opts, kfake.SyncWrites())
-			}
-			c, err := kfake.NewCluster(opts...)
-			if err != nil {
-				return fmt.Errorf("kfake: %w", err)
+				return err
 			}
 			defer c.Close()
 			fmt.Fprintf(cmd.ErrOrStderr(), "kfake listening on %v (data dir %q)\n", c.ListenAddrs(), dataDir)

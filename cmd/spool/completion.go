@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/spool-log/spool/client"
 )
 
 // Shell completion (cobra's `spool completion bash|zsh|fish|powershell`)
@@ -18,38 +19,24 @@ const completionTimeout = 2 * time.Second
 
 // completeTopics suggests the cluster's topic names.
 func completeTopics(g *globals) cobra.CompletionFunc {
-	return completeNames(g, func(ctx context.Context, adm *kadm.Client) []string {
-		topics, err := adm.ListTopics(ctx)
-		if err != nil {
-			return nil
-		}
-		return topics.Names()
-	})
+	return completeNames(g, client.Config.TopicNames)
 }
 
 // completeGroups suggests the cluster's consumer group names.
 func completeGroups(g *globals) cobra.CompletionFunc {
-	return completeNames(g, func(ctx context.Context, adm *kadm.Client) []string {
-		groups, _ := adm.ListGroups(ctx) // what answered is worth offering
-		return groups.Groups()
-	})
+	return completeNames(g, client.Config.GroupNames)
 }
 
 // completeNames suggests the names list finds, asking the cluster for at
 // most completionTimeout so a shell never hangs on a node that is down.
-func completeNames(g *globals, list func(context.Context, *kadm.Client) []string) cobra.CompletionFunc {
+func completeNames(g *globals, list func(client.Config, context.Context) []string) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		g.applyEnv(cmd)
 		ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
 		defer cancel()
-		g2 := *g
-		g2.timeout = min(g.timeout, completionTimeout)
-		adm, done, err := g2.admin(ctx)
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		defer done()
-		return matching(list(ctx, adm), toComplete, args), cobra.ShellCompDirectiveNoFileComp
+		c := g.Config
+		c.Timeout = min(c.Timeout, completionTimeout)
+		return matching(list(c, ctx), toComplete, args), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 

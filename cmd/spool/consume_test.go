@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/spool-log/spool/internal/retry"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -66,17 +68,19 @@ func TestConsumeFromPositions(t *testing.T) {
 	}()
 	// Keep producing until the follower, which may start after the first
 	// record, has printed one.
-	for i := 0; ; i++ {
+	var out string
+	retry.Run(t, 30*time.Second, func() error {
 		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("new")}).FirstErr(); err != nil {
-			t.Fatal(err)
+			return err
 		}
 		select {
-		case out := <-done:
-			if strings.TrimSpace(out) != "new" {
-				t.Fatalf("follow printed %q", out)
-			}
-			return
-		case <-time.After(200 * time.Millisecond):
+		case out = <-done:
+			return nil
+		default:
+			return errors.New("the follower has printed nothing yet")
 		}
+	})
+	if strings.TrimSpace(out) != "new" {
+		t.Fatalf("follow printed %q", out)
 	}
 }

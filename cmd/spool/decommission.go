@@ -21,20 +21,11 @@ node by gossip. Starting that broker again adds it back.`,
 			if err != nil || id < 0 {
 				return fmt.Errorf("broker id %q: want a non-negative integer", args[0])
 			}
-			var roster []struct {
-				ID             int32 `json:"id"`
-				Decommissioned bool  `json:"decommissioned"`
-			}
-			if err := g.adminJSON(cmd.Context(), "POST", "/v1/roster/decommission?id="+strconv.FormatInt(id, 10), &roster); err != nil {
+			roster, err := g.Decommission(cmd.Context(), int32(id))
+			if err != nil {
 				return err
 			}
-			var left []string
-			for _, e := range roster {
-				if !e.Decommissioned {
-					left = append(left, strconv.Itoa(int(e.ID)))
-				}
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "broker %d decommissioned; roster now %v\n", id, left)
+			fmt.Fprintf(cmd.OutOrStdout(), "broker %d decommissioned; roster now %v\n", id, roster)
 			return nil
 		},
 	}

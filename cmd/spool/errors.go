@@ -6,7 +6,6 @@ import (
 	"net"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -45,22 +44,6 @@ func explainAddrInUse(cmd *cobra.Command, err error) error {
 	if flag == "" {
 		return err
 	}
-	return fmt.Errorf("%w\n--%s %s is in use (another spool node still running?): stop it, or give another port with --%s (SPOOL_%s)",
-		err, flag, addr, flag, strings.ToUpper(strings.ReplaceAll(flag, "-", "_")))
-}
-
-// refused reports, within a short dial each, whether every address refuses
-// connections: nothing listens there, which waiting will not change.
-func refused(addrs []string, timeout time.Duration) bool {
-	for _, a := range addrs {
-		c, err := net.DialTimeout("tcp", a, min(timeout, 2*time.Second))
-		if err == nil {
-			c.Close()
-			return false
-		}
-		if !errors.Is(err, syscall.ECONNREFUSED) {
-			return false
-		}
-	}
-	return len(addrs) > 0
+	return fmt.Errorf("%w\n--%s %s is in use (another spool node still running?): stop it, or give another port with --%s (%s)",
+		err, flag, addr, flag, envName(flag))
 }

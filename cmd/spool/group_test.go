@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/node"
 )
 
@@ -86,17 +87,11 @@ func TestGroupCommands(t *testing.T) {
 			member.PollFetches(pollCtx)
 		}
 	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	retry.Run(t, 20*time.Second, func() error {
 		out = mustRun("group", "describe", "readers")
-		if strings.Contains(out, "state Stable") && strings.Contains(out, "reader-1") && strings.Contains(out, "events[0 1]") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("describe never showed the member:\n%s", out)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return retry.Check(strings.Contains(out, "state Stable") && strings.Contains(out, "reader-1") && strings.Contains(out, "events[0 1]"),
+			"describe does not show the member:\n%s", out)
+	})
 	if _, err := run("group", "reset-offsets", "readers", "--topic", "events", "--to-earliest"); err == nil || !strings.Contains(err.Error(), "active members") {
 		t.Fatalf("reset with an active member: %v", err)
 	}

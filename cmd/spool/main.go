@@ -8,8 +8,6 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -17,8 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/spool-log/spool/client"
 )
 
 // version is the release this binary was built from; builds stamp it with
@@ -32,12 +29,8 @@ func main() {
 	}
 }
 
-// globals are the flags every client command shares.
-type globals struct {
-	brokers   string
-	timeout   time.Duration
-	adminAddr string // admin HTTP address, for the cluster commands
-}
+// globals are the flags every client command shares: where the cluster is.
+type globals struct{ client.Config }
 
 func newRootCmd() *cobra.Command {
 	g := &globals{}
@@ -66,14 +59,11 @@ func newRootCmd() *cobra.Command {
 	}
 	root.AddCommand(newVersionCmd())
 	root.SetVersionTemplate("spool version {{.Version}}\n")
-	root.PersistentFlags().StringVar(&g.brokers, "brokers", "127.0.0.1:9092", "comma-separated Kafka addresses of Spool nodes (SPOOL_BROKERS)")
-	root.PersistentFlags().StringVar(&g.adminAddr, "admin", "127.0.0.1:9644", "admin HTTP address (host:port) of a Spool node, for members, placement and decommission (SPOOL_ADMIN)")
-	root.PersistentFlags().DurationVar(&g.timeout, "timeout", 10*time.Second, "how long client commands wait for a node to answer (SPOOL_TIMEOUT)")
+	root.PersistentFlags().StringVar(&g.Brokers, "brokers", "127.0.0.1:9092", "comma-separated Kafka addresses of Spool nodes (SPOOL_BROKERS)")
+	root.PersistentFlags().StringVar(&g.AdminAddr, "admin", "127.0.0.1:9644", "admin HTTP address (host:port) of a Spool node, for members, placement and decommission (SPOOL_ADMIN)")
+	root.PersistentFlags().DurationVar(&g.Timeout, "timeout", 10*time.Second, "how long client commands wait for a node to answer (SPOOL_TIMEOUT)")
 	root.AddCommand(newNodeCmd(), newTopicCmd(g), newProduceCmd(g), newConsumeCmd(g), newGroupCmd(g), newBenchCmd(g),
-		newMembersCmd(g), newPlacementCmd(g), newDecommissionCmd(g))
-	root.AddCommand(newQuarantineCmd(g))
-
-	root.AddCommand(newScrubCmd(g)) // scrub.go
+		newMembersCmd(g), newPlacementCmd(g), newDecommissionCmd(g), newQuarantineCmd(g), newScrubCmd(g))
 	return root
 }
 
@@ -99,59 +89,6 @@ func bindEnv(fs *pflag.FlagSet) error {
 		}
 	})
 	return err
-}
-
-func (g *globals) seeds() []string {
-	var out []string
-	for _, s := range strings.Split(g.brokers, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// client connects to the brokers and checks, within --timeout, that one
-// answers, so a missing node is a clear error instead of a hang.
-func (g *globals) client(ctx context.Context, opts ...kgo.Opt) (*kgo.Client, error) {
-	seeds := g.seeds()
-	if len(seeds) == 0 {
-		return nil, errors.New("no brokers given (set --brokers or SPOOL_BROKERS)")
-	}
-	opts = append([]kgo.Opt{
-		kgo.SeedBrokers(seeds...),
-		kgo.DialTimeout(g.timeout),
-		kgo.ClientID("spool-cli"),
-	}, opts...)
-	if refused(seeds, g.timeout) {
-		return nil, fmt.Errorf("nothing listens at %s (connection refused): is `spool node` running there? (set --brokers or SPOOL_BROKERS)", g.brokers)
-	}
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
-		return nil, fmt.Errorf("kafka client: %w", err)
-	}
-	pctx, cancel := context.WithTimeout(ctx, g.timeout)
-	defer cancel()
-	if err := cl.Ping(pctx); err != nil {
-		cl.Close()
-		return nil, fmt.Errorf("no Spool node answered at %s within %v: is `spool node` running? (set --brokers): %w", g.brokers, g.timeout, err)
-	}
-	return cl, nil
-}
-
-// bounded is ctx ending after --timeout: one-shot commands (topic and
-// group listing, describing, creating) finish within it, whatever is down.
-func (g *globals) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, g.timeout)
-}
-
-// admin is client wrapped for admin requests.
-func (g *globals) admin(ctx context.Context) (*kadm.Client, func(), error) {
-	cl, err := g.client(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	return kadm.NewClient(cl), cl.Close, nil
 }
 
 // applyEnv binds SPOOL_* variables for paths that skip PersistentPreRunE,

@@ -3,14 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
 	"net"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/sirupsen/logrus"
-
+	"github.com/spool-log/spool/internal/nodetest"
 	"github.com/spool-log/spool/node"
 )
 
@@ -37,41 +35,7 @@ func runCLIContext(ctx context.Context, stdin string, args ...string) (string, s
 // adjusts its config first.
 func testNode(t testing.TB, options ...func(*node.Config)) *node.Node {
 	t.Helper()
-	cfg := node.DefaultConfig()
-	cfg.DataDir = t.TempDir()
-	cfg.KafkaAddr = "127.0.0.1:0"
-	cfg.AdminAddr = "127.0.0.1:0"
-	cfg.Gossip.BindAddr = "127.0.0.1:0"
-	cfg.Gossip.Timings = "fast"
-	log := logrus.New()
-	log.SetOutput(io.Discard)
-	cfg.Logger = log
-	for _, o := range options {
-		o(&cfg)
-	}
-	n, err := node.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		n.Shutdown(ctx)
-	})
-	// Start returns before the node is admitted (node/admission.go); until
-	// then it closes every Kafka connection, which a command run at once
-	// would report as a node that does not answer.
-	deadline := time.Now().Add(20 * time.Second)
-	for !n.Admitted() {
-		if time.Now().After(deadline) {
-			t.Fatal("the test node was not admitted within 20s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return n
+	return nodetest.Start(t, options...)
 }
 
 // freeAddr is a loopback address whose port was free a moment ago.

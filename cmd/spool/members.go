@@ -1,18 +1,13 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
-	"io"
 	"os"
 	"os/signal"
-	"strconv"
 	"syscall"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
-	"github.com/spool-log/spool/node"
+	"github.com/spool-log/spool/client"
 )
 
 func newMembersCmd(g *globals) *cobra.Command {
@@ -29,51 +24,22 @@ says what changed), until interrupted; when the watched node goes away, the
 watch moves to another live member.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "table" && output != "json" {
-				return fmt.Errorf("--output %q: want table or json", output)
+			if err := client.CheckOutput(output); err != nil {
+				return err
 			}
 			if watch {
 				ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 				defer stop()
-				return watchMembers(ctx, g, cmd.OutOrStdout(), cmd.ErrOrStderr(), output)
+				return g.WatchMembers(ctx, client.PrintWatch(cmd.OutOrStdout(), cmd.ErrOrStderr(), output == "json"))
 			}
-			var members []node.MemberInfo
-			if err := g.adminJSON(cmd.Context(), "GET", "/v1/members", &members); err != nil {
+			members, err := g.Members(cmd.Context())
+			if err != nil {
 				return err
 			}
-			if output == "json" {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(members)
-			}
-			printMembers(cmd.OutOrStdout(), members)
-			return nil
+			return printListing(cmd, output, members)
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table or json (one JSON object per line with --watch)")
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "stream membership events until interrupted")
 	return cmd
-}
-
-func printMembers(out io.Writer, members []node.MemberInfo) {
-	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "NAME\tID\tSTATUS\tKAFKA\tGOSSIP\tRACK\tLED")
-	for _, m := range members {
-		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", m.Name, m.ID, m.Status, m.KafkaAddr, m.GossipAddr, orDash(m.Rack), ledColumn(m))
-	}
-	w.Flush()
-}
-
-func ledColumn(m node.MemberInfo) string {
-	if m.Status != "alive" {
-		return "-"
-	}
-	return strconv.Itoa(m.PartitionsLed)
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/spool-log/spool/node"
+	"github.com/spool-log/spool/node/admin"
+	"github.com/spool-log/spool/partition"
 )
 
 // nodeFlags are `spool node`'s settings before they become a node.Config.
@@ -115,7 +117,7 @@ func newLogger(level, format string, out io.Writer) (*logrus.Logger, error) {
 func (f *nodeFlags) config() (node.Config, error) {
 	cfg := f.cfg
 	var err error
-	if cfg.Topic.Flush, err = node.ParseFlushPolicy(f.flushPolicy); err != nil {
+	if cfg.Topic.Flush, err = parseFlushPolicy(f.flushPolicy); err != nil {
 		return cfg, err
 	}
 	cfg.Topic.FlushEvery = f.flushInterval
@@ -140,12 +142,12 @@ func (f *nodeFlags) run(ctx context.Context, logOut io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if flag, ok := node.SecretOnCommandLine(os.Args[1:]); ok {
+	if flag, ok := admin.SecretOnCommandLine(os.Args[1:]); ok {
 		log.WithField("flag", flag).Warn("a secret was given on the command line, where every local user can read it (ps, /proc/PID/cmdline); give it as a file (--gossip-key-file) or in the environment (SPOOL_GOSSIP_KEY) instead")
 	}
 	// Nothing in this process shows the secret from here on, should
 	// something print or serve os.Args.
-	os.Args = node.RedactArgs(os.Args)
+	os.Args = admin.RedactArgs(os.Args)
 	cfg, err := f.config()
 	if err != nil {
 		return err
@@ -190,4 +192,18 @@ func (f *nodeFlags) run(ctx context.Context, logOut io.Writer) error {
 	}
 	log.Info("spool node stopped")
 	return nil
+}
+
+// parseFlushPolicy parses a --flush-policy value: every-append, interval or
+// os.
+func parseFlushPolicy(s string) (partition.FlushPolicy, error) {
+	switch s {
+	case "every-append":
+		return partition.FlushEveryAppend, nil
+	case "interval":
+		return partition.FlushInterval, nil
+	case "os":
+		return partition.FlushOS, nil
+	}
+	return 0, fmt.Errorf("flush policy %q: want every-append, interval or os", s)
 }

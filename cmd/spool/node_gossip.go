@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/node"
 )
 
@@ -35,7 +36,8 @@ func addGossipFlags(fs *pflag.FlagSet, g *gossipFlags) {
 // apply checks the flags and puts them into cfg.
 func (g *gossipFlags) apply(cfg *node.Config) error {
 	gc := g.cfg
-	if err := node.CheckGossipTimings(gc.Timings); err != nil {
+	// The profile is applied when the node starts; a typo fails here.
+	if err := membership.DefaultConfig().UseTimings(gc.Timings); err != nil {
 		return fmt.Errorf("--gossip-timings: %w", err)
 	}
 	var joins []string
@@ -66,7 +68,7 @@ func (g *gossipFlags) apply(cfg *node.Config) error {
 		key = strings.TrimSpace(string(raw))
 	}
 	if key != "" {
-		k, err := node.DecodeGossipKey(key)
+		k, err := membership.DecodeGossipKey(key)
 		if err != nil {
 			return fmt.Errorf("--gossip-key: %w", err)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"net/http"
 	"os"
@@ -15,6 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/internal/retry"
 )
 
 func TestNodeCommandServesAndStopsGracefully(t *testing.T) {
@@ -32,25 +35,14 @@ func TestNodeCommandServesAndStopsGracefully(t *testing.T) {
 		done <- err
 	}()
 
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		resp, err := http.Get("http://" + admin + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
-			}
-		}
+	retry.Run(t, 20*time.Second, func() error {
 		select {
 		case err := <-done:
 			t.Fatalf("node exited before ready: %v", err)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("node not ready: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return readyz(admin)
+	})
 
 	if _, _, err := runCLI(t, "", "topic", "create", "t1", "--brokers", kafka); err != nil {
 		t.Fatal(err)
@@ -123,26 +115,29 @@ func startCLINode(t *testing.T, args ...string) (kafka string, stop func() strin
 	}
 	t.Cleanup(func() { stop() })
 
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		resp, err := http.Get("http://" + admin + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return kafka, stop
-			}
-		}
+	retry.Run(t, 20*time.Second, func() error {
 		select {
 		case r := <-done:
 			stopped = &r
 			t.Fatalf("node exited before ready: %v\n%s", r.err, r.stderr)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("node not ready: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return readyz(admin)
+	})
+	return kafka, stop
+}
+
+// readyz is nil once the node with admin address admin says it is ready.
+func readyz(admin string) error {
+	resp, err := http.Get("http://" + admin + "/readyz")
+	if err != nil {
+		return err
 	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("/readyz: %s", resp.Status)
+	}
+	return nil
 }
 
 // TestNodeTopicDefaultFlags checks --retention-ms, --retention-bytes and
@@ -283,25 +278,21 @@ func TestNodeRetentionCheckIntervalFlag(t *testing.T) {
 	if _, err := adm.CreateTopic(ctx, 1, 1, configs, "bounded"); err != nil {
 		t.Fatal(err)
 	}
-	value := randomPayload(1000) // incompressible: franz-go compresses by default
-	for i := 0; i < 300; i++ {   // ~300 KB: many 16 KiB segments past 64 KiB
+	value := make([]byte, 1000) // random, so incompressible: franz-go compresses by default
+	rand.Read(value)
+	for i := 0; i < 300; i++ { // ~300 KB: many 16 KiB segments past 64 KiB
 		if err := cl.ProduceSync(ctx, &kgo.Record{Value: value}).FirstErr(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for {
+	retry.Run(t, 20*time.Second, func() error {
 		starts, err := adm.ListStartOffsets(ctx, "bounded")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if o, ok := starts.Lookup("bounded", 0); ok && o.Err == nil && o.Offset > 0 {
-			return
-		}
-		if ctx.Err() != nil {
-			t.Fatal("no segment deleted by retention within 20 s with a 100 ms check interval")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		o, ok := starts.Lookup("bounded", 0)
+		return retry.Check(ok && o.Err == nil && o.Offset > 0, "no segment deleted by retention yet with a 100 ms check interval")
+	})
 }
 
 // cliNodeClient is a franz-go client of the node at kafka, closed with the

@@ -1,26 +1,33 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
 	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/spool-log/spool/client"
 )
 
-// Listing commands print a table, or with -o json one JSON document whose
-// field names are the table's columns in snake_case. Replica lists are JSON
-// arrays of broker ids and topic ids are UUIDs, as the logs show them.
-
-// checkOutput validates an --output value.
-func checkOutput(output string) error {
-	if output != "table" && output != "json" {
-		return fmt.Errorf("--output %q: want table or json", output)
-	}
-	return nil
+// addOutputFlag adds the -o of the listing commands.
+func addOutputFlag(cmd *cobra.Command, output *string) {
+	cmd.Flags().StringVarP(output, "output", "o", "table", "output format: table or json")
 }
 
-// writeJSON prints v as indented JSON.
-func writeJSON(out io.Writer, v any) error {
-	enc := json.NewEncoder(out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+// table is a result that prints itself as a table; as JSON it is itself.
+type table interface{ WriteTable(io.Writer) error }
+
+// printListing prints t as one JSON document with -o json, else as a table.
+func printListing(cmd *cobra.Command, output string, t table) error {
+	if output == "json" {
+		return client.WriteJSON(cmd.OutOrStdout(), t)
+	}
+	return t.WriteTable(cmd.OutOrStdout())
+}
+
+// pick is yes when cond holds, else no.
+func pick(cond bool, yes, no string) string {
+	if cond {
+		return yes
+	}
+	return no
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/node"
 	"github.com/spool-log/spool/partition"
 )
@@ -74,22 +75,15 @@ func TestScrubCommand(t *testing.T) {
 		t.Fatalf("spool scrub --start: %v\n%s", err, out)
 	}
 	want := []string{"scrubbed", "0", "1-1", filepath.Base(seg), fmt.Sprint(first.Size()), fmt.Sprint(second.Size()), "corrupt", "crc"}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	retry.Run(t, 20*time.Second, func() error {
 		out, _, err = runCLI(t, "", append([]string{"scrub"}, admin...)...)
 		if err != nil {
 			t.Fatalf("spool scrub: %v", err)
 		}
 		// The finding shows once the pass marks it; the counts once the
 		// pass is over.
-		if strings.Contains(out, "CORRUPT BATCHES") && strings.Contains(out, " 1 passes done") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no finding after 20 s:\n%s", out)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return retry.Check(strings.Contains(out, "CORRUPT BATCHES") && strings.Contains(out, " 1 passes done"), "no finding yet:\n%s", out)
+	})
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	row := strings.Fields(lines[len(lines)-1])
 	if len(row) < len(want) || !strings.Contains(out, "1 corrupt batches found") {

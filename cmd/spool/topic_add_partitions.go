@@ -6,9 +6,9 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// newTopicAddPartitionsCmd raises a topic's partition count with
-// CreatePartitions. The count only grows; the new partitions are placed by
-// the cluster as a create would place them.
+// newTopicAddPartitionsCmd raises a topic's partition count. The count only
+// grows; the new partitions are placed by the cluster as a create would
+// place them.
 func newTopicAddPartitionsCmd(g *globals) *cobra.Command {
 	var (
 		total        int
@@ -19,35 +19,10 @@ func newTopicAddPartitionsCmd(g *globals) *cobra.Command {
 		Short: "Raise a topic's partition count to N",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			topic := args[0]
-			if total < 1 {
-				return fmt.Errorf("--total %d: give the new partition count, above the current one", total)
-			}
-			adm, done, err := g.admin(cmd.Context())
-			if err != nil {
+			if err := g.AddPartitions(cmd.Context(), args[0], total, validateOnly); err != nil {
 				return err
 			}
-			defer done()
-			update := adm.UpdatePartitions
-			if validateOnly {
-				update = adm.ValidateUpdatePartitions
-			}
-			resps, err := update(cmd.Context(), total, topic)
-			if err != nil {
-				return fmt.Errorf("add partitions to %s: %w", topic, err)
-			}
-			r, ok := resps[topic]
-			if !ok {
-				return fmt.Errorf("add partitions to %s: no answer for the topic", topic)
-			}
-			if r.Err != nil {
-				return fmt.Errorf("add partitions to %s: %v%s", topic, r.Err, errSuffix(r.ErrMessage))
-			}
-			verb := "now has"
-			if validateOnly {
-				verb = "can have"
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s %s %d partitions\n", topic, verb, total)
+			fmt.Fprintf(cmd.OutOrStdout(), "%s %s %d partitions\n", args[0], pick(validateOnly, "can have", "now has"), total)
 			return nil
 		},
 	}

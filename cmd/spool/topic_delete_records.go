@@ -4,12 +4,11 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"github.com/twmb/franz-go/pkg/kadm"
 )
 
-// newTopicDeleteRecordsCmd moves a partition's log start offset up with
-// DeleteRecords: every record before the offset is gone for consumers at
-// once, and from disk when retention next runs.
+// newTopicDeleteRecordsCmd moves a partition's log start offset up: every
+// record before the offset is gone for consumers at once, and from disk
+// when retention next runs.
 func newTopicDeleteRecordsCmd(g *globals) *cobra.Command {
 	var (
 		part   int32
@@ -20,31 +19,11 @@ func newTopicDeleteRecordsCmd(g *globals) *cobra.Command {
 		Short: "Delete a partition's records before an offset (-1: all of them)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			topic := args[0]
-			if before < -1 {
-				return fmt.Errorf("--before %d: want an offset, or -1 for the high watermark", before)
-			}
-			adm, done, err := g.admin(cmd.Context())
+			start, err := g.DeleteRecords(cmd.Context(), args[0], part, before)
 			if err != nil {
 				return err
 			}
-			defer done()
-			var os kadm.Offsets
-			os.Add(kadm.Offset{Topic: topic, Partition: part, At: before})
-			resps, err := adm.DeleteRecords(cmd.Context(), os)
-			if err != nil && !isShardErrors(err) {
-				return fmt.Errorf("delete records of %s/%d: %w", topic, part, err)
-			}
-			r, ok := resps.Lookup(topic, part)
-			switch {
-			case ok && r.Err != nil:
-				return fmt.Errorf("delete records of %s/%d: %w", topic, part, r.Err)
-			case !ok && err != nil:
-				return fmt.Errorf("delete records of %s/%d: %w", topic, part, err)
-			case !ok:
-				return fmt.Errorf("delete records of %s/%d: no answer for the partition", topic, part)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s/%d now starts at offset %d\n", topic, part, r.LowWatermark)
+			fmt.Fprintf(cmd.OutOrStdout(), "%s/%d now starts at offset %d\n", args[0], part, start)
 			return nil
 		},
 	}

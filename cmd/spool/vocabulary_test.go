@@ -1,14 +1,13 @@
 package main
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/spool-log/spool/client"
 	"github.com/spool-log/spool/node"
 )
 
@@ -48,7 +47,7 @@ func TestCLIVocabularyAndJSON(t *testing.T) {
 		t.Fatalf("produce of one record: %v %q", err, errOut)
 	}
 
-	var topics []listedTopic
+	var topics []client.ListedTopic
 	if err := json.Unmarshal([]byte(must("", "topic", "list", "-o", "json")), &topics); err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +75,7 @@ func TestCLIVocabularyAndJSON(t *testing.T) {
 	if reps, ok := p1["replicas"].([]any); !ok || len(reps) != 1 || p1["end"] != float64(4) || p1["start"] != float64(0) {
 		t.Errorf("topic describe -o json partition 1: %v", p1)
 	}
-	if out := must("", "topic", "describe", "vocab"); !strings.Contains(out, "id "+id) || !regexp.MustCompile(`(?m)^1\s+1\s+\[1\]\s+\[1\]\s+0\s+4\s*$`).MatchString(out) {
+	if out := must("", "topic", "describe", "vocab"); !strings.Contains(out, "id "+id) || !regexp.MustCompile(`(?m)^1\s+1\s+0\s+\[1\]\s+\[1\]\s+\[\]\s+0\s+4\s*$`).MatchString(out) {
 		t.Errorf("topic describe table:\n%s", out)
 	}
 
@@ -107,14 +106,14 @@ func TestCLIVocabularyAndJSON(t *testing.T) {
 	if out := must("", "consume", "vocab", "--group", "readers", "-n", "4"); strings.Count(out, "\n") != 4 {
 		t.Fatalf("consume --group -n 4 printed %q", out)
 	}
-	var listing groupListing
+	var listing client.GroupListing
 	if err := json.Unmarshal([]byte(must("", "group", "list", "-o", "json")), &listing); err != nil {
 		t.Fatal(err)
 	}
 	if len(listing.Groups) != 1 || listing.Groups[0].Group != "readers" || listing.Groups[0].Coordinator != 1 || len(listing.Unanswered) != 0 {
 		t.Errorf("group list -o json: %+v", listing)
 	}
-	var groups []describedGroup
+	var groups []client.DescribedGroup
 	if err := json.Unmarshal([]byte(must("", "group", "describe", "readers", "-o", "json")), &groups); err != nil {
 		t.Fatal(err)
 	}
@@ -156,64 +155,4 @@ func sortedFields(s string) string {
 	return strings.Join(f, " ")
 }
 
-func TestProduceRefusals(t *testing.T) {
-	n := testNode(t, func(c *node.Config) { c.AutoCreateTopics = true })
-	b := []string{"--brokers", n.KafkaAddr(), "--timeout", "5s"}
-	run := func(stdin string, args ...string) (string, error) {
-		t.Helper()
-		_, errOut, err := runCLI(t, stdin, append(args, b...)...)
-		return errOut, err
-	}
-	for _, stdin := range []string{"hello\n", ""} {
-		if _, err := run(stdin, "produce", "missing"); err == nil || !strings.Contains(err.Error(), "spool topic create missing") {
-			t.Errorf("produce %q to a missing topic: %v", stdin, err)
-		}
-	}
-	if _, err := run("", "topic", "create", "small", "-p", "1", "-c", "max.message.bytes=2000"); err != nil {
-		t.Fatal(err)
-	}
-	big := strings.Repeat("x", 3000) + "\n"
-	if _, err := run("ok\n"+big, "produce", "small"); err == nil ||
-		!strings.Contains(err.Error(), "1 of 2 records written") || !strings.Contains(err.Error(), "record too large: the limit is 2000 bytes (topic small max.message.bytes") {
-		t.Errorf("produce of a record above max.message.bytes: %v", err)
-	}
-	// Above the topic's limit by the flag, the broker refuses, and says so.
-	random := make([]byte, 3000)
-	rand.Read(random)
-	if _, err := run(hex.EncodeToString(random)+"\n", "produce", "small", "--max-record-bytes", "10000"); err == nil || !strings.Contains(err.Error(), "record too large for the broker: above the topic's max.message.bytes") {
-		t.Errorf("produce with --max-record-bytes above the topic's limit: the broker should refuse: %v", err)
-	}
-	// A line beyond what produce reads as one record stops the input there;
-	// what came before is written, and said so.
-	huge := "before\n" + strings.Repeat("y", maxLineBytes+1) + "\nafter\n"
-	if _, err := run(huge, "produce", "small"); err == nil || !strings.Contains(err.Error(), "a line is longer than") || !strings.Contains(err.Error(), "stopped there: 1 record to small (partition 0: 1)") {
-		t.Errorf("produce of an over-long line: %v", err)
-	}
-	if _, err := run("", "topic", "create", "wide", "-r", "3"); err == nil || !strings.Contains(err.Error(), "only 1 broker alive") {
-		t.Errorf("topic create -r 3 on one node: %v", err)
-	}
-}
-
 func slicesSort(s []string) { sort.Strings(s) }
-
-// TestConsumeGroupWithNothingLeft: a group whose committed offsets are at
-// the end reads nothing and stops, rather than waiting for records.
-func TestConsumeGroupWithNothingLeft(t *testing.T) {
-	n := testNode(t, func(c *node.Config) {
-		c.Groups.InitialRebalanceDelay = 0
-		c.Groups.OffsetsTopicPartitions = 1
-	})
-	b := []string{"--brokers", n.KafkaAddr()}
-	if _, _, err := runCLI(t, "", append([]string{"topic", "create", "done", "-p", "2"}, b...)...); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := runCLI(t, "a\nb\n", append([]string{"produce", "done", "--partition", "0"}, b...)...); err != nil {
-		t.Fatal(err)
-	}
-	for i, want := range []string{"a\nb\n", ""} {
-		out, _, err := runCLI(t, "", append([]string{"consume", "done", "--group", "g"}, b...)...)
-		if err != nil || out != want {
-			t.Errorf("consume --group, run %d: %v %q, want %q", i+1, err, out, want)
-		}
-	}
-}

@@ -123,11 +123,15 @@ func (c *Coordinator) DeleteGroups(req *kmsg.DeleteGroupsRequest) *kmsg.DeleteGr
 }
 
 func (c *Coordinator) deleteGroup(id string) int16 {
-	s, code := c.lockShard(id)
+	// The group's writer orders the tombstones with commits in flight.
+	s, w, code := c.lockWriter(id)
 	if code != 0 {
 		return code
 	}
-	defer s.mu.Unlock()
+	defer func() {
+		s.releaseWriter(id, w)
+		s.mu.Unlock()
+	}()
 	g := s.groups[id]
 	switch {
 	case g == nil || g.state == Dead:

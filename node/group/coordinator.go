@@ -39,6 +39,9 @@ type shard struct {
 	loading bool // replay in progress: requests get COORDINATOR_LOAD_IN_PROGRESS
 	gone    bool // unloaded: requests get NOT_COORDINATOR, timers do nothing
 	groups  map[string]*group
+	// writers holds the writer of every group with an offset-record append
+	// in flight or waiting (writer.go).
+	writers map[string]*groupWriter
 }
 
 // New returns a coordinator that has loaded no partitions yet.

@@ -22,4 +22,19 @@
 // (abs(javaHashCode(groupID)) % partitions, as Kafka does). A node serves the
 // groups of the partitions it has loaded with Coordinator.Load, which replays
 // that partition's records; every other group is answered NOT_COORDINATOR.
+//
+// Locking. Coordinator.mu guards the map of shards and is held alone. A
+// shard's mu guards its groups, their members and timers; a group's writer
+// (writer.go) orders its offset-record appends. The order is
+//
+//	groupWriter -> shard.mu
+//
+// and nothing is taken under shard.mu but leaves (logging, timers). An
+// offset commit holds its group's writer throughout and the shard's mu only
+// to check the commit and then to apply it, not across the append: a slow
+// disk holds up no other group of the shard, and the group's commits reach
+// the log and memory in one order, memory only once durable. Offset and
+// group deletions hold both across their append. The appends of a
+// rebalance (JoinGroup, SyncGroup, consumer heartbeats, session expiry)
+// still hold the shard's mu across the append.
 package group

@@ -7,6 +7,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/internal/retry"
 )
 
 const (
@@ -131,22 +133,15 @@ func (p pendingSync) wait(t *testing.T) *kmsg.SyncGroupResponse {
 // until it holds or a deadline passes.
 func (h *harness) waitFor(what string, cond func(g *group) bool, groupID string) {
 	h.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	retry.Run(h.t, 5*time.Second, func() error {
 		s, code := h.c.lockShard(groupID)
 		if code != 0 {
 			h.t.Fatalf("lock shard of %q: %v", groupID, kerr.ErrorForCode(code))
 		}
 		ok := cond(s.groups[groupID])
 		s.mu.Unlock()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return retry.Check(ok, "waiting for %s", what)
+	})
 }
 
 // waitParked waits until n members of the group are parked in JoinGroup.

@@ -15,12 +15,16 @@ import (
 // memory, so a failed store deletes nothing.
 func (c *Coordinator) OffsetDelete(req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDeleteResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
-	s, code := c.lockShard(req.Group)
+	// The group's writer orders the tombstones with commits in flight.
+	s, w, code := c.lockWriter(req.Group)
 	if code != 0 {
 		resp.ErrorCode = code
 		return resp
 	}
-	defer s.mu.Unlock()
+	defer func() {
+		s.releaseWriter(req.Group, w)
+		s.mu.Unlock()
+	}()
 	g := s.groups[req.Group]
 	if g == nil || g.state == Dead {
 		resp.ErrorCode = kerr.GroupIDNotFound.Code

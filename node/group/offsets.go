@@ -12,8 +12,43 @@ import (
 // manages its own partitions (or an admin resetting offsets) and is only
 // accepted while the group has no members; otherwise the member id and
 // generation must be current. Offsets are durable in __consumer_offsets
-// before the commit is acknowledged.
+// before the commit is acknowledged or visible to OffsetFetch.
+//
+// The shard's mutex is let go for the append, so a slow disk holds up no
+// other group of the shard; the group's writer (writer.go), held throughout,
+// keeps the group's commits in order.
 func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
+	resp := newCommitResponse(req)
+	s, w, code := c.lockWriter(req.Group)
+	if code != 0 {
+		return setCommitCodes(resp, code)
+	}
+	defer func() {
+		s.releaseWriter(req.Group, w)
+		s.mu.Unlock()
+	}()
+	t, code := c.commitTarget(s, req)
+	if code != 0 {
+		return setCommitCodes(resp, code)
+	}
+	recs, accepted := c.commitRecords(t.g, req, resp)
+	s.mu.Unlock()
+	err := c.append(s, recs)
+	s.mu.Lock()
+	if err != nil {
+		t.g.logger().WithError(err).Warn("store offset commit")
+		code := appendErrorCode(err)
+		for _, a := range accepted {
+			resp.Topics[a.ti].Partitions[a.pi].ErrorCode = code
+		}
+		return resp
+	}
+	c.applyCommits(s, t, req, accepted)
+	return resp
+}
+
+// newCommitResponse is a response with every partition of req, no errors.
+func newCommitResponse(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
 	for _, t := range req.Topics {
 		rt := kmsg.NewOffsetCommitResponseTopic()
@@ -25,68 +60,82 @@ func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCo
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
-	setAll := func(code int16) *kmsg.OffsetCommitResponse {
-		for i := range resp.Topics {
-			for j := range resp.Topics[i].Partitions {
-				if resp.Topics[i].Partitions[j].ErrorCode == 0 {
-					resp.Topics[i].Partitions[j].ErrorCode = code
-				}
+	return resp
+}
+
+// setCommitCodes gives code to every partition without an error yet.
+func setCommitCodes(resp *kmsg.OffsetCommitResponse, code int16) *kmsg.OffsetCommitResponse {
+	for i := range resp.Topics {
+		for j := range resp.Topics[i].Partitions {
+			if resp.Topics[i].Partitions[j].ErrorCode == 0 {
+				resp.Topics[i].Partitions[j].ErrorCode = code
 			}
 		}
-		return resp
 	}
+	return resp
+}
 
-	s, code := c.lockShard(req.Group)
-	if code != 0 {
-		return setAll(code)
-	}
-	defer s.mu.Unlock()
-	g := s.groups[req.Group]
-	created := false
-	if g == nil {
+// commitTo is the group a commit goes to: created is set for a simple
+// commit to a group the shard does not hold yet, which joins the shard only
+// if the commit is stored; m is the committing member of a classic group.
+type commitTo struct {
+	g       *group
+	created bool
+	m       *member
+}
+
+// commitTarget checks that req may commit to its group, as Kafka does.
+// Called with s.mu held.
+func (c *Coordinator) commitTarget(s *shard, req *kmsg.OffsetCommitRequest) (commitTo, int16) {
+	t := commitTo{g: s.groups[req.Group]}
+	if t.g == nil {
 		if req.Generation >= 0 {
 			// A generation from a group this coordinator does not
 			// know: the member is from a group that is gone.
-			return setAll(kerr.IllegalGeneration.Code)
+			return t, kerr.IllegalGeneration.Code
 		}
-		g = c.newGroup(s, req.Group)
-		created = true
+		t.g, t.created = c.newGroup(s, req.Group), true
 	}
-
-	var m *member
+	g := t.g
 	switch {
 	case g.state == Dead:
-		return setAll(kerr.CoordinatorNotAvailable.Code)
+		return t, kerr.CoordinatorNotAvailable.Code
 	case g.consumer != nil:
-		if code := g.checkConsumerMember(req.MemberID, req.Generation, true); code != 0 {
-			return setAll(code)
-		}
+		return t, g.checkConsumerMember(req.MemberID, req.Generation, true)
 	case g.isStaticMemberFenced(req.InstanceID, req.MemberID):
-		return setAll(kerr.FencedInstanceID.Code)
+		return t, kerr.FencedInstanceID.Code
 	case req.Generation < 0 && g.state == Empty:
 		// Simple commit: the group only stores offsets.
-	default:
-		if m = g.members[req.MemberID]; m == nil {
-			return setAll(kerr.UnknownMemberID.Code)
-		}
-		if req.Generation != g.generation {
-			return setAll(kerr.IllegalGeneration.Code)
-		}
-		if g.state == CompletingRebalance {
-			// The member's assignment may be about to change;
-			// it must rejoin before committing.
-			return setAll(kerr.RebalanceInProgress.Code)
-		}
+		return t, 0
 	}
+	if t.m = g.members[req.MemberID]; t.m == nil {
+		return t, kerr.UnknownMemberID.Code
+	}
+	if req.Generation != g.generation {
+		return t, kerr.IllegalGeneration.Code
+	}
+	if g.state == CompletingRebalance {
+		// The member's assignment may be about to change; it must
+		// rejoin before committing.
+		return t, kerr.RebalanceInProgress.Code
+	}
+	return t, 0
+}
 
+// acceptedCommit is one partition's commit, to apply once stored.
+type acceptedCommit struct {
+	topic  string
+	ti, pi int
+	c      commit
+}
+
+// commitRecords checks each partition of req, setting the refused ones'
+// codes in resp, and returns the records to store for the others. Called
+// with the shard's mutex held.
+func (c *Coordinator) commitRecords(g *group, req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse) ([]record, []acceptedCommit) {
 	now := c.clock.Now().UnixMilli()
-	type pending struct {
-		topic  string
-		ti, pi int
-		c      commit
-	}
 	var recs []record
-	var accepted []pending
+	var accepted []acceptedCommit
 	for ti, t := range req.Topics {
 		nparts, known := int32(0), true
 		if c.cfg.PartitionCount != nil {
@@ -106,27 +155,33 @@ func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCo
 				cm.metadata = *p.Metadata
 			}
 			recs = append(recs, record{key: offsetCommitKey(g.id, t.Topic, p.Partition), value: offsetCommitValue(cm)})
-			accepted = append(accepted, pending{t.Topic, ti, pi, cm})
+			accepted = append(accepted, acceptedCommit{t.Topic, ti, pi, cm})
 		}
 	}
-	if err := c.append(s, recs); err != nil {
-		g.logger().WithError(err).Warn("store offset commit")
-		code := appendErrorCode(err)
-		for _, a := range accepted {
-			resp.Topics[a.ti].Partitions[a.pi].ErrorCode = code
-		}
-		return resp
+	return recs, accepted
+}
+
+// applyCommits makes stored commits visible. The shard's mutex was let go
+// for the append, so the group may have changed meanwhile: the commits go
+// to the group the shard now holds under the id, as a replay of the log
+// would apply them. Called with s.mu held.
+func (c *Coordinator) applyCommits(s *shard, t commitTo, req *kmsg.OffsetCommitRequest, accepted []acceptedCommit) {
+	if s.gone {
+		return // stored; the next coordinator replays them
+	}
+	g := t.g
+	if cur := s.groups[req.Group]; cur != nil && cur != g {
+		g = cur
 	}
 	for _, a := range accepted {
 		setCommit(g, a.topic, req.Topics[a.ti].Partitions[a.pi].Partition, a.c)
 	}
-	if created && len(g.offsets) > 0 {
+	if s.groups[req.Group] == nil && g.state != Dead && len(g.offsets) > 0 {
 		s.groups[g.id] = g
 	}
-	if m != nil {
-		c.scheduleSession(g, m)
+	if t.m != nil && g.members[t.m.id] == t.m {
+		c.scheduleSession(g, t.m)
 	}
-	return resp
 }
 
 // OffsetFetch returns committed offsets, Kafka's handleFetchOffsets: v0–v7

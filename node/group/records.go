@@ -1,12 +1,11 @@
 package group
 
 import (
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"hash/crc32"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/internal/recordbatch"
 )
 
 // Records in __consumer_offsets use Kafka's own key and value schemas, so
@@ -23,8 +22,6 @@ const (
 	groupMetadataKeyVersion  = 2
 	groupMetadataValueVer    = 3
 )
-
-var crc32c = crc32.MakeTable(crc32.Castagnoli)
 
 // record is one key/value pair bound for __consumer_offsets; a nil value is
 // a tombstone.
@@ -54,128 +51,44 @@ func groupMetadataKey(group string) []byte {
 }
 
 // encodeBatch builds one uncompressed RecordBatch v2 holding recs, with base
-// offset 0 (the log assigns the real one) and a correct CRC-32C.
+// offset 0 and leader epoch 0 (the log stamps the real ones).
 func encodeBatch(recs []record, timestampMillis int64) []byte {
-	var body []byte
+	h := recordbatch.NoProducer()
+	h.PartitionLeaderEpoch = 0
+	h.LastOffsetDelta = int32(len(recs) - 1)
+	h.FirstTimestamp, h.MaxTimestamp = timestampMillis, timestampMillis
+	rs := make([]recordbatch.Record, len(recs))
 	for i, r := range recs {
-		var rec []byte
-		rec = append(rec, 0)                     // attributes
-		rec = binary.AppendVarint(rec, 0)        // timestamp delta
-		rec = binary.AppendVarint(rec, int64(i)) // offset delta
-		rec = appendVarintBytes(rec, r.key)      // key
-		rec = appendVarintBytes(rec, r.value)    // value, -1 for a tombstone
-		rec = binary.AppendVarint(rec, 0)        // no headers
-		body = binary.AppendVarint(body, int64(len(rec)))
-		body = append(body, rec...)
+		rs[i] = recordbatch.Record{OffsetDelta: int64(i), Key: r.key, Value: r.value}
 	}
-	b := kmsg.RecordBatch{
-		Magic:           2,
-		LastOffsetDelta: int32(len(recs) - 1),
-		FirstTimestamp:  timestampMillis,
-		MaxTimestamp:    timestampMillis,
-		ProducerID:      -1,
-		ProducerEpoch:   -1,
-		FirstSequence:   -1,
-		NumRecords:      int32(len(recs)),
-		Records:         body,
+	b, err := recordbatch.Build(nil, h, rs, nil)
+	if err != nil {
+		panic(err) // uncompressed: cannot fail
 	}
-	raw := b.AppendTo(nil)
-	binary.BigEndian.PutUint32(raw[8:12], uint32(len(raw)-12))
-	binary.BigEndian.PutUint32(raw[17:21], crc32.Checksum(raw[21:], crc32c))
-	return raw
+	return b
 }
-
-func appendVarintBytes(dst, b []byte) []byte {
-	if b == nil {
-		return binary.AppendVarint(dst, -1)
-	}
-	dst = binary.AppendVarint(dst, int64(len(b)))
-	return append(dst, b...)
-}
-
-const batchHeaderLen = 61
-
-var errShortBatch = errors.New("truncated record batch")
 
 // decodeBatches walks one or more whole RecordBatch v2 in buf and calls fn
 // for every record of every data batch. Control batches are skipped;
 // compressed batches are refused, since the coordinator never writes them.
 func decodeBatches(buf []byte, fn func(r record) error) error {
-	for len(buf) > 0 {
-		if len(buf) < batchHeaderLen {
-			return errShortBatch
+	var recs []recordbatch.Record
+	return recordbatch.Walk(buf, func(batch []byte, h recordbatch.Header) error {
+		if h.Control() { // transaction marker
+			return nil
 		}
-		length := int32(binary.BigEndian.Uint32(buf[8:12]))
-		if length < batchHeaderLen-12 || int(length) > len(buf)-12 {
-			return fmt.Errorf("record batch length %d: %w", length, errShortBatch)
-		}
-		batch := buf[:12+int(length)]
-		buf = buf[12+int(length):]
-		if magic := batch[16]; magic != 2 {
-			return fmt.Errorf("record batch magic %d, want 2", magic)
-		}
-		if want, got := binary.BigEndian.Uint32(batch[17:21]), crc32.Checksum(batch[21:], crc32c); want != got {
-			return fmt.Errorf("record batch crc %08x, computed %08x", want, got)
-		}
-		attrs := binary.BigEndian.Uint16(batch[21:23])
-		if attrs&0x20 != 0 { // control batch (transaction marker)
-			continue
-		}
-		if codec := attrs & 0x7; codec != 0 {
+		if codec := h.Compression(); codec != recordbatch.CompressionNone {
 			return fmt.Errorf("record batch compressed with codec %d, which the coordinator never writes", codec)
 		}
-		count := int32(binary.BigEndian.Uint32(batch[57:61]))
-		recs := batch[batchHeaderLen:]
-		for i := int32(0); i < count; i++ {
-			r, rest, err := decodeRecord(recs)
-			if err != nil {
-				return fmt.Errorf("record %d of batch: %w", i, err)
-			}
-			recs = rest
-			if err := fn(r); err != nil {
+		var err error
+		if recs, err = recordbatch.ParseRecords(recs[:0], batch[recordbatch.HeaderSize:], h.NumRecords, h.LastOffsetDelta); err != nil {
+			return fmt.Errorf("batch at offset %d: %w", h.BaseOffset, err)
+		}
+		for _, r := range recs {
+			if err := fn(record{key: r.Key, value: r.Value}); err != nil {
 				return err
 			}
 		}
-	}
-	return nil
-}
-
-func decodeRecord(b []byte) (record, []byte, error) {
-	n, w := binary.Varint(b)
-	if w <= 0 || n < 0 || n > int64(len(b)-w) {
-		return record{}, nil, errShortBatch
-	}
-	rec, rest := b[w:w+int(n)], b[w+int(n):]
-	if len(rec) < 1 {
-		return record{}, nil, errShortBatch
-	}
-	rec = rec[1:] // attributes
-	for range 2 { // timestamp delta, offset delta
-		_, w := binary.Varint(rec)
-		if w <= 0 {
-			return record{}, nil, errShortBatch
-		}
-		rec = rec[w:]
-	}
-	var r record
-	var err error
-	if r.key, rec, err = readVarintBytes(rec); err != nil {
-		return record{}, nil, err
-	}
-	if r.value, _, err = readVarintBytes(rec); err != nil {
-		return record{}, nil, err
-	}
-	return r, rest, nil
-}
-
-func readVarintBytes(b []byte) ([]byte, []byte, error) {
-	n, w := binary.Varint(b)
-	if w <= 0 || n < -1 || n > int64(len(b)-w) {
-		return nil, nil, errShortBatch
-	}
-	b = b[w:]
-	if n == -1 {
-		return nil, b, nil
-	}
-	return b[:n:n], b[n:], nil
+		return nil
+	})
 }

@@ -1,0 +1,167 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spool-log/spool/node/scrub"
+)
+
+// The cluster operations (members, placement, quarantine, scrub,
+// decommission) talk to a node's admin HTTP API, at Config.AdminAddr.
+
+// maxAdminBody bounds a reply read from the admin API.
+const maxAdminBody = 64 << 20
+
+// adminURL is the full URL of path on the AdminAddr node.
+func (g Config) adminURL(path string) (string, error) {
+	addr := strings.TrimSpace(g.AdminAddr)
+	if addr == "" {
+		return "", errors.New("no admin address given (set --admin or SPOOL_ADMIN)")
+	}
+	addr = strings.TrimSuffix(strings.TrimPrefix(addr, "http://"), "/")
+	return "http://" + addr + path, nil
+}
+
+// adminDo sends one request to the admin API. Within --timeout unless
+// stream is set (a watch runs until ctx ends); a node that does not answer
+// is a clear error, and a non-2xx status returns the node's message.
+func (g Config) adminDo(ctx context.Context, method, path string, stream bool) (*http.Response, context.CancelFunc, error) {
+	url, err := g.adminURL(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	var cancel context.CancelFunc
+	if stream {
+		ctx, cancel = context.WithCancel(ctx)
+	} else {
+		ctx, cancel = context.WithTimeout(ctx, g.Timeout)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, nil)
+	if err != nil {
+		cancel()
+		return nil, nil, fmt.Errorf("admin request %s: %w", url, err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil && errors.Is(err, syscall.ECONNREFUSED) {
+		cancel()
+		return nil, nil, fmt.Errorf("nothing listens at %s (connection refused): is `spool node` running with that --admin-addr? (set --admin or SPOOL_ADMIN)", g.AdminAddr)
+	}
+	if err != nil {
+		cancel()
+		return nil, nil, fmt.Errorf("no Spool node answered at %s within %v: is `spool node` running with that --admin-addr? (set --admin or SPOOL_ADMIN): %w", g.AdminAddr, g.Timeout, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+		cancel()
+		return nil, nil, adminError(g.AdminAddr, resp.Status, body)
+	}
+	return resp, cancel, nil
+}
+
+// adminJSON sends a request and decodes the JSON reply into v.
+func (g Config) adminJSON(ctx context.Context, method, path string, v any) error {
+	resp, cancel, err := g.adminDo(ctx, method, path, false)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	defer resp.Body.Close()
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxAdminBody)).Decode(v); err != nil {
+		return fmt.Errorf("decode reply of %s from %s: %w", path, g.AdminAddr, err)
+	}
+	return nil
+}
+
+// adminError is a refusal of the admin API as one line: the node's message,
+// then where it came from.
+func adminError(addr, status string, body []byte) error {
+	msg := strings.Join(strings.Fields(string(body)), " ")
+	if strings.HasPrefix(msg, "<") { // not the admin API's plain text
+		msg = "an answer that is not Spool's (is --admin the node's --admin-addr?)"
+	}
+	if len(msg) > 300 {
+		msg = msg[:300] + "..."
+	}
+	if msg == "" {
+		msg = status
+	}
+	return fmt.Errorf("%s (%s from the admin API at %s)", msg, status, addr)
+}
+
+// Members is the cluster's members as the AdminAddr node's gossip sees them.
+func (g Config) Members(ctx context.Context) (Members, error) {
+	var members Members
+	return members, g.adminJSON(ctx, "GET", "/v1/members", &members)
+}
+
+// Placement is, per partition of topic (every topic when ""), its replicas,
+// leader and the replicas rendezvous hashing prefers today.
+func (g Config) Placement(ctx context.Context, topic string) (Placements, error) {
+	path := "/v1/placement"
+	if topic != "" {
+		path += "?topic=" + url.QueryEscape(topic)
+	}
+	var parts Placements
+	return parts, g.adminJSON(ctx, "GET", path, &parts)
+}
+
+// Quarantine is what the AdminAddr node set aside instead of deleting it,
+// oldest first.
+func (g Config) Quarantine(ctx context.Context) (QuarantineEntries, error) {
+	var entries QuarantineEntries
+	return entries, g.adminJSON(ctx, "GET", "/v1/quarantine", &entries)
+}
+
+// PurgeQuarantine deletes quarantined entries for good (those older than
+// olderThan, or all when it is 0) and returns them.
+func (g Config) PurgeQuarantine(ctx context.Context, olderThan time.Duration) (QuarantineEntries, error) {
+	if olderThan < 0 {
+		return nil, fmt.Errorf("--older-than %v: want a non-negative duration", olderThan)
+	}
+	path := "/v1/quarantine/purge"
+	if olderThan > 0 {
+		path += "?older_than=" + url.QueryEscape(olderThan.String())
+	}
+	var purged QuarantineEntries
+	return purged, g.adminJSON(ctx, "POST", path, &purged)
+}
+
+// Scrub is the state of the node's CRC scrub; start asks for a pass now.
+func (g Config) Scrub(ctx context.Context, start bool) (scrub.Status, error) {
+	method := "GET"
+	if start {
+		method = "POST"
+	}
+	var st scrub.Status
+	return st, g.adminJSON(ctx, method, "/v1/scrub", &st)
+}
+
+// Decommission removes broker id from the roster for good and returns the
+// brokers left in it.
+func (g Config) Decommission(ctx context.Context, id int32) (roster []int32, err error) {
+	var entries []struct {
+		ID             int32 `json:"id"`
+		Decommissioned bool  `json:"decommissioned"`
+	}
+	if err := g.adminJSON(ctx, "POST", "/v1/roster/decommission?id="+strconv.Itoa(int(id)), &entries); err != nil {
+		return nil, err
+	}
+	roster = []int32{}
+	for _, e := range entries {
+		if !e.Decommissioned {
+			roster = append(roster, e.ID)
+		}
+	}
+	return roster, nil
+}

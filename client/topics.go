@@ -1,0 +1,184 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/spool-log/spool/node"
+)
+
+// isShardErrors reports whether err is kadm's partial failure: some partitions
+// answered, others (say, those whose leader is down) did not.
+func isShardErrors(err error) bool {
+	var se *kadm.ShardErrors
+	return errors.As(err, &se)
+}
+
+// errSuffix is ": msg" for a node's error message, "" for none.
+func errSuffix(msg string) string {
+	if msg == "" {
+		return ""
+	}
+	return ": " + msg
+}
+
+// ListedTopic is one topic of ListTopics.
+type ListedTopic struct {
+	Topic             string       `json:"topic"`
+	ID                node.TopicID `json:"id"`
+	Partitions        int          `json:"partitions"`
+	ReplicationFactor int          `json:"replication_factor"`
+	Internal          bool         `json:"internal"`
+	Error             string       `json:"error,omitempty"`
+}
+
+// ListedTopics is every topic, internal ones included, by name.
+type ListedTopics []ListedTopic
+
+// ListTopics lists every topic, internal ones included.
+func (g Config) ListTopics(ctx context.Context) (ListedTopics, error) {
+	ctx, adm, done, err := g.boundedAdmin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	topics, err := adm.ListTopicsWithInternal(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list topics: %w", err)
+	}
+	rows := ListedTopics{}
+	for _, t := range topics.Sorted() {
+		row := ListedTopic{Topic: t.Topic, ID: node.TopicID(t.ID), Partitions: len(t.Partitions), ReplicationFactor: t.Partitions.NumReplicas(), Internal: t.IsInternal}
+		if t.Err != nil {
+			row.Error = explain(t.Err)
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// WriteTable prints the topics as a table.
+func (rows ListedTopics) WriteTable(out io.Writer) error {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "TOPIC\tPARTITIONS\tREPLICAS\tID")
+	for _, r := range rows {
+		if r.Error != "" {
+			fmt.Fprintf(w, "%s\terror: %s\t\t\n", r.Topic, r.Error)
+			continue
+		}
+		fmt.Fprintf(w, "%s\t%d\t%d\t%s\n", r.Topic, r.Partitions, r.ReplicationFactor, r.ID)
+	}
+	return w.Flush()
+}
+
+// CreateTopicsOptions is what CreateTopics creates.
+type CreateTopicsOptions struct {
+	Names             []string
+	Partitions        int32    // -1: the node's default
+	ReplicationFactor int16    // -1: the default
+	Configs           []string // key=value
+}
+
+// CreatedTopic is a topic CreateTopics created.
+type CreatedTopic struct {
+	Topic      string
+	Partitions int32
+	ID         node.TopicID
+}
+
+func (c CreatedTopic) String() string {
+	return fmt.Sprintf("%s (%s, id %s)", c.Topic, plural(int(c.Partitions), "partition"), c.ID)
+}
+
+// CreateTopics creates topics. A replication factor above the brokers alive
+// is refused before asking. Topics that could not be created are named in
+// the error; the others are returned.
+func (g Config) CreateTopics(ctx context.Context, o CreateTopicsOptions) ([]CreatedTopic, error) {
+	cfgs := make(map[string]*string, len(o.Configs))
+	for _, c := range o.Configs {
+		k, v, ok := strings.Cut(c, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--config %q: want key=value", c)
+		}
+		cfgs[k] = &v
+	}
+	if o.Partitions == 0 || o.Partitions < -1 {
+		return nil, fmt.Errorf("--partitions %d: want at least 1, or -1 for the node's default", o.Partitions)
+	}
+	if rf := o.ReplicationFactor; rf == 0 || rf < -1 {
+		return nil, fmt.Errorf("--replication-factor %d: want at least 1, or -1 for the default", rf)
+	}
+	ctx, adm, done, err := g.boundedAdmin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if err := checkReplicationFactor(ctx, adm, o.ReplicationFactor); err != nil {
+		return nil, err
+	}
+	resps, err := adm.CreateTopics(ctx, o.Partitions, o.ReplicationFactor, cfgs, o.Names...)
+	if err != nil {
+		return nil, fmt.Errorf("create topics: %w", err)
+	}
+	var created []CreatedTopic
+	var failed []string
+	for _, r := range resps.Sorted() {
+		if r.Err != nil {
+			failed = append(failed, r.Topic+": "+r.Err.Error()+errSuffix(r.ErrMessage))
+			continue
+		}
+		created = append(created, CreatedTopic{Topic: r.Topic, Partitions: r.NumPartitions, ID: node.TopicID(r.ID)})
+	}
+	if len(failed) > 0 {
+		return created, fmt.Errorf("%s", strings.Join(failed, "; "))
+	}
+	return created, nil
+}
+
+// checkReplicationFactor refuses a replication factor above the brokers
+// alive now: the topic could not get its replicas, and says why.
+func checkReplicationFactor(ctx context.Context, adm *kadm.Client, rf int16) error {
+	if rf <= 1 {
+		return nil
+	}
+	brokers, err := adm.ListBrokers(ctx)
+	if err != nil {
+		return fmt.Errorf("list brokers: %w", err)
+	}
+	if int(rf) > len(brokers) {
+		return fmt.Errorf("--replication-factor %d: only %s alive (%s); start more nodes or lower -r", rf, plural(len(brokers), "broker"), formatBrokers(brokers.NodeIDs()))
+	}
+	return nil
+}
+
+// DeleteTopics deletes topics and their data. Topics that could not be
+// deleted are named in the error; the others are returned.
+func (g Config) DeleteTopics(ctx context.Context, names []string) (deleted []string, err error) {
+	ctx, adm, done, err := g.boundedAdmin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	resps, err := adm.DeleteTopics(ctx, names...)
+	if err != nil {
+		return nil, fmt.Errorf("delete topics: %w", err)
+	}
+	var failed []string
+	for _, r := range resps.Sorted() {
+		if r.Err != nil {
+			failed = append(failed, r.Topic+": "+r.Err.Error())
+			continue
+		}
+		deleted = append(deleted, r.Topic)
+	}
+	if len(failed) > 0 {
+		return deleted, fmt.Errorf("%s", strings.Join(failed, "; "))
+	}
+	return deleted, nil
+}

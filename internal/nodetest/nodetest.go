@@ -1,0 +1,50 @@
+// Package nodetest starts in-process Spool nodes for the tests of packages
+// that drive one (the CLI, its client package, the bench).
+package nodetest
+
+import (
+	"context"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/spool-log/spool/internal/retry"
+	"github.com/spool-log/spool/node"
+)
+
+// Start starts a node on free loopback ports, its data in a temporary
+// directory, and stops it when the test ends; each option adjusts its
+// config first. It returns once the node is admitted: until then it closes
+// every Kafka connection, which a client would report as a node that does
+// not answer.
+func Start(t testing.TB, options ...func(*node.Config)) *node.Node {
+	t.Helper()
+	cfg := node.DefaultConfig()
+	cfg.DataDir = t.TempDir()
+	cfg.KafkaAddr = "127.0.0.1:0"
+	cfg.AdminAddr = "127.0.0.1:0"
+	cfg.Gossip.BindAddr = "127.0.0.1:0"
+	cfg.Gossip.Timings = "fast"
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	cfg.Logger = log
+	for _, o := range options {
+		o(&cfg)
+	}
+	n, err := node.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		n.Shutdown(ctx)
+	})
+	retry.Run(t, 20*time.Second, func() error { return retry.Check(n.Admitted(), "the test node is not admitted") })
+	return n
+}

@@ -1,0 +1,192 @@
+package admin
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/spool-log/spool/internal/httpjson"
+	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/leadership"
+)
+
+// The cluster part of the admin API: what SREs look at to see who is in the
+// cluster, who leads what, and where placement would put things today.
+
+// MemberInfo is one member as /v1/members shows it.
+type MemberInfo struct {
+	Name          string `json:"name"`
+	ID            int32  `json:"id"`
+	Status        string `json:"status"` // alive, failed or left
+	KafkaAddr     string `json:"kafka_addr"`
+	AdminAddr     string `json:"admin_addr"`
+	GossipAddr    string `json:"gossip_addr"`
+	Rack          string `json:"rack,omitempty"`
+	Generation    uint64 `json:"generation"`
+	PartitionsLed int    `json:"partitions_led"`
+}
+
+// MemberEvent is one line of /v1/members/watch.
+type MemberEvent struct {
+	Type   string     `json:"type"` // join, fail, leave, update or reap
+	Time   time.Time  `json:"time"`
+	Member MemberInfo `json:"member"`
+}
+
+// PartitionPlacement is one partition as /v1/placement shows it.
+type PartitionPlacement struct {
+	Topic     string  `json:"topic"`
+	Partition int32   `json:"partition"`
+	Replicas  []int32 `json:"replicas"` // recorded at creation, succession order
+	Leader    int32   `json:"leader"`   // -1: unavailable
+	// LeaderEpoch, ISR and Offline are as Metadata reports them from this
+	// node (the leader's claim where this node does not lead; epoch -1
+	// when unknown).
+	LeaderEpoch int32   `json:"leader_epoch"`
+	ISR         []int32 `json:"isr"`
+	Offline     []int32 `json:"offline"`
+	// Preferred is where placement (rendezvous hashing, membership.PlaceTopic)
+	// over today's roster would put the replicas; Differs marks a partition whose recorded replicas are
+	// not that list (the roster changed since the topic was created, or
+	// CreateTopics pinned it with a manual replica assignment).
+	Preferred []int32 `json:"preferred"`
+	Differs   bool    `json:"differs"`
+}
+
+func memberInfo(m membership.Member, led map[int32]int) MemberInfo {
+	mi := MemberInfo{
+		Name: m.Name, ID: m.BrokerID, Status: string(m.Status),
+		KafkaAddr: m.KafkaAddr, AdminAddr: m.AdminAddr, GossipAddr: m.GossipAddr,
+		Rack: m.Rack, Generation: m.Gen,
+	}
+	if m.Status == membership.StatusAlive {
+		mi.PartitionsLed = led[m.BrokerID]
+	}
+	return mi
+}
+
+// Members lists the members gossip knows, this node included, by id.
+func (a *API) Members() []MemberInfo {
+	led := a.cfg.Node.PartitionsLed()
+	members := a.cfg.Agent.Members()
+	out := make([]MemberInfo, len(members))
+	for i, m := range members {
+		out[i] = memberInfo(m, led)
+	}
+	return out
+}
+
+// Placement describes every partition of topic, or of every topic when
+// topic is empty; ok is false for an unknown topic.
+func (a *API) Placement(topic string) (out []PartitionPlacement, ok bool) {
+	topics := a.cfg.Agent.Topics()
+	if topic != "" {
+		e, found := a.cfg.Agent.Topic(topic)
+		if !found {
+			return nil, false
+		}
+		topics = []membership.TopicEntry{e}
+	}
+	roster := a.cfg.Agent.Roster()
+	out = []PartitionPlacement{}
+	for _, t := range topics {
+		// The whole topic, as at creation: placement balances load across
+		// a topic's partitions, so one partition's place depends on all.
+		preferred := membership.PlaceTopic(t.Name, t.Partitions, roster, int(t.ReplicationFactor))
+		for p, replicas := range t.Replicas {
+			pref := preferred[p]
+			ls := a.cfg.Node.Leadership(t.Name, int32(p))
+			out = append(out, PartitionPlacement{
+				Topic: t.Name, Partition: int32(p),
+				Replicas: slices.Clone(replicas),
+				Leader:   ls.Leader, LeaderEpoch: ls.LeaderEpoch, ISR: ls.ISR, Offline: ls.Offline,
+				Preferred: pref,
+				Differs:   !slices.Equal(pref, replicas),
+			})
+		}
+	}
+	return out, true
+}
+
+// clusterRoutes serves who is in the cluster, who leads what and where
+// placement would put it, and the endpoints peers pull from (membership,
+// and the leadership claims of node/leadership).
+func (a *API) clusterRoutes(mux *http.ServeMux) {
+	mux.Handle("/internal/membership/", a.cfg.Agent.Handler())
+	if a.cfg.Leadership != nil {
+		mux.Handle("GET "+leadership.Path, a.cfg.Leadership)
+	}
+	mux.HandleFunc("GET /v1/members", func(w http.ResponseWriter, r *http.Request) {
+		httpjson.Write(w, a.Members())
+	})
+	mux.HandleFunc("GET /v1/members/watch", a.serveMemberWatch)
+	mux.HandleFunc("GET /v1/placement", func(w http.ResponseWriter, r *http.Request) {
+		topic := r.URL.Query().Get("topic")
+		out, ok := a.Placement(topic)
+		if !ok {
+			http.Error(w, "unknown topic "+strconv.Quote(topic), http.StatusNotFound)
+			return
+		}
+		httpjson.Write(w, out)
+	})
+	mux.HandleFunc("GET /v1/roster", func(w http.ResponseWriter, r *http.Request) {
+		httpjson.Write(w, a.cfg.Agent.RosterEntries())
+	})
+	mux.HandleFunc("POST /v1/roster/decommission", func(w http.ResponseWriter, r *http.Request) {
+		id, err := strconv.ParseInt(r.URL.Query().Get("id"), 10, 32)
+		if err != nil || id < 0 {
+			http.Error(w, "want ?id=<broker id>", http.StatusBadRequest)
+			return
+		}
+		switch err := a.cfg.Agent.Decommission(int32(id)); {
+		case errors.Is(err, membership.ErrBrokerAlive):
+			http.Error(w, err.Error(), http.StatusConflict)
+		case errors.Is(err, membership.ErrUnknownBroker):
+			http.Error(w, err.Error(), http.StatusNotFound)
+		case errors.Is(err, membership.ErrNotDurable):
+			http.Error(w, err.Error(), http.StatusInsufficientStorage)
+		case err != nil:
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+		default:
+			a.cfg.Log.WithField("decommissioned", id).Warn("broker decommissioned through the admin API")
+			httpjson.Write(w, a.cfg.Agent.RosterEntries())
+		}
+	})
+}
+
+// serveMemberWatch streams membership events as NDJSON, one flushed line per
+// event, until the client goes away or the node shuts down.
+func (a *API) serveMemberWatch(w http.ResponseWriter, r *http.Request) {
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	events, cancel := a.cfg.Agent.Subscribe()
+	defer cancel()
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.WriteHeader(http.StatusOK)
+	flusher.Flush() // the client knows it is subscribed before any event
+	enc := json.NewEncoder(w)
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-a.cfg.Closing:
+			return
+		case ev, ok := <-events:
+			if !ok {
+				return
+			}
+			led := a.cfg.Node.PartitionsLed()
+			line := MemberEvent{Type: string(ev.Type), Time: ev.Time, Member: memberInfo(ev.Member, led)}
+			if err := enc.Encode(line); err != nil {
+				return
+			}
+			flusher.Flush()
+		}
+	}
+}

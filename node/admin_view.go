@@ -1,0 +1,40 @@
+package node
+
+import (
+	"github.com/spool-log/spool/node/admin"
+	"github.com/spool-log/spool/node/admission"
+)
+
+// adminView is the node as the admin API (node/admin) sees it.
+type adminView struct{ n *Node }
+
+var _ admin.Node = adminView{}
+
+func (v adminView) Unfit() error {
+	if err := v.n.adm.Refusal(); err != nil {
+		return err
+	}
+	if err := v.n.agent.Health(); err != nil && admission.IsRefusal(err) {
+		return err
+	}
+	return nil
+}
+
+func (v adminView) Readiness() error   { return v.n.readiness() }
+func (v adminView) Stats() admin.Stats { return v.n.Stats() }
+func (v adminView) Topics() any        { return v.n.catalog.Topics() }
+func (v adminView) PartitionsLed() map[int32]int {
+	return v.n.cluster.PartitionsLed(v.n.catalog.Topics())
+}
+func (v adminView) Leadership(topic string, partition int32) admin.Leadership {
+	spec, ok := v.n.catalog.Topic(topic)
+	if !ok || partition < 0 || int(partition) >= len(spec.Replicas) {
+		return admin.Leadership{Leader: -1, LeaderEpoch: -1}
+	}
+	live := map[int32]bool{}
+	for _, b := range v.n.cluster.Brokers() {
+		live[b.ID] = true
+	}
+	st := v.n.partitionLeadership(spec, partition, live)
+	return admin.Leadership{Leader: st.Leader, LeaderEpoch: st.LeaderEpoch, ISR: st.ISR, Offline: st.Offline}
+}

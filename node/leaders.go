@@ -1,0 +1,132 @@
+package node
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/leadership"
+	"github.com/spool-log/spool/node/replica"
+)
+
+// How leadership reaches every node (node/leadership): this node publishes
+// a claim for each replica it leads, and merges its peers' claims into a
+// table that Metadata, DescribeTopicPartitions and the KIP-951
+// CurrentLeader of a NOT_LEADER_OR_FOLLOWER answer read.
+const (
+	// leadershipScan is how often the local replicas are asked whether
+	// they lead (besides every membership change); each scan that finds a
+	// change publishes once, which coalesces a burst of changes.
+	leadershipScan = 500 * time.Millisecond
+	// leadershipSync is how often peers' tags are compared with the table.
+	leadershipSync = 250 * time.Millisecond
+	// leadershipDrop is how long a gone or unreachable peer's claims stay.
+	leadershipDrop = 3 * time.Second
+)
+
+type leaders struct {
+	local *leadership.Local
+	table *leadership.Table
+	poke  chan struct{} // leadershipChanged's signal to the publisher
+}
+
+func newLeaders(self int32) *leaders {
+	return &leaders{local: leadership.NewLocal(self), table: leadership.NewTable(), poke: make(chan struct{}, 1)}
+}
+
+// leadershipChanged has the publisher scan at once rather than at its next
+// tick: whoever learns that a local replica gained or lost leadership
+// (the replica driver, on a Raft leader change) calls it. Never blocks.
+func (n *Node) leadershipChanged() {
+	select {
+	case n.leaders.poke <- struct{}{}:
+	default:
+	}
+}
+
+// startLeadershipLoops starts publishing this node's claims and pulling
+// its peers'; both end when the node closes.
+func (n *Node) startLeadershipLoops() {
+	events, cancel := n.agent.Subscribe()
+	syncer := leadership.NewSyncer(leadership.SyncConfig{
+		Self: n.cfg.NodeID, Table: n.leaders.table, Members: n.agent.Members,
+		Fetch:    membership.HTTPFetch(&http.Client{Timeout: 10 * time.Second}),
+		Interval: leadershipSync, DropAfter: leadershipDrop, Log: n.log,
+	})
+	n.loops.Go(syncer.Run)
+	n.loops.Go(func(ctx context.Context) {
+		defer cancel()
+		t := time.NewTicker(leadershipScan)
+		defer t.Stop()
+		for {
+			n.publishLeadership()
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			case <-n.leaders.poke:
+			case _, ok := <-events:
+				if !ok {
+					events = nil // the agent shut down: ticks only
+				}
+			}
+		}
+	})
+}
+
+// publishLeadership sets this node's claims from its leading replicas and
+// republishes its tag when they changed.
+func (n *Node) publishLeadership() {
+	var claims []leadership.Claim
+	for _, p := range n.localPartitions() {
+		st := p.replica.State()
+		if st.Leader != n.cfg.NodeID || st.LeaderEpoch < 0 {
+			continue
+		}
+		claims = append(claims, leadership.Claim{Topic: p.topicID, Partition: p.index, Leader: st.Leader,
+			Epoch: st.LeaderEpoch, ISR: st.ISR, Offline: st.Offline})
+	}
+	if n.leaders.local.Set(claims) {
+		if err := n.agent.SetLeadershipTag(n.leaders.local.Tag()); err != nil {
+			n.log.WithError(err).Warn("publish leadership tag")
+		}
+	}
+}
+
+// partitionLeadership is partition index of spec's leader, leader epoch,
+// ISR and offline replicas as any node reports them: this node's replica
+// where it leads; else the newest word among its replica's view (where it
+// hosts the partition) and the leader's claim from the table; else the
+// cluster view (leadership). live are the brokers gossip sees alive.
+func (n *Node) partitionLeadership(spec TopicSpec, index int32, live map[int32]bool) replica.State {
+	alive := func(id int32) bool { return live[id] }
+	if p := n.hostedPartition(spec.Name, index, spec.ID); p != nil {
+		st := p.replica.State()
+		if st.Leader == n.cfg.NodeID {
+			return st
+		}
+		if cl, ok := n.claimed(spec.ID, index, spec.Replicas[index], alive); ok && cl.LeaderEpoch > st.LeaderEpoch {
+			return cl
+		}
+		return st
+	}
+	if cl, ok := n.claimed(spec.ID, index, spec.Replicas[index], alive); ok {
+		return cl
+	}
+	return n.leadership(spec, index, live)
+}
+
+// claimed is the table's claim on a partition whose replicas are replicas.
+// A claim is ignored when its leader is outside the replicas (a stale or
+// bogus claim) or not alive: the table keeps a failed node's claims a
+// moment in case it was only slow, but Metadata never names a leader that
+// is not among the brokers it lists.
+func (n *Node) claimed(id TopicID, index int32, replicas []int32, alive func(int32) bool) (replica.State, bool) {
+	c, ok := n.leaders.table.Lookup(id, index)
+	if !ok || !slices.Contains(replicas, c.Leader) || !alive(c.Leader) {
+		return replica.State{}, false
+	}
+	return replica.State{Leader: c.Leader, LeaderEpoch: c.Epoch, ISR: c.ISR, Offline: c.Offline}, true
+}
