@@ -368,7 +368,13 @@ func (g *raftGroup) publish(tick bool) {
 	g.lead.Store(bs.Lead)
 	g.term.Store(term)
 	g.leading.Store(leading)
-	g.writable.Store(leading && g.termStartTerm == term && g.termStart > 0 && g.applied >= g.termStart)
+	writable := leading && g.termStartTerm == term && g.termStart > 0 && g.applied >= g.termStart
+	if g.writable.Swap(writable) != writable {
+		changed = true
+	}
+	if changed && g.d.cfg.OnLeaderChange != nil {
+		g.d.cfg.OnLeaderChange()
+	}
 	// Every Ready is handled: a proposal not matched by now was dropped
 	// from raft's log before it was persisted (leadership moved).
 	for _, p := range g.pending {
