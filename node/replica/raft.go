@@ -110,6 +110,9 @@ type raftGroup struct {
 	leading  atomic.Bool
 	writable atomic.Bool // leading, and an entry of its term is committed
 	isr      atomic.Pointer[[]int32]
+	// silent are the replicas a leader has not heard from within
+	// ISRMaxIdleTicks (offline as far as the group can tell).
+	silent atomic.Pointer[[]int32]
 }
 
 func (r *Replica) openRaft(cfg Config) error {
@@ -396,7 +399,7 @@ const isrEveryTicks = 5
 // ISRMaxLagEntries of the leader's and that answered within
 // ISRMaxIdleTicks; a follower knows only the leader.
 func (g *raftGroup) updateISR(leading bool, lead uint64) {
-	isr := []int32{}
+	isr, silent := []int32{}, []int32{}
 	if leading {
 		st := g.rn.Status()
 		last := st.Progress[g.self].Match
@@ -409,7 +412,11 @@ func (g *raftGroup) updateISR(leading bool, lead uint64) {
 				continue
 			}
 			seen, heard := g.lastSeen[id]
-			if id == g.self || (heard && now-seen <= int64(g.d.cfg.ISRMaxIdleTicks) && pr.Match+g.d.cfg.ISRMaxLagEntries >= last) {
+			answering := id == g.self || (heard && now-seen <= int64(g.d.cfg.ISRMaxIdleTicks))
+			if !answering && now > int64(g.d.cfg.ISRMaxIdleTicks) {
+				silent = append(silent, b) // not before the leader could hear from it
+			}
+			if answering && (id == g.self || pr.Match+g.d.cfg.ISRMaxLagEntries >= last) {
 				isr = append(isr, b)
 			}
 		}
@@ -419,6 +426,9 @@ func (g *raftGroup) updateISR(leading bool, lead uint64) {
 	}
 	if old := g.isr.Load(); old == nil || !slices.Equal(*old, isr) {
 		g.isr.Store(&isr)
+	}
+	if old := g.silent.Load(); old == nil || !slices.Equal(*old, silent) {
+		g.silent.Store(&silent)
 	}
 }
 
