@@ -167,22 +167,27 @@ func TestReplicatedPartitionSurvivesItsLeader(t *testing.T) {
 	}
 }
 
-// TestReplicatedProduceChecks: min.insync.replicas above the replicas in
+// TestReplicatedProduceChecks: --default-replication-factor applies to a
+// topic created without one; min.insync.replicas above the replicas in
 // sync is NOT_ENOUGH_REPLICAS for acks=all; a follower refuses with
 // NOT_LEADER_OR_FOLLOWER; a replication factor above the live brokers is
 // INVALID_REPLICATION_FACTOR.
 func TestReplicatedProduceChecks(t *testing.T) {
-	nodes := startCluster(t, 3)
+	nodes := startClusterWith(t, 3, func(c *Config) { c.DefaultReplicationFactor = 3 })
 	adm := newAdmin(t, nodes[0])
 	if r, err := adm.CreateTopic(testCtx(t), 1, 4, nil, "toomany"); err == nil && !errors.Is(r.Err, kerr.InvalidReplicationFactor) {
 		t.Errorf("replication factor 4 on 3 brokers: %v, want INVALID_REPLICATION_FACTOR", r.Err)
 	}
 	four := "4"
-	r, err := adm.CreateTopic(testCtx(t), 1, 3, map[string]*string{"min.insync.replicas": &four}, "strict")
+	// No replication factor given (-1): the broker's default, 3.
+	r, err := adm.CreateTopic(testCtx(t), 1, -1, map[string]*string{"min.insync.replicas": &four}, "strict")
 	if err != nil || r.Err != nil {
 		t.Fatalf("create: %v %v", err, r.Err)
 	}
 	spec := waitTopic(t, nodes, "strict")
+	if spec.ReplicationFactor != 3 || len(spec.Replicas[0]) != 3 {
+		t.Fatalf("created with the default replication factor: %d, replicas %v; want 3", spec.ReplicationFactor, spec.Replicas[0])
+	}
 	// Settled: the preferred replica leads (leadership goes back to it)
 	// and every replica knows.
 	var lead *Node
