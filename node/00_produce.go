@@ -317,11 +317,16 @@ func (n *Node) hostedPartition(topic string, index int32, id TopicID) *localPart
 }
 
 // leaderOf is the partition's leader: its replica's word where this node
-// hosts it (the Raft leader of a replicated one), else the cluster view's;
-// -1 for none.
+// hosts it (the Raft leader of a replicated one), else the leadership
+// table's, else the cluster view's; -1 for none.
 func (n *Node) leaderOf(spec TopicSpec, index int32) int32 {
 	if p := n.hostedPartition(spec.Name, index, spec.ID); p != nil {
 		return p.replica.Leader()
+	}
+	// Elsewhere the leadership table's claim (a Raft leader moves), then
+	// the cluster view.
+	if cl, ok := n.claimed(spec.ID, index, spec.Replicas[index], n.agent.IsAlive); ok {
+		return cl.Leader
 	}
 	return n.cluster.Leader(spec.Replicas[index])
 }
