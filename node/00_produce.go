@@ -197,8 +197,9 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 			return
 		}
 	}
-	// The request's timeout bounds both the wait for the leader's own
-	// append (a Raft round) and, for acks=all, the commit.
+	// The request's timeout bounds the wait for the commit (acks=all), not
+	// the leader's own append, which an idempotent producer's state must
+	// see through.
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(max(req.TimeoutMillis, 0))*time.Millisecond)
 	defer cancel()
 
@@ -225,7 +226,7 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 			return
 		}
 	}
-	info, commit, err := p.replica.Propose(ctx, records)
+	info, commit, err := p.replica.Propose(records)
 	if idempotent {
 		if err == nil {
 			p.producers.record(h, info.BaseOffset, time.Now())
@@ -316,11 +317,16 @@ func (n *Node) hostedPartition(topic string, index int32, id TopicID) *localPart
 }
 
 // leaderOf is the partition's leader: its replica's word where this node
-// hosts it (the Raft leader of a replicated one), else the cluster view's;
-// -1 for none.
+// hosts it (the Raft leader of a replicated one), else the leadership
+// table's, else the cluster view's; -1 for none.
 func (n *Node) leaderOf(spec TopicSpec, index int32) int32 {
 	if p := n.hostedPartition(spec.Name, index, spec.ID); p != nil {
 		return p.replica.Leader()
+	}
+	// Elsewhere the leadership table's claim (a Raft leader moves), then
+	// the cluster view.
+	if cl, ok := n.claimed(spec.ID, index, spec.Replicas[index], n.agent.IsAlive); ok {
+		return cl.Leader
 	}
 	return n.cluster.Leader(spec.Replicas[index])
 }

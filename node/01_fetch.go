@@ -247,10 +247,13 @@ func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, 
 	hwm := p.replica.HighWatermark()
 	start := p.replica.LogStartOffset()
 	fp.HighWatermark, fp.LastStableOffset, fp.LogStartOffset = hwm, hwm, start
-	if rp.FetchOffset < start || rp.FetchOffset > hwm {
+	// Above the high watermark but within the log is no error, as in
+	// Kafka: a new Raft leader's high watermark may briefly lag the one
+	// consumers saw from the old leader until it commits in its own term.
+	if rp.FetchOffset < start || rp.FetchOffset > max(hwm, p.replica.LogEndOffset()) {
 		return kerr.OffsetOutOfRange
 	}
-	if rp.FetchOffset == hwm {
+	if rp.FetchOffset >= hwm {
 		return nil
 	}
 	limit := min(int64(rp.PartitionMaxBytes), *remaining)

@@ -29,6 +29,7 @@ func (n *Node) startReplication() error {
 	if e, ok := n.log.(*logrus.Entry); ok {
 		cfg.Log = e
 	}
+	cfg.OnLeaderChange = n.leadershipChanged
 	n.raft = replica.NewDriver(cfg)
 	addr := n.cfg.RaftAddr
 	if addr == "" {

@@ -167,22 +167,27 @@ func TestReplicatedPartitionSurvivesItsLeader(t *testing.T) {
 	}
 }
 
-// TestReplicatedProduceChecks: min.insync.replicas above the replicas in
+// TestReplicatedProduceChecks: --default-replication-factor applies to a
+// topic created without one; min.insync.replicas above the replicas in
 // sync is NOT_ENOUGH_REPLICAS for acks=all; a follower refuses with
 // NOT_LEADER_OR_FOLLOWER; a replication factor above the live brokers is
 // INVALID_REPLICATION_FACTOR.
 func TestReplicatedProduceChecks(t *testing.T) {
-	nodes := startCluster(t, 3)
+	nodes := startClusterWith(t, 3, func(c *Config) { c.DefaultReplicationFactor = 3 })
 	adm := newAdmin(t, nodes[0])
 	if r, err := adm.CreateTopic(testCtx(t), 1, 4, nil, "toomany"); err == nil && !errors.Is(r.Err, kerr.InvalidReplicationFactor) {
 		t.Errorf("replication factor 4 on 3 brokers: %v, want INVALID_REPLICATION_FACTOR", r.Err)
 	}
 	four := "4"
-	r, err := adm.CreateTopic(testCtx(t), 1, 3, map[string]*string{"min.insync.replicas": &four}, "strict")
+	// No replication factor given (-1): the broker's default, 3.
+	r, err := adm.CreateTopic(testCtx(t), 1, -1, map[string]*string{"min.insync.replicas": &four}, "strict")
 	if err != nil || r.Err != nil {
 		t.Fatalf("create: %v %v", err, r.Err)
 	}
 	spec := waitTopic(t, nodes, "strict")
+	if spec.ReplicationFactor != 3 || len(spec.Replicas[0]) != 3 {
+		t.Fatalf("created with the default replication factor: %d, replicas %v; want 3", spec.ReplicationFactor, spec.Replicas[0])
+	}
 	// Settled: the preferred replica leads (leadership goes back to it)
 	// and every replica knows.
 	var lead *Node
@@ -373,4 +378,64 @@ func TestReplicatedGroupOffsetsSurviveLeadershipRoundTrip(t *testing.T) {
 	if got := fetched(adm); got != 10 {
 		t.Errorf("after leadership came back to %d: fetched %d, committed 10 on %d", a.NodeID(), got, b.NodeID())
 	}
+}
+
+// TestFindCoordinatorFollowsAMovedLeaderFromAnyNode: a node that does not
+// host a group's offsets partition names the partition's current Raft
+// leader as coordinator (from the leadership table), not the preferred
+// replica, once leadership moved.
+func TestFindCoordinatorFollowsAMovedLeaderFromAnyNode(t *testing.T) {
+	nodes := startClusterWith(t, 4, func(c *Config) {
+		c.Groups.OffsetsTopicPartitions = 1
+		c.Raft.PreferredCheckTicks = 1 << 30 // leadership moves only when the test says
+	})
+	findOn := func(n *Node) (int32, int16) {
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.CoordinatorKey = "g"            // up to v3
+		req.CoordinatorKeys = []string{"g"} // v4+
+		resp := rawRequest[*kmsg.FindCoordinatorResponse](t, newClient(t, n), req)
+		if len(resp.Coordinators) == 1 {
+			return resp.Coordinators[0].NodeID, resp.Coordinators[0].ErrorCode
+		}
+		return resp.NodeID, resp.ErrorCode
+	}
+	retry.Run(t, 30*time.Second, func() error {
+		if _, code := findOn(nodes[0]); code != 0 {
+			return fmt.Errorf("find coordinator: error %d", code)
+		}
+		return nil
+	})
+	spec := waitTopic(t, nodes, "__consumer_offsets")
+	replicas := spec.Replicas[0]
+	var outsider *Node
+	for _, n := range nodes {
+		if !slices.Contains(replicas, n.NodeID()) {
+			outsider = n
+		}
+	}
+	var lead *Node
+	retry.Run(t, 30*time.Second, func() (err error) {
+		lead, err = partitionLeader(nodes, "__consumer_offsets", 0)
+		return err
+	})
+	var to int32 = -1
+	for _, id := range replicas {
+		if id != lead.NodeID() && id != replicas[0] {
+			to = id
+			break
+		}
+	}
+	lead.partition("__consumer_offsets", 0).replica.TransferLeadership(to)
+	retry.Run(t, 30*time.Second, func() error {
+		if l, err := partitionLeader(nodes, "__consumer_offsets", 0); err != nil || l.NodeID() != to {
+			return fmt.Errorf("not led by %d yet (%v)", to, err)
+		}
+		return nil
+	})
+	retry.Run(t, 30*time.Second, func() error {
+		if id, code := findOn(outsider); code != 0 || id != to {
+			return fmt.Errorf("node %d (not a replica of %v) names coordinator %d (error %d), the leader is %d", outsider.NodeID(), replicas, id, code, to)
+		}
+		return nil
+	})
 }

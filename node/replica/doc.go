@@ -60,7 +60,8 @@
 //   - Leader, LeaderEpoch (= term) come from the group's state; ISR is the
 //     leader and the followers within DriverConfig.ISRMaxLagEntries that
 //     answered within ISRMaxIdleTicks (a follower reports the leader
-//     alone); Offline is gossip's view.
+//     alone); Offline is gossip's view, plus, on the leader, the replicas
+//     it has not heard from within ISRMaxIdleTicks.
 //   - Leadership: raft decides (PreVote, CheckQuorum). MemberFailed is
 //     gossip's hint: the replicas forget a failed leader (ForgetLeader, so
 //     its lease does not hold their votes) and the next live replica in

@@ -56,7 +56,11 @@ type DriverConfig struct {
 	// any minority of disks). Off, durability is the topic's flush policy
 	// (Kafka's default: the page cache, replicas on other machines).
 	Sync bool
-	Log  *logrus.Entry
+	// OnLeaderChange, if set, is told (from a worker, so it must not
+	// block) that a group's leader as this replica sees it changed: the
+	// node republishes its leadership claims at once.
+	OnLeaderChange func()
+	Log            *logrus.Entry
 }
 
 // DefaultDriverConfig: a 100 ms tick, elections after 1-2 s of silence,

@@ -81,9 +81,20 @@ func (r *Replica) SetConfig(c partition.Config) {
 		r.mu.Lock()
 		r.retentionAge, r.retentionBytes = c.RetentionAge, c.RetentionBytes
 		r.mu.Unlock()
-		c.RetentionAge, c.RetentionBytes = -1, -1
+		c = r.raftLogConfig(c)
 	}
 	r.log.SetConfig(c)
+}
+
+// raftLogConfig is what a replicated log runs with: no retention of its
+// own, and with DriverConfig.Sync every append fsynced before raft's
+// messages go out.
+func (r *Replica) raftLogConfig(c partition.Config) partition.Config {
+	c.RetentionAge, c.RetentionBytes = -1, -1
+	if r.rgSync {
+		c.Flush = partition.FlushEveryAppend
+	}
+	return c
 }
 
 // Flush makes everything appended durable.

@@ -23,7 +23,7 @@ const (
 // does not lead refuses with ErrNotLeader. Errors are the log's
 // (*partition.BatchError, partition.ErrClosed, ...).
 func (r *Replica) Append(batches []byte) (partition.AppendInfo, error) {
-	info, _, err := r.Propose(context.Background(), batches)
+	info, _, err := r.Propose(batches)
 	return info, err
 }
 
@@ -51,11 +51,11 @@ func (c Commit) Wait(ctx context.Context) error {
 
 // Propose is Append returning the batch's Commit too. With Raft the
 // leader validates the batch and proposes it; it returns once the
-// leader's own log holds it, with the offsets it got there. ctx bounds
-// that wait (then ErrOutcomeUnknown: the proposal may still commit).
-func (r *Replica) Propose(ctx context.Context, batches []byte) (partition.AppendInfo, Commit, error) {
+// leader's own log holds it, with the offsets it got there; that wait is
+// not abandoned half way (see raftGroup.propose).
+func (r *Replica) Propose(batches []byte) (partition.AppendInfo, Commit, error) {
 	if r.rg != nil {
-		p, err := r.rg.propose(ctx, batches)
+		p, err := r.rg.propose(batches)
 		if err != nil {
 			return partition.AppendInfo{}, Commit{}, err
 		}
@@ -81,7 +81,7 @@ func (r *Replica) appendDirect(batches []byte) (partition.AppendInfo, error) {
 
 // Produce is Append followed, for AcksAll, by WaitCommitted on the batch.
 func (r *Replica) Produce(ctx context.Context, batches []byte, acks Acks) (partition.AppendInfo, error) {
-	info, c, err := r.Propose(ctx, batches)
+	info, c, err := r.Propose(batches)
 	if err != nil || acks != AcksAll {
 		return info, err
 	}

@@ -2,7 +2,6 @@ package replica
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -111,6 +110,9 @@ type raftGroup struct {
 	leading  atomic.Bool
 	writable atomic.Bool // leading, and an entry of its term is committed
 	isr      atomic.Pointer[[]int32]
+	// silent are the replicas a leader has not heard from within
+	// ISRMaxIdleTicks (offline as far as the group can tell).
+	silent atomic.Pointer[[]int32]
 }
 
 func (r *Replica) openRaft(cfg Config) error {
@@ -120,11 +122,14 @@ func (r *Replica) openRaft(cfg Config) error {
 	}
 	// The log's own retention would move its start without the Raft log;
 	// the replica applies the topic's through raftlog.Compact instead.
+	r.rgSync = cfg.Driver.cfg.Sync
 	lc := r.log.Config()
 	r.retentionAge, r.retentionBytes = lc.RetentionAge, lc.RetentionBytes
-	lc.RetentionAge, lc.RetentionBytes = -1, -1
-	r.log.SetConfig(lc)
-	st, err := raftlog.Open(r.log, raftlog.Options{Bootstrap: &pb.ConfState{Voters: voters}, Sync: cfg.Driver.cfg.Sync})
+	r.log.SetConfig(r.raftLogConfig(lc))
+	// Sync through the log's every-append flush policy: one fsync of the
+	// segment per run of entries a Ready appends (raftlog's Sync would
+	// Flush, which also rewrites the recovery point: three more fsyncs).
+	st, err := raftlog.Open(r.log, raftlog.Options{Bootstrap: &pb.ConfState{Voters: voters}})
 	if err != nil {
 		return err
 	}
@@ -366,7 +371,13 @@ func (g *raftGroup) publish(tick bool) {
 	g.lead.Store(bs.Lead)
 	g.term.Store(term)
 	g.leading.Store(leading)
-	g.writable.Store(leading && g.termStartTerm == term && g.termStart > 0 && g.applied >= g.termStart)
+	writable := leading && g.termStartTerm == term && g.termStart > 0 && g.applied >= g.termStart
+	if g.writable.Swap(writable) != writable {
+		changed = true
+	}
+	if changed && g.d.cfg.OnLeaderChange != nil {
+		g.d.cfg.OnLeaderChange()
+	}
 	// Every Ready is handled: a proposal not matched by now was dropped
 	// from raft's log before it was persisted (leadership moved).
 	for _, p := range g.pending {
@@ -388,7 +399,7 @@ const isrEveryTicks = 5
 // ISRMaxLagEntries of the leader's and that answered within
 // ISRMaxIdleTicks; a follower knows only the leader.
 func (g *raftGroup) updateISR(leading bool, lead uint64) {
-	isr := []int32{}
+	isr, silent := []int32{}, []int32{}
 	if leading {
 		st := g.rn.Status()
 		last := st.Progress[g.self].Match
@@ -401,7 +412,11 @@ func (g *raftGroup) updateISR(leading bool, lead uint64) {
 				continue
 			}
 			seen, heard := g.lastSeen[id]
-			if id == g.self || (heard && now-seen <= int64(g.d.cfg.ISRMaxIdleTicks) && pr.Match+g.d.cfg.ISRMaxLagEntries >= last) {
+			answering := id == g.self || (heard && now-seen <= int64(g.d.cfg.ISRMaxIdleTicks))
+			if !answering && now > int64(g.d.cfg.ISRMaxIdleTicks) {
+				silent = append(silent, b) // not before the leader could hear from it
+			}
+			if answering && (id == g.self || pr.Match+g.d.cfg.ISRMaxLagEntries >= last) {
 				isr = append(isr, b)
 			}
 		}
@@ -411,6 +426,9 @@ func (g *raftGroup) updateISR(leading bool, lead uint64) {
 	}
 	if old := g.isr.Load(); old == nil || !slices.Equal(*old, isr) {
 		g.isr.Store(&isr)
+	}
+	if old := g.silent.Load(); old == nil || !slices.Equal(*old, silent) {
+		g.silent.Store(&silent)
 	}
 }
 
@@ -459,7 +477,7 @@ func (g *raftGroup) memberFailed(id int32) {
 
 // propose proposes one validated batch and returns once the leader's log
 // holds it (or it failed).
-func (g *raftGroup) propose(ctx context.Context, batches []byte) (*proposal, error) {
+func (g *raftGroup) propose(batches []byte) (*proposal, error) {
 	h, err := partition.ParseBatchHeader(batches)
 	if err != nil {
 		return nil, &partition.BatchError{Kind: partition.Corrupt, Reason: err.Error()}
@@ -498,11 +516,11 @@ func (g *raftGroup) propose(ctx context.Context, batches []byte) (*proposal, err
 	g.pending = append(g.pending, p)
 	g.mu.Unlock()
 	g.w.kick(g)
-	select {
-	case <-p.appended:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("append to %s: %w: %w", g.key, ErrOutcomeUnknown, ctx.Err())
-	}
+	// Not bounded by ctx: the append is this replica's own next round, and
+	// an idempotent producer's state must learn the offset of every batch
+	// that lands, or a retry of it would be appended again. Leadership
+	// moving, the group breaking or closing ends the wait.
+	<-p.appended
 	if p.err != nil {
 		return nil, p.err
 	}

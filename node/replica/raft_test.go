@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -52,7 +53,7 @@ func (memTransport) Flush() {}
 // raftCluster is n brokers (ids 0..n-1), each with a driver, hosting one
 // partition's replicas.
 type raftCluster struct {
-	t    *testing.T
+	t    testing.TB
 	net  *memNet
 	ids  []int32
 	dirs map[int32]string
@@ -72,11 +73,11 @@ func quietLog() *logrus.Entry {
 	return logrus.NewEntry(l)
 }
 
-func newRaftCluster(t *testing.T, n int) *raftCluster {
+func newRaftCluster(t testing.TB, n int) *raftCluster {
 	return newRaftClusterWith(t, n, partition.DefaultConfig())
 }
 
-func newRaftClusterWith(t *testing.T, n int, pcfg partition.Config) *raftCluster {
+func newRaftClusterWith(t testing.TB, n int, pcfg partition.Config) *raftCluster {
 	c := &raftCluster{t: t, net: &memNet{drivers: map[uint64]*Driver{}, cut: map[uint64]bool{}},
 		dirs: map[int32]string{}, reps: map[int32]*Replica{}, drv: map[int32]*Driver{}, pcfg: pcfg}
 	c.key.Topic[0], c.key.Partition = 7, 3
@@ -314,6 +315,13 @@ func TestRaftReplicasCommitAndFailOver(t *testing.T) {
 
 func TestRaftFollowerRefusesAndCutLeaderCannotCommit(t *testing.T) {
 	c := newRaftCluster(t, 3)
+	// Settled on the preferred replica, so no hand-back moves it meanwhile.
+	retryUntil(t, func() error {
+		if !c.reps[0].IsLeader() {
+			return errors.New("preferred replica 0 not leading")
+		}
+		return nil
+	})
 	lead := c.leader()
 	for _, r := range c.reps {
 		if r != lead {
@@ -322,6 +330,35 @@ func TestRaftFollowerRefusesAndCutLeaderCannotCommit(t *testing.T) {
 			}
 		}
 	}
+	// A follower cut off (gossip still sees it alive) leaves the ISR and
+	// is offline as far as the leader can tell, and returns to both.
+	var f *Replica
+	for _, r := range c.reps {
+		if r != lead {
+			f = r
+			break
+		}
+	}
+	setCut := func(r *Replica, cut bool) {
+		c.net.mu.Lock()
+		c.net.cut[RaftID(r.self)] = cut
+		c.net.mu.Unlock()
+	}
+	setCut(f, true)
+	retryUntil(t, func() error {
+		if isr, off := lead.ISR(), lead.Offline(); slices.Contains(isr, f.self) || !slices.Contains(off, f.self) {
+			return fmt.Errorf("follower %d cut off: ISR %v offline %v", f.self, isr, off)
+		}
+		return nil
+	})
+	setCut(f, false)
+	retryUntil(t, func() error {
+		if isr, off := lead.ISR(), lead.Offline(); len(isr) != 3 || len(off) != 0 {
+			return fmt.Errorf("follower %d back: ISR %v offline %v", f.self, isr, off)
+		}
+		return nil
+	})
+
 	// Cut the leader off: an acks=all produce cannot commit on it.
 	c.net.mu.Lock()
 	c.net.cut[RaftID(lead.self)] = true
@@ -366,7 +403,7 @@ func TestRaftFollowerRefusesAndCutLeaderCannotCommit(t *testing.T) {
 	}
 }
 
-func retryUntil(t *testing.T, cond func() error) {
+func retryUntil(t testing.TB, cond func() error) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	var err error

@@ -54,6 +54,8 @@ type Replica struct {
 	// log, whose own is off (maintenance.go); guarded by mu.
 	retentionAge   time.Duration
 	retentionBytes int64
+	// rgSync: the replicated log fsyncs every append (DriverConfig.Sync).
+	rgSync bool
 
 	mu        sync.Mutex
 	hw        atomic.Int64
@@ -186,10 +188,19 @@ func (r *Replica) ISR() []int32 {
 }
 
 // Offline are the replicas gossip does not see alive.
+//
+// With Raft, a leader also counts the replicas it has not heard from
+// within DriverConfig.ISRMaxIdleTicks, whatever gossip says.
 func (r *Replica) Offline() []int32 {
+	var silent []int32
+	if r.rg != nil && r.rg.leading.Load() {
+		if s := r.rg.silent.Load(); s != nil {
+			silent = *s
+		}
+	}
 	out := []int32{}
 	for _, id := range r.replicas {
-		if !r.alive(id) {
+		if !r.alive(id) || slices.Contains(silent, id) {
 			out = append(out, id)
 		}
 	}
