@@ -44,8 +44,8 @@ var commitLatencyBuckets = prometheus.ExponentialBuckets(100e-6, 2, 18) // 100 Â
 // followers last heard it, and per replica whether it has caught up.
 type replicationTracker struct {
 	commit   [2]prometheus.Observer // single copy, replicated
-	startup  time.Time               // when the node's startup replicas opened
-	elected  float32                 // elections counted, not yet flushed; under mu
+	startup  time.Time              // when the node's startup replicas opened
+	elected  float32                // elections counted, not yet flushed; under mu
 	mu       sync.Mutex
 	replicas map[*replica.Replica]*replicaTrack
 	// heard is, per Raft group, what its leader's messages said of the
