@@ -34,6 +34,10 @@ import (
 // replicationSample is how often the gauges are sampled.
 const replicationSample = time.Second
 
+// quietBeats heartbeats with no append between make a heartbeat's commit
+// the leader's (leaderCommit): about two seconds at the default ticks.
+const quietBeats = 10
+
 // commitLatencyBuckets: a Raft round on loopback with an fsync on each
 // replica (hundreds of microseconds to milliseconds) up to a request's
 // timeout.
@@ -73,9 +77,11 @@ type replicaTrack struct {
 // MsgApp (and a MsgSnap) carries the leader's commit index itself; a
 // heartbeat carries min(what the leader knows the follower holds, its
 // commit), which is the commit index only once the leader has nothing
-// more to send: so a heartbeat's word is taken after two heartbeats with
-// no append between (the leader sends an append right after the first
-// heartbeat's answer when the follower lacks entries).
+// more to send. A leader that lost a follower (a restart) probes it with
+// an append after its first heartbeat's answer, so heartbeats alone are
+// taken for the leader's word only after quietBeats of them with no
+// append between: a loaded follower may answer a heartbeat after the next
+// one arrives, so two were not enough (seen under -race).
 type leaderCommit struct {
 	app        atomic.Uint64
 	appSeen    atomic.Bool
@@ -155,7 +161,7 @@ func (t *replicationTracker) target(k replica.GroupKey) (uint64, bool) {
 	}
 	lc := v.(*leaderCommit)
 	target, known := lc.app.Load(), lc.appSeen.Load()
-	if lc.beatsQuiet.Load() >= 2 {
+	if lc.beatsQuiet.Load() >= quietBeats {
 		target, known = max(target, lc.beat.Load()), true
 	}
 	return target, known

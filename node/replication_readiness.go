@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sirupsen/logrus"
+
 	"github.com/spool-log/spool/node/replica"
 )
 
@@ -72,6 +74,8 @@ func (n *Node) checkCaughtUpLocked(p *localPartition, tr *replicaTrack, leader i
 	tr.applied, tr.target = applied, target
 	if known && leader >= 0 && applied >= target {
 		tr.caughtUp = true
+		n.log.WithFields(logrus.Fields{"topic": p.topic, "partition": p.index, "applied": applied, "leader_commit": target}).
+			Debug("replica caught up with its leader")
 		return caughtUp
 	}
 	if leader >= 0 || n.claimedLeader(p) {
