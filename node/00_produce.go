@@ -226,6 +226,7 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 			return
 		}
 	}
+	start := time.Now()
 	info, commit, err := p.replica.Propose(records)
 	if idempotent {
 		if err == nil {
@@ -240,6 +241,9 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 		if err != nil && ctx.Err() != nil {
 			fail(kerr.RequestTimedOut, "") // written, but not known to be committed
 			return
+		}
+		if err == nil {
+			n.repl.observeCommit(p.replica.Replicated(), start)
 		}
 	}
 

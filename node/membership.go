@@ -213,16 +213,25 @@ func (n *Node) membershipLoop(ctx context.Context, events <-chan membership.Memb
 	}
 }
 
-// partitionsLed counts the partitions, of every topic, this node leads.
+// partitionsLed counts the partitions, of every topic, this node leads: its
+// replicas that lead (with Raft, not the preferred order's guess).
 func (n *Node) partitionsLed() int {
-	return n.cluster.PartitionsLed(n.catalog.Topics())[n.cfg.NodeID]
+	led := 0
+	for _, p := range n.localPartitions() {
+		if p.replica.IsLeader() {
+			led++
+		}
+	}
+	return led
 }
 
 // errNotReady explains a 503 from /readyz.
 var errNotReady = errors.New("starting or shutting down")
 
 // readiness is nil when the node serves clients and its membership is sound:
-// the cluster accepted it (node/admission) and gossip shows no conflict.
+// the cluster accepted it (node/admission) and gossip shows no conflict,
+// and the replicas open at startup have caught up with their leaders
+// (replication_readiness.go).
 func (n *Node) readiness() error {
 	if !n.Ready() {
 		return errNotReady
@@ -235,5 +244,8 @@ func (n *Node) readiness() error {
 			return err
 		}
 	}
-	return n.adm.State()
+	if err := n.adm.State(); err != nil {
+		return err
+	}
+	return n.replicationReadiness() // replication_readiness.go
 }

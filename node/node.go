@@ -69,6 +69,8 @@ type Node struct {
 	scrub    *scrub.Scrubber
 	// flushedBytesOut is stats.bytesOut as of the last flushMetrics.
 	flushedBytesOut int64
+	// repl feeds the replication metrics and /readyz (replication_metrics.go).
+	repl *replicationTracker
 
 	started  atomic.Bool
 	ready    atomic.Bool
@@ -136,6 +138,9 @@ func New(cfg Config) (_ *Node, err error) {
 	}
 	if n.metrics, err = admin.NewMetrics(cfg.NodeID, keys); err != nil {
 		return nil, err
+	}
+	if n.repl, err = newReplicationTracker(n.metrics.Registry); err != nil {
+		return nil, fmt.Errorf("replication metrics: %w", err)
 	}
 	n.scrub = scrub.New(scrub.Config{
 		Rate: cfg.ScrubRate, Interval: cfg.ScrubInterval,
@@ -246,6 +251,7 @@ func (n *Node) startLoops(kafkaLn net.Listener) {
 	n.loops.Go(n.catalogLoop)
 	n.loops.Go(func(ctx context.Context) { n.membershipLoop(ctx, memberEvents) })
 	n.loops.Every(admin.FlushInterval, n.flushMetrics)
+	n.startReplicationMetrics() // replication_metrics.go
 	n.loops.Every(n.cfg.RetentionCheckInterval, n.enforceRetention)
 	n.startCleaner() // compaction.go: the log cleaner runs beside retention
 	n.loops.Go(n.scrub.Run)

@@ -64,9 +64,14 @@ func New(cfg Config) *API { return &API{cfg: cfg} }
 //	/healthz        200 while the process serves HTTP, 503 when the cluster
 //	                refuses this node (duplicate broker id or name)
 //	/readyz         200 once serving with every partition open and accepted
-//	                by the cluster (node/admission.go), else 503 with the reason
+//	                by the cluster (node/admission.go), and every replica open
+//	                at start caught up with its leader's commit point (a
+//	                replica with no known leader only for two election
+//	                timeouts; node/replication_readiness.go), else 503 with
+//	                the reason
 //	/metrics        Prometheus text of the node's go-metrics, Serf's and
-//	                memberlist's included
+//	                memberlist's included; the replication ones are listed
+//	                in node/replication_metrics.go
 //	/v1/stats       JSON counters (wire's sendfile and copy bytes included)
 //	/v1/topics      JSON topic catalog
 //	/v1/members     JSON members as gossip sees them (status, addresses, rack,

@@ -1,0 +1,247 @@
+package node
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	pb "go.etcd.io/raft/v3/raftpb"
+
+	"github.com/spool-log/spool/node/replica"
+)
+
+// Replication metrics, sampled from this node's replicas once a second on
+// the node's background lifetime (n.loops), as go-metrics gauges and
+// counters, which /metrics serves in Prometheus form:
+//
+//	spool_partitions_led                          replicas here that lead their partition
+//	spool_replication_under_replicated_partitions led here, ISR smaller than the replicas
+//	spool_replication_offline_partitions          hosted here, no leader known to the replica
+//	spool_replication_replicas_catching_up        followers here not yet caught up with
+//	                                              their leader's commit point since they opened
+//	spool_replication_leader_elections_won        leaderships taken here: a replica seen
+//	                                              leading in a new leader epoch (sampled, so a
+//	                                              leadership shorter than a second may be missed)
+//	spool_replication_transport_*                 the Raft transport's own counters (bytes_sent,
+//	                                              bytes_received, msgs_*, dropped, reconnects)
+//
+// Commit latency is a Prometheus histogram, for the reason request latency
+// is one (node/admin/metrics.go): spool_replication_commit_seconds, from
+// an acks=all batch's append to its commit, labelled replicated="true"
+// (a Raft group) or "false" (a single copy, where it is the append).
+
+// replicationSample is how often the gauges are sampled.
+const replicationSample = time.Second
+
+// quietBeats heartbeats with no append between make a heartbeat's commit
+// the leader's (leaderCommit): about two seconds at the default ticks.
+const quietBeats = 10
+
+// commitLatencyBuckets: a Raft round on loopback with an fsync on each
+// replica (hundreds of microseconds to milliseconds) up to a request's
+// timeout.
+var commitLatencyBuckets = prometheus.ExponentialBuckets(100e-6, 2, 18) // 100 µs .. ~13 s
+
+// replicationTracker holds what the replication metrics and /readyz need
+// beyond what a replica answers: the leader's commit point as this node's
+// followers last heard it, and per replica whether it has caught up.
+type replicationTracker struct {
+	commit   [2]prometheus.Observer // single copy, replicated
+	startup  time.Time              // when the node's startup replicas opened
+	elected  float32                // elections counted, not yet flushed; under mu
+	mu       sync.Mutex
+	replicas map[*replica.Replica]*replicaTrack
+	// heard is, per Raft group, what its leader's messages said of the
+	// leader's commit index (deliverRaft); written by the transport's
+	// readers, read by the samplers.
+	heard sync.Map // replica.GroupKey -> *leaderCommit
+}
+
+// replicaTrack is one local replica as the tracker last saw it.
+type replicaTrack struct {
+	opened time.Time
+	// startup: open when the node started; only these hold readiness
+	// (replication_readiness.go).
+	startup bool
+	// caughtUp is sticky: the replica's applied index reached its
+	// leader's commit point once since it opened (or it led).
+	caughtUp bool
+	// ledEpoch is the last leader epoch this replica was seen leading in.
+	ledEpoch int32
+	// behind is the catch-up gap at the last check, for /readyz's reason.
+	applied, target uint64
+}
+
+// leaderCommit is the leader's commit index as a follower heard it. A
+// MsgApp (and a MsgSnap) carries the leader's commit index itself; a
+// heartbeat carries min(what the leader knows the follower holds, its
+// commit), which is the commit index only once the leader has nothing
+// more to send. A leader that lost a follower (a restart) probes it with
+// an append after its first heartbeat's answer, so heartbeats alone are
+// taken for the leader's word only after quietBeats of them with no
+// append between: a loaded follower may answer a heartbeat after the next
+// one arrives, so two were not enough (seen under -race).
+type leaderCommit struct {
+	app        atomic.Uint64
+	appSeen    atomic.Bool
+	beat       atomic.Uint64
+	beatsQuiet atomic.Int32 // heartbeats since the last append
+}
+
+func newReplicationTracker(reg prometheus.Registerer) (*replicationTracker, error) {
+	vec := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "spool_replication_commit_seconds",
+		Help:    "Time from an acks=all batch's append to its commit on the leader; replicated=false is a single copy.",
+		Buckets: commitLatencyBuckets,
+	}, []string{"replicated"})
+	if err := reg.Register(vec); err != nil {
+		return nil, err
+	}
+	return &replicationTracker{
+		commit:   [2]prometheus.Observer{vec.WithLabelValues("false"), vec.WithLabelValues("true")},
+		replicas: map[*replica.Replica]*replicaTrack{},
+	}, nil
+}
+
+// observeCommit records an acks=all batch committed since start.
+func (t *replicationTracker) observeCommit(replicated bool, start time.Time) {
+	i := 0
+	if replicated {
+		i = 1
+	}
+	t.commit[i].Observe(time.Since(start).Seconds())
+}
+
+// deliverRaft is the transport's handler: it notes what a leader's
+// message says of its commit index, then hands the message to the driver.
+func (n *Node) deliverRaft(from uint64, k replica.GroupKey, m *pb.Message) {
+	switch m.GetType() {
+	case pb.MsgApp, pb.MsgSnap, pb.MsgHeartbeat:
+		n.repl.noteLeader(k, m)
+	}
+	n.raft.Deliver(from, k, m)
+}
+
+func (t *replicationTracker) noteLeader(k replica.GroupKey, m *pb.Message) {
+	v, ok := t.heard.Load(k)
+	if !ok {
+		v, _ = t.heard.LoadOrStore(k, &leaderCommit{})
+	}
+	lc := v.(*leaderCommit)
+	switch m.GetType() {
+	case pb.MsgApp:
+		raise(&lc.app, m.GetCommit())
+		lc.appSeen.Store(true)
+		lc.beatsQuiet.Store(0)
+	case pb.MsgSnap:
+		raise(&lc.app, m.GetSnapshot().GetMetadata().GetIndex())
+		lc.appSeen.Store(true)
+		lc.beatsQuiet.Store(0)
+	case pb.MsgHeartbeat:
+		raise(&lc.beat, m.GetCommit())
+		lc.beatsQuiet.Add(1)
+	}
+}
+
+func raise(a *atomic.Uint64, v uint64) {
+	for {
+		old := a.Load()
+		if v <= old || a.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}
+
+// target is the leader's commit index as group k's follower knows it.
+func (t *replicationTracker) target(k replica.GroupKey) (uint64, bool) {
+	v, ok := t.heard.Load(k)
+	if !ok {
+		return 0, false
+	}
+	lc := v.(*leaderCommit)
+	target, known := lc.app.Load(), lc.appSeen.Load()
+	if lc.beatsQuiet.Load() >= quietBeats {
+		target, known = max(target, lc.beat.Load()), true
+	}
+	return target, known
+}
+
+// startReplicationMetrics marks the replicas open now as the startup ones
+// and samples every replicationSample until the node stops.
+func (n *Node) startReplicationMetrics() {
+	t := n.repl
+	t.mu.Lock()
+	t.startup = time.Now()
+	for _, p := range n.localPartitions() {
+		t.trackLocked(p.replica, t.startup).startup = true
+	}
+	t.mu.Unlock()
+	n.loops.Every(replicationSample, n.sampleReplication)
+}
+
+// trackLocked is r's track, made on first sight.
+func (t *replicationTracker) trackLocked(r *replica.Replica, now time.Time) *replicaTrack {
+	tr, ok := t.replicas[r]
+	if !ok {
+		tr = &replicaTrack{opened: now, ledEpoch: -1}
+		t.replicas[r] = tr
+	}
+	return tr
+}
+
+// sampleReplication sets the replication gauges and counts elections won.
+func (n *Node) sampleReplication() {
+	t := n.repl
+	now := time.Now()
+	parts := n.localPartitions()
+	var led, under, offline, catching int
+	t.mu.Lock()
+	seen := make(map[*replica.Replica]bool, len(parts))
+	hosted := make(map[replica.GroupKey]bool, len(parts))
+	for _, p := range parts {
+		r := p.replica
+		seen[r] = true
+		hosted[replica.GroupKey{Topic: p.topicID, Partition: p.index}] = true
+		tr := t.trackLocked(r, now)
+		st := r.State()
+		switch {
+		case st.Leader < 0:
+			offline++
+		case st.Leader == n.cfg.NodeID:
+			led++
+			if len(st.ISR) < len(r.Replicas()) {
+				under++
+			}
+			if st.LeaderEpoch >= 0 && st.LeaderEpoch != tr.ledEpoch {
+				tr.ledEpoch = st.LeaderEpoch
+				t.elected++
+			}
+		}
+		if n.checkCaughtUpLocked(p, tr, st.Leader) == catchingUp {
+			catching++
+		}
+	}
+	for r := range t.replicas {
+		if !seen[r] {
+			delete(t.replicas, r)
+		}
+	}
+	elected := t.elected
+	t.elected = 0
+	t.mu.Unlock()
+	// A peer may name groups this node does not host; forget them.
+	t.heard.Range(func(k, _ any) bool {
+		if !hosted[k.(replica.GroupKey)] {
+			t.heard.Delete(k)
+		}
+		return true
+	})
+	n.metrics.SetGauge([]string{"partitions", "led"}, float32(led))
+	n.metrics.SetGauge([]string{"replication", "under_replicated_partitions"}, float32(under))
+	n.metrics.SetGauge([]string{"replication", "offline_partitions"}, float32(offline))
+	n.metrics.SetGauge([]string{"replication", "replicas_catching_up"}, float32(catching))
+	// Incremented every sample, by zero too, so the counter is on
+	// /metrics from the start.
+	n.metrics.IncrCounter([]string{"replication", "leader_elections_won"}, elected)
+}
