@@ -3,34 +3,21 @@ package replica
 import (
 	"context"
 	"errors"
-	"hash/crc32"
 	"slices"
 	"testing"
 
-	"github.com/twmb/franz-go/pkg/kmsg"
-
+	"github.com/spool-log/spool/internal/recordbatch"
 	"github.com/spool-log/spool/partition"
 )
 
 // batch encodes an uncompressed RecordBatch v2 holding values, timestamped
-// ts, with franz-go's encoders.
+// ts.
 func batch(ts int64, values ...string) []byte {
-	var recs []byte
+	vs := make([][]byte, len(values))
 	for i, v := range values {
-		r := kmsg.Record{OffsetDelta: int32(i), Value: []byte(v)}
-		r.Length = int32(len(r.AppendTo(nil)) - 1) // less the 1-byte varint of Length 0
-		recs = r.AppendTo(recs)
+		vs[i] = []byte(v)
 	}
-	b := kmsg.RecordBatch{
-		PartitionLeaderEpoch: -1, Magic: 2, LastOffsetDelta: int32(len(values) - 1),
-		FirstTimestamp: ts, MaxTimestamp: ts, ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1,
-		NumRecords: int32(len(values)), Records: recs,
-	}
-	b.Length = int32(len(b.AppendTo(nil)) - 12)
-	out := b.AppendTo(nil)
-	crc := crc32.Checksum(out[21:], crc32.MakeTable(crc32.Castagnoli))
-	out[17], out[18], out[19], out[20] = byte(crc>>24), byte(crc>>16), byte(crc>>8), byte(crc)
-	return out
+	return recordbatch.Simple(ts, vs...)
 }
 
 func openReplica(t *testing.T, dir string, cfg Config) *Replica {

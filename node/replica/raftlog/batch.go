@@ -4,18 +4,21 @@ import (
 	"hash/crc32"
 
 	pb "go.etcd.io/raft/v3/raftpb"
+
+	"github.com/spool-log/spool/internal/recordbatch"
 )
 
-// RecordBatch v2 header fields this package reads or writes.
+// RecordBatch v2 header fields this package reads or writes, by the names
+// it uses for them (the format is internal/recordbatch's).
 const (
-	batchHeaderSize = 61
-	offLength       = 8
-	offEpoch        = 12
-	offMagic        = 16
-	offCRC          = 17
-	offAttributes   = 21
-	offLastDelta    = 23
-	attrControl     = 0x20
+	batchHeaderSize = recordbatch.HeaderSize
+	offLength       = recordbatch.OffLength
+	offEpoch        = recordbatch.OffLeaderEpoch
+	offMagic        = recordbatch.OffMagic
+	offCRC          = recordbatch.OffCRC
+	offAttributes   = recordbatch.OffAttributes
+	offLastDelta    = recordbatch.OffLastOffsetDelta
+	attrControl     = recordbatch.AttrControl
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)

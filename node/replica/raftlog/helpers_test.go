@@ -3,10 +3,10 @@ package raftlog
 import (
 	"bytes"
 	"encoding/binary"
-	"hash/crc32"
 	"math"
 	"testing"
 
+	"github.com/spool-log/spool/internal/recordbatch"
 	"github.com/spool-log/spool/partition"
 	pb "go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
@@ -17,55 +17,35 @@ const noLimit = math.MaxUint64
 // recordBatch builds an uncompressed RecordBatch v2 holding one record per
 // value, base offset 0 and no epoch, as a producer sends it.
 func recordBatch(values ...string) []byte {
-	var recs []byte
+	const ts = 1700000000000
+	h := recordbatch.NoProducer()
+	h.FirstTimestamp, h.MaxTimestamp = ts, ts+int64(len(values))-1
+	h.LastOffsetDelta = int32(len(values) - 1)
+	recs := make([]recordbatch.Record, len(values))
 	for i, v := range values {
-		body := []byte{0}
-		body = binary.AppendVarint(body, int64(i)) // timestamp delta
-		body = binary.AppendVarint(body, int64(i)) // offset delta
-		body = binary.AppendVarint(body, -1)       // no key
-		body = binary.AppendVarint(body, int64(len(v)))
-		body = append(body, v...)
-		body = binary.AppendVarint(body, 0)
-		recs = binary.AppendVarint(recs, int64(len(body)))
-		recs = append(recs, body...)
+		recs[i] = recordbatch.Record{TimestampDelta: int64(i), OffsetDelta: int64(i), Value: []byte(v)}
 	}
-	b := make([]byte, batchHeaderSize, batchHeaderSize+len(recs))
-	be := binary.BigEndian
-	be.PutUint32(b[offLength:], uint32(batchHeaderSize-offEpoch+len(recs)))
-	be.PutUint32(b[offEpoch:], math.MaxUint32)
-	b[offMagic] = 2
-	be.PutUint32(b[offLastDelta:], uint32(len(values)-1))
-	be.PutUint64(b[27:], 1700000000000)
-	be.PutUint64(b[35:], 1700000000000+uint64(len(values))-1)
-	be.PutUint64(b[43:], math.MaxUint64)
-	be.PutUint16(b[51:], math.MaxUint16)
-	be.PutUint32(b[53:], math.MaxUint32)
-	be.PutUint32(b[57:], uint32(len(values)))
-	b = append(b, recs...)
-	be.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:], castagnoli))
+	b, err := recordbatch.Build(nil, h, recs, nil)
+	if err != nil {
+		panic(err)
+	}
 	return b
 }
 
 // recordValues decodes the values of an uncompressed batch's records.
 func recordValues(t *testing.T, batch []byte) []string {
 	t.Helper()
-	n := int(binary.BigEndian.Uint32(batch[57:]))
-	r := batch[batchHeaderSize:]
-	var out []string
-	for range n {
-		l, k := binary.Varint(r)
-		rec := r[k : k+int(l)]
-		r = r[k+int(l):]
-		p := 1
-		for range 2 { // timestamp and offset deltas
-			_, k := binary.Varint(rec[p:])
-			p += k
-		}
-		kl, k := binary.Varint(rec[p:])
-		p += k + max(int(kl), 0)
-		vl, k := binary.Varint(rec[p:])
-		p += k
-		out = append(out, string(rec[p:p+int(vl)]))
+	h, err := recordbatch.ParseHeader(batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := recordbatch.ParseRecords(nil, batch[recordbatch.HeaderSize:h.Size()], h.NumRecords, h.LastOffsetDelta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = string(r.Value)
 	}
 	return out
 }
