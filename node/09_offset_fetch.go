@@ -15,6 +15,10 @@ import (
 //   commit, and every partition of a group that never existed, answers
 //   offset -1 with no error, so a new consumer starts from its reset policy.
 // * Null topics (v2+) return every partition the group committed.
+// * Answered only after a quorum of the offsets partition's replicas
+//   confirmed, after the request arrived, that this node still leads it
+//   (Raft ReadIndex): a deposed leader that has not heard so yet answers
+//   NOT_COORDINATOR instead of offsets a newer leader may have moved on.
 // * RequireStable (v7+) needs no waiting: there are no transactional
 //   commits.
 //
@@ -35,6 +39,9 @@ func (n *Node) handleOffsetFetch(ctx context.Context, wreq *wire.Request) wire.R
 	req := wreq.Body.(*kmsg.OffsetFetchRequest)
 	if req.Version < 8 {
 		coord, code := n.groupCoordinatorFor(req.Group)
+		if code == 0 {
+			code = n.confirmCoordinator(ctx, coord, req.Group)
+		}
 		if code != 0 {
 			resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 			resp.ErrorCode = code
@@ -58,6 +65,9 @@ func (n *Node) handleOffsetFetch(ctx context.Context, wreq *wire.Request) wire.R
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	for _, rg := range req.Groups {
 		coord, code := n.groupCoordinatorFor(rg.Group)
+		if code == 0 {
+			code = n.confirmCoordinator(ctx, coord, rg.Group)
+		}
 		if code != 0 {
 			sg := kmsg.NewOffsetFetchResponseGroup()
 			sg.Group, sg.ErrorCode = rg.Group, code

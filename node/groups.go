@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sirupsen/logrus"
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/spool-log/spool/node/group"
@@ -179,6 +180,33 @@ func (n *Node) ensureGroupPartition(coord *group.Coordinator, gn *groupNode, p i
 		return kerr.CoordinatorNotAvailable.Code
 	}
 	gn.loadedEpoch.Store(p, epoch)
+	return 0
+}
+
+// confirmTimeout bounds ConfirmLeader's wait for a quorum's word.
+const confirmTimeout = 5 * time.Second
+
+// confirmCoordinator confirms, after a request arrived, that this node
+// still leads groupID's partition in the epoch its groups were loaded in,
+// before the request is answered from memory: a leader paused or cut off
+// (a zombie) believes it leads until it hears of a newer term, and would
+// otherwise serve offsets older than commits a newer leader acknowledged.
+func (n *Node) confirmCoordinator(ctx context.Context, coord *group.Coordinator, groupID string) int16 {
+	p := coord.Partition(groupID)
+	lp, e := n.leaderPartition(group.TopicName, p)
+	if e != nil {
+		return kerr.NotCoordinator.Code
+	}
+	ep, ok := n.groupCoord.loadedEpoch.Load(p)
+	if !ok {
+		return kerr.NotCoordinator.Code
+	}
+	ctx, cancel := context.WithTimeout(ctx, confirmTimeout)
+	defer cancel()
+	if err := lp.replica.ConfirmLeader(ctx, ep.(int32)); err != nil {
+		n.log.WithFields(logrus.Fields{"group": groupID, "partition": p, "epoch": ep}).Debug("coordinator not confirmed as leader")
+		return kerr.NotCoordinator.Code
+	}
 	return 0
 }
 

@@ -94,9 +94,11 @@ type raftGroup struct {
 	rn            *raft.RawNode
 	closed        bool
 	broken        error
-	pending       []*proposal // proposed, not yet in a Ready's entries
-	appended      []*proposal // in the log, not yet committed, by index
-	termStart     uint64      // index of this leader's empty entry of termStartTerm
+	pending       []*proposal              // proposed, not yet in a Ready's entries
+	appended      []*proposal              // in the log, not yet committed, by index
+	termStart     uint64                   // index of this leader's empty entry of termStartTerm
+	reads         map[string]chan struct{} // ConfirmLeader's ReadIndex contexts (confirm.go)
+	readSeq       uint64
 	termStartTerm uint64
 	applied       uint64
 	// eager is how many more ticks the preferred replica of a new group
@@ -277,6 +279,13 @@ func (g *raftGroup) handleReady() error {
 		if err := g.apply(rd.CommittedEntries); err != nil {
 			return err
 		}
+	}
+	if len(rd.ReadStates) > 0 {
+		ctxs := make([][]byte, len(rd.ReadStates))
+		for i, rs := range rd.ReadStates {
+			ctxs[i] = rs.RequestCtx
+		}
+		g.answerReads(ctxs)
 	}
 	g.rn.Advance(rd)
 	return nil
