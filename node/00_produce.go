@@ -215,10 +215,29 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 		}
 		dupOffset, dup, seqErr := p.producers.check(h)
 		if seqErr != nil || dup {
+			epoch := p.replica.LeaderEpoch()
 			p.appendMu.Unlock()
 			if seqErr != nil {
 				fail(seqErr, "")
 				return
+			}
+			if acks == replica.AcksAll {
+				// The first copy of this batch may not be committed yet:
+				// answer as for it, once it is, as Kafka does. The
+				// producer state a leader checks against is the committed
+				// log plus its own proposals of this epoch, so if it still
+				// leads in that epoch once the high watermark passed the
+				// batch, the batch at dupOffset is that one and committed;
+				// a deposed leader (paused, cut off) is not confirmed and
+				// must not say so.
+				if err := p.replica.WaitCommitted(ctx, dupOffset); err != nil {
+					fail(kerr.RequestTimedOut, "")
+					return
+				}
+				if err := p.replica.ConfirmLeader(ctx, epoch); err != nil {
+					fail(kerr.NotLeaderForPartition, "")
+					return
+				}
 			}
 			sp.BaseOffset = dupOffset
 			sp.LogAppendTime = -1

@@ -98,7 +98,9 @@ func (n *Node) publishLeadership() {
 // partitionLeadership is partition index of spec's leader, leader epoch,
 // ISR and offline replicas as any node reports them: this node's replica
 // where it leads; else the newest word among its replica's view (where it
-// hosts the partition) and the leader's claim from the table; else the
+// hosts the partition) and the leader's claim from the table, the claim
+// winning a tie (in one epoch the leader knows the ISR, a follower only
+// the leader); else the
 // cluster view (leadership). live are the brokers gossip sees alive.
 func (n *Node) partitionLeadership(spec TopicSpec, index int32, live map[int32]bool) replica.State {
 	alive := func(id int32) bool { return live[id] }
@@ -107,7 +109,7 @@ func (n *Node) partitionLeadership(spec TopicSpec, index int32, live map[int32]b
 		if st.Leader == n.cfg.NodeID {
 			return st
 		}
-		if cl, ok := n.claimed(spec.ID, index, spec.Replicas[index], alive); ok && cl.LeaderEpoch > st.LeaderEpoch {
+		if cl, ok := n.claimed(spec.ID, index, spec.Replicas[index], alive); ok && cl.LeaderEpoch >= st.LeaderEpoch {
 			return cl
 		}
 		return st
