@@ -32,7 +32,7 @@ func startReplicatedTopic(t *testing.T, nodes []*Node, topic string, partitions 
 // raftLeader is the node every running node's Metadata names as the leader
 // of each partition of topic (all partitions led by the same node is not
 // required; the first partition's leader is returned).
-func raftLeader(t *testing.T, nodes []*Node, topic string, partitions int32) (*Node, error) {
+func raftLeader(t testing.TB, nodes []*Node, topic string, partitions int32) (*Node, error) {
 	t.Helper()
 	var lead int32 = -1
 	for _, n := range nodes {

@@ -73,6 +73,13 @@ func createReplicatedTopic(t testing.TB, nodes []*Node, topic string, partitions
 	for p := int32(0); p < partitions; p++ {
 		waitLeader(t, nodes, topic, p, -1, 30*time.Second)
 	}
+	// Every node's Metadata names the leaders, not only one's: a client
+	// that asks a node whose leadership table has not caught up yet sees
+	// no leader, and kafka-go's Client.Produce fails at once on that.
+	retry.Run(t, 30*time.Second, func() error {
+		_, err := raftLeader(t, nodes, topic, partitions)
+		return err
+	})
 }
 
 // leaderOf asks the running nodes, in turn until one answers, which broker
