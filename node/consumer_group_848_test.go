@@ -50,6 +50,7 @@ func startMember848(t *testing.T, n *Node, group, topic string, opts ...kgo.Opt)
 		kgo.ServerSideBalancer(), kgo.Balancers(kgo.CooperativeStickyBalancer()),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchMaxWait(100 * time.Millisecond),
+		kgo.WithLogger(kgo.BasicLogger(testFailureLog(t), kgo.LogLevelInfo, func() string { return "client " + group + ": " })),
 	}, opts...)...)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

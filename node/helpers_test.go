@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"fmt"
-	"io"
 	"testing"
 	"time"
 
@@ -27,7 +26,7 @@ func testConfig(t testing.TB, dir string) Config {
 	cfg.Gossip.Timings = membership.TimingsFast
 	cfg.Topic.Flush = partition.FlushEveryAppend
 	log := logrus.New()
-	log.SetOutput(io.Discard)
+	log.SetOutput(testFailureLog(t))
 	if testing.Verbose() {
 		log.SetOutput(testWriter{t})
 		log.SetLevel(logrus.DebugLevel)
