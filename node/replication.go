@@ -118,13 +118,19 @@ func (n *Node) resolveRaftAddr(id uint64) (string, bool) {
 	return "", false
 }
 
-// hintReplicas passes gossip's word that a broker failed or left to every
-// replica, as a hint to elect a new leader at once where it led.
+// hintReplicas passes gossip's word on a broker to every replica: that
+// it failed or left, as a hint to elect a new leader at once where it led
+// (and to wake quiesced groups, whose timers are stopped); that it joined,
+// to wake them so their leaders bring it up to date.
 func (n *Node) hintReplicas(ev membership.MemberEvent) {
-	if ev.Type != membership.EventFail && ev.Type != membership.EventLeave {
-		return
-	}
-	for _, p := range n.localPartitions() {
-		p.replica.MemberFailed(ev.Member.BrokerID)
+	switch ev.Type {
+	case membership.EventFail, membership.EventLeave:
+		for _, p := range n.localPartitions() {
+			p.replica.MemberFailed(ev.Member.BrokerID)
+		}
+	case membership.EventJoin:
+		for _, p := range n.localPartitions() {
+			p.replica.MemberJoined(ev.Member.BrokerID)
+		}
 	}
 }

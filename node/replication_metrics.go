@@ -140,6 +140,13 @@ func (t *replicationTracker) noteLeader(k replica.GroupKey, m *pb.Message) {
 		lc.beatsQuiet.Store(0)
 	case pb.MsgHeartbeat:
 		raise(&lc.beat, m.GetCommit())
+		if replica.IsQuiesceHeartbeat(m) {
+			// Sent only once the follower holds the leader's whole
+			// log: its commit is the leader's, and no more heartbeats
+			// follow while the group sleeps.
+			lc.beatsQuiet.Store(quietBeats)
+			return
+		}
 		lc.beatsQuiet.Add(1)
 	}
 }

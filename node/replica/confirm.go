@@ -34,6 +34,7 @@ func (r *Replica) ConfirmLeader(ctx context.Context, epoch int32) error {
 		g.reads = make(map[string]chan struct{})
 	}
 	g.reads[key] = ch
+	g.asleep.Store(false)
 	g.rn.ReadIndex([]byte(key))
 	g.mu.Unlock()
 	g.w.kick(g)

@@ -77,7 +77,12 @@
 //   - Not yet: compaction (NeedsCleaning is false), DeleteRecords
 //     (ErrNotSupported), copying the leader's segments to a follower behind
 //     its log start (it restarts at the start instead), configuration
-//     changes (moving replicas), LogAppendTime, quiescing idle groups.
+//     changes (moving replicas), LogAppendTime.
+//   - Quiescence (quiesce.go): an idle group whose live replicas all hold
+//     the leader's log stops ticking and sends nothing; anything but a
+//     heartbeat's answer wakes it, and gossip's word (MemberFailed,
+//     MemberJoined) wakes it for a replica's death or return, since a
+//     sleeping follower's election timer is stopped.
 //
 // The Driver (driver.go) runs every group of a node: one ticker, a fixed
 // pool of workers with each group hashed to one, no goroutine per

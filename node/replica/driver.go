@@ -329,7 +329,9 @@ func (w *worker) loop() {
 		w.mu.Lock()
 		if tick {
 			for g := range w.groups {
-				list = append(list, g)
+				if _, dirty := w.dirty[g]; dirty || !g.asleep.Load() {
+					list = append(list, g)
+				}
 			}
 		} else {
 			for g := range w.dirty {

@@ -86,6 +86,7 @@ type raftGroup struct {
 	campaign    bool
 	forget      bool
 	transferTo  uint64
+	wakeUp      bool             // gossip's word on a replica: tick again (quiesce.go)
 	lastSeen    map[uint64]int64 // raft id -> tick count when last heard from
 	ticks       atomic.Int64
 
@@ -105,6 +106,14 @@ type raftGroup struct {
 	// campaigns on each tick while nobody leads: the others open the group
 	// when the catalog reaches them, and its first campaign finds none.
 	eager int
+
+	// asleep: the group is quiesced and not ticked (quiesce.go). Set by
+	// its worker's rounds; cleared there, or under mu by a proposal or a
+	// ConfirmLeader.
+	asleep atomic.Bool
+	// quiescing: this round's Ready carries the heartbeat the quiesce
+	// markers follow.
+	quiescing bool
 
 	// Published after every round, read without mu.
 	lead     atomic.Uint64
@@ -187,13 +196,24 @@ func (g *raftGroup) process(tick bool) {
 		return
 	}
 	g.inMu.Lock()
-	msgs, unr, snaps, camp, forget, transfer := g.inbox, g.unreachable, g.snapStatus, g.campaign, g.forget, g.transferTo
-	g.inbox, g.unreachable, g.snapStatus, g.campaign, g.forget, g.transferTo = nil, nil, nil, false, false, 0
+	msgs, unr, snaps, camp, forget, transfer, wakeUp := g.inbox, g.unreachable, g.snapStatus, g.campaign, g.forget, g.transferTo, g.wakeUp
+	g.inbox, g.unreachable, g.snapStatus, g.campaign, g.forget, g.transferTo, g.wakeUp = nil, nil, nil, false, false, 0, false
 	g.inMu.Unlock()
+	if wakeUp || camp || forget || transfer != 0 || len(unr) > 0 || len(snaps) > 0 || wakes(msgs) {
+		g.asleep.Store(false)
+	}
+	if g.asleep.Load() {
+		tick = false // a sleeping group only steps answers to its heartbeats
+	}
 	if transfer != 0 {
 		g.rn.TransferLeader(transfer)
 	}
+	var quiesceHB *pb.Message
 	for _, m := range msgs {
+		if IsQuiesceHeartbeat(m) {
+			quiesceHB = m // the driver's, not raft's: never stepped
+			continue
+		}
 		_ = g.rn.Step(m) // refusals are raft's own (a stale term, an unknown peer)
 	}
 	for _, id := range unr {
@@ -228,6 +248,9 @@ func (g *raftGroup) process(tick bool) {
 		if g.leading.Load() && n%int64(g.d.cfg.PreferredCheckTicks) == 0 {
 			g.maybeTransfer()
 		}
+		if g.leading.Load() && n%quiesceEveryTicks == 0 {
+			g.maybeQuiesceLeader()
+		}
 	}
 	for g.rn.HasReady() {
 		if err := g.handleReady(); err != nil {
@@ -243,6 +266,9 @@ func (g *raftGroup) process(tick bool) {
 		}
 	}
 	g.publish(tick)
+	if quiesceHB != nil {
+		g.maybeQuiesceFollower(quiesceHB)
+	}
 }
 
 func (g *raftGroup) handleReady() error {
@@ -273,6 +299,10 @@ func (g *raftGroup) handleReady() error {
 	if tr := g.d.transport(); tr != nil {
 		for _, m := range rd.Messages {
 			tr.Send(g.key, m)
+		}
+		if g.quiescing {
+			g.quiescing = false
+			g.sendQuiesceMarkers(tr)
 		}
 	}
 	if len(rd.CommittedEntries) > 0 {
@@ -467,7 +497,11 @@ func (g *raftGroup) maybeTransfer() {
 // led, the replicas forget it (so they grant votes without waiting out its
 // lease) and the next live replica in succession order campaigns at once.
 func (g *raftGroup) memberFailed(id int32) {
+	if !slices.Contains(g.r.replicas, id) {
+		return
+	}
 	if g.lead.Load() != RaftID(id) {
+		g.wake() // a leader's ISR must see it go; a follower ticks again
 		return
 	}
 	next := int32(-1)
@@ -478,7 +512,7 @@ func (g *raftGroup) memberFailed(id int32) {
 		}
 	}
 	g.inMu.Lock()
-	g.forget = true
+	g.forget = true // which wakes the group
 	g.campaign = next == g.r.self
 	g.inMu.Unlock()
 	g.w.kick(g)
@@ -515,6 +549,7 @@ func (g *raftGroup) propose(batches []byte) (*proposal, error) {
 		return nil, ErrNotLeader
 	}
 	p.term = g.rn.BasicStatus().GetTerm()
+	g.asleep.Store(false)
 	if err := g.rn.Propose(data); err != nil {
 		g.mu.Unlock()
 		if errors.Is(err, raft.ErrProposalDropped) {

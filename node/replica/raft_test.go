@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,6 +28,7 @@ type memNet struct {
 	mu      sync.Mutex
 	drivers map[uint64]*Driver
 	cut     map[uint64]bool
+	sent    atomic.Int64 // messages delivered
 }
 
 type memTransport struct {
@@ -44,6 +46,7 @@ func (t memTransport) Send(g GroupKey, m *pb.Message) bool {
 	if d == nil {
 		return false
 	}
+	t.net.sent.Add(1)
 	d.Deliver(t.self, g, proto.CloneOf(m))
 	return true
 }
@@ -331,7 +334,9 @@ func TestRaftFollowerRefusesAndCutLeaderCannotCommit(t *testing.T) {
 		}
 	}
 	// A follower cut off (gossip still sees it alive) leaves the ISR and
-	// is offline as far as the leader can tell, and returns to both.
+	// is offline as far as the leader can tell once a write wakes the
+	// group (asleep, nothing is sent: the ISR holds everything), and
+	// returns to both.
 	var f *Replica
 	for _, r := range c.reps {
 		if r != lead {
@@ -345,6 +350,11 @@ func TestRaftFollowerRefusesAndCutLeaderCannotCommit(t *testing.T) {
 		c.net.mu.Unlock()
 	}
 	setCut(f, true)
+	wctx, wcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer wcancel()
+	if _, err := lead.Produce(wctx, batch(1, "while cut"), AcksAll); err != nil {
+		t.Fatal(err)
+	}
 	retryUntil(t, func() error {
 		if isr, off := lead.ISR(), lead.Offline(); slices.Contains(isr, f.self) || !slices.Contains(off, f.self) {
 			return fmt.Errorf("follower %d cut off: ISR %v offline %v", f.self, isr, off)

@@ -111,6 +111,15 @@ func (r *Replica) MemberFailed(id int32) {
 	}
 }
 
+// MemberJoined is gossip's word that broker id joined (or came back): with
+// Raft the group wakes if it was quiesced, so a leader brings the replica
+// up to date at once rather than when its election timer wakes the group.
+func (r *Replica) MemberJoined(id int32) {
+	if r.rg != nil && slices.Contains(r.replicas, id) {
+		r.rg.wake()
+	}
+}
+
 // TransferLeadership asks the leader to hand leadership to broker to (a
 // replica): raft brings it up to date, then has it campaign. It returns at
 // once; Leader tells when it happened. Nothing for a single copy.
