@@ -55,6 +55,7 @@ func (n *Node) startReplication() error {
 		Metrics:        n.metrics.Metrics,
 		Unreachable:    n.raft.Unreachable,
 		SnapshotStatus: n.raft.SnapshotStatus,
+		PeerLost:       n.raft.PeerLost,
 	}
 	if e, ok := n.log.(*logrus.Entry); ok {
 		tcfg.Log = e

@@ -284,6 +284,24 @@ func (d *Driver) Unreachable(k GroupKey, node uint64) {
 	}
 }
 
+// PeerLost is the transport's word that node's connection to this one
+// ended: the groups it leads wake (quiesce.go), so their election timers
+// run and, if it died, elect a new leader without waiting for gossip to
+// declare it failed.
+func (d *Driver) PeerLost(node uint64) {
+	d.mu.RLock()
+	var led []*raftGroup
+	for _, g := range d.groups {
+		if g.lead.Load() == node {
+			led = append(led, g)
+		}
+	}
+	d.mu.RUnlock()
+	for _, g := range led {
+		g.wake()
+	}
+}
+
 // SnapshotStatus reports whether a MsgSnap of group k reached node.
 func (d *Driver) SnapshotStatus(k GroupKey, node uint64, ok bool) {
 	if g := d.group(k); g != nil {

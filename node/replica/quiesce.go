@@ -28,10 +28,14 @@ import (
 // refuses and answers with heartbeats.
 //
 // Anything but a heartbeat's answer wakes a group: a message, a proposal,
-// a ConfirmLeader, a campaign or transfer, and gossip's word that any
-// replica failed, left or joined. Asleep, a follower cannot notice its
-// leader's death by its election timer, so that word is what starts the
-// election (memberFailed), as it already did to shorten it.
+// a ConfirmLeader, a campaign or transfer, gossip's word that any replica
+// failed, left or joined, and the transport's that the leader's
+// connection ended (Driver.PeerLost). Asleep, a follower cannot notice its
+// leader's death by its election timer: a process that died is seen by
+// its connection closing (the timers then run and elect as usual), a
+// machine that vanished by the connection going quiet or by gossip
+// declaring it failed (memberFailed, which also starts the election at
+// once).
 
 // quiesceCtx marks the quiesce marker (and the ReadIndex that sends the
 // heartbeat before it). Its length differs from ConfirmLeader's 8-byte

@@ -68,6 +68,22 @@ func TestQuiesceIdleGroup(t *testing.T) {
 		return nil
 	})
 	waitAsleep(t, c)
+
+	// The leader dies again, and this time only the transport tells: its
+	// connections ended. The followers' timers run and elect.
+	old = c.leader().self
+	c.stop(old)
+	for _, id := range c.ids {
+		if id != old {
+			c.drv[id].PeerLost(RaftID(old))
+		}
+	}
+	if _, err := c.produce(ctx, "d"); err != nil {
+		t.Fatal(err)
+	}
+	if c.leader().self == old {
+		t.Fatal("the stopped replica still leads")
+	}
 }
 
 // TestQuiesceNeedsQuorum: a leader that cannot hear a quorum never sleeps,

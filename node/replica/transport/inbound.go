@@ -92,6 +92,9 @@ func (t *Transport) serveInbound(c net.Conn) {
 		return
 	default:
 	}
+	if t.cfg.PeerLost != nil {
+		t.cfg.PeerLost(peer)
+	}
 	switch {
 	case errors.Is(err, io.EOF):
 		log.Info("raft peer closed its connection")

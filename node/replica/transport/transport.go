@@ -33,6 +33,11 @@ type Config struct {
 	// SnapshotStatus is told whether a MsgSnap to node was written to its
 	// connection (ok) or dropped (raft's ReportSnapshot).
 	SnapshotStatus func(group GroupKey, node uint64, ok bool)
+	// PeerLost, if set, is told that a peer's connection to this node
+	// ended (it closed, reset or went quiet past IdleTimeout): a process
+	// that died is seen here at once, well before gossip declares it
+	// failed. Called from the transport's own goroutines; must not block.
+	PeerLost func(node uint64)
 
 	Limits       Limits // zero fields take DefaultLimits'
 	ConnsPerPeer int    // 1 or 2 long-lived connections per peer; default 1

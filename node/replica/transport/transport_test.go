@@ -464,3 +464,28 @@ func BenchmarkSendSmall(b *testing.B) {
 	s := src.Stats()
 	b.ReportMetric(float64(s.MsgsSent)/float64(max(s.Writes, 1)), "msgs/write")
 }
+
+// A peer whose process dies is reported lost at once, by its connection
+// closing, so the groups it led wake without waiting for gossip.
+func TestPeerLostWhenItsConnectionEnds(t *testing.T) {
+	c := newCluster(t)
+	lost := make(chan uint64, 4)
+	b := c.start(2, "blue", "", func(cfg *Config) { cfg.PeerLost = func(n uint64) { lost <- n } })
+	a := c.start(1, "blue", "", nil)
+	a.Send(group(3), heartbeat(1, 2, 1))
+	waitCount(t, b.in, 1)
+	select {
+	case n := <-lost:
+		t.Fatalf("peer %d reported lost while connected", n)
+	default:
+	}
+	a.Close()
+	select {
+	case n := <-lost:
+		if n != 1 {
+			t.Fatalf("lost peer %d, want 1", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("peer 1 closed its connection and was not reported lost")
+	}
+}
