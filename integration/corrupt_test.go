@@ -318,7 +318,7 @@ func TestScrubFindsFlippedPayload(t *testing.T) {
 }
 
 // scrapeMetrics reads the node's Prometheus text: unlabelled samples by name.
-func scrapeMetrics(t *testing.T, n *Node) map[string]float64 {
+func scrapeMetrics(t testing.TB, n *Node) map[string]float64 {
 	t.Helper()
 	resp, err := http.Get("http://" + n.AdminAddr + "/metrics")
 	if err != nil {

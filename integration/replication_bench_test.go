@@ -537,7 +537,8 @@ func BenchmarkIdleReplicated(b *testing.B) {
 		cpuSum += c
 		wSum += w
 		cpuMax = max(cpuMax, c)
-		b.Logf("node %d idle: %.3f CPU s/s, %.0f B/s written", n.ID, c, w)
+		asleep := scrapeMetrics(b, n)["spool_replication_quiesced_replicas"]
+		b.Logf("node %d idle: %.3f CPU s/s, %.0f B/s written, %.0f of its %d replicas quiesced", n.ID, c, w, asleep, parts)
 	}
 	b.ReportMetric(float64(parts), "partitions")
 	b.ReportMetric(cpuSum, "cpu_s/s_3nodes")

@@ -18,6 +18,8 @@ import (
 //	spool_partitions_led                          replicas here that lead their partition
 //	spool_replication_under_replicated_partitions led here, ISR smaller than the replicas
 //	spool_replication_offline_partitions          hosted here, no leader known to the replica
+//	spool_replication_quiesced_replicas           replicas here whose Raft group sleeps (idle:
+//	                                              no ticks, no heartbeats; node/replica/quiesce.go)
 //	spool_replication_replicas_catching_up        followers here not yet caught up with
 //	                                              their leader's commit point since they opened
 //	spool_replication_leader_elections_won        leaderships taken here: a replica seen
@@ -202,7 +204,7 @@ func (n *Node) sampleReplication() {
 	t := n.repl
 	now := time.Now()
 	parts := n.localPartitions()
-	var led, under, offline, catching int
+	var led, under, offline, catching, quiesced int
 	t.mu.Lock()
 	seen := make(map[*replica.Replica]bool, len(parts))
 	hosted := make(map[replica.GroupKey]bool, len(parts))
@@ -211,6 +213,9 @@ func (n *Node) sampleReplication() {
 		seen[r] = true
 		hosted[replica.GroupKey{Topic: p.topicID, Partition: p.index}] = true
 		tr := t.trackLocked(r, now)
+		if r.Asleep() {
+			quiesced++
+		}
 		st := r.State()
 		switch {
 		case st.Leader < 0:
@@ -248,6 +253,7 @@ func (n *Node) sampleReplication() {
 	n.metrics.SetGauge([]string{"replication", "under_replicated_partitions"}, float32(under))
 	n.metrics.SetGauge([]string{"replication", "offline_partitions"}, float32(offline))
 	n.metrics.SetGauge([]string{"replication", "replicas_catching_up"}, float32(catching))
+	n.metrics.SetGauge([]string{"replication", "quiesced_replicas"}, float32(quiesced))
 	// Incremented every sample, by zero too, so the counter is on
 	// /metrics from the start.
 	n.metrics.IncrCounter([]string{"replication", "leader_elections_won"}, elected)

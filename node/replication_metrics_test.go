@@ -108,6 +108,15 @@ func TestReplicationMetricsAndReadyz(t *testing.T) {
 		}
 		return nil
 	})
+	// Idle, the group sleeps on all three.
+	retry.Run(t, 20*time.Second, func() error {
+		for _, n := range []*Node{lead, follower, other} {
+			if err := scrapeMetrics(n).check("spool_replication_quiesced_replicas", eq(1), "1"); err != nil {
+				return fmt.Errorf("node %d: %w", n.NodeID(), err)
+			}
+		}
+		return nil
+	})
 
 	// A follower goes: the leader's partition is under-replicated.
 	fcfg := follower.cfg

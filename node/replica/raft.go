@@ -273,6 +273,19 @@ func (g *raftGroup) process(tick bool) {
 
 func (g *raftGroup) handleReady() error {
 	rd := g.rn.Ready()
+	tr := g.d.transport()
+	// A leader's messages (appends, heartbeats) go out before its own
+	// write, so the followers' fsyncs run alongside its own (the Raft
+	// thesis, 10.2.1; etcd's server does the same): raft counts the
+	// leader's copy toward a commit only from its self-acknowledgement,
+	// which Advance delivers after the write below, so nothing commits on
+	// a copy the leader has not made durable. A candidate's or follower's
+	// messages (votes, acknowledgements) promise what they wrote: after.
+	early := tr != nil && len(rd.Entries) > 0 && g.rn.BasicStatus().RaftState == raft.StateLeader
+	if early {
+		g.send(tr, rd.Messages)
+		tr.Flush()
+	}
 	if rd.Snapshot != nil && !raft.IsEmptySnap(rd.Snapshot) {
 		if err := g.st.ApplySnapshot(rd.Snapshot); err != nil && !errors.Is(err, raft.ErrSnapOutOfDate) {
 			return err
@@ -296,14 +309,8 @@ func (g *raftGroup) handleReady() error {
 		}
 	}
 	// Only now, with entries and hard state durable, may messages go out.
-	if tr := g.d.transport(); tr != nil {
-		for _, m := range rd.Messages {
-			tr.Send(g.key, m)
-		}
-		if g.quiescing {
-			g.quiescing = false
-			g.sendQuiesceMarkers(tr)
-		}
+	if tr != nil && !early {
+		g.send(tr, rd.Messages)
 	}
 	if len(rd.CommittedEntries) > 0 {
 		if err := g.apply(rd.CommittedEntries); err != nil {
@@ -319,6 +326,17 @@ func (g *raftGroup) handleReady() error {
 	}
 	g.rn.Advance(rd)
 	return nil
+}
+
+// send sends a Ready's messages, then the quiesce markers the round owes.
+func (g *raftGroup) send(tr Transport, msgs []*pb.Message) {
+	for _, m := range msgs {
+		tr.Send(g.key, m)
+	}
+	if g.quiescing {
+		g.quiescing = false
+		g.sendQuiesceMarkers(tr)
+	}
 }
 
 // failFrom fails the appended proposals at or after index, which entries
