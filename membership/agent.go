@@ -46,6 +46,7 @@ type Agent struct {
 	wg         sync.WaitGroup
 
 	localAddr atomic.Value // string, set once Serf is up
+	alive     atomic.Pointer[aliveSnapshot]
 
 	// The lock order and what each mutex guards are in doc.go.
 	opMu      sync.Mutex // serialises local topic operations

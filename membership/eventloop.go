@@ -57,6 +57,7 @@ func (a *Agent) eventLoop() {
 }
 
 func (a *Agent) handleMemberEvent(e serf.MemberEvent) {
+	a.alive.Store(nil) // IsAlive looks again
 	typ, ok := eventTypeFromSerf(e.Type)
 	if !ok {
 		return

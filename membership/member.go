@@ -4,6 +4,7 @@ import (
 	"net"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/hashicorp/serf/serf"
 )
@@ -88,24 +89,46 @@ func (a *Agent) Members() []Member {
 	return out
 }
 
-// IsAlive reports whether broker id is among LiveBrokers, without building
-// them: it parses only the id tag of each alive member. Produce, Fetch and
-// Metadata ask it once per partition.
+// IsAlive reports whether broker id is among LiveBrokers, from a snapshot
+// of the alive brokers' ids (aliveBrokers). Produce, Fetch, Metadata and
+// the leadership claims ask it once per partition.
 func (a *Agent) IsAlive(id int32) bool {
 	if id == a.cfg.BrokerID {
 		// Asked on every produced and fetched partition this node leads:
 		// answered without copying the member list.
 		return a.serf.State() == serf.SerfAlive
 	}
+	return a.aliveBrokers()[id]
+}
+
+// aliveFor is how long a snapshot of the alive brokers answers IsAlive:
+// a node with 10,000 partitions asks about every replica of each twice a
+// second (its leadership claims), and copying Serf's member list for each
+// was most of its idle CPU. Gossip's own view lags by far more.
+const aliveFor = 50 * time.Millisecond
+
+type aliveSnapshot struct {
+	at  time.Time
+	ids map[int32]bool
+}
+
+// aliveBrokers is the brokers gossip sees alive, at most aliveFor old (a
+// member event drops the snapshot at once).
+func (a *Agent) aliveBrokers() map[int32]bool {
+	if s := a.alive.Load(); s != nil && time.Since(s.at) < aliveFor {
+		return s.ids
+	}
+	s := &aliveSnapshot{at: time.Now(), ids: map[int32]bool{}}
 	for _, sm := range a.serf.Members() {
 		if sm.Status != serf.StatusAlive {
 			continue
 		}
-		if b, err := parseBrokerID(sm.Tags); err == nil && b == id {
-			return true
+		if b, err := parseBrokerID(sm.Tags); err == nil {
+			s.ids[b] = true
 		}
 	}
-	return false
+	a.alive.Store(s)
+	return s.ids
 }
 
 // PreferredLeader is the package's PreferredLeader against the current

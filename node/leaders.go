@@ -17,9 +17,14 @@ import (
 // CurrentLeader of a NOT_LEADER_OR_FOLLOWER answer read.
 const (
 	// leadershipScan is how often the local replicas are asked whether
-	// they lead (besides every membership change); each scan that finds a
-	// change publishes once, which coalesces a burst of changes.
-	leadershipScan = 500 * time.Millisecond
+	// they lead besides when told: every membership change, and every
+	// change of a Raft group's leader or ISR (leadershipChanged). Each scan
+	// walks every local partition, so at 10,000 a scan twice a second was
+	// most of an idle node's CPU; the periodic one is a safety net.
+	leadershipScan = 5 * time.Second
+	// leadershipScanGap spaces scans that are told of changes: a burst
+	// (thousands of elections) is published in a few scans, not one each.
+	leadershipScanGap = 100 * time.Millisecond
 	// leadershipSync is how often peers' tags are compared with the table.
 	leadershipSync = 250 * time.Millisecond
 	// leadershipDrop is how long a gone or unreachable peer's claims stay.
@@ -65,6 +70,11 @@ func (n *Node) startLeadershipLoops() {
 			select {
 			case <-ctx.Done():
 				return
+			case <-time.After(leadershipScanGap):
+			}
+			select {
+			case <-ctx.Done():
+				return
 			case <-t.C:
 			case <-n.leaders.poke:
 			case _, ok := <-events:
@@ -72,8 +82,27 @@ func (n *Node) startLeadershipLoops() {
 					events = nil // the agent shut down: ticks only
 				}
 			}
+			// One scan answers every event that queued meanwhile (each
+			// peer's tag update is one): scanning once per event fell
+			// behind a burst and kept a 10,000-partition node busy.
+			events = drainEvents(events)
 		}
 	})
+}
+
+// drainEvents takes every event already queued on events, without
+// waiting; nil once the channel closed.
+func drainEvents(events <-chan membership.MemberEvent) <-chan membership.MemberEvent {
+	for {
+		select {
+		case _, ok := <-events:
+			if !ok {
+				return nil
+			}
+		default:
+			return events
+		}
+	}
 }
 
 // publishLeadership sets this node's claims from its leading replicas and

@@ -3,6 +3,7 @@ package node
 import (
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/sirupsen/logrus"
 
@@ -56,6 +57,12 @@ func (n *Node) startReplication() error {
 		Unreachable:    n.raft.Unreachable,
 		SnapshotStatus: n.raft.SnapshotStatus,
 		PeerLost:       n.raft.PeerLost,
+		// A peer's connection carries an empty frame after a second of
+		// silence, so one quiet for peerSilence is a machine gone (or
+		// stalled): its groups wake (PeerLost) and elect on their timers
+		// instead of sleeping until gossip declares it failed.
+		IdleTimeout: peerSilence,
+		KeepAlive:   time.Second,
 	}
 	if e, ok := n.log.(*logrus.Entry); ok {
 		tcfg.Log = e
@@ -69,6 +76,10 @@ func (n *Node) startReplication() error {
 	n.raft.Start()
 	return nil
 }
+
+// peerSilence is how long a replication connection may carry nothing
+// before the peer is taken for lost (transport.Config.IdleTimeout).
+const peerSilence = 3 * time.Second
 
 // stopReplication stops the driver, then the transport; after the
 // partitions are closed.

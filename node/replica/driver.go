@@ -57,8 +57,9 @@ type DriverConfig struct {
 	// (Kafka's default: the page cache, replicas on other machines).
 	Sync bool
 	// OnLeaderChange, if set, is told (from a worker, so it must not
-	// block) that a group's leader as this replica sees it changed: the
-	// node republishes its leadership claims at once.
+	// block) that a group's leader as this replica sees it changed, or a
+	// leader's ISR or silent replicas: the node republishes its
+	// leadership claims at once.
 	OnLeaderChange func()
 	Log            *logrus.Entry
 }

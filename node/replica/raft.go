@@ -481,11 +481,19 @@ func (g *raftGroup) updateISR(leading bool, lead uint64) {
 	} else if lead != 0 {
 		isr = append(isr, brokerOf(lead))
 	}
+	changed := false
 	if old := g.isr.Load(); old == nil || !slices.Equal(*old, isr) {
 		g.isr.Store(&isr)
+		changed = old != nil
 	}
 	if old := g.silent.Load(); old == nil || !slices.Equal(*old, silent) {
 		g.silent.Store(&silent)
+		changed = changed || old != nil
+	}
+	// The node publishes a leader's ISR and offline replicas in its
+	// leadership claims.
+	if changed && leading && g.d.cfg.OnLeaderChange != nil {
+		g.d.cfg.OnLeaderChange()
 	}
 }
 
