@@ -90,19 +90,29 @@ func (n *Node) startLeadershipLoops() {
 	})
 }
 
-// drainEvents takes every event already queued on events, without
-// waiting; nil once the channel closed.
+// drainEvents takes the events queued on events: until none comes within
+// a millisecond (the subscription hands its queue over one event at a
+// time, so an empty select would stop after the first), for at most
+// leadershipScanGap, so that a steady stream still gets its scans; nil
+// once the channel closed.
 func drainEvents(events <-chan membership.MemberEvent) <-chan membership.MemberEvent {
-	for {
+	if events == nil {
+		return nil
+	}
+	quiet := time.NewTimer(time.Millisecond)
+	defer quiet.Stop()
+	for end := time.Now().Add(leadershipScanGap); time.Now().Before(end); {
 		select {
 		case _, ok := <-events:
 			if !ok {
 				return nil
 			}
-		default:
+			quiet.Reset(time.Millisecond)
+		case <-quiet.C:
 			return events
 		}
 	}
+	return events
 }
 
 // publishLeadership sets this node's claims from its leading replicas and
