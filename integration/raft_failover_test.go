@@ -66,7 +66,14 @@ func raftLeader(t testing.TB, nodes []*Node, topic string, partitions int32) (*N
 // leader's process is killed with SIGKILL mid-stream; another replica is
 // elected, produce goes on, and every acknowledged record is read back
 // exactly once at the offset it was acknowledged at.
-func TestRaftLeaderKilled(t *testing.T) {
+func TestRaftLeaderKilled(t *testing.T) { testRaftLeaderKilled(t, false) }
+
+// TestRaftQuiescedLeaderKilled: the same with the partition idle before the
+// kill, its Raft group asleep on all three nodes (no ticks, so no election
+// timer runs on the followers): the leader's connections closing wake them.
+func TestRaftQuiescedLeaderKilled(t *testing.T) { testRaftLeaderKilled(t, true) }
+
+func testRaftLeaderKilled(t *testing.T, quiesced bool) {
 	nodes := startCluster(t, 3)
 	const topic = "raft-kill"
 	startReplicatedTopic(t, nodes, topic, 1, 3)
@@ -93,6 +100,18 @@ func TestRaftLeaderKilled(t *testing.T) {
 	lead, err := raftLeader(t, nodes, topic, 1)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if quiesced {
+		// Every replica of every node asleep, this one included.
+		retry.Run(t, 30*time.Second, func() error {
+			for _, n := range nodes {
+				m := scrapeMetrics(t, n)
+				if q, all := m["spool_replication_quiesced_replicas"], m["spool_partitions"]; q < 1 || q != all {
+					return fmt.Errorf("node %d: %v of its %v replicas quiesced", n.ID, q, all)
+				}
+			}
+			return nil
+		})
 	}
 	lead.Kill()
 	killed := time.Now()
