@@ -70,7 +70,8 @@ func wakes(msgs []*pb.Message) bool {
 }
 
 // maybeQuiesceLeader puts an idle leader to sleep (see above). Under mu,
-// after the round's Readys.
+// on a tick, before the round's Readys (which carry the heartbeat out):
+// the state it checks is the previous round's, fully handled.
 func (g *raftGroup) maybeQuiesceLeader() {
 	if !g.quiescable() {
 		return
