@@ -79,7 +79,8 @@ func DefaultDriverConfig() DriverConfig {
 // Driver drives every Raft group (replica with more than one copy) of a
 // node: one ticker for all, a fixed pool of workers, no goroutine per
 // partition. A worker handles a group's Ready whenever the group has
-// something new (a proposal, a message, a hint) and on every tick.
+// something new (a proposal, a message, a hint) and on every tick while
+// the group is awake (quiesce.go).
 type Driver struct {
 	cfg  DriverConfig
 	log  *logrus.Entry
