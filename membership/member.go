@@ -119,13 +119,8 @@ func (a *Agent) aliveBrokers() map[int32]bool {
 		return s.ids
 	}
 	s := &aliveSnapshot{at: time.Now(), ids: map[int32]bool{}}
-	for _, sm := range a.serf.Members() {
-		if sm.Status != serf.StatusAlive {
-			continue
-		}
-		if b, err := parseBrokerID(sm.Tags); err == nil {
-			s.ids[b] = true
-		}
+	for id := range a.LiveBrokers() {
+		s.ids[id] = true
 	}
 	a.alive.Store(s)
 	return s.ids
