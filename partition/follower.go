@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/spool-log/spool/internal/recordbatch"
 )
 
 // This file is the replicated half of the log's write API: appends whose
@@ -149,5 +151,66 @@ func (l *Log) RestartAt(offset int64) error {
 		return fmt.Errorf("restart %s at %d: %w", l.dir, offset, err)
 	}
 	l.recoveryPoint = offset
+	return nil
+}
+
+// AppendCopied appends batches exactly as another replica's log holds them,
+// each keeping its base offset and partition leader epoch (the CRC covers
+// neither, so nothing is rewritten): a replica given its leader's snapshot
+// copies the records below the Raft log this way (node/replica/raftlog).
+// The first batch may start past the log end, and later ones may leave
+// gaps, as the cleaner leaves them, but only in a compacted log
+// (Config.Compact); a gap elsewhere is ErrOffsetMismatch. Epochs must not
+// go down. end, if past the last batch, becomes the log end (a cleaned
+// tail: the next append lands there), in a new empty segment.
+func (l *Log) AppendCopied(batches []byte, end int64) error {
+	var hs []batchAt
+	for pos := 0; pos < len(batches); {
+		// As the cleaner writes them: a batch may hold fewer records than
+		// its offset range.
+		h, err := recordbatch.Check(batches[pos:], true)
+		if err != nil {
+			err.Offset += pos
+			return err
+		}
+		hs = append(hs, batchAt{pos, h})
+		pos += int(h.Size())
+	}
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	gaps := l.cfg.Compact
+	now := l.cfg.Clock().UnixMilli()
+	for i := range hs {
+		h := hs[i].h
+		b := batches[hs[i].pos : hs[i].pos+int(h.Size())]
+		next := l.segs[len(l.segs)-1].st.next
+		if !followsAt(h.BaseOffset, next, gaps) {
+			return fmt.Errorf("copy batch at %d to %s, log end %d: %w", h.BaseOffset, l.dir, next, ErrOffsetMismatch)
+		}
+		// What the batch adds to the segment's relative offsets, gap
+		// included, decides a roll as its records would.
+		active, err := l.activeFor(h.PartitionLeaderEpoch, int64(len(b)), h.LastOffset()+1-next, now)
+		if err != nil {
+			return fmt.Errorf("copy batch at %d to %s: %w", h.BaseOffset, l.dir, err)
+		}
+		if err := l.saveEpochFor(h.PartitionLeaderEpoch, h.BaseOffset); err != nil {
+			return fmt.Errorf("copy batch at %d to %s: %w", h.BaseOffset, l.dir, err)
+		}
+		if err := l.writeAndPublish(active, b, []batchAt{{0, h}}, now); err != nil {
+			return fmt.Errorf("copy batch at %d to %s: %w", h.BaseOffset, l.dir, err)
+		}
+	}
+	if next := l.segs[len(l.segs)-1].st.next; end > next {
+		if !gaps {
+			return fmt.Errorf("copy to %s: end %d past the last batch's %d: %w", l.dir, end, next, ErrOffsetMismatch)
+		}
+		if _, err := l.roll(end); err != nil {
+			return fmt.Errorf("copy to %s: %w", l.dir, err)
+		}
+	}
+	l.armFlushTimer()
 	return nil
 }

@@ -89,3 +89,68 @@ func TestRestartAtPastTheEnd(t *testing.T) {
 		t.Fatalf("read below the restart: %v", err)
 	}
 }
+
+// at is batch b with base offset and epoch set, as another replica's log
+// holds it.
+func at(b []byte, base int64, epoch int32) []byte {
+	b = bytes.Clone(b)
+	binary.BigEndian.PutUint64(b[offBaseOffset:], uint64(base))
+	binary.BigEndian.PutUint32(b[offLeaderEpoch:], uint32(epoch))
+	return b
+}
+
+// AppendCopied stores batches as another compacted log holds them: their
+// offsets with the cleaner's gaps, their epochs, and an end past the last
+// batch; the copy survives a reopen and appends go on at that end. A log
+// that is not compacted refuses a gap.
+func TestAppendCopiedKeepsOffsetsGapsAndEnd(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig()
+	cfg.Compact = true
+	cfg.SegmentBytes = 300
+	l := openLog(t, dir, cfg)
+	if err := l.RestartAt(5); err != nil {
+		t.Fatal(err)
+	}
+	var copied []byte
+	for i, base := range []int64{7, 8, 12, 20, 21, 40} {
+		copied = append(copied, at(makeBatch(int64(1000+i), []byte("value-of-some-length")), base, int32(1+i/3))...)
+	}
+	if err := l.AppendCopied(copied, 50); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if l.StartOffset() != 5 || l.EndOffset() != 50 {
+			t.Fatalf("log [%d, %d), want [5, 50)", l.StartOffset(), l.EndOffset())
+		}
+		s, err := l.Read(5, math.MaxInt32, 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := readAll(t, s)
+		s.Release()
+		if !bytes.Equal(got, copied) {
+			t.Fatal("read back differs from the batches copied")
+		}
+		if got := l.LeaderEpochs(); !equalEpochs(got, []EpochEntry{{Epoch: 1, StartOffset: 7}, {Epoch: 2, StartOffset: 20}}) {
+			t.Fatalf("epochs %v", got)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		l = openLog(t, dir, cfg)
+	}
+	if _, err := l.AppendAt(makeBatch(3000, []byte("next")), 50, 3); err != nil {
+		t.Fatalf("append at the copy's end: %v", err)
+	}
+	if err := l.AppendCopied(at(makeBatch(1, []byte("x")), 40, 3), 0); !errors.Is(err, ErrOffsetMismatch) {
+		t.Fatalf("copy of a batch below the log end: %v", err)
+	}
+	l.Close()
+
+	plain := openLog(t, t.TempDir(), testConfig())
+	defer plain.Close()
+	if err := plain.AppendCopied(at(makeBatch(1, []byte("x")), 3, 0), 0); !errors.Is(err, ErrOffsetMismatch) {
+		t.Fatalf("a gap in a log that is not compacted: %v", err)
+	}
+}

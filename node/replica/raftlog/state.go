@@ -27,6 +27,9 @@ type snapMeta struct {
 	// restart: ApplySnapshot recorded this snapshot but may not have
 	// emptied the log yet; Open finishes it.
 	restart bool
+	// copied: the snapshot holds records, staged in raft-snapshot-copy,
+	// which the restart copies into the log (copy.go).
+	copied bool
 }
 
 // State files are framed as: 4-byte magic, version byte, body, CRC-32C of
@@ -53,7 +56,10 @@ func encodeSnapMeta(m snapMeta) []byte {
 	body := binary.BigEndian.AppendUint64(nil, uint64(m.offset))
 	flags := byte(0)
 	if m.restart {
-		flags = 1
+		flags |= 1
+	}
+	if m.copied {
+		flags |= 2
 	}
 	body = append(body, flags)
 	md, err := proto.Marshal(&pb.SnapshotMetadata{Index: proto.Uint64(m.index), Term: proto.Uint64(m.term), ConfState: m.conf})
@@ -85,7 +91,7 @@ func readSnapMeta(dir string) (m snapMeta, ok bool, err error) {
 		return m, false, fmt.Errorf("%s: %w", path, err)
 	}
 	m = snapMeta{index: md.GetIndex(), term: md.GetTerm(), conf: pb.EnsureConfState(md.GetConfState()),
-		offset: int64(binary.BigEndian.Uint64(body)), restart: body[8]&1 != 0}
+		offset: int64(binary.BigEndian.Uint64(body)), restart: body[8]&1 != 0, copied: body[8]&2 != 0}
 	if m.offset < 0 {
 		return m, false, fmt.Errorf("%s: negative offset %d", path, m.offset)
 	}

@@ -43,6 +43,9 @@ type Storage struct {
 	conf  *pb.ConfState // of the snapshot
 	hs    *pb.HardState // as raft last set it
 	saved *pb.HardState // as on disk
+	// staged is the snapshot whose records raft-snapshot-copy holds
+	// (copy.go), or nil.
+	staged *pb.Snapshot
 }
 
 var _ raft.Storage = (*Storage)(nil)
@@ -67,6 +70,7 @@ func Open(log *partition.Log, opts Options) (*Storage, error) {
 	if s.side, err = openSidecar(s.dir); err != nil {
 		return nil, fmt.Errorf("open raft log %s: %w", s.dir, err)
 	}
+	s.staged = readStagedSnapshot(s.dir)
 	if err := s.settleStart(&m); err != nil {
 		return nil, fmt.Errorf("open raft log %s: %w", s.dir, err)
 	}
@@ -104,12 +108,19 @@ func (s *Storage) settleStart(m *snapMeta) error {
 				return err
 			}
 		}
-		if err := s.log.RestartAt(m.offset); err != nil {
+		if m.copied {
+			if err := s.restartFromCopy(m.index, m.term); err != nil {
+				return err
+			}
+		} else if err := s.log.RestartAt(m.offset); err != nil {
 			return err
 		}
 		if m.restart {
-			m.restart = false
-			return writeFileAtomic(s.dir, snapshotFile, encodeSnapMeta(*m))
+			m.restart, m.copied = false, false
+			if err := writeFileAtomic(s.dir, snapshotFile, encodeSnapMeta(*m)); err != nil {
+				return err
+			}
+			return s.removeStaged()
 		}
 	case start > m.offset:
 		return fmt.Errorf("log starts at %d, after the Raft snapshot's offset %d: the log start moved without the Raft log, which cannot number its entries", start, m.offset)
@@ -254,8 +265,10 @@ func (s *Storage) Snapshot() (*pb.Snapshot, error) {
 }
 
 func (s *Storage) snapshotLocked() *pb.Snapshot {
+	offset := s.idx.offset(s.idx.firstIndex())
 	return &pb.Snapshot{
-		Data: binary.BigEndian.AppendUint64(nil, uint64(s.idx.offset(s.idx.firstIndex()))),
+		// The records below the first entry are the snapshot's too (copy.go).
+		Data: snapData{offset: offset, start: min(s.log.StartOffset(), offset)}.encode(),
 		Metadata: &pb.SnapshotMetadata{
 			Index:     proto.Uint64(s.idx.snapIndex),
 			Term:      proto.Uint64(s.idx.snapTerm),
@@ -451,9 +464,10 @@ func (s *Storage) saveHardStateLocked() error {
 }
 
 // ApplySnapshot replaces the log with the snapshot's: the snapshot is
-// recorded (durably), then the log is emptied and restarted at the offset the
-// snapshot's data names. A snapshot not newer than the current one is
-// raft.ErrSnapOutOfDate.
+// recorded (durably), then the log is emptied and restarted at the offset
+// the snapshot's data names, or, if the snapshot holds records, at its log
+// start with the records StageSnapshot staged copied in (copy.go). A
+// snapshot not newer than the current one is raft.ErrSnapOutOfDate.
 func (s *Storage) ApplySnapshot(snap *pb.Snapshot) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -461,22 +475,34 @@ func (s *Storage) ApplySnapshot(snap *pb.Snapshot) error {
 	if md.GetIndex() <= s.idx.snapIndex {
 		return raft.ErrSnapOutOfDate
 	}
-	if len(snap.Data) != 8 || int64(binary.BigEndian.Uint64(snap.Data)) < 0 {
-		return fmt.Errorf("apply snapshot %d to %s: data is not a log offset", md.GetIndex(), s.dir)
+	d, err := parseSnapData(snap.Data)
+	if err != nil {
+		return fmt.Errorf("apply snapshot %d to %s: %w", md.GetIndex(), s.dir, err)
 	}
 	m := snapMeta{index: md.GetIndex(), term: md.GetTerm(), conf: pb.EnsureConfState(proto.CloneOf(md.GetConfState())),
-		offset: int64(binary.BigEndian.Uint64(snap.Data)), restart: true}
+		offset: d.offset, restart: true, copied: d.start < d.offset}
+	if m.copied && (s.staged == nil || !sameSnapshot(s.staged, snap)) {
+		return fmt.Errorf("apply snapshot %d to %s: its records are not staged", m.index, s.dir)
+	}
 	if err := writeFileAtomic(s.dir, snapshotFile, encodeSnapMeta(m)); err != nil {
 		return fmt.Errorf("apply snapshot %d to %s: %w", m.index, s.dir, err)
 	}
 	if err := s.side.dropFrom(0); err != nil {
 		return fmt.Errorf("apply snapshot %d to %s: %w", m.index, s.dir, err)
 	}
-	if err := s.log.RestartAt(m.offset); err != nil {
+	if m.copied {
+		err = s.restartFromCopy(m.index, m.term)
+	} else {
+		err = s.log.RestartAt(m.offset)
+	}
+	if err != nil {
 		return fmt.Errorf("apply snapshot %d to %s: %w", m.index, s.dir, err)
 	}
-	m.restart = false
+	m.restart, m.copied = false, false
 	if err := writeFileAtomic(s.dir, snapshotFile, encodeSnapMeta(m)); err != nil {
+		return fmt.Errorf("apply snapshot %d to %s: %w", m.index, s.dir, err)
+	}
+	if err := s.removeStaged(); err != nil {
 		return fmt.Errorf("apply snapshot %d to %s: %w", m.index, s.dir, err)
 	}
 	s.idx = newIndexMap(m.index, m.term, m.offset)
@@ -496,6 +522,37 @@ func (s *Storage) ApplySnapshot(snap *pb.Snapshot) error {
 func (s *Storage) Compact(i uint64, conf *pb.ConfState) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.sealLocked(i, conf); err != nil {
+		return err
+	}
+	offset := s.idx.offset(i + 1)
+	if _, err := s.log.DeleteRecordsBefore(offset); err != nil {
+		return fmt.Errorf("compact %s to %d: %w", s.dir, i, err)
+	}
+	// Retention by age or size would move the log start past the
+	// snapshot, without this package; with both off it deletes only the
+	// segments below the start.
+	if cfg := s.log.Config(); cfg.RetentionAge < 0 && cfg.RetentionBytes < 0 {
+		if _, err := s.log.EnforceRetention(); err != nil {
+			return fmt.Errorf("compact %s to %d: %w", s.dir, i, err)
+		}
+	}
+	return nil
+}
+
+// Seal makes entry i (applied, at most the commit index) the snapshot, as
+// Compact does, but keeps the records: the log start stays, and the
+// batches up to i are no longer Raft entries but the snapshot's records,
+// which the log cleaner may rewrite (each replica compacts its own log, as
+// Kafka's do) and a follower given the snapshot copies (copy.go). The
+// memory of the sealed entries' index goes with them.
+func (s *Storage) Seal(i uint64, conf *pb.ConfState) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sealLocked(i, conf)
+}
+
+func (s *Storage) sealLocked(i uint64, conf *pb.ConfState) error {
 	if i <= s.idx.snapIndex {
 		return raft.ErrCompacted
 	}
@@ -513,18 +570,16 @@ func (s *Storage) Compact(i uint64, conf *pb.ConfState) error {
 	if err := s.side.compact(i); err != nil {
 		return fmt.Errorf("compact %s to %d: %w", s.dir, i, err)
 	}
-	if _, err := s.log.DeleteRecordsBefore(m.offset); err != nil {
-		return fmt.Errorf("compact %s to %d: %w", s.dir, i, err)
-	}
-	// Retention by age or size would move the log start past the
-	// snapshot, without this package; with both off it deletes only the
-	// segments below the start.
-	if cfg := s.log.Config(); cfg.RetentionAge < 0 && cfg.RetentionBytes < 0 {
-		if _, err := s.log.EnforceRetention(); err != nil {
-			return fmt.Errorf("compact %s to %d: %w", s.dir, i, err)
-		}
-	}
 	return nil
+}
+
+// SnapshotOffset is where the Raft log's first entry starts: below it the
+// records are the snapshot's (Seal), the part of the log the cleaner may
+// rewrite.
+func (s *Storage) SnapshotOffset() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.idx.offset(s.idx.firstIndex())
 }
 
 // NextOffset is the offset after the last data entry at or below i (Raft's

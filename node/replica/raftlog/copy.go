@@ -1,0 +1,397 @@
+package raftlog
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spool-log/spool/internal/recordbatch"
+	pb "go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+)
+
+// This file is the half of a snapshot that is records: the log from its
+// start up to the first Raft entry. Once Seal has made sealed entries the
+// snapshot, the records below it are no longer Raft's (the cleaner may
+// rewrite them, as each replica compacts its own log), but they are the
+// partition's, so a follower given the snapshot must hold them too. It
+// copies them from the leader before it steps the snapshot into raft:
+//
+//	leader    WriteSnapshot: the snapshot, then the batches in [start, offset)
+//	follower  StageSnapshot: validated, into raft-snapshot-copy (fsynced)
+//	follower  ApplySnapshot: the log restarted at start, the staged batches
+//	          appended as they are (partition.(*Log).AppendCopied)
+//
+// A snapshot whose log start is its offset (retention moved the start to
+// it: "the log start moved") has no records and needs no copy.
+
+const (
+	copyFile = "raft-snapshot-copy"
+	// maxCopyBatch bounds one batch of a copy (a peer is never trusted);
+	// a Raft entry is far smaller (DriverConfig.MaxEntryBytes), and a
+	// single-copy log's batches are bounded by max.message.bytes.
+	maxCopyBatch = 64 << 20
+	// maxSnapshotHeader bounds the snapshot before a copy's batches.
+	maxSnapshotHeader = 1 << 20
+	// copyChunk is how many bytes of batches one read or append moves.
+	copyChunk = 1 << 20
+)
+
+// snapData is what a snapshot's Data says: the offset where the entry
+// after it starts, and the log start, below it when the snapshot holds
+// records. Encoded as 8 bytes (offset) when they are equal, as before
+// snapshots held records, else 16 (offset, start).
+type snapData struct{ offset, start int64 }
+
+func (d snapData) encode() []byte {
+	b := binary.BigEndian.AppendUint64(nil, uint64(d.offset))
+	if d.start < d.offset {
+		b = binary.BigEndian.AppendUint64(b, uint64(d.start))
+	}
+	return b
+}
+
+func parseSnapData(b []byte) (snapData, error) {
+	var d snapData
+	switch len(b) {
+	case 8:
+		d.offset = int64(binary.BigEndian.Uint64(b))
+		d.start = d.offset
+	case 16:
+		d.offset = int64(binary.BigEndian.Uint64(b))
+		d.start = int64(binary.BigEndian.Uint64(b[8:]))
+	default:
+		return d, fmt.Errorf("snapshot data of %d bytes, want 8 or 16", len(b))
+	}
+	if d.start < 0 || d.start > d.offset {
+		return d, fmt.Errorf("snapshot data: log start %d, entries from %d", d.start, d.offset)
+	}
+	return d, nil
+}
+
+// NeedsCopy says whether a follower must copy snap's records from the
+// leader (StageSnapshot) before raft may apply it.
+func NeedsCopy(snap *pb.Snapshot) bool {
+	d, err := parseSnapData(snap.GetData())
+	return err == nil && d.start < d.offset
+}
+
+// sameSnapshot says whether a and b name the same snapshot.
+func sameSnapshot(a, b *pb.Snapshot) bool {
+	return a.GetMetadata().GetIndex() == b.GetMetadata().GetIndex() &&
+		a.GetMetadata().GetTerm() == b.GetMetadata().GetTerm() && bytes.Equal(a.GetData(), b.GetData())
+}
+
+// WriteSnapshot writes the current snapshot and the records it holds to w:
+// a 4-byte length, the snapshot (protobuf), then the batches from the log
+// start up to the snapshot's offset as the log holds them. The batches are
+// read outside the lock; the cleaner may rewrite them meanwhile, which
+// changes no record a reader of the copy can tell apart, and retention
+// moving the start past them fails the read (the follower asks again).
+func (s *Storage) WriteSnapshot(w io.Writer) (*pb.Snapshot, error) {
+	s.mu.Lock()
+	snap := s.snapshotLocked()
+	s.mu.Unlock()
+	d, err := parseSnapData(snap.Data)
+	if err != nil {
+		return nil, err
+	}
+	b, err := proto.Marshal(snap)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.Write(append(binary.BigEndian.AppendUint32(nil, uint32(len(b))), b...)); err != nil {
+		return nil, err
+	}
+	var buf []byte
+	for off := d.start; off < d.offset; {
+		sl, err := s.log.Read(off, copyChunk, d.offset)
+		if err != nil {
+			return nil, fmt.Errorf("snapshot records of %s at %d: %w", s.dir, off, err)
+		}
+		buf = buf[:0]
+		for _, r := range sl.Regions {
+			n := len(buf)
+			buf = append(buf, make([]byte, r.Length)...)
+			if _, err := r.File.ReadAt(buf[n:], r.Position); err != nil {
+				sl.Release()
+				return nil, fmt.Errorf("snapshot records of %s at %d: %w", s.dir, off, err)
+			}
+		}
+		sl.Release()
+		if len(buf) == 0 {
+			break // the rest was cleaned away
+		}
+		next, err := batchesEnd(buf)
+		if err != nil {
+			return nil, fmt.Errorf("snapshot records of %s at %d: %w", s.dir, off, err)
+		}
+		if _, err := w.Write(buf); err != nil {
+			return nil, err
+		}
+		off = next
+	}
+	return snap, nil
+}
+
+// batchesEnd is the offset after the last batch of whole batches b.
+func batchesEnd(b []byte) (int64, error) {
+	end := int64(-1)
+	for pos := 0; pos < len(b); {
+		if len(b)-pos < batchHeaderSize {
+			return 0, errors.New("a partial batch header")
+		}
+		h, err := recordbatch.ParseHeader(b[pos:])
+		if err != nil {
+			return 0, err
+		}
+		if h.Size() > int64(len(b)-pos) {
+			return 0, errors.New("a partial batch")
+		}
+		end = h.LastOffset() + 1
+		pos += int(h.Size())
+	}
+	return end, nil
+}
+
+// ReadSnapshotHeader reads the snapshot WriteSnapshot put before its
+// records.
+func ReadSnapshotHeader(r io.Reader) (*pb.Snapshot, error) {
+	var n [4]byte
+	if _, err := io.ReadFull(r, n[:]); err != nil {
+		return nil, fmt.Errorf("snapshot header: %w", err)
+	}
+	size := binary.BigEndian.Uint32(n[:])
+	if size > maxSnapshotHeader {
+		return nil, fmt.Errorf("snapshot header of %d bytes, at most %d", size, maxSnapshotHeader)
+	}
+	b := make([]byte, size)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return nil, fmt.Errorf("snapshot header: %w", err)
+	}
+	var snap pb.Snapshot
+	if err := proto.Unmarshal(b, &snap); err != nil {
+		return nil, fmt.Errorf("snapshot header: %w", err)
+	}
+	if _, err := parseSnapData(snap.Data); err != nil {
+		return nil, err
+	}
+	return &snap, nil
+}
+
+// StageSnapshot reads the records of snap (the rest of what WriteSnapshot
+// wrote after the header ReadSnapshotHeader returned) into
+// raft-snapshot-copy, checking every batch's CRC and that the batches lie
+// in order within [start, offset), and makes it durable. It replaces any
+// copy staged before. Staging runs outside raft's round (it may take long);
+// Staged then says the snapshot may be stepped.
+func (s *Storage) StageSnapshot(snap *pb.Snapshot, r io.Reader) error {
+	d, err := parseSnapData(snap.GetData())
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(s.dir, copyFile)
+	tmp := path + tempSuffix
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("stage snapshot: %w", err)
+	}
+	defer os.Remove(tmp) // after the rename, nothing
+	err = writeStaged(f, snap, d, r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("stage snapshot %d of %s: %w", snap.GetMetadata().GetIndex(), s.dir, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("stage snapshot: %w", err)
+	}
+	if err := syncDir(s.dir); err != nil {
+		return fmt.Errorf("stage snapshot: %w", err)
+	}
+	s.mu.Lock()
+	s.staged = proto.CloneOf(snap)
+	s.mu.Unlock()
+	return nil
+}
+
+// writeStaged writes the staged file: the snapshot header, CRC-framed, then
+// the batches, each checked as it streams through.
+func writeStaged(f *os.File, snap *pb.Snapshot, d snapData, r io.Reader) error {
+	hb, err := proto.Marshal(snap)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, copyChunk)
+	head := frame("SPSC", hb)
+	if _, err := w.Write(append(binary.BigEndian.AppendUint32(nil, uint32(len(head))), head...)); err != nil {
+		return err
+	}
+	br := bufio.NewReaderSize(r, 64<<10)
+	next := d.start
+	var hdr [12]byte
+	var b []byte
+	for {
+		if _, err := io.ReadFull(br, hdr[:]); err == io.EOF {
+			break
+		} else if err != nil {
+			return fmt.Errorf("batch at %d: %w", next, err)
+		}
+		base := int64(binary.BigEndian.Uint64(hdr[:]))
+		size := int64(binary.BigEndian.Uint32(hdr[offLength:])) + offEpoch
+		if size < batchHeaderSize || size > maxCopyBatch {
+			return fmt.Errorf("batch at %d of %d bytes", base, size)
+		}
+		b = append(b[:0], hdr[:]...)
+		b = append(b, make([]byte, size-12)...)
+		if _, err := io.ReadFull(br, b[12:]); err != nil {
+			return fmt.Errorf("batch at %d: %w", base, err)
+		}
+		h, cerr := recordbatch.Check(b, true)
+		if cerr != nil {
+			return fmt.Errorf("batch at %d: %w", base, cerr)
+		}
+		if base < next || h.LastOffset() >= d.offset {
+			return fmt.Errorf("batch [%d, %d] outside [%d, %d) or out of order", base, h.LastOffset(), next, d.offset)
+		}
+		next = h.LastOffset() + 1
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// Staged says whether the records of snap are staged (or snap needs none),
+// so raft may be given it.
+func (s *Storage) Staged(snap *pb.Snapshot) bool {
+	if !NeedsCopy(snap) {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.staged != nil && sameSnapshot(s.staged, snap)
+}
+
+// openStaged opens the staged copy and returns the snapshot it is of, the
+// file positioned at its first batch.
+func openStaged(dir string) (*os.File, *pb.Snapshot, error) {
+	path := filepath.Join(dir, copyFile)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	var n [4]byte
+	if _, err := io.ReadFull(f, n[:]); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	size := binary.BigEndian.Uint32(n[:])
+	if size > maxSnapshotHeader {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: header of %d bytes", path, size)
+	}
+	head := make([]byte, size)
+	if _, err := io.ReadFull(f, head); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	body, err := unframe(path, "SPSC", head)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	var snap pb.Snapshot
+	if err := proto.Unmarshal(body, &snap); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, &snap, nil
+}
+
+// readStagedSnapshot is the snapshot a staged copy left by an earlier run
+// is of, or nil.
+func readStagedSnapshot(dir string) *pb.Snapshot {
+	f, snap, err := openStaged(dir)
+	if err != nil {
+		return nil
+	}
+	f.Close()
+	return snap
+}
+
+// restartFromCopy empties the log and fills it with the staged copy of
+// snap's records: the log restarts at the snapshot's log start, the
+// batches go in as the leader holds them, and the log end is the
+// snapshot's offset. Durable when it returns; the copy is removed after.
+func (s *Storage) restartFromCopy(index, term uint64) error {
+	f, staged, err := openStaged(s.dir)
+	if err != nil {
+		return fmt.Errorf("the records of snapshot %d are not staged: %w", index, err)
+	}
+	defer f.Close()
+	if staged.GetMetadata().GetIndex() != index || staged.GetMetadata().GetTerm() != term {
+		return fmt.Errorf("the records staged are of snapshot %d, not %d", staged.GetMetadata().GetIndex(), index)
+	}
+	d, err := parseSnapData(staged.GetData())
+	if err != nil {
+		return err
+	}
+	if err := s.log.RestartAt(d.start); err != nil {
+		return err
+	}
+	br := bufio.NewReaderSize(f, 64<<10)
+	var buf []byte
+	var hdr [12]byte
+	for {
+		_, err := io.ReadFull(br, hdr[:])
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("staged copy: %w", err)
+		}
+		size := int(binary.BigEndian.Uint32(hdr[offLength:])) + offEpoch
+		if size < batchHeaderSize || size > maxCopyBatch {
+			return fmt.Errorf("staged copy: a batch of %d bytes", size)
+		}
+		if len(buf) > 0 && len(buf)+size > copyChunk {
+			if err := s.log.AppendCopied(buf, 0); err != nil {
+				return err
+			}
+			buf = buf[:0]
+		}
+		n := len(buf)
+		buf = append(buf, hdr[:]...)
+		buf = append(buf, make([]byte, size-12)...)
+		if _, err := io.ReadFull(br, buf[n+12:]); err != nil {
+			return fmt.Errorf("staged copy: %w", err)
+		}
+	}
+	if err := s.log.AppendCopied(buf, d.offset); err != nil {
+		return err
+	}
+	if s.log.EndOffset() != d.offset {
+		return fmt.Errorf("the staged copy ends at %d, the snapshot's entries start at %d", s.log.EndOffset(), d.offset)
+	}
+	return s.log.Flush()
+}
+
+// removeStaged deletes a staged copy, once applied or outdated.
+func (s *Storage) removeStaged() error {
+	s.staged = nil
+	err := os.Remove(filepath.Join(s.dir, copyFile))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}

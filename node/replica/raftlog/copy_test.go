@@ -1,0 +1,259 @@
+package raftlog
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/spool-log/spool/internal/recordbatch"
+	"github.com/spool-log/spool/partition"
+	pb "go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+)
+
+// keyedBatch is one record of key k and value v, as a producer sends it.
+func keyedBatch(k, v string) []byte {
+	h := recordbatch.NoProducer()
+	h.FirstTimestamp, h.MaxTimestamp = 1700000000000, 1700000000000
+	b, err := recordbatch.Build(nil, h, []recordbatch.Record{{Key: []byte(k), Value: []byte(v)}}, nil)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func compactedConfig() partition.Config {
+	cfg := testConfig()
+	cfg.Compact = true
+	return cfg
+}
+
+func openCompactedLog(t testing.TB, dir string) *partition.Log {
+	t.Helper()
+	l, err := partition.Open(dir, compactedConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+// appendKeyed appends entries from..to, entry i holding key k<i%keys>, in
+// term term, and marks them committed.
+func appendKeyed(t *testing.T, s *Storage, from, to uint64, keys int, term uint64) {
+	t.Helper()
+	var ents []*pb.Entry
+	for i := from; i <= to; i++ {
+		ents = append(ents, entry(i, term, pb.EntryNormal, keyedBatch(fmt.Sprintf("k%d", int(i)%keys), fmt.Sprintf("v%d-%s", i, bytes.Repeat([]byte{'x'}, 40)))))
+	}
+	if err := s.Append(ents); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetHardState(&pb.HardState{Term: proto.Uint64(term), Commit: proto.Uint64(to)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// latest reads every record of l and returns each key's last value, and
+// how many records it read.
+func latest(t *testing.T, l *partition.Log) (map[string]string, int) {
+	t.Helper()
+	out, n := map[string]string{}, 0
+	err := recordbatch.Walk(logBytes(t, l, l.EndOffset()), func(batch []byte, h recordbatch.Header) error {
+		recs, err := recordbatch.ParseRecords(nil, batch[recordbatch.HeaderSize:h.Size()], h.NumRecords, h.LastOffsetDelta)
+		for _, r := range recs {
+			out[string(r.Key)] = string(r.Value)
+			n++
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, n
+}
+
+// A leader seals its committed entries, cleans the records below them, and
+// a new follower copies them with the snapshot: it then holds the same
+// bytes at the same offsets, across a restart, and takes entries after.
+func TestSealedRecordsCopiedWithTheSnapshot(t *testing.T) {
+	conf := &pb.ConfState{Voters: []uint64{1, 2}}
+	ldir, fdir := t.TempDir(), t.TempDir()
+	ll := openCompactedLog(t, ldir)
+	ls := openStorage(t, ll, Options{Bootstrap: conf})
+	appendKeyed(t, ls, 1, 200, 7, 2)
+	if err := ls.Seal(150, conf); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := ls.FirstIndex(); fi != 151 {
+		t.Fatalf("first index %d after sealing 150", fi)
+	}
+	if ll.StartOffset() != 0 {
+		t.Fatalf("sealing moved the log start to %d", ll.StartOffset())
+	}
+	before := ll.Size()
+	if err := ll.Flush(); err != nil { // the cleaner takes only flushed segments
+		t.Fatal(err)
+	}
+	if _, err := ll.Clean(ls.SnapshotOffset(), 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	if ll.Size() >= before {
+		t.Fatalf("cleaning below the snapshot freed nothing: %d bytes, %d before", ll.Size(), before)
+	}
+
+	var wire bytes.Buffer
+	snap, err := ls.WriteSnapshot(&wire)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !NeedsCopy(snap) || snap.GetMetadata().GetIndex() != 150 {
+		t.Fatalf("snapshot %v needs no copy", snap.GetMetadata())
+	}
+
+	fl := openCompactedLog(t, fdir)
+	fs := openStorage(t, fl, Options{Bootstrap: conf})
+	if fs.Staged(snap) {
+		t.Fatal("staged before anything was copied")
+	}
+	if err := fs.ApplySnapshot(snap); err == nil {
+		t.Fatal("applied a snapshot whose records are not staged")
+	}
+	got, err := ReadSnapshotHeader(&wire)
+	if err != nil || !sameSnapshot(got, snap) {
+		t.Fatalf("snapshot header %v: %v", got.GetMetadata(), err)
+	}
+	if err := fs.StageSnapshot(got, &wire); err != nil {
+		t.Fatal(err)
+	}
+	if !fs.Staged(snap) {
+		t.Fatal("not staged after StageSnapshot")
+	}
+	if err := fs.ApplySnapshot(snap); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(fdir, copyFile)); !os.IsNotExist(err) {
+		t.Fatalf("staged copy left behind: %v", err)
+	}
+	off := ls.SnapshotOffset()
+	for range 2 {
+		if fl.StartOffset() != ll.StartOffset() || fl.EndOffset() != off {
+			t.Fatalf("follower log [%d, %d), want [%d, %d)", fl.StartOffset(), fl.EndOffset(), ll.StartOffset(), off)
+		}
+		if !bytes.Equal(logBytes(t, fl, off), logBytes(t, ll, off)) {
+			t.Fatal("the follower's records below the snapshot differ from the leader's")
+		}
+		if fi, _ := fs.FirstIndex(); fi != 151 {
+			t.Fatalf("follower first index %d", fi)
+		}
+		fl.Close()
+		fl = openCompactedLog(t, fdir)
+		fs = openStorage(t, fl, Options{})
+	}
+	ents, err := ls.Entries(151, 201, noLimit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.Append(ents); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(logBytes(t, fl, fl.EndOffset()), logBytes(t, ll, ll.EndOffset())) {
+		t.Fatal("follower and leader logs differ after the entries past the snapshot")
+	}
+	want, _ := latest(t, ll)
+	have, n := latest(t, fl)
+	if len(want) != 7 || fmt.Sprint(have) != fmt.Sprint(want) {
+		t.Fatalf("follower's latest values %v, leader's %v", have, want)
+	}
+	if n >= 200 {
+		t.Fatalf("follower holds all %d records: nothing was compacted", n)
+	}
+}
+
+// A crash after ApplySnapshot recorded a snapshot with records, before the
+// copy was done, is finished by Open from the staged copy.
+func TestOpenFinishesAnInterruptedCopy(t *testing.T) {
+	conf := &pb.ConfState{Voters: []uint64{1, 2}}
+	ll := openCompactedLog(t, t.TempDir())
+	ls := openStorage(t, ll, Options{Bootstrap: conf})
+	appendKeyed(t, ls, 1, 60, 5, 1)
+	if err := ls.Seal(40, conf); err != nil {
+		t.Fatal(err)
+	}
+	var wire bytes.Buffer
+	snap, err := ls.WriteSnapshot(&wire)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fdir := t.TempDir()
+	fl := openCompactedLog(t, fdir)
+	fs := openStorage(t, fl, Options{Bootstrap: conf})
+	appendKeyed(t, fs, 1, 3, 5, 1) // what the follower held before
+	if _, err := ReadSnapshotHeader(&wire); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.StageSnapshot(snap, &wire); err != nil {
+		t.Fatal(err)
+	}
+	// What ApplySnapshot writes first; then the crash.
+	m := snapMeta{index: 40, term: 1, conf: conf, offset: ls.SnapshotOffset(), restart: true, copied: true}
+	if err := writeFileAtomic(fdir, snapshotFile, encodeSnapMeta(m)); err != nil {
+		t.Fatal(err)
+	}
+	fs.Close()
+	fl.Close()
+	fl = openCompactedLog(t, fdir)
+	fs = openStorage(t, fl, Options{})
+	if fi, _ := fs.FirstIndex(); fi != 41 {
+		t.Fatalf("first index %d", fi)
+	}
+	if off := ls.SnapshotOffset(); fl.EndOffset() != off || !bytes.Equal(logBytes(t, fl, off), logBytes(t, ll, off)) {
+		t.Fatalf("follower log ends at %d (want %d) or differs from the leader's", fl.EndOffset(), off)
+	}
+	if _, err := os.Stat(filepath.Join(fdir, copyFile)); !os.IsNotExist(err) {
+		t.Fatalf("staged copy left behind: %v", err)
+	}
+}
+
+// A copy that is not what the snapshot says is refused before it is
+// staged: a damaged batch, batches out of order, or past the snapshot.
+func TestStageSnapshotRefusesABadCopy(t *testing.T) {
+	conf := &pb.ConfState{Voters: []uint64{1, 2}}
+	ll := openCompactedLog(t, t.TempDir())
+	ls := openStorage(t, ll, Options{Bootstrap: conf})
+	appendKeyed(t, ls, 1, 30, 5, 1)
+	if err := ls.Seal(20, conf); err != nil {
+		t.Fatal(err)
+	}
+	var wire bytes.Buffer
+	snap, err := ls.WriteSnapshot(&wire)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadSnapshotHeader(&wire); err != nil {
+		t.Fatal(err)
+	}
+	good := wire.Bytes()
+	first := int(recordbatch.HeaderSize) + 10
+	damaged := bytes.Clone(good)
+	damaged[first] ^= 0xff
+	h, _ := recordbatch.ParseHeader(good)
+	one := int(h.Size())
+	swapped := append(bytes.Clone(good[one:2*one]), good[:one]...)
+	extra := stamped(keyedBatch("k", "v"), ls.SnapshotOffset(), 1)
+	for name, body := range map[string][]byte{
+		"damaged":   damaged,
+		"reordered": swapped,
+		"past":      append(bytes.Clone(good), extra...),
+		"torn":      good[:len(good)-3],
+	} {
+		fs := openStorage(t, openCompactedLog(t, t.TempDir()), Options{Bootstrap: conf})
+		if err := fs.StageSnapshot(snap, bytes.NewReader(body)); err == nil {
+			t.Errorf("%s copy staged", name)
+		} else if fs.Staged(snap) {
+			t.Errorf("%s copy refused (%v) but reported staged", name, err)
+		}
+	}
+}
