@@ -550,3 +550,11 @@ func (l *Log) Delete() error {
 	}
 	return nil
 }
+
+// ClosedEnd is where the active segment starts: everything below it is in
+// closed segments, the only ones the cleaner rewrites.
+func (l *Log) ClosedEnd() int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.segs[len(l.segs)-1].base
+}

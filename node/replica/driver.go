@@ -61,7 +61,11 @@ type DriverConfig struct {
 	// leader's ISR or silent replicas: the node republishes its
 	// leadership claims at once.
 	OnLeaderChange func()
-	Log            *logrus.Entry
+	// FetchSnapshot opens a peer's snapshot with its records (its
+	// Driver.WriteSnapshot), for a follower given a snapshot that holds
+	// records (snapcopy.go). Without it such a follower stays behind.
+	FetchSnapshot FetchSnapshotFunc
+	Log           *logrus.Entry
 }
 
 // DefaultDriverConfig: a 100 ms tick, elections after 1-2 s of silence,

@@ -36,9 +36,7 @@ func (r *Replica) EnforceRetention() (int, error) {
 
 // NeedsCleaning tells whether a compacted log has enough dirty bytes to be
 // worth a cleaner pass; DirtyRatio says how dirty it is.
-// A replicated log is never cleaned yet: the cleaner drops whole batches,
-// and each batch is a Raft entry every replica must keep numbered alike.
-func (r *Replica) NeedsCleaning() bool { return r.rg == nil && r.log.NeedsCleaning() }
+func (r *Replica) NeedsCleaning() bool { return r.log.NeedsCleaning() }
 
 // DirtyRatio is the log's dirty ratio and its dirty bytes.
 func (r *Replica) DirtyRatio() (float64, int64) { return r.log.DirtyRatio() }
@@ -46,12 +44,20 @@ func (r *Replica) DirtyRatio() (float64, int64) { return r.log.DirtyRatio() }
 // Clean compacts the log up to the high watermark, never above it: a record
 // not yet committed is not the newest of its key for sure.
 //
-// A replicated log is not cleaned (see NeedsCleaning): Clean does nothing.
+// A replicated log is cleaned only below its Raft log: each batch there is
+// an entry raft may still send, byte for byte. So the entries of the closed
+// segments are sealed into the snapshot first (raftlog.Seal), which leaves
+// their records to the cleaner, as each Kafka replica cleans its own log;
+// a follower that needs them later copies them with the snapshot.
 func (r *Replica) Clean(mapBytes int) (partition.CleanStats, error) {
+	upTo := r.hw.Load()
 	if r.rg != nil {
-		return partition.CleanStats{}, nil
+		if err := r.rg.sealForCleaning(); err != nil {
+			return partition.CleanStats{}, err
+		}
+		upTo = min(upTo, r.rg.st.SnapshotOffset())
 	}
-	return r.log.Clean(r.hw.Load(), mapBytes)
+	return r.log.Clean(upTo, mapBytes)
 }
 
 // Scrub checks every closed batch's CRC, paced by pace (partition.Log.Scrub).

@@ -2,11 +2,13 @@ package replica
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/sirupsen/logrus"
 	"go.etcd.io/raft/v3"
@@ -114,6 +116,10 @@ type raftGroup struct {
 	// quiescing: this round's Ready carries the heartbeat the quiesce
 	// markers follow.
 	quiescing bool
+	// copying cancels the copy of a snapshot's records in flight, and
+	// copyAfter holds the next one back after a failure (snapcopy.go).
+	copying   context.CancelFunc
+	copyAfter time.Time
 
 	// Published after every round, read without mu.
 	lead     atomic.Uint64
@@ -213,6 +219,9 @@ func (g *raftGroup) process(tick bool) {
 		if IsQuiesceHeartbeat(m) {
 			quiesceHB = m // the driver's, not raft's: never stepped
 			continue
+		}
+		if m.GetType() == pb.MsgSnap && g.awaitsCopy(m) {
+			continue // stepped once its records are copied (snapcopy.go)
 		}
 		_ = g.rn.Step(m) // refusals are raft's own (a stale term, an unknown peer)
 	}
@@ -606,9 +615,61 @@ func (g *raftGroup) compactBelow(offset int64) error {
 	if g.closed || g.broken != nil {
 		return nil
 	}
-	first, err := g.st.FirstIndex()
+	i, ok, err := g.lastAppliedEndingBy(offset)
+	if err != nil || !ok {
+		return err
+	}
+	_, conf, err := g.st.InitialState()
 	if err != nil {
 		return err
+	}
+	if err := g.st.Compact(i, conf); err != nil && !errors.Is(err, raft.ErrCompacted) {
+		return fmt.Errorf("compact raft log of %s to entry %d: %w", g.key, i, err)
+	}
+	return nil
+}
+
+// sealForCleaning makes the records of the closed segments the snapshot's
+// (raftlog.Seal), so the cleaner may rewrite them: the last applied entry
+// ending at or below where the active segment starts. A leader holds back
+// for a follower it hears from that has not yet matched those entries, so
+// a follower a little behind gets entries, not a copy of the whole log.
+func (g *raftGroup) sealForCleaning() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed || g.broken != nil {
+		return nil
+	}
+	i, ok, err := g.lastAppliedEndingBy(g.r.log.ClosedEnd())
+	if err != nil || !ok {
+		return err
+	}
+	if st := g.rn.Status(); st.RaftState == raft.StateLeader {
+		for id, pr := range st.Progress {
+			if id != g.self && pr.RecentActive && pr.Match < i {
+				i = pr.Match
+			}
+		}
+		if first, _ := g.st.FirstIndex(); i < first {
+			return nil
+		}
+	}
+	_, conf, err := g.st.InitialState()
+	if err != nil {
+		return err
+	}
+	if err := g.st.Seal(i, conf); err != nil && !errors.Is(err, raft.ErrCompacted) {
+		return fmt.Errorf("seal raft log of %s to entry %d: %w", g.key, i, err)
+	}
+	return nil
+}
+
+// lastAppliedEndingBy is the largest applied entry whose batch ends at or
+// below offset, if one is still in the log. Called with mu held.
+func (g *raftGroup) lastAppliedEndingBy(offset int64) (uint64, bool, error) {
+	first, err := g.st.FirstIndex()
+	if err != nil {
+		return 0, false, err
 	}
 	// The largest i in [first-1, applied] whose entry ends at or below
 	// offset; first-1 (the snapshot) always does.
@@ -617,7 +678,7 @@ func (g *raftGroup) compactBelow(offset int64) error {
 		mid := lo + (hi-lo+1)/2
 		end, err := g.st.NextOffset(mid)
 		if err != nil {
-			return err
+			return 0, false, err
 		}
 		if end <= offset {
 			lo = mid
@@ -625,17 +686,7 @@ func (g *raftGroup) compactBelow(offset int64) error {
 			hi = mid - 1
 		}
 	}
-	if lo < first {
-		return nil
-	}
-	_, conf, err := g.st.InitialState()
-	if err != nil {
-		return err
-	}
-	if err := g.st.Compact(lo, conf); err != nil && !errors.Is(err, raft.ErrCompacted) {
-		return fmt.Errorf("compact raft log of %s to entry %d: %w", g.key, lo, err)
-	}
-	return nil
+	return lo, lo >= first, nil
 }
 
 func (g *raftGroup) close() error {
@@ -645,6 +696,7 @@ func (g *raftGroup) close() error {
 		return nil
 	}
 	g.closed = true
+	g.stopCopy()
 	for _, p := range append(g.pending, g.appended...) {
 		p.fail(partition.ErrClosed)
 	}

@@ -105,6 +105,7 @@ func (c *raftCluster) start(id int32) {
 	cfg.Tick = 10 * time.Millisecond // fast elections for the test; nothing asserts on time
 	cfg.Workers = 2
 	cfg.Log = quietLog()
+	cfg.FetchSnapshot = c.fetchSnapshot
 	d := NewDriver(cfg)
 	d.SetTransport(memTransport{c.net, RaftID(id)})
 	log, err := partition.Open(c.dirs[id], c.pcfg)
@@ -120,6 +121,20 @@ func (c *raftCluster) start(id int32) {
 	c.net.drivers[RaftID(id)] = d
 	c.net.mu.Unlock()
 	c.reps[id], c.drv[id] = r, d
+}
+
+// fetchSnapshot reads broker from's snapshot of k in process, as the node
+// reads it over the admin listener.
+func (c *raftCluster) fetchSnapshot(ctx context.Context, k GroupKey, from int32) (io.ReadCloser, error) {
+	c.net.mu.Lock()
+	d := c.net.drivers[RaftID(from)]
+	c.net.mu.Unlock()
+	if d == nil {
+		return nil, fmt.Errorf("broker %d is down", from)
+	}
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(d.WriteSnapshot(k, pw)) }()
+	return pr, nil
 }
 
 func (c *raftCluster) alive(id int32) bool {
