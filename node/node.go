@@ -231,7 +231,7 @@ func (n *Node) Start() (err error) {
 func (n *Node) startLoops(kafkaLn net.Listener) {
 	n.adminAPI = admin.New(admin.Config{
 		Node: adminView{n}, Agent: n.agent, Quarantine: n.quarantine, Scrub: n.scrub,
-		Metrics: n.metrics, Leadership: n.leaders.local, Pprof: n.cfg.EnablePprof, Log: n.log, Closing: n.closing,
+		Metrics: n.metrics, Leadership: n.leaders.local, Snapshots: http.HandlerFunc(n.serveReplicaSnapshot), Pprof: n.cfg.EnablePprof, Log: n.log, Closing: n.closing,
 	})
 	if n.adminLn != nil {
 		n.admin = &http.Server{Handler: n.adminAPI.Handler(), ReadHeaderTimeout: 10 * time.Second}

@@ -31,6 +31,7 @@ func (n *Node) startReplication() error {
 		cfg.Log = e
 	}
 	cfg.OnLeaderChange = n.leadershipChanged
+	cfg.FetchSnapshot = n.fetchReplicaSnapshot // replication_snapshots.go
 	n.raft = replica.NewDriver(cfg)
 	addr := n.cfg.RaftAddr
 	if addr == "" {

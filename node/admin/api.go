@@ -46,6 +46,9 @@ type Config struct {
 	Metrics    *Metrics
 	// Leadership serves this node's leadership claims to its peers.
 	Leadership http.Handler
+	// Snapshots serves a replica's Raft snapshot with its records to a
+	// peer's follower (ReplicaSnapshotPath).
+	Snapshots http.Handler
 	// Pprof serves Go's profiler under /debug/pprof/ (pprof.go).
 	Pprof bool
 	Log   logrus.FieldLogger

@@ -111,6 +111,11 @@ func (a *API) Placement(topic string) (out []PartitionPlacement, ok bool) {
 	return out, true
 }
 
+// ReplicaSnapshotPath is where a peer reads a replica's snapshot with its
+// records (node/replica/snapcopy.go), the partition named by the query's
+// group (the Raft group's key: topic id in hex, "/", partition).
+const ReplicaSnapshotPath = "/internal/replica/snapshot"
+
 // clusterRoutes serves who is in the cluster, who leads what and where
 // placement would put it, and the endpoints peers pull from (membership,
 // and the leadership claims of node/leadership).
@@ -118,6 +123,9 @@ func (a *API) clusterRoutes(mux *http.ServeMux) {
 	mux.Handle("/internal/membership/", a.cfg.Agent.Handler())
 	if a.cfg.Leadership != nil {
 		mux.Handle("GET "+leadership.Path, a.cfg.Leadership)
+	}
+	if a.cfg.Snapshots != nil {
+		mux.Handle("GET "+ReplicaSnapshotPath, a.cfg.Snapshots)
 	}
 	mux.HandleFunc("GET /v1/members", func(w http.ResponseWriter, r *http.Request) {
 		httpjson.Write(w, a.Members())

@@ -74,10 +74,18 @@
 //     (raftlog.Compact), so nothing at or above the commit point goes. A
 //     follower that needs entries below the leader's log start gets the
 //     snapshot: its log restarts empty at the leader's start.
-//   - Not yet: compaction (NeedsCleaning is false), DeleteRecords
-//     (ErrNotSupported), copying the leader's segments to a follower behind
-//     its log start (it restarts at the start instead), configuration
-//     changes (moving replicas), LogAppendTime.
+//   - Compaction: each replica cleans its own log, as Kafka's do, but only
+//     below its Raft log, whose batches raft may still send byte for byte.
+//     Before a pass the entries of the closed segments are sealed into the
+//     snapshot (raftlog.Seal: the log start stays, the records below the
+//     first entry become the snapshot's); a leader holds back for a
+//     follower it heard from lately that has not matched them. A follower
+//     that needs sealed entries gets the snapshot and, before raft steps
+//     it, copies its records from the sender (snapcopy.go, over
+//     DriverConfig.FetchSnapshot), so it holds the leader's cleaned bytes
+//     at the leader's offsets.
+//   - Not yet: DeleteRecords (ErrNotSupported), configuration changes
+//     (moving replicas), LogAppendTime.
 //   - Quiescence (quiesce.go): an idle group whose live replicas all hold
 //     the leader's log stops ticking and sends nothing; anything but a
 //     heartbeat's answer wakes it, and gossip's word (MemberFailed,

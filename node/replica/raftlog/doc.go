@@ -75,26 +75,39 @@
 //	raft-entries     the sidecar: Raft's own entries after the snapshot,
 //	                 appended and fsynced one by one; cut with the log,
 //	                 rewritten atomically when a snapshot drops entries.
+//	raft-snapshot-copy  a follower's copy of a snapshot's records, staged
+//	                 before the snapshot is applied, removed after.
 //
-// # Snapshots are "the log start moved"
+// # Snapshots: the log start moved, or records sealed below the Raft log
 //
 // Compact(i) records entry i as the snapshot (durably, first), then moves
 // the partition's log start past it (DeleteRecordsBefore) and lets
-// retention delete the segments below. Snapshot returns that metadata; its
-// Data is only the 8-byte offset where the next entry starts, because the
-// follower must number records from there and raft's snapshot is the one
-// message that reaches it with index and term. ApplySnapshot on a follower
-// records the snapshot, empties the sidecar and restarts its log, empty,
-// at that offset (partition.(*Log).RestartAt); raft then sends the entries
-// after it. Compact drops the sidecar's entries up to i after recording the
-// snapshot; Open skips (and drops) any a crash left below it. The
-// bytes below the log start are not part of the state: the records there
-// are deleted on the leader too. Copying the leader's segments (so a new
-// replica also serves the records between log start and the snapshot) is a
-// later step. The partition's own retention by age or size must not run on
-// a Raft log: it would move the log start without this package, which then
-// cannot number the entries (Open says so); the replica turns retention
-// into Compact calls below the commit point.
+// retention delete the segments below: retention. Seal(i) records the
+// snapshot the same way but keeps the records: the batches up to i stop
+// being Raft entries (and their index leaves memory) and become the
+// snapshot's records, which the log cleaner may then rewrite, as each
+// Kafka replica compacts its own log. Snapshot returns the metadata; its
+// Data is the offset where the next entry starts and, when records lie
+// below it, the log start too (8 or 16 bytes), because the follower must
+// number records from there and raft's snapshot is the one message that
+// reaches it with index and term.
+//
+// A snapshot without records is applied by restarting the follower's log,
+// empty, at that offset (partition.(*Log).RestartAt), the sidecar emptied;
+// raft then sends the entries after it. A snapshot with records is
+// applied only once they are here (copy.go): the follower reads the
+// sender's WriteSnapshot stream into raft-snapshot-copy (StageSnapshot,
+// every batch's CRC and place checked, fsynced) before the snapshot is
+// stepped; ApplySnapshot then restarts the log at the snapshot's log start
+// and appends the staged batches as the leader holds them, offsets, gaps
+// and epochs included (partition.(*Log).AppendCopied). A crash in between
+// is finished by Open from the staged copy, which goes only after the
+// snapshot is recorded as applied. Compact drops the sidecar's entries up
+// to i after recording the snapshot; Open skips (and drops) any a crash
+// left below it. The partition's own retention by age or size must not
+// run on a Raft log: it would move the log start without this package,
+// which then cannot number the entries (Open says so); the replica turns
+// retention into Compact calls below the commit point.
 //
 // # Truncation
 //
