@@ -616,8 +616,13 @@ func (g *raftGroup) compactBelow(offset int64) error {
 		return nil
 	}
 	i, ok, err := g.lastAppliedEndingBy(offset)
-	if err != nil || !ok {
+	if err != nil {
 		return err
+	}
+	if !ok {
+		// Nothing of the Raft log expired; the records sealed below it
+		// (a compacted log's) may have.
+		return g.st.DropSealedBefore(offset)
 	}
 	_, conf, err := g.st.InitialState()
 	if err != nil {

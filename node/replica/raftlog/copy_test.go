@@ -257,3 +257,37 @@ func TestStageSnapshotRefusesABadCopy(t *testing.T) {
 		}
 	}
 }
+
+// Retention of a compacted log drops sealed records, never entries; the
+// snapshot then starts its records at the new log start.
+func TestDropSealedBefore(t *testing.T) {
+	conf := &pb.ConfState{Voters: []uint64{1, 2}}
+	l := openCompactedLog(t, t.TempDir())
+	s := openStorage(t, l, Options{Bootstrap: conf})
+	appendKeyed(t, s, 1, 40, 40, 1)
+	if err := s.Seal(20, conf); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DropSealedBefore(5); err != nil {
+		t.Fatal(err)
+	}
+	if l.StartOffset() != 5 {
+		t.Fatalf("log start %d, want 5", l.StartOffset())
+	}
+	snap, _ := s.Snapshot()
+	if d, _ := parseSnapData(snap.Data); d.start != 5 || d.offset != 20 {
+		t.Fatalf("snapshot data %+v, want records from 5, entries from 20", d)
+	}
+	if err := s.DropSealedBefore(30); err != nil {
+		t.Fatal(err)
+	}
+	if l.StartOffset() != 20 {
+		t.Fatalf("log start %d: moved past the first entry's offset 20", l.StartOffset())
+	}
+	if snap, _ := s.Snapshot(); NeedsCopy(snap) {
+		t.Fatal("a snapshot with no records left still asks for a copy")
+	}
+	if fi, _ := s.FirstIndex(); fi != 21 {
+		t.Fatalf("first index %d", fi)
+	}
+}

@@ -525,16 +525,40 @@ func (s *Storage) Compact(i uint64, conf *pb.ConfState) error {
 	if err := s.sealLocked(i, conf); err != nil {
 		return err
 	}
-	offset := s.idx.offset(i + 1)
-	if _, err := s.log.DeleteRecordsBefore(offset); err != nil {
+	if err := s.moveStartLocked(s.idx.offset(i + 1)); err != nil {
 		return fmt.Errorf("compact %s to %d: %w", s.dir, i, err)
+	}
+	return nil
+}
+
+// DropSealedBefore moves the log start to offset within the snapshot's
+// records (Seal), at most to the first entry's offset: retention of a
+// compacted log, whose expired records are no longer Raft entries.
+func (s *Storage) DropSealedBefore(offset int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	offset = min(offset, s.idx.offset(s.idx.firstIndex()))
+	if offset <= s.log.StartOffset() {
+		return nil
+	}
+	if err := s.moveStartLocked(offset); err != nil {
+		return fmt.Errorf("drop records of %s below %d: %w", s.dir, offset, err)
+	}
+	return nil
+}
+
+// moveStartLocked moves the log start to offset and deletes the segments
+// wholly below it.
+func (s *Storage) moveStartLocked(offset int64) error {
+	if _, err := s.log.DeleteRecordsBefore(offset); err != nil {
+		return err
 	}
 	// Retention by age or size would move the log start past the
 	// snapshot, without this package; with both off it deletes only the
 	// segments below the start.
 	if cfg := s.log.Config(); cfg.RetentionAge < 0 && cfg.RetentionBytes < 0 {
 		if _, err := s.log.EnforceRetention(); err != nil {
-			return fmt.Errorf("compact %s to %d: %w", s.dir, i, err)
+			return err
 		}
 	}
 	return nil
