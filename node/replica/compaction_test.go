@@ -2,6 +2,7 @@ package replica
 
 import (
 	"bytes"
+	"encoding/binary"
 	"context"
 	"fmt"
 	"strings"
@@ -147,5 +148,60 @@ func TestRaftCompactionAndACopiedSnapshot(t *testing.T) {
 				t.Errorf("replica %d: %s=%q, want %q", id, k, got[k], v)
 			}
 		}
+	}
+}
+
+// Under LogAppendTime the leader stamps the batch once, before proposing:
+// the producer is told the time, and every replica holds the same stamped
+// bytes. Under CreateTime a producer's LogAppendTime attribute is cleared.
+func TestRaftLogAppendTimeStampedByTheLeader(t *testing.T) {
+	pcfg := partition.DefaultConfig()
+	pcfg.LogAppendTime = true
+	c := newRaftClusterWith(t, 3, pcfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	before := time.Now().UnixMilli()
+	info, err := c.produce(ctx, "stamped")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.LogAppendTime < before || info.LogAppendTime > time.Now().UnixMilli() {
+		t.Fatalf("log append time %d, produced at %d", info.LogAppendTime, before)
+	}
+	lead := c.leader()
+	retryUntil(t, func() error {
+		for _, r := range c.reps {
+			if r.HighWatermark() != lead.HighWatermark() {
+				return fmt.Errorf("replica %d behind", r.self)
+			}
+		}
+		return nil
+	})
+	want := readAll(t, lead)
+	h, err := recordbatch.ParseHeader(want[0])
+	if err != nil || !h.LogAppendTime() || h.MaxTimestamp != info.LogAppendTime || recordbatch.Validate(want[0]) != nil {
+		t.Fatalf("leader's batch: LogAppendTime %v, max timestamp %d, want %d; valid: %v", h.LogAppendTime(), h.MaxTimestamp, info.LogAppendTime, recordbatch.Validate(want[0]))
+	}
+	for id, r := range c.reps {
+		if got := readAll(t, r); len(got) != 1 || !bytes.Equal(got[0], want[0]) {
+			t.Errorf("replica %d holds other bytes than the leader", id)
+		}
+	}
+
+	b := batch(1700000000000, "producer-chose")
+	binary.BigEndian.PutUint16(b[recordbatch.OffAttributes:], recordbatch.AttrTimestampType)
+	recordbatch.SetCRC(b)
+	plain := newRaftCluster(t, 3)
+	for {
+		info, err = plain.leader().Produce(ctx, b, AcksAll)
+		if err == nil || ctx.Err() != nil {
+			break
+		}
+	}
+	if err != nil || info.LogAppendTime != -1 {
+		t.Fatalf("create-time topic: log append time %d: %v", info.LogAppendTime, err)
+	}
+	if h, _ := recordbatch.ParseHeader(readAll(t, plain.leader())[0]); h.LogAppendTime() {
+		t.Error("a producer's LogAppendTime attribute kept on a create-time topic")
 	}
 }

@@ -84,8 +84,10 @@
 //     it, copies its records from the sender (snapcopy.go, over
 //     DriverConfig.FetchSnapshot), so it holds the leader's cleaned bytes
 //     at the leader's offsets.
+//   - LogAppendTime: the leader stamps a batch once, before proposing it,
+//     and every replica stores those bytes.
 //   - Not yet: DeleteRecords (ErrNotSupported), configuration changes
-//     (moving replicas), LogAppendTime.
+//     (moving replicas).
 //   - Quiescence (quiesce.go): an idle group whose live replicas all hold
 //     the leader's log stops ticking and sends nothing; anything but a
 //     heartbeat's answer wakes it, and gossip's word (MemberFailed,

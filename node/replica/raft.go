@@ -3,6 +3,7 @@ package replica
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
 
+	"github.com/spool-log/spool/internal/recordbatch"
 	"github.com/spool-log/spool/node/replica/raftlog"
 	"github.com/spool-log/spool/partition"
 )
@@ -574,6 +576,10 @@ func (g *raftGroup) propose(batches []byte) (*proposal, error) {
 	// raft keeps the data (unstable log, messages) past the caller's
 	// buffer, which wire reuses.
 	data := bytes.Clone(batches)
+	// The leader stamps the timestamp type once, as the single-copy log
+	// does on append; followers store its bytes as they are.
+	cfg := g.r.log.Config()
+	p.info.LogAppendTime = stampTimestampType(data, h, cfg.LogAppendTime, cfg.Clock().UnixMilli())
 	g.mu.Lock()
 	switch {
 	case g.closed:
@@ -604,6 +610,26 @@ func (g *raftGroup) propose(batches []byte) (*proposal, error) {
 		return nil, p.err
 	}
 	return p, nil
+}
+
+// stampTimestampType gives batch the topic's timestamp type: under
+// LogAppendTime the attribute and maxTimestamp set to now (returned);
+// otherwise a LogAppendTime attribute a producer may not choose cleared
+// (-1 returned). The CRC is recomputed where a covered field changed.
+func stampTimestampType(batch []byte, h partition.BatchHeader, logAppendTime bool, now int64) int64 {
+	switch {
+	case logAppendTime:
+		attrs := uint16(h.Attributes) | recordbatch.AttrTimestampType
+		binary.BigEndian.PutUint16(batch[recordbatch.OffAttributes:], attrs)
+		binary.BigEndian.PutUint64(batch[recordbatch.OffMaxTimestamp:], uint64(now))
+		recordbatch.SetCRC(batch)
+		return now
+	case h.LogAppendTime():
+		attrs := uint16(h.Attributes) &^ recordbatch.AttrTimestampType
+		binary.BigEndian.PutUint16(batch[recordbatch.OffAttributes:], attrs)
+		recordbatch.SetCRC(batch)
+	}
+	return -1
 }
 
 // compactBelow makes the last committed entry that ends at or below
