@@ -25,10 +25,10 @@
 // nothing tells it the leader's.
 //
 // A single copy stays on this direct path rather than being a one-voter
-// Raft group: there is nobody to agree with, and its log keeps the
-// single-copy abilities a Raft log does not have yet (retention by age and
-// size, DeleteRecords at any offset, compaction, LogAppendTime), which a
-// Raft log can only get through raftlog.Compact at entry bounds.
+// Raft group: there is nobody to agree with, nothing to fsync a Raft log
+// for, and its log keeps what a Raft log does differently (retention and
+// DeleteRecords at any offset; a Raft log moves its start only at entry
+// bounds, through raftlog.Compact).
 //
 // # Replicated (replication factor > 1): Raft inside
 //
