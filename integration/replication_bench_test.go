@@ -57,6 +57,10 @@ func envInt(b *testing.B, name string, def int) int {
 func replCluster(b *testing.B, extra ...string) []*Node {
 	b.Helper()
 	args := append([]string{"--gossip-timings", "lan", "--flush-policy", "os", "--log-level", "info"}, extra...)
+	// SPOOL_BENCH_NODE_ARGS adds flags to every node, e.g.
+	// "--raft-fsync=false" to compare like with like against R=1's
+	// page-cache durability.
+	args = append(args, strings.Fields(os.Getenv("SPOOL_BENCH_NODE_ARGS"))...)
 	var nodes []*Node
 	for id := 1; id <= 3; id++ {
 		o := []NodeOption{WithID(id), WithArgs(args...)}
