@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"syscall"
+	"strings"
 	"testing"
 	"time"
 
@@ -185,10 +186,10 @@ func TestReplicationZombieLeader(t *testing.T) {
 // TestReplicationFollowerDiskFull: every node's data on its own small
 // tmpfs; a follower of a partition gets its disk filled mid-stream. The
 // partitions it does not lead keep taking acks=all writes (leader and the
-// other follower are a majority). With space again it is restarted, and it
-// must recover its logs, catch up and take part: the other follower is
-// killed, so every partition needs it for a majority; then the killed node
-// comes back.
+// other follower are a majority). With space again, and no restart, it
+// must mend its stopped replicas (reopened from disk), catch up and take
+// part: the other follower is killed, so every partition needs it for a
+// majority; then the killed node comes back.
 func TestReplicationFollowerDiskFull(t *testing.T) {
 	cycles := soakCycles(t)
 	mounts := map[int]string{}
@@ -212,19 +213,18 @@ func TestReplicationFollowerDiskFull(t *testing.T) {
 		t.Logf("cycle %d: node %d's disk is full (partition %d led by node %d)", c, full.ID, p, leader.ID)
 		r.w.waitProgress(t, notLedByFull, replBatch, replStep, fmt.Sprintf("cycle %d, node %d's disk full", c, full.ID))
 		disk.Free(t)
-		// As an operator does once space is back (Kafka too takes a failed
-		// log dir back only on a restart): the node's Raft groups stop when
-		// their log cannot be written. The restart reopens logs whose last
-		// write may have been cut short by ENOSPC.
+		// No restart: the node reopens from disk each replica whose Raft
+		// group stopped on the full disk, by itself (node/mend.go), so
+		// every partition has three working replicas again.
 		if full.exited() {
-			t.Logf("cycle %d: node %d exited on the full disk", c, full.ID)
-			full.Kill()
-		} else {
-			full.Stop()
+			t.Fatalf("cycle %d: node %d exited on the full disk", c, full.ID)
 		}
-		full.Start()
-		t.Logf("cycle %d: node %d restarted with space again", c, full.ID)
+		t.Logf("cycle %d: node %d has space again", c, full.ID)
 		r.w.waitProgress(t, nil, replBatch, replStep, fmt.Sprintf("cycle %d, node %d has space again", c, full.ID))
+		full.WaitReady(2 * replStep)
+		if logs := full.Logs(); !strings.Contains(logs, "stopped replica reopened") {
+			t.Errorf("cycle %d: node %d reopened no stopped replica after its disk was full:\n%s", c, full.ID, logs)
+		}
 		other.Kill()
 		t.Logf("cycle %d: killed node %d: node %d is needed for every majority", c, other.ID, full.ID)
 		r.w.waitProgress(t, nil, replBatch, replStep, fmt.Sprintf("cycle %d, node %d dead", c, other.ID))

@@ -247,5 +247,11 @@ func (n *Node) readiness() error {
 	if err := n.adm.State(); err != nil {
 		return err
 	}
+	if c := n.stoppedReplicas(); c > 0 {
+		return fmt.Errorf("%d replicas stopped on a write error (a full disk?); each is reopened from disk every %v until it stays up", c, mendInterval)
+	}
+	if n.partitionsMissing.Load() {
+		return errors.New("a partition of this node failed to open again after a write error; retried every " + mendInterval.String())
+	}
 	return n.replicationReadiness() // replication_readiness.go
 }

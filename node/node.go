@@ -54,8 +54,14 @@ type Node struct {
 	mu          sync.RWMutex
 	parts       map[tp]*localPartition
 	reconcileMu sync.Mutex
-	createMu    sync.Mutex // serializes topic creation so auto-create races are benign
-	groupCoord  groupNode  // consumer groups, created on the first group request (groups.go)
+	// mend.go: when each stopped replica was first seen stopped, and
+	// whether a reopen left a partition closed.
+	mendMu            sync.Mutex
+	stoppedSince      map[*localPartition]time.Time
+	partitionsMissing atomic.Bool
+	mending           atomic.Int64 // replicas closed to be reopened, not yet open
+	createMu          sync.Mutex   // serializes topic creation so auto-create races are benign
+	groupCoord        groupNode    // consumer groups, created on the first group request (groups.go)
 
 	server    *wire.Server
 	kafkaLn   net.Listener
@@ -114,15 +120,16 @@ func New(cfg Config) (_ *Node, err error) {
 		}
 	}()
 	n := &Node{
-		cfg:        cfg,
-		log:        log,
-		lock:       lock,
-		files:      partition.NewFileCache(cfg.MaxOpenFiles),
-		quarantine: datadir.NewQuarantine(cfg.DataDir, log),
-		parts:      make(map[tp]*localPartition),
-		loops:      newBackground(),
-		adm:        admission.New(log),
-		leaders:    newLeaders(cfg.NodeID),
+		cfg:          cfg,
+		log:          log,
+		lock:         lock,
+		files:        partition.NewFileCache(cfg.MaxOpenFiles),
+		quarantine:   datadir.NewQuarantine(cfg.DataDir, log),
+		parts:        make(map[tp]*localPartition),
+		stoppedSince: map[*localPartition]time.Time{},
+		loops:        newBackground(),
+		adm:          admission.New(log),
+		leaders:      newLeaders(cfg.NodeID),
 	}
 	n.closing = n.loops.ctx.Done()
 
@@ -253,7 +260,8 @@ func (n *Node) startLoops(kafkaLn net.Listener) {
 	n.loops.Every(admin.FlushInterval, n.flushMetrics)
 	n.startReplicationMetrics() // replication_metrics.go
 	n.loops.Every(n.cfg.RetentionCheckInterval, n.enforceRetention)
-	n.startCleaner() // compaction.go: the log cleaner runs beside retention
+	n.startCleaner()                           // compaction.go: the log cleaner runs beside retention
+	n.loops.Every(mendInterval, n.mendStopped) // mend.go: replicas stopped by a full disk
 	n.loops.Go(n.scrub.Run)
 	n.loops.Go(func(ctx context.Context) { n.quarantine.Reclaim(ctx, n.cfg.QuarantineRetention) })
 	n.startLeadershipLoops()

@@ -22,6 +22,8 @@ import (
 //	                                              no ticks, no heartbeats; node/replica/quiesce.go)
 //	spool_replication_replicas_catching_up        followers here not yet caught up with
 //	                                              their leader's commit point since they opened
+//	spool_replication_stopped_replicas            replicas here whose Raft group stopped on a
+//	                                              write error, until reopened (mend.go)
 //	spool_replication_leader_elections_won        leaderships taken here: a replica seen
 //	                                              leading in a new leader epoch (sampled, so a
 //	                                              leadership shorter than a second may be missed)

@@ -250,3 +250,16 @@ func (r *Replica) State() State {
 // ErrNotSupported refuses what a replicated (Raft) partition does not do
 // yet: DeleteRecords.
 var ErrNotSupported = errors.New("not supported on a replicated partition yet")
+
+// Stopped is why the replica's Raft group stopped, or nil: a write its log
+// or Raft state refused (a full or failing disk). A stopped group steps
+// nothing more and, if it led, loses leadership to the others; the node
+// reopens the replica from disk to mend it (node/mend.go).
+func (r *Replica) Stopped() error {
+	if r.rg == nil {
+		return nil
+	}
+	r.rg.mu.Lock()
+	defer r.rg.mu.Unlock()
+	return r.rg.broken
+}
