@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/sirupsen/logrus"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -29,7 +30,12 @@ import (
 //   coordinator replays it from its start to rebuild committed offsets.
 // * Served by the partition's leader; elsewhere NOT_LEADER_OR_FOLLOWER, and
 //   clients send each partition to its leader.
-// * TimeoutMillis is not needed: the checkpoint is written before the answer.
+// * A replicated partition's new start is a Raft entry every replica
+//   applies at its place in the log (node/replica/raftlog.DeleteBefore);
+//   the answer waits until the leader applied it, so a majority holds it,
+//   within TimeoutMillis (at least a second), else REQUEST_TIMED_OUT (it
+//   may still apply). A single copy writes its checkpoint before the
+//   answer.
 //
 // Version notes:
 // * v1: ThrottleMillis
@@ -38,6 +44,7 @@ import (
 func (n *Node) handleDeleteRecords(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.DeleteRecordsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteRecordsResponse)
+	timeout := time.Duration(max(req.TimeoutMillis, 0)) * time.Millisecond
 	for _, rt := range req.Topics {
 		st := kmsg.NewDeleteRecordsResponseTopic()
 		st.Topic = rt.Topic
@@ -45,7 +52,7 @@ func (n *Node) handleDeleteRecords(ctx context.Context, wreq *wire.Request) wire
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.LowWatermark = -1
-			if e := n.deleteRecords(rt.Topic, rp.Partition, rp.Offset, &sp.LowWatermark); e != nil {
+			if e := n.deleteRecords(ctx, rt.Topic, rp.Partition, rp.Offset, timeout, &sp.LowWatermark); e != nil {
 				sp.ErrorCode = e.Code
 			}
 			st.Partitions = append(st.Partitions, sp)
@@ -55,7 +62,7 @@ func (n *Node) handleDeleteRecords(ctx context.Context, wreq *wire.Request) wire
 	return resp
 }
 
-func (n *Node) deleteRecords(topic string, index int32, offset int64, low *int64) *kerr.Error {
+func (n *Node) deleteRecords(ctx context.Context, topic string, index int32, offset int64, timeout time.Duration, low *int64) *kerr.Error {
 	if membership.ValidateTopicName(topic) != nil {
 		return kerr.UnknownTopicOrPartition
 	}
@@ -75,15 +82,19 @@ func (n *Node) deleteRecords(topic string, index int32, offset int64, low *int64
 		return kerr.OffsetOutOfRange
 	}
 	log := n.log.WithFields(logrus.Fields{"topic": topic, "partition": index})
-	start, err := p.replica.DeleteRecordsBefore(offset)
+	// A replicated partition answers once this replica applied the new
+	// start, which a majority then holds: within the request's timeout.
+	ctx, cancel := context.WithTimeout(ctx, max(timeout, time.Second))
+	defer cancel()
+	start, err := p.replica.DeleteRecordsBefore(ctx, offset)
 	*low = start
 	switch {
 	case errors.Is(err, partition.ErrOffsetOutOfRange):
 		return kerr.OffsetOutOfRange
 	case errors.Is(err, replica.ErrNotLeader), errors.Is(err, partition.ErrClosed):
 		return kerr.NotLeaderForPartition // deleted or closed meanwhile
-	case errors.Is(err, replica.ErrNotSupported):
-		return kerr.PolicyViolation // a replicated partition: not yet
+	case errors.Is(err, replica.ErrOutcomeUnknown):
+		return kerr.RequestTimedOut
 	case err != nil:
 		log.WithError(err).Error("delete records")
 		return kerr.KafkaStorageError

@@ -50,10 +50,22 @@ const maxReadRetries = 100
 // mu is held only to take a snapshot (readSnapshot); the header reads run
 // outside it, so a slow disk stalls neither appends nor other readers.
 func (l *Log) Read(offset int64, maxBytes int, upTo int64) (*Slice, error) {
+	return l.read(offset, maxBytes, upTo, false)
+}
+
+// ReadBelowStart is Read that may start below the log start, down to the
+// first segment's base: a consensus log's entry may begin below a log
+// start that DeleteRecords moved into the middle of its batch, and must
+// still be sent whole to a replica that lacks it.
+func (l *Log) ReadBelowStart(offset int64, maxBytes int, upTo int64) (*Slice, error) {
+	return l.read(offset, maxBytes, upTo, true)
+}
+
+func (l *Log) read(offset int64, maxBytes int, upTo int64, belowStart bool) (*Slice, error) {
 	var err error
 	for range maxReadRetries {
 		var sl *Slice
-		sl, err = l.readOnce(offset, maxBytes, upTo)
+		sl, err = l.readOnce(offset, maxBytes, upTo, belowStart)
 		if !errors.Is(err, errFileGone) {
 			return sl, err
 		}
@@ -68,13 +80,16 @@ func (l *Log) Read(offset int64, maxBytes int, upTo int64) (*Slice, error) {
 // that needs no file gets its (empty) Slice instead. Unless it fails or
 // returns a Slice, it counts the read in Log.reads; the caller is done
 // with snap.reads.Done.
-func (l *Log) snapshot(offset int64, upTo int64, views []segView) (snap readSnapshot, _ []segView, sl *Slice, _ int64, err error) {
+func (l *Log) snapshot(offset int64, upTo int64, views []segView, belowStart bool) (snap readSnapshot, _ []segView, sl *Slice, _ int64, err error) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	if l.closed {
 		return snap, nil, nil, upTo, ErrClosed
 	}
 	start, end := l.startLocked(), l.segs[len(l.segs)-1].st.next
+	if belowStart {
+		start = l.segs[0].base
+	}
 	if offset < start || offset > end {
 		return snap, nil, nil, upTo, fmt.Errorf("read %s at %d, log holds [%d, %d): %w", l.dir, offset, start, end, ErrOffsetOutOfRange)
 	}
@@ -97,10 +112,10 @@ func (l *Log) snapshot(offset int64, upTo int64, views []segView) (snap readSnap
 	return snap, views, nil, upTo, nil
 }
 
-func (l *Log) readOnce(offset int64, maxBytes int, upTo int64) (*Slice, error) {
+func (l *Log) readOnce(offset int64, maxBytes int, upTo int64, belowStart bool) (*Slice, error) {
 	// A read spans a segment or two: their views stay on the stack.
 	var buf [4]segView
-	snap, views, sl, upTo, err := l.snapshot(offset, upTo, buf[:0])
+	snap, views, sl, upTo, err := l.snapshot(offset, upTo, buf[:0], belowStart)
 	if sl != nil || err != nil {
 		return sl, err
 	}

@@ -86,8 +86,10 @@
 //     at the leader's offsets.
 //   - LogAppendTime: the leader stamps a batch once, before proposing it,
 //     and every replica stores those bytes.
-//   - Not yet: DeleteRecords (ErrNotSupported), configuration changes
-//     (moving replicas).
+//   - DeleteRecords: a command entry (raftlog.DeleteRecordsCommand, kept
+//     in the sidecar, no offset) every replica applies at its place in
+//     the log (raftlog.DeleteBefore); the leader answers once it applied it.
+//   - Not yet: configuration changes (moving replicas).
 //   - Quiescence (quiesce.go): an idle group whose live replicas all hold
 //     the leader's log stops ticking and sends nothing; anything but a
 //     heartbeat's answer wakes it, and gossip's word (MemberFailed,

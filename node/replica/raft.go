@@ -406,6 +406,11 @@ func (g *raftGroup) apply(ents []*pb.Entry) error {
 			// must not silently ignore one it was sent.
 			return fmt.Errorf("entry %d: configuration changes are not supported yet", e.GetIndex())
 		}
+		if raftlog.IsCommand(e) {
+			if err := g.command(e); err != nil {
+				return err
+			}
+		}
 	}
 	hw, err := g.st.NextOffset(last)
 	if err != nil {
@@ -574,8 +579,10 @@ func (g *raftGroup) propose(batches []byte) (*proposal, error) {
 	p := &proposal{appended: make(chan struct{}), done: make(chan struct{}),
 		info: partition.AppendInfo{LogAppendTime: -1, RecordCount: int(h.NumRecords), Bytes: len(batches)}}
 	// raft keeps the data (unstable log, messages) past the caller's
-	// buffer, which wire reuses.
+	// buffer, which wire reuses. The base offset, which the log stamps on
+	// append, is zeroed: an entry starting 0xFF is a command (raftlog).
 	data := bytes.Clone(batches)
+	binary.BigEndian.PutUint64(data, 0)
 	// The leader stamps the timestamp type once, as the single-copy log
 	// does on append; followers store its bytes as they are.
 	cfg := g.r.log.Config()
@@ -610,6 +617,55 @@ func (g *raftGroup) propose(batches []byte) (*proposal, error) {
 		return nil, p.err
 	}
 	return p, nil
+}
+
+// command applies a command entry, committed, to this replica's log.
+func (g *raftGroup) command(e *pb.Entry) error {
+	offset, ok := raftlog.DeleteRecordsOffset(e)
+	if !ok {
+		return fmt.Errorf("entry %d: a command this node does not know", e.GetIndex())
+	}
+	_, conf, err := g.st.InitialState()
+	if err != nil {
+		return err
+	}
+	if err := g.st.DeleteBefore(offset, conf); err != nil {
+		return fmt.Errorf("entry %d: %w", e.GetIndex(), err)
+	}
+	return nil
+}
+
+// proposeCommand proposes a command entry and waits until this replica
+// applied it, or ctx ends (ErrOutcomeUnknown: it may still apply).
+func (g *raftGroup) proposeCommand(ctx context.Context, data []byte) error {
+	p := &proposal{appended: make(chan struct{}), done: make(chan struct{})}
+	g.mu.Lock()
+	switch {
+	case g.closed:
+		g.mu.Unlock()
+		return partition.ErrClosed
+	case !g.writable.Load() || g.broken != nil:
+		g.mu.Unlock()
+		return ErrNotLeader
+	}
+	p.term = g.rn.BasicStatus().GetTerm()
+	g.asleep.Store(false)
+	if err := g.rn.Propose(data); err != nil {
+		g.mu.Unlock()
+		if errors.Is(err, raft.ErrProposalDropped) {
+			return ErrNotLeader
+		}
+		return fmt.Errorf("propose to %s: %w", g.key, err)
+	}
+	g.pending = append(g.pending, p)
+	g.mu.Unlock()
+	g.w.kick(g)
+	select {
+	case <-p.done:
+		return p.err
+	case <-ctx.Done():
+		return fmt.Errorf("%w: %w", ErrOutcomeUnknown, ctx.Err())
+	}
 }
 
 // stampTimestampType gives batch the topic's timestamp type: under

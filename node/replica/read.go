@@ -1,8 +1,10 @@
 package replica
 
 import (
+	"context"
 	"fmt"
 
+	"github.com/spool-log/spool/node/replica/raftlog"
 	"github.com/spool-log/spool/partition"
 )
 
@@ -45,19 +47,23 @@ func (r *Replica) SegmentCount() int { return r.log.SegmentCount() }
 // DeleteRecordsBefore moves the log start up to offset (DeleteRecords),
 // durably before it returns, and returns the log start afterwards. An
 // offset above the high watermark is partition.ErrOffsetOutOfRange: only
-// committed records may be deleted. Only the leader takes it (ErrNotLeader);
-// with Raft the new start must reach the followers too.
-func (r *Replica) DeleteRecordsBefore(offset int64) (int64, error) {
-	if r.rg != nil {
-		// The new start would have to reach every replica through the
-		// Raft log, and raftlog moves its start only at entry bounds.
-		return r.log.StartOffset(), ErrNotSupported
-	}
+// committed records may be deleted. Only the leader takes it (ErrNotLeader).
+// With Raft the new start is a command entry every replica applies at its
+// place in the log (raftlog.DeleteBefore); the answer waits until this
+// replica applied it, or ctx ends (ErrOutcomeUnknown).
+func (r *Replica) DeleteRecordsBefore(ctx context.Context, offset int64) (int64, error) {
 	if !r.IsLeader() {
 		return r.log.StartOffset(), ErrNotLeader
 	}
 	if hw := r.hw.Load(); offset > hw {
 		return r.log.StartOffset(), fmt.Errorf("delete records before %d above the high watermark %d: %w", offset, hw, partition.ErrOffsetOutOfRange)
+	}
+	if r.rg != nil {
+		if offset <= r.log.StartOffset() {
+			return r.log.StartOffset(), nil
+		}
+		err := r.rg.proposeCommand(ctx, raftlog.DeleteRecordsCommand(offset))
+		return r.log.StartOffset(), err
 	}
 	return r.log.DeleteRecordsBefore(offset)
 }

@@ -247,9 +247,6 @@ func (r *Replica) State() State {
 	return st
 }
 
-// ErrNotSupported refuses what a replicated (Raft) partition does not do
-// yet: DeleteRecords.
-var ErrNotSupported = errors.New("not supported on a replicated partition yet")
 
 // Stopped is why the replica's Raft group stopped, or nil: a write its log
 // or Raft state refused (a full or failing disk). A stopped group steps

@@ -116,10 +116,10 @@ func TestReadUpToHighWatermark(t *testing.T) {
 	if _, err := r.Read(r.HighWatermark()+1, 1<<20); !errors.Is(err, partition.ErrOffsetOutOfRange) {
 		t.Fatalf("read past the high watermark: %v, want offset out of range", err)
 	}
-	if _, err := r.DeleteRecordsBefore(r.HighWatermark() + 1); !errors.Is(err, partition.ErrOffsetOutOfRange) {
+	if _, err := r.DeleteRecordsBefore(context.Background(), r.HighWatermark()+1); !errors.Is(err, partition.ErrOffsetOutOfRange) {
 		t.Fatalf("delete records above the high watermark: %v, want offset out of range", err)
 	}
-	if start, err := r.DeleteRecordsBefore(1); err != nil || start != 1 || r.LogStartOffset() != 1 {
+	if start, err := r.DeleteRecordsBefore(context.Background(), 1); err != nil || start != 1 || r.LogStartOffset() != 1 {
 		t.Fatalf("delete records before 1: start %d, %v", start, err)
 	}
 	if off, ts, err := r.OffsetForTime(2); err != nil || off != -1 || ts != -1 {
@@ -220,7 +220,7 @@ func TestFollowerRefusesAndKnowsLeader(t *testing.T) {
 	if _, err := r.Append(batch(1, "x")); !errors.Is(err, ErrNotLeader) {
 		t.Fatalf("append on a follower: %v, want ErrNotLeader", err)
 	}
-	if _, err := r.DeleteRecordsBefore(0); !errors.Is(err, ErrNotLeader) {
+	if _, err := r.DeleteRecordsBefore(context.Background(), 0); !errors.Is(err, ErrNotLeader) {
 		t.Fatalf("delete records on a follower: %v, want ErrNotLeader", err)
 	}
 	if isr, off := r.ISR(), r.Offline(); !slices.Equal(isr, []int32{1}) || len(off) != 0 {

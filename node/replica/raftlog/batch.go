@@ -24,8 +24,8 @@ const (
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // isData says whether e is stored as a record batch, taking Kafka offsets;
-// every other entry (a new leader's empty entry, a configuration change)
-// goes to the sidecar.
+// every other entry (a new leader's empty entry, a configuration change, a
+// command) goes to the sidecar.
 func isData(e *pb.Entry) bool {
-	return e.GetType() == pb.EntryNormal && len(e.GetData()) > 0
+	return e.GetType() == pb.EntryNormal && len(e.GetData()) > 0 && !IsCommand(e)
 }

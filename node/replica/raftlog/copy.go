@@ -43,14 +43,15 @@ const (
 )
 
 // snapData is what a snapshot's Data says: the offset where the entry
-// after it starts, and the log start, below it when the snapshot holds
-// records. Encoded as 8 bytes (offset) when they are equal, as before
-// snapshots held records, else 16 (offset, start).
+// after it starts, and the log start: below it when the snapshot holds
+// records, above it when DeleteRecords moved the start into the first
+// entry's batch. Encoded as 8 bytes (offset) when they are equal, as
+// before snapshots held records, else 16 (offset, start).
 type snapData struct{ offset, start int64 }
 
 func (d snapData) encode() []byte {
 	b := binary.BigEndian.AppendUint64(nil, uint64(d.offset))
-	if d.start < d.offset {
+	if d.start != d.offset {
 		b = binary.BigEndian.AppendUint64(b, uint64(d.start))
 	}
 	return b
@@ -68,7 +69,7 @@ func parseSnapData(b []byte) (snapData, error) {
 	default:
 		return d, fmt.Errorf("snapshot data of %d bytes, want 8 or 16", len(b))
 	}
-	if d.start < 0 || d.start > d.offset {
+	if d.start < 0 || d.offset < 0 {
 		return d, fmt.Errorf("snapshot data: log start %d, entries from %d", d.start, d.offset)
 	}
 	return d, nil

@@ -109,6 +109,18 @@
 // which then cannot number the entries (Open says so); the replica turns
 // retention into Compact calls below the commit point.
 //
+// # Commands
+//
+// An entry whose data starts 0xFF is a command (command.go), kept in the
+// sidecar like Raft's own entries: DeleteRecords, which DeleteBefore
+// applies on every replica: the entries ending at or below the offset
+// become the snapshot, their records go, and an offset inside the next
+// entry's batch becomes the log start while the batch stays whole for
+// raft (reads of entries start below it: ReadBelowStart). The snapshot
+// records that start as its floor, and sends it as the log start above
+// the snapshot's offset; a follower given it takes it once its log holds
+// the batch.
+//
 // # Truncation
 //
 // Appending entries whose first index is at or below LastIndex cuts the log

@@ -30,6 +30,9 @@ type snapMeta struct {
 	// copied: the snapshot holds records, staged in raft-snapshot-copy,
 	// which the restart copies into the log (copy.go).
 	copied bool
+	// floor, if above offset, is a log start DeleteRecords moved into the
+	// batch of the first entry: the log start once the log reaches it.
+	floor int64
 }
 
 // State files are framed as: 4-byte magic, version byte, body, CRC-32C of
@@ -61,7 +64,13 @@ func encodeSnapMeta(m snapMeta) []byte {
 	if m.copied {
 		flags |= 2
 	}
+	if m.floor > m.offset {
+		flags |= 4
+	}
 	body = append(body, flags)
+	if flags&4 != 0 {
+		body = binary.BigEndian.AppendUint64(body, uint64(m.floor))
+	}
 	md, err := proto.Marshal(&pb.SnapshotMetadata{Index: proto.Uint64(m.index), Term: proto.Uint64(m.term), ConfState: m.conf})
 	if err != nil {
 		panic(fmt.Sprintf("marshal snapshot metadata: %v", err)) // only a broken proto runtime fails here
@@ -86,12 +95,19 @@ func readSnapMeta(dir string) (m snapMeta, ok bool, err error) {
 	if len(body) < 9 {
 		return m, false, fmt.Errorf("%s: %d bytes", path, len(body))
 	}
+	rest, floor := body[9:], int64(0)
+	if body[8]&4 != 0 {
+		if len(rest) < 8 {
+			return m, false, fmt.Errorf("%s: %d bytes", path, len(body))
+		}
+		floor, rest = int64(binary.BigEndian.Uint64(rest)), rest[8:]
+	}
 	var md pb.SnapshotMetadata
-	if err := proto.Unmarshal(body[9:], &md); err != nil {
+	if err := proto.Unmarshal(rest, &md); err != nil {
 		return m, false, fmt.Errorf("%s: %w", path, err)
 	}
 	m = snapMeta{index: md.GetIndex(), term: md.GetTerm(), conf: pb.EnsureConfState(md.GetConfState()),
-		offset: int64(binary.BigEndian.Uint64(body)), restart: body[8]&1 != 0, copied: body[8]&2 != 0}
+		offset: int64(binary.BigEndian.Uint64(body)), restart: body[8]&1 != 0, copied: body[8]&2 != 0, floor: floor}
 	if m.offset < 0 {
 		return m, false, fmt.Errorf("%s: negative offset %d", path, m.offset)
 	}

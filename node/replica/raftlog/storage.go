@@ -46,6 +46,10 @@ type Storage struct {
 	// staged is the snapshot whose records raft-snapshot-copy holds
 	// (copy.go), or nil.
 	staged *pb.Snapshot
+	// floor is a log start DeleteRecords moved past the first entry's
+	// offset, into its batch (snapMeta.floor); applied to a log restarted
+	// below it once the log reaches it.
+	floor int64
 }
 
 var _ raft.Storage = (*Storage)(nil)
@@ -75,6 +79,7 @@ func Open(log *partition.Log, opts Options) (*Storage, error) {
 		return nil, fmt.Errorf("open raft log %s: %w", s.dir, err)
 	}
 	s.conf = m.conf
+	s.floor = m.floor
 	s.idx = newIndexMap(m.index, m.term, m.offset)
 	if err := s.scan(); err != nil {
 		return nil, fmt.Errorf("open raft log %s: %w", s.dir, err)
@@ -122,8 +127,14 @@ func (s *Storage) settleStart(m *snapMeta) error {
 			}
 			return s.removeStaged()
 		}
-	case start > m.offset:
+	case start > m.offset && start > m.floor:
 		return fmt.Errorf("log starts at %d, after the Raft snapshot's offset %d: the log start moved without the Raft log, which cannot number its entries", start, m.offset)
+	}
+	if m.floor > s.log.StartOffset() && m.floor <= s.log.EndOffset() {
+		// A DeleteRecords the log had reached, interrupted.
+		if _, err := s.log.DeleteRecordsBefore(m.floor); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -175,7 +186,7 @@ func (s *Storage) scan() error {
 // scanBatches walks the batch headers from the map's end to end, calling
 // before(base) ahead of each batch.
 func (s *Storage) scanBatches(end int64, before func(int64) error) error {
-	sl, err := s.log.Read(s.idx.end, math.MaxInt, end)
+	sl, err := s.log.ReadBelowStart(s.idx.end, math.MaxInt, end)
 	if err != nil {
 		return err
 	}
@@ -267,8 +278,9 @@ func (s *Storage) Snapshot() (*pb.Snapshot, error) {
 func (s *Storage) snapshotLocked() *pb.Snapshot {
 	offset := s.idx.offset(s.idx.firstIndex())
 	return &pb.Snapshot{
-		// The records below the first entry are the snapshot's too (copy.go).
-		Data: snapData{offset: offset, start: min(s.log.StartOffset(), offset)}.encode(),
+		// The records below the first entry are the snapshot's too
+		// (copy.go); a start above it is DeleteRecords' (DeleteBefore).
+		Data: snapData{offset: offset, start: s.log.StartOffset()}.encode(),
 		Metadata: &pb.SnapshotMetadata{
 			Index:     proto.Uint64(s.idx.snapIndex),
 			Term:      proto.Uint64(s.idx.snapTerm),
@@ -293,10 +305,11 @@ func (s *Storage) Entries(lo, hi, maxSize uint64) ([]*pb.Entry, error) {
 		return nil, nil
 	}
 	// Batch bytes are less than the entries' encoded size, so this reads
-	// at least what maxSize allows.
+	// at least what maxSize allows. The first entry's batch may begin
+	// below a log start DeleteRecords moved into it.
 	var buf []byte
 	if from, to := s.idx.offset(lo), s.idx.offset(hi); to > from {
-		sl, err := s.log.Read(from, int(min(maxSize, math.MaxInt32)), to)
+		sl, err := s.log.ReadBelowStart(from, int(min(maxSize, math.MaxInt32)), to)
 		if err != nil {
 			return nil, fmt.Errorf("entries [%d, %d) of %s: %w", lo, hi, s.dir, err)
 		}
@@ -436,6 +449,12 @@ func (s *Storage) Append(ents []*pb.Entry) error {
 			return fmt.Errorf("append to %s: %w", s.dir, err)
 		}
 	}
+	if s.floor > s.log.StartOffset() && s.floor <= s.log.EndOffset() {
+		// The batch a snapshot's DeleteRecords start lies in is here.
+		if _, err := s.log.DeleteRecordsBefore(s.floor); err != nil {
+			return fmt.Errorf("append to %s: log start %d: %w", s.dir, s.floor, err)
+		}
+	}
 	return nil
 }
 
@@ -481,6 +500,9 @@ func (s *Storage) ApplySnapshot(snap *pb.Snapshot) error {
 	}
 	m := snapMeta{index: md.GetIndex(), term: md.GetTerm(), conf: pb.EnsureConfState(proto.CloneOf(md.GetConfState())),
 		offset: d.offset, restart: true, copied: d.start < d.offset}
+	if d.start > d.offset {
+		m.floor = d.start // applied once the entries reach it (Append)
+	}
 	if m.copied && (s.staged == nil || !sameSnapshot(s.staged, snap)) {
 		return fmt.Errorf("apply snapshot %d to %s: its records are not staged", m.index, s.dir)
 	}
@@ -507,6 +529,7 @@ func (s *Storage) ApplySnapshot(snap *pb.Snapshot) error {
 	}
 	s.idx = newIndexMap(m.index, m.term, m.offset)
 	s.conf = m.conf
+	s.floor = m.floor
 	if s.hs.GetCommit() < m.index {
 		s.hs.Commit = proto.Uint64(m.index)
 	}
@@ -547,6 +570,52 @@ func (s *Storage) DropSealedBefore(offset int64) error {
 	return nil
 }
 
+// DeleteBefore moves the log start to offset, which must be committed
+// (DeleteRecords, applied by every replica at its place in the log): the
+// last entry ending at or below it becomes the snapshot, with the records
+// below deleted; an offset inside the next entry's batch is recorded with
+// the snapshot as its floor (the batch stays, whole, for raft; readers
+// start at the offset).
+func (s *Storage) DeleteBefore(offset int64, conf *pb.ConfState) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if offset <= s.log.StartOffset() {
+		return nil
+	}
+	commit := min(s.hs.GetCommit(), s.idx.lastIndex())
+	if offset > s.idx.offset(commit+1) {
+		return fmt.Errorf("delete records of %s before %d, past the commit point %d", s.dir, offset, s.idx.offset(commit+1))
+	}
+	// The largest i in [snapIndex, commit] whose entry ends at or below
+	// offset.
+	lo, hi := s.idx.snapIndex, commit
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		if s.idx.offset(mid+1) <= offset {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	if offset > s.idx.offset(lo+1) {
+		s.floor = offset
+	}
+	if lo > s.idx.snapIndex {
+		if err := s.sealLocked(lo, conf); err != nil {
+			return err
+		}
+	} else if s.floor == offset {
+		m := snapMeta{index: s.idx.snapIndex, term: s.idx.snapTerm, conf: s.conf, offset: s.idx.offset(s.idx.firstIndex()), floor: s.floor}
+		if err := writeFileAtomic(s.dir, snapshotFile, encodeSnapMeta(m)); err != nil {
+			return fmt.Errorf("delete records of %s before %d: %w", s.dir, offset, err)
+		}
+	}
+	if err := s.moveStartLocked(offset); err != nil {
+		return fmt.Errorf("delete records of %s before %d: %w", s.dir, offset, err)
+	}
+	return nil
+}
+
 // moveStartLocked moves the log start to offset and deletes the segments
 // wholly below it.
 func (s *Storage) moveStartLocked(offset int64) error {
@@ -583,7 +652,7 @@ func (s *Storage) sealLocked(i uint64, conf *pb.ConfState) error {
 	if i > s.idx.lastIndex() || i > s.hs.GetCommit() {
 		return fmt.Errorf("compact %s to %d: beyond the commit %d or the last entry %d", s.dir, i, s.hs.GetCommit(), s.idx.lastIndex())
 	}
-	m := snapMeta{index: i, term: s.idx.term(i), conf: pb.EnsureConfState(proto.CloneOf(conf)), offset: s.idx.offset(i + 1)}
+	m := snapMeta{index: i, term: s.idx.term(i), conf: pb.EnsureConfState(proto.CloneOf(conf)), offset: s.idx.offset(i + 1), floor: s.floor}
 	if err := writeFileAtomic(s.dir, snapshotFile, encodeSnapMeta(m)); err != nil {
 		return fmt.Errorf("compact %s to %d: %w", s.dir, i, err)
 	}
