@@ -2,8 +2,8 @@ package replica
 
 import (
 	"bytes"
-	"encoding/binary"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"strings"
 	"testing"

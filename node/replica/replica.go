@@ -247,7 +247,6 @@ func (r *Replica) State() State {
 	return st
 }
 
-
 // Stopped is why the replica's Raft group stopped, or nil: a write its log
 // or Raft state refused (a full or failing disk). A stopped group steps
 // nothing more and, if it led, loses leadership to the others; the node
