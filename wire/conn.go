@@ -3,6 +3,7 @@ package wire
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -68,6 +69,8 @@ type conn struct {
 	log    *logrus.Entry
 	ctx    context.Context
 	cancel context.CancelFunc
+	// connContext derives ctx once the connection is set up (ListenerOptions).
+	connContext func(context.Context, net.Conn) context.Context
 
 	// mu guards the read-ahead budget, the queue and the roles; cond
 	// signals budget or queue space and closing.
@@ -114,14 +117,21 @@ type outbound struct {
 	resp Response
 }
 
-func newConn(s *Server, nc net.Conn) *conn {
+func newConn(s *Server, nc net.Conn, opts ListenerOptions) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
+	log := s.log.WithField("remote", nc.RemoteAddr().String())
+	if opts.TLS != nil {
+		// From here on every byte, Fetch records included, goes through
+		// the TLS connection: tcp stays nil below, so no sendfile.
+		nc = tls.Server(nc, opts.TLS)
+	}
 	c := &conn{
-		srv:    s,
-		nc:     nc,
-		log:    s.log.WithField("remote", nc.RemoteAddr().String()),
-		ctx:    ctx,
-		cancel: cancel,
+		srv:         s,
+		nc:          nc,
+		log:         log,
+		ctx:         ctx,
+		cancel:      cancel,
+		connContext: opts.ConnContext,
 	}
 	c.cond = sync.NewCond(&c.mu)
 	c.acct = frameAccount{budget: s.budget, stop1: ctx.Done(), stop2: s.shutdown, deadline: &c.frameDeadline}
@@ -139,6 +149,15 @@ func newConn(s *Server, nc net.Conn) *conn {
 
 // serve runs the connection to its end.
 func (c *conn) serve() {
+	if err := c.handshake(); err != nil {
+		c.close(err)
+		c.takeover.Stop()
+		c.srv.connDone(c)
+		return
+	}
+	if c.connContext != nil {
+		c.ctx = c.connContext(c.ctx, c.nc)
+	}
 	c.goroutines.Add(1)
 	c.readLoop()
 	c.goroutines.Wait()
