@@ -549,8 +549,12 @@ func (c *conn) process(in inbound) {
 	if resp == nil {
 		resp, panicked = c.handle(in.req)
 		if isAcksZeroProduce(in.req) && resp != CloseConnection {
+			_, closing := resp.(thenClose)
 			releaseResponse(resp)
 			resp = NoResponse // the client reads no answer; one would desynchronize it
+			if closing {
+				resp = CloseConnection
+			}
 		}
 	}
 	c.unreserve(in.size)
@@ -613,6 +617,11 @@ func (c *conn) write(out outbound) error {
 	case noResponse:
 		return nil
 	case closeConnection:
+		return errCloseRequested
+	case thenClose:
+		if err := c.write(outbound{req: req, resp: resp.resp}); err != nil {
+			return err
+		}
 		return errCloseRequested
 	case fixedVersion:
 		buf, err := appendKmsgResponse(c.wbuf[:0], req, resp.resp, resp.version)
