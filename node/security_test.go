@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -28,6 +29,7 @@ import (
 
 	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/internal/testcerts"
+	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/node/sasl"
 	"github.com/spool-log/spool/node/tlsfiles"
 	"github.com/spool-log/spool/wire"
@@ -301,5 +303,44 @@ func TestSASLGate(t *testing.T) {
 	// Re-authentication must keep the mechanism.
 	if err := cs.sasl.handshake(sasl.ScramSHA512, store); !errors.Is(err, errSASLOtherMechanism) {
 		t.Fatalf("re-authentication with another mechanism: %v", err)
+	}
+}
+
+// TestAdminTLS: the admin API answers over HTTPS (with client
+// certificates), not plain HTTP, and the node pulls peer state from an
+// HTTPS admin API presenting its own certificate.
+func TestAdminTLS(t *testing.T) {
+	dir := t.TempDir()
+	ca := testcerts.NewCA(t, "admin-ca")
+	// The admin certificate doubles as the node's client certificate
+	// towards its peers: one CA signs both roles here.
+	certFile, keyFile := ca.ServerAndClient(t, "spool-admin").Write(t, dir, "admin")
+	cfg := testConfig(t, filepath.Join(dir, "data"))
+	cfg.AdminTLS = tlsfiles.Files{CertFile: certFile, KeyFile: keyFile, ClientCAFile: ca.WriteCA(t, dir, "ca")}
+	n := startNode(t, cfg)
+
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: testcerts.ClientConfig(ca, ca.Client(t, "operator").TLS(t))}}
+	resp, err := client.Get("https://" + n.AdminAddr() + "/readyz")
+	if err != nil {
+		t.Fatalf("https: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("https /readyz: %s", resp.Status)
+	}
+	if resp, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + n.AdminAddr() + "/readyz"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			t.Fatal("plain HTTP served on the TLS admin port")
+		}
+	}
+	noCert := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: testcerts.ClientConfig(ca)}}
+	if resp, err := noCert.Get("https://" + n.AdminAddr() + "/readyz"); err == nil {
+		resp.Body.Close()
+		t.Fatal("a client without a certificate was served")
+	}
+	if _, err := n.peerFetchFunc(testCtx(t), n.Membership().Local(), membership.RosterPath); err != nil {
+		t.Fatalf("pull from an HTTPS admin API: %v", err)
 	}
 }

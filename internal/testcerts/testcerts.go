@@ -76,6 +76,12 @@ func (ca *CA) Client(t testing.TB, name string) Issued {
 	return ca.issue(t, name, x509.ExtKeyUsageClientAuth, time.Now().Add(24*time.Hour))
 }
 
+// ServerAndClient issues a certificate good for both roles, as a node
+// presents to clients and to its peers.
+func (ca *CA) ServerAndClient(t testing.TB, name string) Issued {
+	return ca.issue(t, name, x509.ExtKeyUsageAny, time.Now().Add(24*time.Hour))
+}
+
 // ExpiredServer issues a server certificate that expired an hour ago.
 func (ca *CA) ExpiredServer(t testing.TB, name string) Issued {
 	return ca.issue(t, name, x509.ExtKeyUsageServerAuth, time.Now().Add(-time.Hour))
@@ -95,7 +101,10 @@ func (ca *CA) issue(t testing.TB, name string, usage x509.ExtKeyUsage, notAfter 
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
 	}
-	if usage == x509.ExtKeyUsageServerAuth {
+	if usage == x509.ExtKeyUsageAny {
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
+	}
+	if usage != x509.ExtKeyUsageClientAuth {
 		tmpl.DNSNames = []string{"localhost"}
 		tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
 	}
