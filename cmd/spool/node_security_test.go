@@ -66,7 +66,7 @@ func TestNodeSecurityFlagsRejected(t *testing.T) {
 		{"--listener", "EXTERNAL:9093"},
 		{"--listener", "EXTERNAL=SSL://127.0.0.1:0"}, // SSL without certificate
 		{"--advertise-listener", "NOPE=example.com:9093"},
-		{"--sasl-bootstrap-user", "alice"}, // no password anywhere
+		{"--sasl-bootstrap-user", "alice"},                      // no password anywhere
 		{"--listener", "EXTERNAL=SASL_PLAINTEXT://127.0.0.1:0"}, // SASL without users
 	} {
 		args := append([]string{"node", "--data-dir", t.TempDir(), "--kafka-addr", "127.0.0.1:0", "--admin-addr", "", "--gossip-addr", "127.0.0.1:0"}, extra...)
