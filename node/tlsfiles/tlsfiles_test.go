@@ -80,6 +80,12 @@ func TestReloadServesNewCertificate(t *testing.T) {
 		t.Fatalf("after a failed reload served %q, %v", got, err)
 	}
 
+	cbc := testcerts.ClientConfig(ca)
+	cbc.MaxVersion = tls.VersionTLS12
+	cbc.CipherSuites = []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA}
+	if _, err := servedSubject(t, addr, cbc); err == nil {
+		t.Fatal("a CBC cipher suite accepted")
+	}
 	old := testcerts.ClientConfig(ca)
 	old.MaxVersion = tls.VersionTLS11
 	old.MinVersion = tls.VersionTLS10
