@@ -23,15 +23,19 @@ import (
 //   (KIP-368), which must use the same mechanism.
 //
 // Version notes:
-// * v0 is not served: after it, Kafka clients send raw SASL tokens outside
-//   Kafka framing. Every client in use sends v1 to a broker that offers it.
+// * v0 is advertised, because librdkafka takes a broker without it for one
+//   that has no SASL at all, but refused with ILLEGAL_SASL_STATE (then the
+//   connection closes): after a v0 handshake a client sends raw SASL tokens
+//   outside Kafka framing, which Spool does not read. Clients that know v1
+//   (librdkafka, franz-go, kafkajs, kafka-go, and sarama with
+//   Net.SASL.Version = SASLHandshakeV1) send it to a broker that offers it.
 
 func (n *Node) handleSaslHandshake(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.SASLHandshakeRequest)
 	resp := req.ResponseKind().(*kmsg.SASLHandshakeResponse)
 	resp.SupportedMechanisms = append([]string(nil), n.cfg.SASL.Mechanisms...)
 	cs := connStateOf(ctx)
-	if cs == nil || cs.listener == nil || !cs.listener.Protocol.SASL() {
+	if req.Version < 1 || cs == nil || cs.listener == nil || !cs.listener.Protocol.SASL() {
 		resp.ErrorCode = kerr.IllegalSaslState.Code
 		return wire.ThenClose(resp)
 	}

@@ -82,7 +82,7 @@ var apis = map[int16]api{
 	int16(kmsg.DescribeProducers):       {wire.VersionRange{Min: 0, Max: 0}, (*Node).handleDescribeProducers, nil},
 	int16(kmsg.DescribeTopicPartitions): {wire.VersionRange{Min: 0, Max: 0}, (*Node).handleDescribeTopicPartitions, nil},
 
-	int16(kmsg.SASLHandshake):    {wire.VersionRange{Min: 1, Max: 1}, (*Node).handleSaslHandshake, nil},
+	int16(kmsg.SASLHandshake):    {wire.VersionRange{Min: 0, Max: 1}, (*Node).handleSaslHandshake, nil},
 	int16(kmsg.SASLAuthenticate): {wire.VersionRange{Min: 0, Max: 2}, (*Node).handleSaslAuthenticate, nil},
 }
 

@@ -2,7 +2,10 @@ package sasl
 
 import (
 	"context"
+	"crypto/pbkdf2"
+	"encoding/base64"
 	"errors"
+	"hash"
 	"strings"
 	"testing"
 
@@ -124,4 +127,39 @@ func TestCredentialsFileRoundTrip(t *testing.T) {
 			t.Errorf("%q parsed", bad)
 		}
 	}
+}
+
+// TestLibrdkafkaNonce: librdkafka's client-final repeats the client nonce
+// before the server's whole nonce; Kafka accepts it, and so does Spool.
+func TestLibrdkafkaNonce(t *testing.T) {
+	store := testStore(t)
+	ex, _ := NewExchange(ScramSHA256, store)
+	const cnonce = "clientnonce"
+	first := "n=alice,r=" + cnonce
+	serverFirst, _, err := ex.Step([]byte("n,," + first))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nonce := strings.TrimPrefix(strings.Split(string(serverFirst), ",")[0], "r=")
+	cred, _ := store.Lookup("alice", ScramSHA256)
+	h := scramHash(ScramSHA256)
+	salted, err := pbkdf2Key(h, "s3cret", cred.Salt, cred.Iterations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withoutProof := "c=biws,r=" + cnonce + nonce
+	auth := []byte(first + "," + string(serverFirst) + "," + withoutProof)
+	clientKey := hmacOf(h, salted, []byte("Client Key"))
+	sig := hmacOf(h, cred.StoredKey, auth)
+	proof := make([]byte, len(clientKey))
+	for i := range proof {
+		proof[i] = clientKey[i] ^ sig[i]
+	}
+	if _, done, err := ex.Step([]byte(withoutProof + ",p=" + base64.StdEncoding.EncodeToString(proof))); err != nil || !done {
+		t.Fatalf("librdkafka's final message: done %v, %v", done, err)
+	}
+}
+
+func pbkdf2Key(h func() hash.Hash, password string, salt []byte, iter int) ([]byte, error) {
+	return pbkdf2.Key(h, password, salt, iter, h().Size())
 }

@@ -115,7 +115,12 @@ func (s *scramExchange) clientFinal(msg string) ([]byte, bool, error) {
 		return nil, false, ErrAuthenticationFailed
 	}
 	attrs := strings.Split(withoutProof, ",")
-	if len(attrs) < 2 || attrs[0] != "c="+base64.StdEncoding.EncodeToString([]byte(s.gs2Header)) || attrs[1] != "r="+s.nonce {
+	// The nonce must end with the one the server sent, as Kafka checks it
+	// (ScramSaslServer): librdkafka sends the client nonce, then the whole
+	// server nonce, which begins with the client nonce again. The proof
+	// covers what the client sent, so this weakens nothing.
+	if len(attrs) < 2 || attrs[0] != "c="+base64.StdEncoding.EncodeToString([]byte(s.gs2Header)) ||
+		!strings.HasPrefix(attrs[1], "r=") || !strings.HasSuffix(attrs[1], s.nonce) {
 		return nil, false, ErrAuthenticationFailed
 	}
 	proof, err := base64.StdEncoding.DecodeString(proofAttr)
