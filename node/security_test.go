@@ -192,6 +192,7 @@ func TestSASLSSLRefusals(t *testing.T) {
 		{"plaintext client on the TLS port", nil, scram.Auth{User: "alice", Pass: "alice-pw"}.AsSha512Mechanism(), nil},
 		{"no client certificate", testcerts.ClientConfig(s.ca), scram.Auth{User: "alice", Pass: "alice-pw"}.AsSha512Mechanism(), nil},
 		{"client certificate from another CA", testcerts.ClientConfig(s.ca, other.Client(t, "x").TLS(t)), scram.Auth{User: "alice", Pass: "alice-pw"}.AsSha512Mechanism(), nil},
+		{"expired client certificate", testcerts.ClientConfig(s.ca, s.clientCA.ExpiredClient(t, "old").TLS(t)), scram.Auth{User: "alice", Pass: "alice-pw"}.AsSha512Mechanism(), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cl := s.clientWith(t, tc.tls, tc.mech, kgo.RequestRetries(0), kgo.RetryTimeout(time.Second))

@@ -140,3 +140,19 @@ func TestTLSRefusedClientsDoNotDisturbOthers(t *testing.T) {
 		return nil
 	})
 }
+
+// TestTLSExpiredServerCertificateRefusedByClient: a client verifying the
+// server refuses an expired certificate (what renewing it, and reloading
+// it without a restart, is for).
+func TestTLSExpiredServerCertificateRefusedByClient(t *testing.T) {
+	ca := testcerts.NewCA(t, "server-ca")
+	cfg := DefaultConfig()
+	cfg.Versions = testVersions()
+	_, addr := startListener(t, cfg, HandlerFunc(func(ctx context.Context, req *Request) Response {
+		return req.Body.ResponseKind()
+	}), ListenerOptions{TLS: &tls.Config{Certificates: []tls.Certificate{ca.ExpiredServer(t, "old").TLS(t)}, MinVersion: tls.VersionTLS12}})
+	if c, err := tls.Dial("tcp", addr, testcerts.ClientConfig(ca)); err == nil {
+		c.Close()
+		t.Fatal("an expired server certificate was accepted")
+	}
+}

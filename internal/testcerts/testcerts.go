@@ -82,6 +82,11 @@ func (ca *CA) ServerAndClient(t testing.TB, name string) Issued {
 	return ca.issue(t, name, x509.ExtKeyUsageAny, time.Now().Add(24*time.Hour))
 }
 
+// ExpiredClient issues a client certificate that expired an hour ago.
+func (ca *CA) ExpiredClient(t testing.TB, name string) Issued {
+	return ca.issue(t, name, x509.ExtKeyUsageClientAuth, time.Now().Add(-time.Hour))
+}
+
 // ExpiredServer issues a server certificate that expired an hour ago.
 func (ca *CA) ExpiredServer(t testing.TB, name string) Issued {
 	return ca.issue(t, name, x509.ExtKeyUsageServerAuth, time.Now().Add(-time.Hour))
