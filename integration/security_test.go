@@ -11,7 +11,6 @@ package integration
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -24,13 +23,12 @@ import (
 
 	"github.com/IBM/sarama"
 	"github.com/segmentio/kafka-go"
-	kafkagosasl "github.com/segmentio/kafka-go/sasl"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
-	kgosasl "github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/spool-log/spool/internal/retry"
+	"github.com/spool-log/spool/internal/saslclients"
 	"github.com/spool-log/spool/internal/testcerts"
 )
 
@@ -103,60 +101,20 @@ func secureValues(tag string, n int) []string {
 	return out
 }
 
-// scramConversation adapts franz-go's SCRAM client (a conversation of
-// messages) to sarama's and kafka-go's SCRAM client interfaces, which have
-// no SCRAM implementation of their own without xdg-go/scram.
-type scramConversation struct {
-	mech kgosasl.Mechanism
-	sess kgosasl.Session
-	done bool
-}
-
-// sarama.SCRAMClient
-func (c *scramConversation) Begin(user, password, _ string) error {
-	c.mech = scram.Auth{User: user, Pass: password}.AsSha512Mechanism()
-	c.sess, c.done = nil, false
-	return nil
-}
-
-func (c *scramConversation) Step(challenge string) (string, error) {
-	if c.sess == nil {
-		sess, first, err := c.mech.Authenticate(context.Background(), "")
-		c.sess = sess
-		return string(first), err
-	}
-	done, msg, err := c.sess.Challenge([]byte(challenge))
-	c.done = done
-	return string(msg), err
-}
-
-func (c *scramConversation) Done() bool { return c.done }
-
-// kafkaGoSCRAM is kafka-go's sasl.Mechanism for SCRAM-SHA-512.
-type kafkaGoSCRAM struct{ user, password string }
-
-func (m kafkaGoSCRAM) Name() string { return scram.Auth{}.AsSha512Mechanism().Name() }
-
-func (m kafkaGoSCRAM) Start(ctx context.Context) (kafkagosasl.StateMachine, []byte, error) {
-	sess, first, err := scram.Auth{User: m.user, Pass: m.password}.AsSha512Mechanism().Authenticate(ctx, "")
-	return kafkaGoSession{sess}, first, err
-}
-
-type kafkaGoSession struct{ sess kgosasl.Session }
-
-func (s kafkaGoSession) Next(_ context.Context, challenge []byte) (bool, []byte, error) {
-	return s.sess.Challenge(challenge)
-}
-
-func secureSaramaConfig(s *secureNode, password string) *sarama.Config {
+// secureSaramaConfig is sarama over TLS + SCRAM-SHA-512, with SaslHandshake
+// v1 (SaslAuthenticate) or v0 (raw tokens, sarama's default).
+func secureSaramaConfig(s *secureNode, password string, handshake int16) *sarama.Config {
 	cfg := saramaConfig("none")
 	cfg.Net.TLS.Enable = true
 	cfg.Net.TLS.Config = s.tls()
 	cfg.Net.SASL.Enable = true
-	cfg.Net.SASL.Version = sarama.SASLHandshakeV1
+	cfg.Net.SASL.Version = handshake
+	// sarama refuses ApiVersions before a v0 handshake (its tokens would
+	// follow it unframed).
+	cfg.ApiVersionsRequest = handshake != sarama.SASLHandshakeV0
 	cfg.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA512
 	cfg.Net.SASL.User, cfg.Net.SASL.Password = secureUser, password
-	cfg.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return &scramConversation{} }
+	cfg.Net.SASL.SCRAMClientGeneratorFunc = saslclients.SaramaSCRAM(sarama.SASLTypeSCRAMSHA512)
 	cfg.Consumer.Offsets.Initial = sarama.OffsetOldest
 	cfg.Consumer.Group.Rebalance.GroupStrategies = []sarama.BalanceStrategy{sarama.NewBalanceStrategyRange()}
 	return cfg
@@ -192,7 +150,9 @@ func TestSecureSarama(t *testing.T) {
 	s.createTopic(t, topic, 2)
 	values := secureValues("sarama", 20)
 
-	producer, err := sarama.NewSyncProducer([]string{s.External}, secureSaramaConfig(s, securePassword))
+	// The producer authenticates with raw tokens (SaslHandshake v0), the
+	// group with SaslAuthenticate (v1).
+	producer, err := sarama.NewSyncProducer([]string{s.External}, secureSaramaConfig(s, securePassword, sarama.SASLHandshakeV0))
 	if err != nil {
 		t.Fatalf("sarama producer over TLS + SCRAM: %v", err)
 	}
@@ -203,7 +163,7 @@ func TestSecureSarama(t *testing.T) {
 	}
 	producer.Close()
 
-	group, err := sarama.NewConsumerGroup([]string{s.External}, randomTopic("sarama-group"), secureSaramaConfig(s, securePassword))
+	group, err := sarama.NewConsumerGroup([]string{s.External}, randomTopic("sarama-group"), secureSaramaConfig(s, securePassword, sarama.SASLHandshakeV1))
 	if err != nil {
 		t.Fatalf("sarama consumer group: %v", err)
 	}
@@ -226,10 +186,13 @@ func TestSecureSarama(t *testing.T) {
 		return nil
 	})
 
-	bad := secureSaramaConfig(s, "wrong-password")
-	bad.Metadata.Retry.Max = 0
-	if _, err := sarama.NewClient([]string{s.External}, bad); err == nil || !strings.Contains(err.Error(), "SASL") && !errors.Is(err, sarama.ErrOutOfBrokers) {
-		t.Fatalf("sarama with a wrong password: %v", err)
+	for _, handshake := range []int16{sarama.SASLHandshakeV0, sarama.SASLHandshakeV1} {
+		bad := secureSaramaConfig(s, "wrong-password", handshake)
+		bad.Metadata.Retry.Max = 0
+		if cl, err := sarama.NewClient([]string{s.External}, bad); err == nil {
+			cl.Close()
+			t.Fatalf("sarama (SaslHandshake v%d) with a wrong password connected", handshake)
+		}
 	}
 	s.stillServes(t)
 }
@@ -239,7 +202,7 @@ func TestSecureKafkaGo(t *testing.T) {
 	topic := randomTopic("kafkago-secure")
 	s.createTopic(t, topic, 2)
 	values := secureValues("kafkago", 20)
-	mech := kafkaGoSCRAM{user: secureUser, password: securePassword}
+	mech := saslclients.KafkaGoSCRAM512(secureUser, securePassword)
 
 	w := &kafka.Writer{Addr: kafka.TCP(s.External), Topic: topic, Balancer: &kafka.Hash{},
 		Transport: &kafka.Transport{TLS: s.tls(), SASL: mech}, BatchTimeout: 10 * time.Millisecond}
@@ -273,7 +236,7 @@ func TestSecureKafkaGo(t *testing.T) {
 		seen[string(m.Value)] = true
 	}
 
-	d := &kafka.Dialer{Timeout: 5 * time.Second, TLS: s.tls(), SASLMechanism: kafkaGoSCRAM{user: secureUser, password: "wrong-password"}}
+	d := &kafka.Dialer{Timeout: 5 * time.Second, TLS: s.tls(), SASLMechanism: saslclients.KafkaGoSCRAM512(secureUser, "wrong-password")}
 	if conn, err := d.DialContext(ctx, "tcp", s.External); err == nil {
 		conn.Close()
 		t.Fatal("kafka-go with a wrong password connected")

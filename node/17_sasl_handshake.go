@@ -2,6 +2,9 @@ package node
 
 import (
 	"context"
+	"time"
+
+	"github.com/sirupsen/logrus"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -23,19 +26,20 @@ import (
 //   (KIP-368), which must use the same mechanism.
 //
 // Version notes:
-// * v0 is advertised, because librdkafka takes a broker without it for one
-//   that has no SASL at all, but refused with ILLEGAL_SASL_STATE (then the
-//   connection closes): after a v0 handshake a client sends raw SASL tokens
-//   outside Kafka framing, which Spool does not read. Clients that know v1
-//   (librdkafka, franz-go, kafkajs, kafka-go, and sarama with
-//   Net.SASL.Version = SASLHandshakeV1) send it to a broker that offers it.
+// * v0: the tokens of the authentication follow in bare size-prefixed
+//   frames rather than SaslAuthenticate requests (wire.StartRawSASL;
+//   handled by handleRawSASLToken below). A failure closes the connection
+//   without an answer, as Kafka does, and there is no re-authentication:
+//   with a session lifetime the connection is closed once it has passed.
+//   sarama uses v0 unless Net.SASL.Version is SASLHandshakeV1.
+// * v1: SaslAuthenticate carries the tokens.
 
 func (n *Node) handleSaslHandshake(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.SASLHandshakeRequest)
 	resp := req.ResponseKind().(*kmsg.SASLHandshakeResponse)
 	resp.SupportedMechanisms = append([]string(nil), n.cfg.SASL.Mechanisms...)
 	cs := connStateOf(ctx)
-	if req.Version < 1 || cs == nil || cs.listener == nil || !cs.listener.Protocol.SASL() {
+	if cs == nil || cs.listener == nil || !cs.listener.Protocol.SASL() {
 		resp.ErrorCode = kerr.IllegalSaslState.Code
 		return wire.ThenClose(resp)
 	}
@@ -48,5 +52,25 @@ func (n *Node) handleSaslHandshake(ctx context.Context, wreq *wire.Request) wire
 		resp.ErrorCode = kerr.IllegalSaslState.Code
 		return wire.ThenClose(resp)
 	}
+	if req.Version == 0 {
+		return wire.StartRawSASL(resp)
+	}
 	return resp
+}
+
+// handleRawSASLToken answers one token of an authentication a SaslHandshake
+// v0 started: the server's token, the last one ending the raw mode; a
+// failure closes the connection.
+func (n *Node) handleRawSASLToken(ctx context.Context, req *wire.Request) wire.Response {
+	cs := connStateOf(ctx)
+	if cs == nil || cs.listener == nil || !cs.listener.Protocol.SASL() {
+		return wire.CloseConnection
+	}
+	reply, done, err := cs.sasl.step(req.RawSASL, n.cfg.SASL.SessionLifetime, time.Now())
+	if err != nil {
+		n.log.WithError(err).WithFields(logrus.Fields{"listener": cs.listener.Name, "mechanism": cs.sasl.currentMechanism(),
+			"remote": addrString(req), "handshake": 0}).Info("SASL authentication failed")
+		return wire.CloseConnection
+	}
+	return wire.RawSASLToken(reply, done)
 }

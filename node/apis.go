@@ -98,6 +98,9 @@ func Versions() map[int16]wire.VersionRange {
 // ServeKafka implements wire.Handler: it dispatches through apis and records
 // per-API request counts and latency.
 func (n *Node) ServeKafka(ctx context.Context, req *wire.Request) wire.Response {
+	if req.APIKey == wire.APIKeyRawSASL {
+		return n.handleRawSASLToken(ctx, req) // after a SaslHandshake v0
+	}
 	a, ok := apis[req.APIKey]
 	if !ok || a.handle == nil || !a.versions.Contains(req.APIVersion) {
 		// wire filters with the same table, so this is a bug; closing

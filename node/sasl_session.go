@@ -120,7 +120,7 @@ func (s *saslSession) authenticatedUser() string {
 // isSASLRequest reports the APIs a SASL listener serves before
 // authentication (besides ApiVersions, which wire answers).
 func isSASLRequest(key int16) bool {
-	return key == int16(kmsg.SASLHandshake) || key == int16(kmsg.SASLAuthenticate)
+	return key == int16(kmsg.SASLHandshake) || key == int16(kmsg.SASLAuthenticate) || key == wire.APIKeyRawSASL
 }
 
 // saslGate answers a request that may not pass on this connection; ok is

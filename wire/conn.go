@@ -88,6 +88,9 @@ type conn struct {
 	goroutines sync.WaitGroup
 	takeover   *time.Timer
 
+	// rawSASL is set while the frames read are raw SASL tokens (sasl_raw.go).
+	rawSASL atomic.Bool
+
 	// inFlight counts requests read but not yet answered; while it is
 	// positive the connection is not idle.
 	inFlight     atomic.Int64
@@ -298,7 +301,12 @@ func (c *conn) readRequest(r *bufio.Reader, scratch *[4]byte) (inbound, error) {
 	}
 	c.frameDeadline = time.Now().Add(c.srv.cfg.RequestReadTimeout)
 	defer func() { c.frameDeadline = time.Time{} }()
-	size, err := readFrameSize(r, scratch, c.srv.cfg.MaxRequestBytes)
+	raw := c.rawSASL.Load()
+	minSize, maxSize := int32(minFrameSize), c.srv.cfg.MaxRequestBytes
+	if raw {
+		minSize, maxSize = 0, min(maxSize, maxRawSASLToken)
+	}
+	size, err := readFrameSizeWithin(r, scratch, minSize, maxSize)
 	if err != nil {
 		var sizeErr *frameSizeError
 		if errors.As(err, &sizeErr) || errors.Is(err, errFrameTruncated) {
@@ -311,10 +319,14 @@ func (c *conn) readRequest(r *bufio.Reader, scratch *[4]byte) (inbound, error) {
 	}
 	// Only Produce frames, by far the largest and most frequent, go in
 	// pooled buffers; the API key is the header's first field.
+	// (A raw SASL token has no header, and may be shorter than two bytes.)
 	var pool *framePool
-	key, err := r.Peek(2)
-	if err == nil && int16(binary.BigEndian.Uint16(key)) == apiKeyProduce {
-		pool = &producePool
+	if !raw {
+		key, perr := r.Peek(2)
+		if perr == nil && int16(binary.BigEndian.Uint16(key)) == apiKeyProduce {
+			pool = &producePool
+		}
+		err = perr
 	}
 	var (
 		frame []byte
@@ -339,7 +351,12 @@ func (c *conn) readRequest(r *bufio.Reader, scratch *[4]byte) (inbound, error) {
 		}
 		return inbound{}, err
 	}
-	in, err := c.srv.decoder.decode(frame, c.nc.RemoteAddr())
+	var in inbound
+	if raw {
+		in = rawSASLRequest(frame, c.nc.RemoteAddr())
+	} else {
+		in, err = c.srv.decoder.decode(frame, c.nc.RemoteAddr())
+	}
 	if err != nil {
 		c.srv.budget.release(&c.acct.charge)
 		c.unreserve(size)
@@ -618,6 +635,16 @@ func (c *conn) write(out outbound) error {
 		return nil
 	case closeConnection:
 		return errCloseRequested
+	case startRawSASL:
+		c.rawSASL.Store(true)
+		return c.write(outbound{req: req, resp: resp.resp})
+	case rawSASLToken:
+		if resp.done {
+			c.rawSASL.Store(false)
+		}
+		buf := appendRawSASLToken(c.wbuf[:0], resp.token)
+		c.wbuf = buf
+		return fw.writeBytes(buf)
 	case thenClose:
 		if err := c.write(outbound{req: req, resp: resp.resp}); err != nil {
 			return err
