@@ -166,6 +166,9 @@ func (n *Node) listenerOptions(l *kafkaListener) wire.ListenerOptions {
 	if l.Protocol.TLS() {
 		opts.TLS = n.kafkaTLS.ServerConfig()
 	}
+	if l.Protocol.SASL() {
+		opts.RequestLimit = unauthenticatedRequestLimit
+	}
 	return opts
 }
 

@@ -11,6 +11,7 @@ package node
 // same connection, same mechanism and user) starts a new lifetime.
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"sync"
@@ -115,6 +116,20 @@ func (s *saslSession) authenticatedUser() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.user
+}
+
+// maxUnauthenticatedRequestBytes bounds each request of a client that has
+// not authenticated yet (Kafka's sasl.server.max.receive.size): the SASL
+// requests it may send are small, and nobody unknown should make the node
+// read and hold up to MaxRequestBytes.
+const maxUnauthenticatedRequestBytes = 512 << 10
+
+// unauthenticatedRequestLimit is SASL listeners' wire.ListenerOptions.RequestLimit.
+func unauthenticatedRequestLimit(ctx context.Context) int32 {
+	if cs := connStateOf(ctx); cs != nil && cs.sasl.authenticatedUser() == "" {
+		return maxUnauthenticatedRequestBytes
+	}
+	return 0
 }
 
 // isSASLRequest reports the APIs a SASL listener serves before

@@ -7,6 +7,7 @@ package node
 import (
 	"context"
 	"crypto/tls"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -343,5 +344,77 @@ func TestAdminTLS(t *testing.T) {
 	}
 	if _, err := n.peerFetchFunc(testCtx(t), n.Membership().Local(), membership.RosterPath); err != nil {
 		t.Fatalf("pull from an HTTPS admin API: %v", err)
+	}
+}
+
+// TestReloadCredentialsAndCertificate: Reload (SIGHUP) brings in users
+// added to the credentials file and a renewed certificate, keeps the
+// bootstrap user, and keeps everything when the file is broken.
+func TestReloadCredentialsAndCertificate(t *testing.T) {
+	s := startSecureNode(t, func(c *Config) { c.TLSReloadInterval = 0 })
+	ctx := testCtx(t)
+	carol := scram.Auth{User: "carol", Pass: "carol-pw"}.AsSha256Mechanism()
+	if err := s.client(t, carol, kgo.RequestRetries(0), kgo.RetryTimeout(time.Second)).Ping(ctx); !errors.Is(err, kerr.SaslAuthenticationFailed) {
+		t.Fatalf("carol before she is added: %v", err)
+	}
+	cred, err := sasl.NewScramCredential(sasl.ScramSHA256, "carol-pw", sasl.MinIteration)
+	if err != nil {
+		t.Fatal(err)
+	}
+	credFile := s.cfg.SASL.CredentialsFile
+	old, err := os.ReadFile(credFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testcerts.WriteFile(t, credFile, append(old, []byte(sasl.UserCredential{User: "carol", ScramCredential: cred}.Format()+"\n")...))
+	testcerts.WriteFile(t, s.cfg.TLS.CertFile, nil) // renewed below; a broken file first
+	if err := s.Reload(); err == nil {
+		t.Fatal("reload with an empty certificate file succeeded")
+	}
+	s.ca.Server(t, "renewed").Write(t, s.dir, "server")
+	if err := s.Reload(); err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	for name, mech := range map[string]kgosasl.Mechanism{
+		"carol (added)":     carol,
+		"alice (bootstrap)": scram.Auth{User: "alice", Pass: "alice-pw"}.AsSha512Mechanism(),
+		"bob (file)":        scram.Auth{User: "bob", Pass: "bob-pw"}.AsSha512Mechanism(),
+	} {
+		if err := s.client(t, mech).Ping(ctx); err != nil {
+			t.Errorf("%s after reload: %v", name, err)
+		}
+	}
+	conn, err := tls.Dial("tcp", s.external, testcerts.ClientConfig(s.ca, s.clientCA.Client(t, "c").TLS(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if cn := conn.ConnectionState().PeerCertificates[0].Subject.CommonName; cn != "renewed" {
+		t.Fatalf("new connections get certificate %q after reload, want the renewed one", cn)
+	}
+}
+
+// TestUnauthenticatedRequestBound: before authenticating, a client on a
+// SASL listener cannot send a frame over 512 KiB; the connection closes
+// before the node reads it.
+func TestUnauthenticatedRequestBound(t *testing.T) {
+	s := startSecureNode(t, nil)
+	conn, err := tls.Dial("tcp", s.external, testcerts.ClientConfig(s.ca, s.clientCA.Client(t, "c").TLS(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	// A Metadata request claiming 1 MiB: its size prefix and header only.
+	frame := binary.BigEndian.AppendUint32(nil, 1<<20)
+	frame = append(frame, 0, 3, 0, 1, 0, 0, 0, 7)
+	if _, err := conn.Write(frame); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := conn.Read(make([]byte, 16)); err == nil {
+		t.Fatalf("read %d bytes, want the connection closed", n)
+	}
+	if err := s.client(t, scram.Auth{User: "alice", Pass: "alice-pw"}.AsSha512Mechanism()).Ping(testCtx(t)); err != nil {
+		t.Fatalf("good client: %v", err)
 	}
 }

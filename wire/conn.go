@@ -71,6 +71,8 @@ type conn struct {
 	cancel context.CancelFunc
 	// connContext derives ctx once the connection is set up (ListenerOptions).
 	connContext func(context.Context, net.Conn) context.Context
+	// limit bounds the next frame further (ListenerOptions.RequestLimit).
+	limit func(context.Context) int32
 
 	// mu guards the read-ahead budget, the queue and the roles; cond
 	// signals budget or queue space and closing.
@@ -135,6 +137,7 @@ func newConn(s *Server, nc net.Conn, opts ListenerOptions) *conn {
 		ctx:         ctx,
 		cancel:      cancel,
 		connContext: opts.ConnContext,
+		limit:       opts.RequestLimit,
 	}
 	c.cond = sync.NewCond(&c.mu)
 	c.acct = frameAccount{budget: s.budget, stop1: ctx.Done(), stop2: s.shutdown, deadline: &c.frameDeadline}
@@ -305,6 +308,11 @@ func (c *conn) readRequest(r *bufio.Reader, scratch *[4]byte) (inbound, error) {
 	minSize, maxSize := int32(minFrameSize), c.srv.cfg.MaxRequestBytes
 	if raw {
 		minSize, maxSize = 0, min(maxSize, maxRawSASLToken)
+	}
+	if c.limit != nil {
+		if l := c.limit(c.ctx); l > 0 {
+			maxSize = min(maxSize, l)
+		}
 	}
 	size, err := readFrameSizeWithin(r, scratch, minSize, maxSize)
 	if err != nil {

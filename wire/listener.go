@@ -35,6 +35,14 @@ type ListenerOptions struct {
 	// handed to the Handler) from the base context, after the TLS
 	// handshake if any. It must return ctx or a context derived from it.
 	ConnContext func(ctx context.Context, nc net.Conn) context.Context
+
+	// RequestLimit, when set, is asked with the connection's context before
+	// each request frame is read, for a bound tighter than MaxRequestBytes
+	// (0 or less: none). A SASL listener bounds what an unauthenticated
+	// client may make the server read and hold, as Kafka's
+	// sasl.server.max.receive.size does. A bigger frame closes the
+	// connection as a protocol error.
+	RequestLimit func(ctx context.Context) int32
 }
 
 // ServeListener is Serve with per-listener options.
