@@ -68,9 +68,13 @@ func (n *Node) handleRawSASLToken(ctx context.Context, req *wire.Request) wire.R
 	}
 	reply, done, err := cs.sasl.step(req.RawSASL, n.cfg.SASL.SessionLifetime, time.Now())
 	if err != nil {
+		n.stats.saslFailures.Add(1)
 		n.log.WithError(err).WithFields(logrus.Fields{"listener": cs.listener.Name, "mechanism": cs.sasl.currentMechanism(),
 			"remote": addrString(req), "handshake": 0}).Info("SASL authentication failed")
 		return wire.CloseConnection
+	}
+	if done {
+		n.stats.saslAuthentications.Add(1)
 	}
 	return wire.RawSASLToken(reply, done)
 }

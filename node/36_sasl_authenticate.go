@@ -42,6 +42,7 @@ func (n *Node) handleSaslAuthenticate(ctx context.Context, wreq *wire.Request) w
 		return wire.ThenClose(resp)
 	}
 	if err != nil {
+		n.stats.saslFailures.Add(1)
 		mechanism := cs.sasl.currentMechanism()
 		n.log.WithError(err).WithFields(logrus.Fields{"listener": cs.listener.Name, "mechanism": mechanism, "remote": addrString(wreq)}).
 			Info("SASL authentication failed")
@@ -52,6 +53,7 @@ func (n *Node) handleSaslAuthenticate(ctx context.Context, wreq *wire.Request) w
 	}
 	resp.SASLAuthBytes = reply
 	if done {
+		n.stats.saslAuthentications.Add(1)
 		resp.SessionLifetimeMillis = lifetime.Milliseconds()
 		n.log.WithFields(logrus.Fields{"listener": cs.listener.Name, "user": cs.sasl.authenticatedUser(), "remote": addrString(wreq)}).
 			Debug("SASL authenticated")

@@ -99,6 +99,8 @@ type Node struct {
 type counters struct {
 	bytesIn, recordsIn, batchesIn atomic.Int64
 	bytesOut                      atomic.Int64
+	saslAuthentications           atomic.Int64
+	saslFailures                  atomic.Int64
 }
 
 // New prepares a node: it creates the data directory and loads the catalog

@@ -211,6 +211,14 @@ func TestSASLSSLRefusals(t *testing.T) {
 			}
 		})
 	}
+	// Three wrong credentials; four TLS failures (plaintext, no
+	// certificate, another CA's, expired); the "no sasl" client is closed
+	// without an exchange.
+	st := s.Stats()
+	if st.SASLAuthenticationFailures != 3 || st.TLSHandshakeFailures < 4 || st.SASLAuthentications == 0 {
+		t.Fatalf("stats: %d SASL failures (want 3), %d TLS handshake failures (want at least 4), %d authentications",
+			st.SASLAuthenticationFailures, st.TLSHandshakeFailures, st.SASLAuthentications)
+	}
 }
 
 // TestSASLSessionLifetimeReauthenticates: with a short session lifetime,
