@@ -14,6 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/spool-log/spool/internal/testcerts"
+	"github.com/spool-log/spool/node"
+	"github.com/spool-log/spool/node/tlsfiles"
 )
 
 // TestNodeSecurityFlags: `spool node` with a SASL_SSL --listener beside
@@ -39,6 +41,25 @@ func TestNodeSecurityFlags(t *testing.T) {
 	startCLINode(t, "--listener", "EXTERNAL=SASL_SSL://"+external,
 		"--tls-cert-file", certFile, "--tls-key-file", keyFile,
 		"--sasl-credentials-file", credFile, "--sasl-bootstrap-user", "alice")
+
+	// The client commands over TLS + SCRAM, the password from the environment.
+	t.Setenv(saslPasswordEnv, "bob-pw")
+	caFile := ca.WriteCA(t, dir, "ca")
+	secure := []string{"--brokers", external, "--tls", "--tls-ca-file", caFile, "--sasl-mechanism", "SCRAM-SHA-512", "--sasl-user", "bob", "--timeout", "10s"}
+	if out, errOut, err := runCLI(t, "", append([]string{"topic", "create", "cli-secure"}, secure...)...); err != nil {
+		t.Fatalf("topic create over SASL_SSL: %v\n%s%s", err, out, errOut)
+	}
+	if _, errOut, err := runCLI(t, "one\ntwo\n", append([]string{"produce", "cli-secure"}, secure...)...); err != nil {
+		t.Fatalf("produce over SASL_SSL: %v\n%s", err, errOut)
+	}
+	out, errOut, err := runCLI(t, "", append([]string{"consume", "cli-secure", "--from", "beginning", "-n", "2"}, secure...)...)
+	if err != nil || out != "one\ntwo\n" {
+		t.Fatalf("consume over SASL_SSL: %q, %v\n%s", out, err, errOut)
+	}
+	t.Setenv(saslPasswordEnv, "wrong")
+	if _, _, err := runCLI(t, "", append([]string{"topic", "list"}, secure...)...); err == nil {
+		t.Fatal("topic list with a wrong password succeeded")
+	}
 
 	for user, pw := range map[string]string{"alice": "alice-pw", "bob": "bob-pw"} {
 		cl, err := kgo.NewClient(kgo.SeedBrokers(external), kgo.DialTLSConfig(testcerts.ClientConfig(ca)),
@@ -68,10 +89,32 @@ func TestNodeSecurityFlagsRejected(t *testing.T) {
 		{"--advertise-listener", "NOPE=example.com:9093"},
 		{"--sasl-bootstrap-user", "alice"},                      // no password anywhere
 		{"--listener", "EXTERNAL=SASL_PLAINTEXT://127.0.0.1:0"}, // SASL without users
+		{"--sasl-user", "alice"},                                // a client flag
 	} {
 		args := append([]string{"node", "--data-dir", t.TempDir(), "--kafka-addr", "127.0.0.1:0", "--admin-addr", "", "--gossip-addr", "127.0.0.1:0"}, extra...)
 		if _, _, err := runCLI(t, "", args...); err == nil {
 			t.Errorf("spool %v succeeded", extra)
 		}
+	}
+}
+
+// TestClientCommandsAdminHTTPS: the admin commands reach an https:// admin
+// API that requires client certificates.
+func TestClientCommandsAdminHTTPS(t *testing.T) {
+	dir := t.TempDir()
+	ca := testcerts.NewCA(t, "admin-ca")
+	certFile, keyFile := ca.ServerAndClient(t, "node").Write(t, dir, "admin")
+	clientCert, clientKey := ca.Client(t, "operator").Write(t, dir, "operator")
+	caFile := ca.WriteCA(t, dir, "ca")
+	n := testNode(t, func(c *node.Config) {
+		c.AdminTLS = tlsfiles.Files{CertFile: certFile, KeyFile: keyFile, ClientCAFile: caFile}
+	})
+	args := []string{"members", "--admin", "https://" + n.AdminAddr(), "--tls-ca-file", caFile, "--timeout", "10s"}
+	out, errOut, err := runCLI(t, "", append(args, "--client-cert-file", clientCert, "--client-key-file", clientKey)...)
+	if err != nil || !strings.Contains(out, "alive") {
+		t.Fatalf("members over https: %q, %v\n%s", out, err, errOut)
+	}
+	if _, _, err := runCLI(t, "", args...); err == nil {
+		t.Fatal("members over https without a client certificate succeeded")
 	}
 }
