@@ -11,6 +11,7 @@ package node
 // same connection, same mechanism and user) starts a new lifetime.
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"reflect"
@@ -161,16 +162,23 @@ func (n *Node) saslGate(cs *connState, req *wire.Request) (wire.Response, bool) 
 }
 
 // errorResponse is req's empty response carrying code in its top-level
-// ErrorCode, or nil when that response has none (Produce, Fetch, ...):
-// those get the connection closed without an answer.
+// ErrorCode, or nil when that response has none at the request's version
+// (Produce, Fetch, Metadata before v13, ...): those get the connection
+// closed without an answer, so that no client reads an empty answer as
+// "nothing there".
 func errorResponse(req kmsg.Request, code int16) kmsg.Response {
 	resp := req.ResponseKind()
+	resp.SetVersion(req.GetVersion())
 	v := reflect.ValueOf(resp).Elem()
 	f := v.FieldByName("ErrorCode")
 	if !f.IsValid() || f.Kind() != reflect.Int16 || !f.CanSet() {
 		return nil
 	}
+	without := resp.AppendTo(nil)
 	f.SetInt(int64(code))
+	if bytes.Equal(without, resp.AppendTo(nil)) {
+		return nil // the version does not carry the field
+	}
 	return resp
 }
 

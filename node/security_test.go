@@ -63,7 +63,7 @@ func startSecureNode(t *testing.T, mutate func(*Config)) *secureNode {
 	}
 	cfg := testConfig(t, filepath.Join(dir, "data"))
 	cfg.KafkaListenerName = "INTERNAL"
-	cfg.Listeners = []Listener{{Name: "EXTERNAL", Addr: "127.0.0.1:0", Protocol: SASLSSL}}
+	cfg.Listeners = []Listener{{Name: "EXTERNAL", Addr: "127.0.0.1:0", Protocol: SASLSSL}, {Name: "SASLPLAIN", Addr: "127.0.0.1:0", Protocol: SASLPlaintext}}
 	cfg.TLS = tlsfiles.Files{CertFile: certFile, KeyFile: keyFile, ClientCAFile: clientCA.WriteCA(t, dir, "client-ca")}
 	cfg.SASL.Mechanisms = []string{sasl.Plain, sasl.ScramSHA256, sasl.ScramSHA512}
 	cfg.SASL.BootstrapUser, cfg.SASL.BootstrapPassword = "alice", "alice-pw"
@@ -424,5 +424,64 @@ func TestUnauthenticatedRequestBound(t *testing.T) {
 	}
 	if err := s.client(t, scram.Auth{User: "alice", Pass: "alice-pw"}.AsSha512Mechanism()).Ping(testCtx(t)); err != nil {
 		t.Fatalf("good client: %v", err)
+	}
+}
+
+// TestSASLPlaintextSessionExpiryClosesConnection: on a SASL_PLAINTEXT
+// listener, a connection authenticated (SCRAM, by hand) for a lifetime is
+// served until the lifetime passes, then closed at its next request.
+func TestSASLPlaintextSessionExpiryClosesConnection(t *testing.T) {
+	s := startSecureNode(t, func(c *Config) { c.SASL.SessionLifetime = time.Second })
+	vc := dialVersions(t, s.ListenerAddrs()["SASLPLAIN"])
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.Version, hs.Mechanism = 1, sasl.ScramSHA256
+	if r := roundTrip[*kmsg.SASLHandshakeResponse](t, vc, hs); r.ErrorCode != 0 {
+		t.Fatalf("handshake: %+v", r)
+	}
+	sess, msg, err := scram.Auth{User: "alice", Pass: "alice-pw"}.AsSha256Mechanism().Authenticate(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for done := false; !done; {
+		auth := kmsg.NewPtrSASLAuthenticateRequest()
+		auth.Version, auth.SASLAuthBytes = 1, msg
+		r := roundTrip[*kmsg.SASLAuthenticateResponse](t, vc, auth)
+		if r.ErrorCode != 0 {
+			t.Fatalf("authenticate: %+v", r)
+		}
+		if done, msg, err = sess.Challenge(r.SASLAuthBytes); err != nil {
+			t.Fatal(err)
+		}
+		if done && r.SessionLifetimeMillis != 1000 {
+			t.Fatalf("session lifetime %d ms, want 1000", r.SessionLifetimeMillis)
+		}
+	}
+	meta := kmsg.NewPtrMetadataRequest()
+	meta.Version = 12
+	roundTrip[*kmsg.MetadataResponse](t, vc, meta) // served while the session lasts
+	served := 1
+	retry.Run(t, 10*time.Second, func() error {
+		if _, err := vc.exchange(meta); err != nil {
+			return nil // closed: the session ended
+		}
+		served++
+		return fmt.Errorf("still served after %d requests", served)
+	})
+
+	// A client that never authenticates gets nothing on this listener:
+	// Metadata v12 has no top-level error code, so the connection just
+	// closes; v13 has one, so ILLEGAL_SASL_STATE comes first.
+	other := dialVersions(t, s.ListenerAddrs()["SASLPLAIN"])
+	if body, err := other.exchange(meta); err == nil {
+		t.Fatalf("unauthenticated Metadata v12 answered: %x", body)
+	}
+	other = dialVersions(t, s.ListenerAddrs()["SASLPLAIN"])
+	meta13 := kmsg.NewPtrMetadataRequest()
+	meta13.Version = 13
+	if r := roundTrip[*kmsg.MetadataResponse](t, other, meta13); r.ErrorCode != kerr.IllegalSaslState.Code || len(r.Brokers) != 0 || len(r.Topics) != 0 {
+		t.Fatalf("unauthenticated Metadata v13: %+v", r)
+	}
+	if _, err := other.exchange(meta13); err == nil {
+		t.Fatal("unauthenticated connection still open after its refused request")
 	}
 }
