@@ -83,7 +83,7 @@ func (n *Node) keepBootstrapUser(store *sasl.Store) {
 		return
 	}
 	old := n.saslStore.Load()
-	for _, m := range n.cfg.SASL.Mechanisms {
+	for _, m := range []string{sasl.ScramSHA256, sasl.ScramSHA512} {
 		if c, ok := old.Lookup(user, m); ok {
 			store.Set(user, c)
 		}
