@@ -82,6 +82,8 @@ type Node struct {
 	scrub    *scrub.Scrubber
 	// flushedBytesOut is stats.bytesOut as of the last flushMetrics.
 	flushedBytesOut int64
+	// flushedSecurity are the security counters as of the last flushMetrics.
+	flushedSecurity securityCounts
 	// repl feeds the replication metrics and /readyz (replication_metrics.go).
 	repl *replicationTracker
 

@@ -10,11 +10,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -219,6 +221,21 @@ func TestSASLSSLRefusals(t *testing.T) {
 		t.Fatalf("stats: %d SASL failures (want 3), %d TLS handshake failures (want at least 4), %d authentications",
 			st.SASLAuthenticationFailures, st.TLSHandshakeFailures, st.SASLAuthentications)
 	}
+	// And in Prometheus' /metrics, with the next flush.
+	retry.Run(t, 10*time.Second, func() error {
+		resp, err := http.Get("http://" + s.AdminAddr() + "/metrics")
+		if err != nil {
+			return err
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, want := range []string{"spool_sasl_authentication_failures 3", "spool_tls_handshake_failures ", "spool_sasl_authentications "} {
+			if !strings.Contains(string(body), want) {
+				return fmt.Errorf("/metrics has no %q", want)
+			}
+		}
+		return nil
+	})
 }
 
 // TestSASLSessionLifetimeReauthenticates: with a short session lifetime,
