@@ -59,6 +59,12 @@ type Listener struct {
 	AdvertisedAddr string
 	// Protocol is its security protocol; empty means PLAINTEXT.
 	Protocol SecurityProtocol
+	// NoClientCerts makes an SSL or SASL_SSL listener ask for no client
+	// certificate even when Config.TLS names a client CA bundle (Kafka's
+	// listener.name.NAME.ssl.client.auth=none): its clients authenticate
+	// with SASL, or not at all. Otherwise, with a client CA, every TLS
+	// listener requires a certificate from it.
+	NoClientCerts bool
 }
 
 var listenerNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
@@ -104,6 +110,9 @@ func (c *Config) validateListeners() error {
 		}
 		if l.Protocol.TLS() && !c.TLS.Enabled() {
 			return fmt.Errorf("listener %s is %s but no TLS certificate and key are configured", l.Name, l.Protocol)
+		}
+		if l.NoClientCerts && !l.Protocol.TLS() {
+			return fmt.Errorf("listener %s is %s: no TLS, so no client certificates to turn off", l.Name, l.Protocol)
 		}
 		if l.Protocol.SASL() && len(c.SASL.Mechanisms) == 0 {
 			return fmt.Errorf("listener %s is %s but no SASL mechanism is enabled", l.Name, l.Protocol)
@@ -163,7 +172,10 @@ func (n *Node) listenerOptions(l *kafkaListener) wire.ListenerOptions {
 			return withConnState(ctx, newConnState(l, nc))
 		},
 	}
-	if l.Protocol.TLS() {
+	switch {
+	case l.Protocol.TLS() && l.NoClientCerts:
+		opts.TLS = n.kafkaTLS.ServerConfigWithoutClientCerts()
+	case l.Protocol.TLS():
 		opts.TLS = n.kafkaTLS.ServerConfig()
 	}
 	if l.Protocol.SASL() {

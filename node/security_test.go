@@ -65,7 +65,11 @@ func startSecureNode(t *testing.T, mutate func(*Config)) *secureNode {
 	}
 	cfg := testConfig(t, filepath.Join(dir, "data"))
 	cfg.KafkaListenerName = "INTERNAL"
-	cfg.Listeners = []Listener{{Name: "EXTERNAL", Addr: "127.0.0.1:0", Protocol: SASLSSL}, {Name: "SASLPLAIN", Addr: "127.0.0.1:0", Protocol: SASLPlaintext}}
+	cfg.Listeners = []Listener{
+		{Name: "EXTERNAL", Addr: "127.0.0.1:0", Protocol: SASLSSL},
+		{Name: "SASLPLAIN", Addr: "127.0.0.1:0", Protocol: SASLPlaintext},
+		{Name: "NOCERT", Addr: "127.0.0.1:0", Protocol: SASLSSL, NoClientCerts: true},
+	}
 	cfg.TLS = tlsfiles.Files{CertFile: certFile, KeyFile: keyFile, ClientCAFile: clientCA.WriteCA(t, dir, "client-ca")}
 	cfg.SASL.Mechanisms = []string{sasl.Plain, sasl.ScramSHA256, sasl.ScramSHA512}
 	cfg.SASL.BootstrapUser, cfg.SASL.BootstrapPassword = "alice", "alice-pw"
@@ -500,5 +504,28 @@ func TestSASLPlaintextSessionExpiryClosesConnection(t *testing.T) {
 	}
 	if _, err := other.exchange(meta13); err == nil {
 		t.Fatal("unauthenticated connection still open after its refused request")
+	}
+}
+
+// TestListenerWithoutClientCerts: with a client CA configured, a listener
+// marked NoClientCerts serves TLS + SASL clients that have no certificate,
+// while the others still require one.
+func TestListenerWithoutClientCerts(t *testing.T) {
+	s := startSecureNode(t, nil)
+	alice := scram.Auth{User: "alice", Pass: "alice-pw"}.AsSha512Mechanism()
+	noCert := testcerts.ClientConfig(s.ca)
+	external := s.clientWith(t, noCert, alice) // EXTERNAL requires a certificate
+	cl, err := kgo.NewClient(kgo.SeedBrokers(s.ListenerAddrs()["NOCERT"]), kgo.DialTLSConfig(noCert), kgo.SASL(alice))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := cl.Ping(testCtx(t)); err != nil {
+		t.Fatalf("NOCERT listener without a client certificate: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := external.Ping(ctx); err == nil {
+		t.Fatal("EXTERNAL served a client without a certificate")
 	}
 }

@@ -19,6 +19,7 @@ type securityFlags struct {
 	kafkaProtocol         string
 	listeners             []string
 	advertisedListeners   []string
+	noClientCerts         []string
 	saslMechanisms        []string
 	bootstrapPasswordFile string
 }
@@ -32,6 +33,7 @@ func addSecurityFlags(fs *pflag.FlagSet, s *securityFlags, cfg *node.Config) {
 	fs.StringVar(&cfg.KafkaListenerName, "kafka-listener-name", "", "name of the --kafka-addr listener, which Metadata uses to answer with each broker's address on the same listener; default its security protocol (SPOOL_KAFKA_LISTENER_NAME)")
 	fs.StringVar(&s.kafkaProtocol, "kafka-security-protocol", string(node.Plaintext), "security protocol of the --kafka-addr listener: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL (SPOOL_KAFKA_SECURITY_PROTOCOL)")
 	fs.StringSliceVar(&s.listeners, "listener", nil, "another Kafka listener as NAME=PROTOCOL://host:port (PROTOCOL: PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL), repeatable (SPOOL_LISTENER, comma-separated)")
+	fs.StringSliceVar(&s.noClientCerts, "listener-no-client-certs", nil, "names of SSL/SASL_SSL listeners that ask for no client certificate although --tls-client-ca-file is set (Kafka's ssl.client.auth=none), repeatable (SPOOL_LISTENER_NO_CLIENT_CERTS, comma-separated)")
 	fs.StringSliceVar(&s.advertisedListeners, "advertise-listener", nil, "address clients of a --listener are told, as NAME=host:port; default its bound address, repeatable (SPOOL_ADVERTISE_LISTENER, comma-separated)")
 	fs.StringVar(&cfg.TLS.CertFile, "tls-cert-file", "", "PEM certificate chain of the SSL and SASL_SSL listeners; re-read on SIGHUP and when it changes (SPOOL_TLS_CERT_FILE)")
 	fs.StringVar(&cfg.TLS.KeyFile, "tls-key-file", "", "PEM private key of --tls-cert-file (SPOOL_TLS_KEY_FILE)")
@@ -74,6 +76,13 @@ func (s *securityFlags) apply(cfg *node.Config) error {
 			return fmt.Errorf("--advertise-listener %q: no --listener is named %s", spec, name)
 		}
 		cfg.Listeners[i].AdvertisedAddr = addr
+	}
+	for _, name := range s.noClientCerts {
+		i, known := byName[name]
+		if !known {
+			return fmt.Errorf("--listener-no-client-certs %s: no --listener is named %s", name, name)
+		}
+		cfg.Listeners[i].NoClientCerts = true
 	}
 	cfg.SASL.Mechanisms = nil
 	for _, m := range s.saslMechanisms {

@@ -39,7 +39,7 @@ func TestNodeSecurityFlags(t *testing.T) {
 	t.Setenv(bootstrapPasswordEnv, "alice-pw")
 	external := freeAddr(t)
 	startCLINode(t, "--listener", "EXTERNAL=SASL_SSL://"+external,
-		"--tls-cert-file", certFile, "--tls-key-file", keyFile,
+		"--tls-cert-file", certFile, "--tls-key-file", keyFile, "--listener-no-client-certs", "EXTERNAL",
 		"--sasl-credentials-file", credFile, "--sasl-bootstrap-user", "alice")
 
 	// The client commands over TLS + SCRAM, the password from the environment.
@@ -87,6 +87,7 @@ func TestNodeSecurityFlagsRejected(t *testing.T) {
 		{"--listener", "EXTERNAL:9093"},
 		{"--listener", "EXTERNAL=SSL://127.0.0.1:0"}, // SSL without certificate
 		{"--advertise-listener", "NOPE=example.com:9093"},
+		{"--listener-no-client-certs", "NOPE"},
 		{"--sasl-bootstrap-user", "alice"},                      // no password anywhere
 		{"--listener", "EXTERNAL=SASL_PLAINTEXT://127.0.0.1:0"}, // SASL without users
 		{"--sasl-user", "alice"},                                // a client flag

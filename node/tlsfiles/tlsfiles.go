@@ -101,6 +101,21 @@ func (s *Source) ServerConfig() *tls.Config {
 	}
 }
 
+// ServerConfigWithoutClientCerts is ServerConfig for a listener that asks
+// for no client certificate even though the files name a client CA (a
+// SASL_SSL listener whose clients authenticate with SASL instead).
+func (s *Source) ServerConfigWithoutClientCerts() *tls.Config {
+	return &tls.Config{
+		MinVersion:   tls.VersionTLS12,
+		CipherSuites: cipherSuites,
+		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			cfg := s.current.Load().Clone()
+			cfg.ClientAuth, cfg.ClientCAs = tls.NoClientCert, nil
+			return cfg, nil
+		},
+	}
+}
+
 // Certificate is the certificate loaded last, which a node also presents
 // as a client to its peers' admin APIs.
 func (s *Source) Certificate() *tls.Certificate { return &s.current.Load().Certificates[0] }
