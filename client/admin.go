@@ -28,8 +28,12 @@ func (g Config) adminURL(path string) (string, error) {
 	if addr == "" {
 		return "", errors.New("no admin address given (set --admin or SPOOL_ADMIN)")
 	}
+	scheme := "http"
+	if rest, ok := strings.CutPrefix(addr, "https://"); ok {
+		scheme, addr = "https", rest
+	}
 	addr = strings.TrimSuffix(strings.TrimPrefix(addr, "http://"), "/")
-	return "http://" + addr + path, nil
+	return scheme + "://" + addr + path, nil
 }
 
 // adminDo sends one request to the admin API. Within --timeout unless
@@ -51,7 +55,7 @@ func (g Config) adminDo(ctx context.Context, method, path string, stream bool) (
 		cancel()
 		return nil, nil, fmt.Errorf("admin request %s: %w", url, err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := g.httpClient().Do(req)
 	if err != nil && errors.Is(err, syscall.ECONNREFUSED) {
 		cancel()
 		return nil, nil, fmt.Errorf("nothing listens at %s (connection refused): is `spool node` running with that --admin-addr? (set --admin or SPOOL_ADMIN)", g.AdminAddr)
@@ -164,4 +168,13 @@ func (g Config) Decommission(ctx context.Context, id int32) (roster []int32, err
 		}
 	}
 	return roster, nil
+}
+
+// httpClient is the admin API's client: with Config.AdminTLS (its CA, its
+// client certificate) for an https:// admin address.
+func (g Config) httpClient() *http.Client {
+	if g.AdminTLS == nil {
+		return http.DefaultClient
+	}
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: g.AdminTLS.Clone()}}
 }

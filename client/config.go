@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -11,13 +12,22 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl"
 )
 
 // Config is where the cluster is and how long to wait for it.
 type Config struct {
 	Brokers   string        // comma-separated Kafka addresses of Spool nodes
 	Timeout   time.Duration // how long one operation waits for a node to answer
-	AdminAddr string        // admin HTTP address (host:port) of a node, for the cluster operations
+	AdminAddr string        // admin HTTP address (host:port, or https://host:port) of a node, for the cluster operations
+
+	// TLS, when set, dials the brokers with it; SASL, when set,
+	// authenticates to them with it: what a node's SSL, SASL_PLAINTEXT and
+	// SASL_SSL listeners need. AdminTLS is for an https:// AdminAddr (nil:
+	// the system's roots).
+	TLS      *tls.Config
+	SASL     sasl.Mechanism
+	AdminTLS *tls.Config
 }
 
 // Seeds is Brokers as a list.
@@ -43,6 +53,12 @@ func (c Config) Kafka(ctx context.Context, opts ...kgo.Opt) (*kgo.Client, error)
 		kgo.DialTimeout(c.Timeout),
 		kgo.ClientID("spool-cli"),
 	}, opts...)
+	if c.TLS != nil {
+		opts = append(opts, kgo.DialTLSConfig(c.TLS.Clone()))
+	}
+	if c.SASL != nil {
+		opts = append(opts, kgo.SASL(c.SASL))
+	}
 	if refused(seeds, c.Timeout) {
 		return nil, fmt.Errorf("nothing listens at %s (connection refused): is `spool node` running there? (set --brokers or SPOOL_BROKERS)", c.Brokers)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/spool-log/spool/node/admin"
 )
@@ -120,8 +121,13 @@ func Changes(a, b admin.MemberInfo) []string {
 func (g Config) nextWatchAddr(ctx context.Context, known map[string]admin.MemberInfo) (string, bool) {
 	var cands []string
 	for _, m := range known {
-		if m.Status == "alive" && m.AdminAddr != "" && m.AdminAddr != g.AdminAddr {
-			cands = append(cands, m.AdminAddr)
+		// Members advertise host:port; an https:// admin API stays https.
+		addr := m.AdminAddr
+		if strings.HasPrefix(g.AdminAddr, "https://") {
+			addr = "https://" + addr
+		}
+		if m.Status == "alive" && m.AdminAddr != "" && addr != g.AdminAddr {
+			cands = append(cands, addr)
 		}
 	}
 	slices.Sort(cands)

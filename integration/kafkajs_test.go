@@ -64,9 +64,17 @@ func kafkajsCommand(ctx context.Context, addr, command string, args any) *exec.C
 // JSON it prints into out; it fails the test with the script's stderr.
 func runKafkajs(t testing.TB, addr, command string, args, out any) {
 	t.Helper()
+	runKafkajsEnv(t, addr, nil, command, args, out)
+}
+
+// runKafkajsEnv is runKafkajs with more environment for the script (its
+// KAFKAJS_SSL_CA and KAFKAJS_SASL_* settings).
+func runKafkajsEnv(t testing.TB, addr string, env []string, command string, args, out any) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := kafkajsCommand(ctx, addr, command, args)
+	cmd.Env = append(cmd.Env, env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -43,6 +43,10 @@ type Config struct {
 	KafkaAddr string
 	AdminAddr string
 	Rack      string
+	// Listeners maps each named Kafka listener to its advertised
+	// host:port ("l.<NAME>" tags); KafkaAddr stays the main listener's,
+	// for nodes that know no names.
+	Listeners map[string]string
 	// RaftAddr is the advertised Raft transport address ("raft" tag,
 	// host:port); empty: none (the tag is left out).
 	RaftAddr string

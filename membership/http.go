@@ -35,7 +35,13 @@ func (a *Agent) Handler() http.Handler {
 
 // HTTPFetch returns the default FetchFunc: GET http://<peer.AdminAddr><path>
 // with client (http.DefaultClient when nil), the body bounded to 64 MiB.
-func HTTPFetch(client *http.Client) FetchFunc {
+func HTTPFetch(client *http.Client) FetchFunc { return fetchWithScheme(client, "http") }
+
+// HTTPSFetch is HTTPFetch over HTTPS (peers whose admin API is TLS), with
+// client's TLS settings.
+func HTTPSFetch(client *http.Client) FetchFunc { return fetchWithScheme(client, "https") }
+
+func fetchWithScheme(client *http.Client, scheme string) FetchFunc {
 	if client == nil {
 		client = http.DefaultClient
 	}
@@ -49,7 +55,7 @@ func HTTPFetch(client *http.Client) FetchFunc {
 			return nil, fmt.Errorf("fetch %s from %s: peer advertises the loopback admin address %s while its gossip address is %s; start it with --advertise-admin-addr (and its admin API bound where peers reach it)",
 				path, peer.Name, peer.AdminAddr, peer.GossipAddr)
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+peer.AdminAddr+path, nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, scheme+"://"+peer.AdminAddr+path, nil)
 		if err != nil {
 			return nil, fmt.Errorf("fetch %s from %s: %w", path, peer.Name, err)
 		}

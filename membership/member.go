@@ -20,18 +20,21 @@ const (
 
 // Member is one Spool node as gossip knows it.
 type Member struct {
-	Name         string       `json:"name"`
-	BrokerID     int32        `json:"brokerId"`
-	Status       MemberStatus `json:"status"`
-	GossipAddr   string       `json:"gossipAddr"`
-	KafkaAddr    string       `json:"kafkaAddr"`
-	AdminAddr    string       `json:"adminAddr"`
-	RaftAddr     string       `json:"raftAddr,omitempty"`
-	Rack         string       `json:"rack,omitempty"`
-	Gen          uint64       `json:"gen"`
-	RosterDigest string       `json:"rosterDigest"`
-	ClusterID    string       `json:"clusterId,omitempty"`  // the cluster id the member has settled on so far
-	Leadership   string       `json:"leadership,omitempty"` // the "lv" tag: version of the partitions it leads
+	Name       string       `json:"name"`
+	BrokerID   int32        `json:"brokerId"`
+	Status     MemberStatus `json:"status"`
+	GossipAddr string       `json:"gossipAddr"`
+	KafkaAddr  string       `json:"kafkaAddr"`
+	// Listeners are the advertised addresses by listener name; nil for a
+	// node that gossips only KafkaAddr.
+	Listeners    map[string]string `json:"listeners,omitempty"`
+	AdminAddr    string            `json:"adminAddr"`
+	RaftAddr     string            `json:"raftAddr,omitempty"`
+	Rack         string            `json:"rack,omitempty"`
+	Gen          uint64            `json:"gen"`
+	RosterDigest string            `json:"rosterDigest"`
+	ClusterID    string            `json:"clusterId,omitempty"`  // the cluster id the member has settled on so far
+	Leadership   string            `json:"leadership,omitempty"` // the "lv" tag: version of the partitions it leads
 }
 
 // memberFromSerf converts a Serf member; ok is false for a member without a
@@ -49,6 +52,7 @@ func memberFromSerf(m serf.Member) (Member, bool) {
 		Status:       statusFromSerf(m.Status),
 		GossipAddr:   net.JoinHostPort(m.Addr.String(), strconv.Itoa(int(m.Port))),
 		KafkaAddr:    m.Tags[TagKafkaAddr],
+		Listeners:    parseListeners(m.Tags),
 		RaftAddr:     m.Tags[TagRaft],
 		AdminAddr:    m.Tags[TagAdminAddr],
 		Rack:         m.Tags[TagRack],
@@ -178,4 +182,16 @@ func preferredLeader(replicas []int32, alive func(int32) bool) (int32, bool) {
 func (a *Agent) Local() Member {
 	m, _ := memberFromSerf(a.serf.LocalMember())
 	return m
+}
+
+// ListenerAddr is the member's advertised address on the named listener:
+// its "l.<name>" tag, or, for a node that gossips no listener names, its
+// "kafka" address. ok is false when the member has named listeners but not
+// this one: a client of that listener cannot be sent there.
+func (m Member) ListenerAddr(name string) (addr string, ok bool) {
+	if m.Listeners == nil {
+		return m.KafkaAddr, m.KafkaAddr != ""
+	}
+	addr, ok = m.Listeners[name]
+	return addr, ok
 }

@@ -3,6 +3,7 @@ package membership
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Tag keys gossiped by every Spool node. Together they stay well under
@@ -21,6 +22,12 @@ const (
 	// (node/replica/transport), set when Config.RaftAddr is. It costs up
 	// to ~70 bytes of the 512-byte budget.
 	TagRaft = "raft"
+	// TagListenerPrefix starts one tag per named Kafka listener:
+	// "l.<NAME>" = its advertised host:port. Metadata tells a client that
+	// came in on listener NAME each broker's NAME address. A node without
+	// any such tag (older than named listeners) has only "kafka", which
+	// then answers for every listener.
+	TagListenerPrefix = "l."
 )
 
 // maxLeadershipTagBytes is the most the "lv" tag's value takes; it is set
@@ -43,6 +50,9 @@ func buildTags(c *Config, gen uint64, rosterDigest, clusterIDTag string) (map[st
 	}
 	if c.RaftAddr != "" {
 		tags[TagRaft] = c.RaftAddr
+	}
+	for name, addr := range c.Listeners {
+		tags[TagListenerPrefix+name] = addr
 	}
 	// Upper bound of serf's encoding: 1 magic byte, a map header of up to 5
 	// bytes, and up to 5 bytes of header per key and per value.
@@ -67,4 +77,18 @@ func parseBrokerID(tags map[string]string) (int32, error) {
 		return 0, fmt.Errorf("bad %q tag %q", TagBrokerID, raw)
 	}
 	return int32(id), nil
+}
+
+// parseListeners reads the "l.<NAME>" tags; nil when there are none.
+func parseListeners(tags map[string]string) map[string]string {
+	var out map[string]string
+	for k, v := range tags {
+		if name, ok := strings.CutPrefix(k, TagListenerPrefix); ok && name != "" {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[name] = v
+		}
+	}
+	return out
 }

@@ -32,7 +32,7 @@ buildGoModule {
   pname = "spool";
   inherit version src;
 
-  vendorHash = "sha256-tyHyjo4gXqtFjbMXFtmYQkB1apHydgEmYcirffsZF68=";
+  vendorHash = "sha256-eIoC89tTdmywt2IE+F5fJ0ttsJv0vaipmdu3BYAafLE=";
 
   subPackages = [ "cmd/spool" ];
   env.CGO_ENABLED = 0;

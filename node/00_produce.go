@@ -102,7 +102,7 @@ func (n *Node) handleProduce(ctx context.Context, wreq *wire.Request) wire.Respo
 		resp.Topics = append(resp.Topics, st)
 	}
 	if len(leaders) > 0 {
-		for _, b := range n.cluster.Brokers() {
+		for _, b := range n.brokersFor(ctx) {
 			if leaders[b.ID] {
 				pb := kmsg.NewProduceResponseBroker()
 				pb.NodeID, pb.Host, pb.Port = b.ID, b.Host, b.Port

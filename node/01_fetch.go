@@ -91,7 +91,7 @@ func (n *Node) handleFetch(ctx context.Context, wreq *wire.Request) wire.Respons
 	}()
 
 	for {
-		resp, size, anyErr := n.fetchOnce(req, names)
+		resp, size, anyErr := n.fetchOnce(req, names, n.listenerNameOf(ctx))
 		if size >= int64(req.MinBytes) || anyErr || !time.Now().Before(deadline) || n.isClosing() || ctx.Err() != nil {
 			n.stats.bytesOut.Add(size) // metricsLoop hands it to go-metrics
 			return resp
@@ -162,7 +162,7 @@ func (n *Node) forEachFetched(req *kmsg.FetchRequest, names []string, fn func(*l
 
 // fetchOnce reads what is available now. It returns the response, the record
 // bytes in it, and whether any partition has an error.
-func (n *Node) fetchOnce(req *kmsg.FetchRequest, names []string) (*wire.FetchResponse, int64, bool) {
+func (n *Node) fetchOnce(req *kmsg.FetchRequest, names []string, listener string) (*wire.FetchResponse, int64, bool) {
 	resp := &wire.FetchResponse{}
 	remaining := int64(req.MaxBytes)
 	if req.MaxBytes <= 0 {
@@ -200,7 +200,7 @@ func (n *Node) fetchOnce(req *kmsg.FetchRequest, names []string) (*wire.FetchRes
 		resp.Topics = append(resp.Topics, ft)
 	}
 	if len(leaders) > 0 {
-		for _, b := range n.cluster.Brokers() {
+		for _, b := range n.cluster.BrokersOn(listener) {
 			if leaders[b.ID] {
 				ep := wire.FetchNodeEndpoint{NodeID: b.ID, Host: b.Host, Port: b.Port}
 				if b.Rack != "" {

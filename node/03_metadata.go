@@ -58,7 +58,7 @@ func (n *Node) handleMetadata(ctx context.Context, wreq *wire.Request) wire.Resp
 	req := wreq.Body.(*kmsg.MetadataRequest)
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 
-	brokers := n.cluster.Brokers()
+	brokers := n.brokersFor(ctx)
 	live := make(map[int32]bool, len(brokers))
 	for _, b := range brokers {
 		live[b.ID] = true

@@ -32,7 +32,7 @@ func (n *Node) handleFindCoordinator(ctx context.Context, wreq *wire.Request) wi
 	req := wreq.Body.(*kmsg.FindCoordinatorRequest)
 	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
 	if req.Version < 4 {
-		c := n.findCoordinator(req.CoordinatorType, req.CoordinatorKey)
+		c := n.findCoordinator(req.CoordinatorType, req.CoordinatorKey, n.listenerNameOf(ctx))
 		resp.ErrorCode, resp.NodeID, resp.Host, resp.Port = c.ErrorCode, c.NodeID, c.Host, c.Port
 		if c.ErrorCode != 0 {
 			resp.ErrorMessage = kmsg.StringPtr(kerr.ErrorForCode(c.ErrorCode).Error())
@@ -40,12 +40,12 @@ func (n *Node) handleFindCoordinator(ctx context.Context, wreq *wire.Request) wi
 		return resp
 	}
 	for _, key := range req.CoordinatorKeys {
-		resp.Coordinators = append(resp.Coordinators, n.findCoordinator(req.CoordinatorType, key))
+		resp.Coordinators = append(resp.Coordinators, n.findCoordinator(req.CoordinatorType, key, n.listenerNameOf(ctx)))
 	}
 	return resp
 }
 
-func (n *Node) findCoordinator(keyType int8, key string) kmsg.FindCoordinatorResponseCoordinator {
+func (n *Node) findCoordinator(keyType int8, key, listener string) kmsg.FindCoordinatorResponseCoordinator {
 	c := kmsg.NewFindCoordinatorResponseCoordinator()
 	c.Key, c.NodeID, c.Port = key, -1, -1
 	fail := func(e *kerr.Error) kmsg.FindCoordinatorResponseCoordinator {
@@ -85,7 +85,7 @@ func (n *Node) findCoordinator(keyType int8, key string) kmsg.FindCoordinatorRes
 			return c
 		}
 	}
-	for _, b := range n.cluster.Brokers() {
+	for _, b := range n.cluster.BrokersOn(listener) {
 		if b.ID == leader {
 			c.NodeID, c.Host, c.Port = b.ID, b.Host, b.Port
 			return c

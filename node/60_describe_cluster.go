@@ -49,7 +49,7 @@ func (n *Node) handleDescribeCluster(ctx context.Context, wreq *wire.Request) wi
 	}
 	resp.ClusterID = n.cluster.ClusterID()
 	resp.ControllerID = n.cluster.ControllerID()
-	for _, b := range n.cluster.Brokers() {
+	for _, b := range n.brokersFor(ctx) {
 		sb := kmsg.NewDescribeClusterResponseBroker()
 		sb.NodeID, sb.Host, sb.Port = b.ID, b.Host, b.Port
 		if b.Rack != "" {

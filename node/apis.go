@@ -81,6 +81,9 @@ var apis = map[int16]api{
 	int16(kmsg.DescribeCluster):         {wire.VersionRange{Min: 0, Max: 2}, (*Node).handleDescribeCluster, nil},
 	int16(kmsg.DescribeProducers):       {wire.VersionRange{Min: 0, Max: 0}, (*Node).handleDescribeProducers, nil},
 	int16(kmsg.DescribeTopicPartitions): {wire.VersionRange{Min: 0, Max: 0}, (*Node).handleDescribeTopicPartitions, nil},
+
+	int16(kmsg.SASLHandshake):    {wire.VersionRange{Min: 0, Max: 1}, (*Node).handleSaslHandshake, nil},
+	int16(kmsg.SASLAuthenticate): {wire.VersionRange{Min: 0, Max: 2}, (*Node).handleSaslAuthenticate, nil},
 }
 
 // Versions returns the API version table for wire.Config.Versions.
@@ -95,12 +98,18 @@ func Versions() map[int16]wire.VersionRange {
 // ServeKafka implements wire.Handler: it dispatches through apis and records
 // per-API request counts and latency.
 func (n *Node) ServeKafka(ctx context.Context, req *wire.Request) wire.Response {
+	if req.APIKey == wire.APIKeyRawSASL {
+		return n.handleRawSASLToken(ctx, req) // after a SaslHandshake v0
+	}
 	a, ok := apis[req.APIKey]
 	if !ok || a.handle == nil || !a.versions.Contains(req.APIVersion) {
 		// wire filters with the same table, so this is a bug; closing
 		// the connection is safer than a reply the client cannot parse.
 		n.log.WithField("api_key", req.APIKey).WithField("api_version", req.APIVersion).Error("request outside the API table reached the handler")
 		return wire.CloseConnection
+	}
+	if resp, ok := n.saslGate(connStateOf(ctx), req); !ok {
+		return resp
 	}
 	start := time.Now()
 	resp := a.handle(n, ctx, req)

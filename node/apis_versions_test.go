@@ -649,6 +649,31 @@ func TestEveryAdvertisedVersionIsServed(t *testing.T) {
 		}
 	}
 
+	// SASL on this PLAINTEXT listener: ILLEGAL_SASL_STATE, then the
+	// connection closes (so each on a connection of its own). The SASL
+	// exchanges themselves are security_test.go's.
+	for _, v := range versionsOf(kmsg.SASLHandshake) {
+		sc := dialVersions(t, n.KafkaAddr())
+		req := kmsg.NewPtrSASLHandshakeRequest()
+		req.Version, req.Mechanism = v, "SCRAM-SHA-256"
+		if resp := roundTrip[*kmsg.SASLHandshakeResponse](t, sc, req); resp.ErrorCode != kerr.IllegalSaslState.Code {
+			t.Fatalf("SaslHandshake v%d on a PLAINTEXT listener: %+v", v, resp)
+		}
+		mark(req)
+	}
+	for _, v := range versionsOf(kmsg.SASLAuthenticate) {
+		sc := dialVersions(t, n.KafkaAddr())
+		req := kmsg.NewPtrSASLAuthenticateRequest()
+		req.Version = v
+		if resp := roundTrip[*kmsg.SASLAuthenticateResponse](t, sc, req); resp.ErrorCode != kerr.IllegalSaslState.Code {
+			t.Fatalf("SaslAuthenticate v%d on a PLAINTEXT listener: %+v", v, resp)
+		}
+		mark(req)
+		if _, err := sc.exchange(kmsg.NewPtrMetadataRequest()); err == nil {
+			t.Fatalf("connection still served after SaslAuthenticate v%d's error", v)
+		}
+	}
+
 	// Every advertised key and version was sent.
 	for key, a := range apis {
 		for v := a.versions.Min; v <= a.versions.Max; v++ {

@@ -48,7 +48,7 @@ func (n *Node) brokerConfigs() []brokerConfig {
 	fromTopic := func(name, topicName string, typ kmsg.ConfigType) brokerConfig {
 		return brokerConfig{name, get(topic, topicName), get(topicDef, topicName), typ, true}
 	}
-	advertised := "PLAINTEXT://" + n.AdvertisedKafkaAddr()
+	advertised := n.advertisedListenersConfig()
 	return []brokerConfig{
 		// A listener's address has no meaningful default: always the node's.
 		{"advertised.listeners", advertised, advertised, kmsg.ConfigTypeString, true},

@@ -52,6 +52,29 @@ func (c *gossipCluster) Brokers() []Broker {
 	return out
 }
 
+// BrokersOn lists the live brokers, by id, with their advertised address
+// on the named listener (membership.Member.ListenerAddr): a broker without
+// that listener is left out, as Kafka leaves out brokers lacking the
+// client's listener; one that gossips no listener names (an older node)
+// answers with its one Kafka address.
+func (c *gossipCluster) BrokersOn(listener string) []Broker {
+	live := c.agent.LiveBrokers()
+	out := make([]Broker, 0, len(live))
+	for id, m := range live {
+		addr, ok := m.ListenerAddr(listener)
+		if !ok {
+			continue
+		}
+		host, port, err := splitHostPort(addr)
+		if err != nil {
+			continue
+		}
+		out = append(out, Broker{ID: id, Host: host, Port: port, Rack: m.Rack})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
 // Place picks the replicas of each partition of a new topic, in succession
 // order: rendezvous hashing over the roster (every broker ever seen alive,
 // decommissioned ones excepted), not only over the brokers alive right now.

@@ -10,6 +10,7 @@ import (
 	"github.com/spool-log/spool/node/group"
 	"github.com/spool-log/spool/node/replica"
 	"github.com/spool-log/spool/node/scrub"
+	"github.com/spool-log/spool/node/tlsfiles"
 	"github.com/spool-log/spool/node/topicconfig"
 	"github.com/spool-log/spool/partition"
 	"github.com/spool-log/spool/wire"
@@ -29,6 +30,34 @@ type Config struct {
 	// AdvertisedKafkaAddr is what Metadata tells clients to connect to.
 	// Empty means the bound Kafka address.
 	AdvertisedKafkaAddr string
+	// KafkaListenerName and KafkaProtocol name the listener on KafkaAddr
+	// and its security protocol; empty means PLAINTEXT, named after its
+	// protocol (listeners.go).
+	KafkaListenerName string
+	KafkaProtocol     SecurityProtocol
+	// Listeners are Kafka listeners beside the main one, each with its own
+	// name, protocol and advertised address.
+	Listeners []Listener
+	// TLS is the certificate, key and optional client CA bundle (mTLS) of
+	// every SSL and SASL_SSL listener. The files are read again on
+	// ReloadTLS (SIGHUP) and every TLSReloadInterval; new connections get
+	// the new certificate.
+	TLS tlsfiles.Files
+	// AdminTLS, when set, serves the admin HTTP API over TLS (mTLS with a
+	// client CA bundle). Peers then pull anti-entropy and leadership state
+	// from it over HTTPS, trusting AdminTLSPeerCAFile (default: the client
+	// CA bundle, else the system's roots) and presenting the admin
+	// certificate as their client certificate: every node of a cluster
+	// must use the same admin scheme.
+	AdminTLS           tlsfiles.Files
+	AdminTLSPeerCAFile string
+	// TLSReloadInterval is how often the TLS files are checked for
+	// changes; 0 means only on ReloadTLS.
+	TLSReloadInterval time.Duration
+	// SASL configures authentication on SASL_PLAINTEXT and SASL_SSL
+	// listeners.
+	SASL SASLConfig
+
 	// AdminAddr is the host:port of the admin HTTP server. Empty disables it.
 	AdminAddr string
 	// EnablePprof serves Go's profiler at /debug/pprof/ on the admin
@@ -164,6 +193,8 @@ func DefaultConfig() Config {
 		RetentionCheckInterval:   30 * time.Second,
 		ProducerIDExpiry:         24 * time.Hour,
 		QuarantineRetention:      datadir.DefaultQuarantineRetention,
+		TLSReloadInterval:        time.Minute,
+		SASL:                     DefaultSASLConfig(),
 
 		ScrubRate:     scrub.DefaultRate,
 		ScrubInterval: scrub.DefaultInterval,
@@ -197,6 +228,15 @@ func (c *Config) validate() error {
 	}
 	if c.KafkaAddr == "" {
 		return fmt.Errorf("kafka address is empty")
+	}
+	if err := c.validateListeners(); err != nil {
+		return err
+	}
+	if err := c.AdminTLS.Validate(); err != nil {
+		return fmt.Errorf("admin %w", err)
+	}
+	if err := c.SASL.validate(); err != nil {
+		return err
 	}
 	if c.NodeID < 0 {
 		return fmt.Errorf("node id %d is negative", c.NodeID)

@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"net/http"
 	"slices"
 	"time"
 
@@ -57,7 +56,7 @@ func (n *Node) startLeadershipLoops() {
 	events, cancel := n.agent.Subscribe()
 	syncer := leadership.NewSyncer(leadership.SyncConfig{
 		Self: n.cfg.NodeID, Table: n.leaders.table, Members: n.agent.Members,
-		Fetch:    membership.HTTPFetch(&http.Client{Timeout: 10 * time.Second}),
+		Fetch:    n.peerFetchFunc,
 		Interval: leadershipSync, DropAfter: leadershipDrop, Log: n.log,
 	})
 	n.loops.Go(syncer.Run)

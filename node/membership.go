@@ -88,6 +88,8 @@ func (n *Node) membershipConfig() (*membership.Config, error) {
 		}
 	}
 	mc.KafkaAddr = n.AdvertisedKafkaAddr()
+	mc.Listeners = n.advertisedListeners()
+	mc.Fetch = n.peerFetchFunc
 	mc.AdminAddr = n.advertisedAdminAddr()
 	if a := g.AdvertiseAdminAddr; a != "" {
 		if _, _, err := splitGossipAddr(a); err != nil {

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -20,7 +21,9 @@ import (
 	"github.com/spool-log/spool/node/datadir"
 	"github.com/spool-log/spool/node/replica"
 	"github.com/spool-log/spool/node/replica/transport"
+	"github.com/spool-log/spool/node/sasl"
 	"github.com/spool-log/spool/node/scrub"
+	"github.com/spool-log/spool/node/tlsfiles"
 	"github.com/spool-log/spool/partition"
 	"github.com/spool-log/spool/wire"
 )
@@ -64,10 +67,20 @@ type Node struct {
 	groupCoord        groupNode    // consumer groups, created on the first group request (groups.go)
 
 	server    *wire.Server
-	kafkaLn   net.Listener
+	kafkaLn   net.Listener // the main listener's, listeners[0]
 	kafkaAddr string
+	listeners []*kafkaListener // every Kafka listener, the main one first (listeners.go)
 	admin     *http.Server
 	adminLn   net.Listener
+
+	// kafkaTLS and adminTLS are the reloadable TLS configurations of the
+	// SSL/SASL_SSL listeners and the admin API; nil without TLS
+	// (security.go). saslStore holds the SASL credentials.
+	kafkaTLS  *tlsfiles.Source
+	adminTLS  *tlsfiles.Source
+	saslStore atomic.Pointer[sasl.Store]
+	// peerFetchFunc pulls state from peers' admin APIs (HTTP or HTTPS).
+	peerFetchFunc membership.FetchFunc
 
 	metrics  *admin.Metrics
 	adminAPI *admin.API
@@ -75,6 +88,8 @@ type Node struct {
 	scrub    *scrub.Scrubber
 	// flushedBytesOut is stats.bytesOut as of the last flushMetrics.
 	flushedBytesOut int64
+	// flushedSecurity are the security counters as of the last flushMetrics.
+	flushedSecurity securityCounts
 	// repl feeds the replication metrics and /readyz (replication_metrics.go).
 	repl *replicationTracker
 
@@ -92,6 +107,8 @@ type Node struct {
 type counters struct {
 	bytesIn, recordsIn, batchesIn atomic.Int64
 	bytesOut                      atomic.Int64
+	saslAuthentications           atomic.Int64
+	saslFailures                  atomic.Int64
 }
 
 // New prepares a node: it creates the data directory and loads the catalog
@@ -133,6 +150,10 @@ func New(cfg Config) (_ *Node, err error) {
 	}
 	n.closing = n.loops.ctx.Done()
 
+	if err := n.loadSecurity(); err != nil {
+		return nil, err
+	}
+
 	pids, err := openProducerIDs(filepath.Join(cfg.DataDir, producerIDsFileName), cfg.NodeID)
 	if err != nil {
 		return nil, err
@@ -165,15 +186,15 @@ func (n *Node) Start() (err error) {
 	if !n.started.CompareAndSwap(false, true) {
 		return errors.New("node already started")
 	}
-	ln, err := net.Listen("tcp", n.cfg.KafkaAddr)
-	if err != nil {
-		return fmt.Errorf("listen for kafka on %s: %w", n.cfg.KafkaAddr, err)
+	if err := n.bindListeners(); err != nil {
+		return err
 	}
+	ln := n.listeners[0].ln
 	n.kafkaLn = ln
 	n.kafkaAddr = ln.Addr().String()
 	defer func() {
 		if err != nil {
-			ln.Close()
+			n.closeListeners()
 			if n.adminLn != nil {
 				n.adminLn.Close()
 			}
@@ -191,6 +212,9 @@ func (n *Node) Start() (err error) {
 			return fmt.Errorf("listen for admin http on %s: %w", n.cfg.AdminAddr, err)
 		}
 		n.adminLn = aln
+		if n.adminTLS != nil {
+			n.adminLn = tls.NewListener(aln, n.adminTLS.ServerConfig())
+		}
 	}
 	// Tags carry the bound addresses, so the agent starts after the
 	// listeners; partitions open after it, from its catalog.
@@ -228,14 +252,14 @@ func (n *Node) Start() (err error) {
 
 	n.metrics.SetGauge([]string{"partitions"}, float32(len(n.localPartitions())))
 	n.metrics.SetGauge([]string{"partitions", "led"}, float32(n.partitionsLed()))
-	n.startLoops(ln)
+	n.startLoops()
 	n.ready.Store(true)
 	return nil
 }
 
 // startLoops starts the node's servers and background loops, every one
 // under n.loops: they end when Shutdown stops it.
-func (n *Node) startLoops(kafkaLn net.Listener) {
+func (n *Node) startLoops() {
 	n.adminAPI = admin.New(admin.Config{
 		Node: adminView{n}, Agent: n.agent, Quarantine: n.quarantine, Scrub: n.scrub,
 		Metrics: n.metrics, Leadership: n.leaders.local, Snapshots: http.HandlerFunc(n.serveReplicaSnapshot), Pprof: n.cfg.EnablePprof, Log: n.log, Closing: n.closing,
@@ -248,11 +272,15 @@ func (n *Node) startLoops(kafkaLn net.Listener) {
 			}
 		})
 	}
-	n.loops.Go(func(context.Context) {
-		if err := n.server.Serve(kafkaLn); err != nil && !n.isClosing() {
-			n.log.WithError(err).Error("kafka listener stopped")
-		}
-	})
+	for _, l := range n.listeners {
+		opts := n.listenerOptions(l)
+		n.loops.Go(func(context.Context) {
+			if err := n.server.ServeListener(l.ln, opts); err != nil && !n.isClosing() {
+				n.log.WithError(err).WithField("listener", l.Name).Error("kafka listener stopped")
+			}
+		})
+	}
+	n.startTLSReload()
 	memberEvents, _ := n.agent.Subscribe() // closed by the agent's Shutdown
 	n.loops.Go(n.catalog.watch)
 	n.loops.Go(n.catalogLoop)

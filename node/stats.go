@@ -25,7 +25,10 @@ func (n *Node) Stats() admin.Stats {
 		s.CopyBytes = int64(ws.CopyBytes)
 		s.RequestsTotal = int64(ws.RequestsTotal)
 		s.OpenConnections = int64(ws.OpenConnections)
+		s.TLSHandshakeFailures = ws.TLSHandshakeFailures
 	}
+	s.SASLAuthentications = n.stats.saslAuthentications.Load()
+	s.SASLAuthenticationFailures = n.stats.saslFailures.Load()
 	for _, p := range n.localPartitions() {
 		s.PartitionStats = append(s.PartitionStats, admin.PartitionStats{
 			Topic: p.topic, Partition: p.index,

@@ -206,13 +206,18 @@ func brokerVersions() map[int16]VersionRange {
 
 // startMiniBroker serves a miniBroker on loopback.
 func startMiniBroker(t *testing.T, mutate func(*Config)) (*Server, *miniBroker) {
+	return startMiniBrokerOn(t, mutate, ListenerOptions{})
+}
+
+// startMiniBrokerOn is startMiniBroker with listener options (TLS).
+func startMiniBrokerOn(t *testing.T, mutate func(*Config), opts ListenerOptions) (*Server, *miniBroker) {
 	b := newMiniBroker(t)
 	cfg := DefaultConfig()
 	cfg.Versions = brokerVersions()
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	srv, addr := startServer(t, cfg, b)
+	srv, addr := startListener(t, cfg, b, opts)
 	b.mu.Lock()
 	b.addr = addr
 	b.mu.Unlock()

@@ -58,7 +58,7 @@ type Config struct {
 
 	// Sendfile sends Fetch record bytes with sendfile(2) when the connection is
 	// a *net.TCPConn on Linux. False forces the user-space copy (pread and
-	// write) that TLS will need.
+	// write), which TLS connections (ListenerOptions.TLS) always use.
 	Sendfile bool
 
 	// Waits reports whether handling a request may wait on something other

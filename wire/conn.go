@@ -3,6 +3,7 @@ package wire
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -68,6 +69,10 @@ type conn struct {
 	log    *logrus.Entry
 	ctx    context.Context
 	cancel context.CancelFunc
+	// connContext derives ctx once the connection is set up (ListenerOptions).
+	connContext func(context.Context, net.Conn) context.Context
+	// limit bounds the next frame further (ListenerOptions.RequestLimit).
+	limit func(context.Context) int32
 
 	// mu guards the read-ahead budget, the queue and the roles; cond
 	// signals budget or queue space and closing.
@@ -84,6 +89,9 @@ type conn struct {
 
 	goroutines sync.WaitGroup
 	takeover   *time.Timer
+
+	// rawSASL is set while the frames read are raw SASL tokens (sasl_raw.go).
+	rawSASL atomic.Bool
 
 	// inFlight counts requests read but not yet answered; while it is
 	// positive the connection is not idle.
@@ -114,14 +122,22 @@ type outbound struct {
 	resp Response
 }
 
-func newConn(s *Server, nc net.Conn) *conn {
+func newConn(s *Server, nc net.Conn, opts ListenerOptions) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
+	log := s.log.WithField("remote", nc.RemoteAddr().String())
+	if opts.TLS != nil {
+		// From here on every byte, Fetch records included, goes through
+		// the TLS connection: tcp stays nil below, so no sendfile.
+		nc = tls.Server(nc, opts.TLS)
+	}
 	c := &conn{
-		srv:    s,
-		nc:     nc,
-		log:    s.log.WithField("remote", nc.RemoteAddr().String()),
-		ctx:    ctx,
-		cancel: cancel,
+		srv:         s,
+		nc:          nc,
+		log:         log,
+		ctx:         ctx,
+		cancel:      cancel,
+		connContext: opts.ConnContext,
+		limit:       opts.RequestLimit,
 	}
 	c.cond = sync.NewCond(&c.mu)
 	c.acct = frameAccount{budget: s.budget, stop1: ctx.Done(), stop2: s.shutdown, deadline: &c.frameDeadline}
@@ -139,6 +155,15 @@ func newConn(s *Server, nc net.Conn) *conn {
 
 // serve runs the connection to its end.
 func (c *conn) serve() {
+	if err := c.handshake(); err != nil {
+		c.close(err)
+		c.takeover.Stop()
+		c.srv.connDone(c)
+		return
+	}
+	if c.connContext != nil {
+		c.ctx = c.connContext(c.ctx, c.nc)
+	}
 	c.goroutines.Add(1)
 	c.readLoop()
 	c.goroutines.Wait()
@@ -279,7 +304,17 @@ func (c *conn) readRequest(r *bufio.Reader, scratch *[4]byte) (inbound, error) {
 	}
 	c.frameDeadline = time.Now().Add(c.srv.cfg.RequestReadTimeout)
 	defer func() { c.frameDeadline = time.Time{} }()
-	size, err := readFrameSize(r, scratch, c.srv.cfg.MaxRequestBytes)
+	raw := c.rawSASL.Load()
+	minSize, maxSize := int32(minFrameSize), c.srv.cfg.MaxRequestBytes
+	if raw {
+		minSize, maxSize = 0, min(maxSize, maxRawSASLToken)
+	}
+	if c.limit != nil {
+		if l := c.limit(c.ctx); l > 0 {
+			maxSize = min(maxSize, l)
+		}
+	}
+	size, err := readFrameSizeWithin(r, scratch, minSize, maxSize)
 	if err != nil {
 		var sizeErr *frameSizeError
 		if errors.As(err, &sizeErr) || errors.Is(err, errFrameTruncated) {
@@ -292,10 +327,14 @@ func (c *conn) readRequest(r *bufio.Reader, scratch *[4]byte) (inbound, error) {
 	}
 	// Only Produce frames, by far the largest and most frequent, go in
 	// pooled buffers; the API key is the header's first field.
+	// (A raw SASL token has no header, and may be shorter than two bytes.)
 	var pool *framePool
-	key, err := r.Peek(2)
-	if err == nil && int16(binary.BigEndian.Uint16(key)) == apiKeyProduce {
-		pool = &producePool
+	if !raw {
+		key, perr := r.Peek(2)
+		if perr == nil && int16(binary.BigEndian.Uint16(key)) == apiKeyProduce {
+			pool = &producePool
+		}
+		err = perr
 	}
 	var (
 		frame []byte
@@ -320,7 +359,12 @@ func (c *conn) readRequest(r *bufio.Reader, scratch *[4]byte) (inbound, error) {
 		}
 		return inbound{}, err
 	}
-	in, err := c.srv.decoder.decode(frame, c.nc.RemoteAddr())
+	var in inbound
+	if raw {
+		in = rawSASLRequest(frame, c.nc.RemoteAddr())
+	} else {
+		in, err = c.srv.decoder.decode(frame, c.nc.RemoteAddr())
+	}
 	if err != nil {
 		c.srv.budget.release(&c.acct.charge)
 		c.unreserve(size)
@@ -530,8 +574,12 @@ func (c *conn) process(in inbound) {
 	if resp == nil {
 		resp, panicked = c.handle(in.req)
 		if isAcksZeroProduce(in.req) && resp != CloseConnection {
+			_, closing := resp.(thenClose)
 			releaseResponse(resp)
 			resp = NoResponse // the client reads no answer; one would desynchronize it
+			if closing {
+				resp = CloseConnection
+			}
 		}
 	}
 	c.unreserve(in.size)
@@ -594,6 +642,21 @@ func (c *conn) write(out outbound) error {
 	case noResponse:
 		return nil
 	case closeConnection:
+		return errCloseRequested
+	case startRawSASL:
+		c.rawSASL.Store(true)
+		return c.write(outbound{req: req, resp: resp.resp})
+	case rawSASLToken:
+		if resp.done {
+			c.rawSASL.Store(false)
+		}
+		buf := appendRawSASLToken(c.wbuf[:0], resp.token)
+		c.wbuf = buf
+		return fw.writeBytes(buf)
+	case thenClose:
+		if err := c.write(outbound{req: req, resp: resp.resp}); err != nil {
+			return err
+		}
 		return errCloseRequested
 	case fixedVersion:
 		buf, err := appendKmsgResponse(c.wbuf[:0], req, resp.resp, resp.version)

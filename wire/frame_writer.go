@@ -122,7 +122,8 @@ func (fw *frameWriter) sendRegion(r partition.Region) error {
 	return nil
 }
 
-// copyRegion is the user-space fallback (and TLS's path, later).
+// copyRegion is the user-space fallback, and TLS connections' only path:
+// the bytes must be encrypted on their way (see ListenerOptions.TLS).
 func (fw *frameWriter) copyRegion(r partition.Region) (int64, error) {
 	if fw.copyBuf == nil {
 		fw.copyBuf = make([]byte, copyBufSize)

@@ -48,6 +48,12 @@ func (e *frameSizeError) Error() string {
 // readFrameSize reads and checks a frame's size prefix. A clean end of stream
 // before the first byte is io.EOF; inside the prefix it is errFrameTruncated.
 func readFrameSize(r io.Reader, scratch *[4]byte, max int32) (int32, error) {
+	return readFrameSizeWithin(r, scratch, minFrameSize, max)
+}
+
+// readFrameSizeWithin is readFrameSize with a minimum of the caller's (a raw
+// SASL token may be empty).
+func readFrameSizeWithin(r io.Reader, scratch *[4]byte, minSize, max int32) (int32, error) {
 	if _, err := io.ReadFull(r, scratch[:]); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			return 0, errFrameTruncated
@@ -55,7 +61,7 @@ func readFrameSize(r io.Reader, scratch *[4]byte, max int32) (int32, error) {
 		return 0, err
 	}
 	size := int32(binary.BigEndian.Uint32(scratch[:]))
-	if size < minFrameSize || size > max {
+	if size < minSize || size > max {
 		return 0, &frameSizeError{size: size, max: max}
 	}
 	return size, nil

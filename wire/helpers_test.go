@@ -44,6 +44,12 @@ func testVersions() map[int16]VersionRange {
 // startServer serves h on a loopback port until the test ends.
 func startServer(t testing.TB, cfg Config, h Handler) (*Server, string) {
 	t.Helper()
+	return startListener(t, cfg, h, ListenerOptions{})
+}
+
+// startListener is startServer with listener options (TLS).
+func startListener(t testing.TB, cfg Config, h Handler, opts ListenerOptions) (*Server, string) {
+	t.Helper()
 	if cfg.Log == nil {
 		cfg.Log = testLog(t)
 	}
@@ -53,7 +59,7 @@ func startServer(t testing.TB, cfg Config, h Handler) (*Server, string) {
 	}
 	srv := NewServer(cfg, h)
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.ServeListener(ln, opts) }()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -25,6 +25,10 @@ type Request struct {
 	// member metadata and assignments, ...) may be kept.
 	Body kmsg.Request
 
+	// RawSASL is the token of an APIKeyRawSASL request (Body is nil);
+	// see StartRawSASL.
+	RawSASL []byte
+
 	RemoteAddr net.Addr
 }
 

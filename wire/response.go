@@ -20,7 +20,9 @@ import (
 //     one), except that CloseConnection still closes;
 //   - CloseConnection: the connection is closed once the responses to
 //     earlier requests are written (Kafka does this when an acks=0 Produce
-//     fails, so the client notices and refreshes its metadata).
+//     fails, so the client notices and refreshes its metadata);
+//   - ThenClose(resp): resp is written, then the connection is closed (a
+//     failed SASL authentication, a request before authentication).
 //
 // wire sets the version of a returned kmsg.Response, so a response value must
 // not be shared between requests. Anything else, including nil, is a handler
@@ -38,6 +40,13 @@ var NoResponse Response = noResponse{}
 // CloseConnection tells wire to close the connection after the responses to
 // earlier requests have been written.
 var CloseConnection Response = closeConnection{}
+
+// thenClose is a response after which the connection is closed.
+type thenClose struct{ resp kmsg.Response }
+
+// ThenClose tells wire to write resp, then close the connection: the
+// client reads Kafka's error, and the connection serves nothing more.
+func ThenClose(resp kmsg.Response) Response { return thenClose{resp} }
 
 // Handler serves decoded requests. ServeKafka is called for one connection's
 // requests one at a time, in the order they arrived; different connections

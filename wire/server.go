@@ -113,6 +113,10 @@ func clampVersions(in map[int16]VersionRange, log *logrus.Entry) map[int16]Versi
 // returns ErrServerClosed after Shutdown. Serve may be called for several
 // listeners at once.
 func (s *Server) Serve(ln net.Listener) error {
+	return s.serve(ln, ListenerOptions{})
+}
+
+func (s *Server) serve(ln net.Listener, opts ListenerOptions) error {
 	s.mu.Lock()
 	if s.closing.Load() {
 		s.mu.Unlock()
@@ -146,7 +150,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		}
 		backoff = 0
 		s.stats.accepted.Add(1)
-		c := newConn(s, nc)
+		c := newConn(s, nc, opts)
 		s.mu.Lock()
 		if s.closing.Load() {
 			s.mu.Unlock()

@@ -19,6 +19,9 @@ type Stats struct {
 	// RequestReadTimeouts counts connections closed because a request did
 	// not arrive whole within RequestReadTimeout of its first byte.
 	RequestReadTimeouts int64
+	// TLSHandshakeFailures counts TLS connections closed because their
+	// handshake failed or did not finish in time.
+	TLSHandshakeFailures int64
 	// QueuedRequestBytes is the memory held now by requests being read and
 	// queued, against Config.QueuedMaxRequestBytes.
 	QueuedRequestBytes int64
@@ -29,6 +32,7 @@ type stats struct {
 	sendfileBytes, copyBytes, requests atomic.Int64
 	open, accepted, protocolErrors     atomic.Int64
 	requestTimeouts                    atomic.Int64
+	tlsHandshakeFailures               atomic.Int64
 }
 
 func (s *stats) snapshot() Stats {
@@ -40,6 +44,7 @@ func (s *stats) snapshot() Stats {
 		ConnectionsTotal: s.accepted.Load(),
 		ProtocolErrors:   s.protocolErrors.Load(),
 
-		RequestReadTimeouts: s.requestTimeouts.Load(),
+		RequestReadTimeouts:  s.requestTimeouts.Load(),
+		TLSHandshakeFailures: s.tlsHandshakeFailures.Load(),
 	}
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // clientOnlyFlags are the root's flags that only the client commands read.
-var clientOnlyFlags = []string{"brokers", "admin", "timeout"}
+var clientOnlyFlags = append([]string{"brokers", "admin", "timeout"}, clientSecurityFlagNames...)
 
 // rejectClientFlags refuses client-only flags given to a command that
 // ignores them (spool node), rather than silently running without them.

@@ -30,7 +30,10 @@ func main() {
 }
 
 // globals are the flags every client command shares: where the cluster is.
-type globals struct{ client.Config }
+type globals struct {
+	client.Config
+	security clientSecurityFlags // client_security.go
+}
 
 func newRootCmd() *cobra.Command {
 	g := &globals{}
@@ -54,7 +57,13 @@ func newRootCmd() *cobra.Command {
 					}
 				}
 			}
-			return bindEnv(cmd.Flags())
+			if err := bindEnv(cmd.Flags()); err != nil {
+				return err
+			}
+			if cmd.Name() == "node" && cmd.Parent() == cmd.Root() {
+				return nil
+			}
+			return g.security.apply(g)
 		},
 	}
 	root.AddCommand(newVersionCmd())
@@ -62,8 +71,9 @@ func newRootCmd() *cobra.Command {
 	root.PersistentFlags().StringVar(&g.Brokers, "brokers", "127.0.0.1:9092", "comma-separated Kafka addresses of Spool nodes (SPOOL_BROKERS)")
 	root.PersistentFlags().StringVar(&g.AdminAddr, "admin", "127.0.0.1:9644", "admin HTTP address (host:port) of a Spool node, for members, placement and decommission (SPOOL_ADMIN)")
 	root.PersistentFlags().DurationVar(&g.Timeout, "timeout", 10*time.Second, "how long client commands wait for a node to answer (SPOOL_TIMEOUT)")
+	addClientSecurityFlags(root.PersistentFlags(), &g.security)
 	root.AddCommand(newNodeCmd(), newTopicCmd(g), newProduceCmd(g), newConsumeCmd(g), newGroupCmd(g), newBenchCmd(g),
-		newMembersCmd(g), newPlacementCmd(g), newDecommissionCmd(g), newQuarantineCmd(g), newScrubCmd(g))
+		newMembersCmd(g), newPlacementCmd(g), newDecommissionCmd(g), newQuarantineCmd(g), newScrubCmd(g), newUserCmd())
 	return root
 }
 
@@ -95,4 +105,5 @@ func bindEnv(fs *pflag.FlagSet) error {
 // such as shell completion.
 func (g *globals) applyEnv(cmd *cobra.Command) {
 	_ = bindEnv(cmd.Flags())
+	_ = g.security.apply(g)
 }

@@ -29,6 +29,7 @@ type nodeFlags struct {
 	shutdownTimeout time.Duration
 	retentionMs     int64 // becomes cfg.Topic.RetentionAge
 	gossip          gossipFlags
+	security        securityFlags
 }
 
 func newNodeCmd() *cobra.Command {
@@ -89,6 +90,8 @@ SPOOL_* environment equivalent (--data-dir is SPOOL_DATA_DIR).`,
 	fs.Int16Var(&f.cfg.Groups.OffsetsTopicReplicationFactor, "offsets-topic-replication-factor", 3, "replication factor of __consumer_offsets when it is created, capped by the brokers known (SPOOL_OFFSETS_TOPIC_REPLICATION_FACTOR)")
 	// The cluster: gossip membership and its encryption.
 	addGossipFlags(fs, &f.gossip)
+	// Listeners, TLS and SASL (node_security.go).
+	addSecurityFlags(fs, &f.security, &f.cfg)
 	// The CRC scrubber of sealed segments (node_scrub.go).
 	addScrubFlags(fs, &f.cfg)
 	return cmd
@@ -122,6 +125,9 @@ func (f *nodeFlags) config() (node.Config, error) {
 	}
 	cfg.Topic.FlushEvery = f.flushInterval
 	if err := f.gossip.apply(&cfg); err != nil {
+		return cfg, err
+	}
+	if err := f.security.apply(&cfg); err != nil {
 		return cfg, err
 	}
 	switch {
@@ -165,6 +171,7 @@ func (f *nodeFlags) run(ctx context.Context, logOut io.Writer) error {
 		"node":       cfg.NodeID,
 		"kafka_addr": n.KafkaAddr(),
 		"advertised": n.AdvertisedKafkaAddr(),
+		"listeners":  n.ListenerAddrs(),
 		"admin_addr": n.AdminAddr(),
 		"gossip":     n.Membership().Local().GossipAddr,
 		"data_dir":   cfg.DataDir,
@@ -175,12 +182,27 @@ func (f *nodeFlags) run(ctx context.Context, logOut io.Writer) error {
 	// A node the cluster refuses (duplicate broker id or name) exits, as
 	// Kafka's broker does on a duplicate broker.id: running on, it could
 	// only confuse clients.
+	// SIGHUP re-reads the TLS files and the SASL credentials file.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	var failed error
-	select {
-	case <-ctx.Done():
-		log.Info("shutting down")
-	case failed = <-n.Failed():
-		log.WithError(failed).Error("exiting")
+wait:
+	for {
+		select {
+		case <-hup:
+			if err := n.Reload(); err != nil {
+				log.WithError(err).Error("SIGHUP: reload failed; the previous certificates and credentials stay in use")
+			} else {
+				log.Info("SIGHUP: TLS files and SASL credentials reloaded")
+			}
+		case <-ctx.Done():
+			log.Info("shutting down")
+			break wait
+		case failed = <-n.Failed():
+			log.WithError(failed).Error("exiting")
+			break wait
+		}
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
 	defer cancel()

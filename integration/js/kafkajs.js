@@ -42,9 +42,25 @@ const stderrLogger = () => ({ namespace, label, log }) => {
 
 // Short timeouts and few retries: a broker that does not answer should fail
 // the test in seconds, not hang it for kafkajs' default minutes.
+// TLS and SASL when the Go test asks (security_test.go): KAFKAJS_SSL_CA is
+// the CA file to trust, KAFKAJS_SASL_MECHANISM (plain, scram-sha-256,
+// scram-sha-512) with KAFKAJS_SASL_USERNAME and KAFKAJS_SASL_PASSWORD.
+const ssl = process.env.KAFKAJS_SSL_CA
+  ? { ca: [require('fs').readFileSync(process.env.KAFKAJS_SSL_CA, 'utf8')] }
+  : undefined
+const sasl = process.env.KAFKAJS_SASL_MECHANISM
+  ? {
+      mechanism: process.env.KAFKAJS_SASL_MECHANISM,
+      username: process.env.KAFKAJS_SASL_USERNAME,
+      password: process.env.KAFKAJS_SASL_PASSWORD,
+    }
+  : undefined
+
 const kafka = new Kafka({
   clientId: 'spool-integration-kafkajs',
   brokers,
+  ssl,
+  sasl,
   logLevel: level === undefined ? logLevel.WARN : level,
   logCreator: stderrLogger,
   connectionTimeout: 3000,

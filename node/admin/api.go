@@ -139,6 +139,13 @@ type Stats struct {
 	RequestsTotal   int64  `json:"requests_total"`
 	OpenConnections int64  `json:"open_connections"`
 	OpenFiles       int    `json:"open_files"`
+	// TLSHandshakeFailures counts Kafka connections cut off in the TLS
+	// handshake (plaintext clients, refused client certificates);
+	// SASLAuthentications and SASLAuthenticationFailures count SASL
+	// exchanges completed and refused (re-authentications included).
+	TLSHandshakeFailures       int64 `json:"tls_handshake_failures"`
+	SASLAuthentications        int64 `json:"sasl_authentications"`
+	SASLAuthenticationFailures int64 `json:"sasl_authentication_failures"`
 
 	PartitionStats []PartitionStats `json:"partition_stats"`
 }
