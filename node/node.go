@@ -79,8 +79,12 @@ type Node struct {
 	kafkaTLS  *tlsfiles.Source
 	adminTLS  *tlsfiles.Source
 	saslStore atomic.Pointer[sasl.Store]
-	// peerFetchFunc pulls state from peers' admin APIs (HTTP or HTTPS).
-	peerFetchFunc membership.FetchFunc
+	// peerFetchFunc pulls state from peers' admin APIs (HTTP or HTTPS);
+	// snapshotClient and peerScheme copy replica snapshots from them
+	// (security.go: peerFetch).
+	peerFetchFunc  membership.FetchFunc
+	snapshotClient *http.Client
+	peerScheme     string
 
 	metrics  *admin.Metrics
 	adminAPI *admin.API

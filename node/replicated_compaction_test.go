@@ -10,6 +10,8 @@ import (
 
 	"github.com/spool-log/spool/internal/recordbatch"
 	"github.com/spool-log/spool/internal/retry"
+	"github.com/spool-log/spool/internal/testcerts"
+	"github.com/spool-log/spool/node/tlsfiles"
 )
 
 // TestReplicatedCompactionCopiesTheCleanedLog: a compacted topic of
@@ -17,9 +19,27 @@ import (
 // down; when that node comes back, its replica is behind the leader's Raft
 // log, so it gets the snapshot and copies the cleaned records over the
 // admin listener, then holds the leader's bytes at the leader's offsets.
+// The copy travels as the node's other pulls do: over HTTPS when the
+// admin API is TLS.
 func TestReplicatedCompactionCopiesTheCleanedLog(t *testing.T) {
+	t.Run("http", func(t *testing.T) { testReplicatedCompactionCopy(t, nil) })
+	t.Run("https", func(t *testing.T) {
+		dir := t.TempDir()
+		ca := testcerts.NewCA(t, "admin-ca")
+		certFile, keyFile := ca.ServerAndClient(t, "spool-admin").Write(t, dir, "admin")
+		files := tlsfiles.Files{CertFile: certFile, KeyFile: keyFile, ClientCAFile: ca.WriteCA(t, dir, "ca")}
+		testReplicatedCompactionCopy(t, &files)
+	})
+}
+
+func testReplicatedCompactionCopy(t *testing.T, adminTLS *tlsfiles.Files) {
 	cfgs := map[int32]Config{}
-	nodes := startClusterWith(t, 3, func(c *Config) { cfgs[c.NodeID] = *c })
+	nodes := startClusterWith(t, 3, func(c *Config) {
+		if adminTLS != nil {
+			c.AdminTLS = *adminTLS
+		}
+		cfgs[c.NodeID] = *c
+	})
 	const topic = "replicated-compacted"
 	r, err := newAdmin(t, nodes[0]).CreateTopic(testCtx(t), 1, 3, map[string]*string{
 		"cleanup.policy": ptr("compact"), "segment.bytes": ptr("4096"),

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -24,15 +25,20 @@ import (
 // leadership pulls travel. The stream is raw batches behind the snapshot's
 // metadata, validated batch by batch by the reader (raftlog.StageSnapshot).
 
-// snapshotClient fetches snapshots: no overall timeout, since a copy of a
-// large compacted log takes as long as it takes, but a bounded wait for
-// the answer to start and for a connection.
-var snapshotClient = &http.Client{Transport: &http.Transport{
-	DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-	ResponseHeaderTimeout: 30 * time.Second,
-	MaxIdleConnsPerHost:   2,
-	IdleConnTimeout:       time.Minute,
-}}
+// newSnapshotClient fetches snapshots (over TLS with tlsCfg, if set, as
+// the node's other pulls: peerFetch): no overall timeout, since a copy of
+// a large compacted log takes as long as it takes, but a bounded wait for
+// a connection and for the answer to start.
+func newSnapshotClient(tlsCfg *tls.Config) *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSClientConfig:       tlsCfg,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: 30 * time.Second,
+		MaxIdleConnsPerHost:   2,
+		IdleConnTimeout:       time.Minute,
+	}}
+}
 
 func (n *Node) serveReplicaSnapshot(w http.ResponseWriter, r *http.Request) {
 	k, err := parseGroupKey(r.URL.Query().Get("group"))
@@ -67,12 +73,12 @@ func (n *Node) fetchReplicaSnapshot(ctx context.Context, k replica.GroupKey, fro
 	if !ok || m.AdminAddr == "" {
 		return nil, fmt.Errorf("broker %d: no admin address known", from)
 	}
-	u := url.URL{Scheme: "http", Host: m.AdminAddr, Path: admin.ReplicaSnapshotPath, RawQuery: url.Values{"group": {k.String()}}.Encode()}
+	u := url.URL{Scheme: n.peerScheme, Host: m.AdminAddr, Path: admin.ReplicaSnapshotPath, RawQuery: url.Values{"group": {k.String()}}.Encode()}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := snapshotClient.Do(req)
+	resp, err := n.snapshotClient.Do(req)
 	if err != nil {
 		return nil, err
 	}

@@ -106,9 +106,12 @@ func (n *Node) startTLSReload() {
 // HTTP, or, when its own admin API is TLS, HTTPS trusting
 // AdminTLSPeerCAFile (else the admin client CA bundle, else the system's
 // roots) and presenting the admin certificate, so that peers requiring
-// client certificates accept it.
+// client certificates accept it. It also sets the client and scheme of
+// the replica snapshot copies (replication_snapshots.go), which travel
+// the same way but may stream for long.
 func (n *Node) peerFetch() (membership.FetchFunc, error) {
 	client := &http.Client{Timeout: 10 * time.Second}
+	n.snapshotClient, n.peerScheme = newSnapshotClient(nil), "http"
 	if n.adminTLS == nil {
 		return membership.HTTPFetch(client), nil
 	}
@@ -132,5 +135,6 @@ func (n *Node) peerFetch() (membership.FetchFunc, error) {
 		return n.adminTLS.Certificate(), nil
 	}
 	client.Transport = &http.Transport{TLSClientConfig: cfg, ForceAttemptHTTP2: true}
+	n.snapshotClient, n.peerScheme = newSnapshotClient(cfg), "https"
 	return membership.HTTPSFetch(client), nil
 }
