@@ -28,6 +28,44 @@ let
   adminForPeers = !isLoopback cfg.adminListenAddress;
 
   credentialName = "gossip-key";
+
+  # Secret files handed to the service with LoadCredential= (never copied into
+  # the store), each as `--FLAG=%d/NAME`: systemd's credentials directory.
+  # Credentials are copied when the service starts, so a renewed certificate
+  # takes a restart (a rolling one: /readyz waits for each node), not SIGHUP.
+  secretFiles = lib.filterAttrs (_: f: f.path != null) {
+    tls-cert = { flag = "tls-cert-file"; path = cfg.tls.certFile; };
+    tls-key = { flag = "tls-key-file"; path = cfg.tls.keyFile; };
+    tls-client-ca = { flag = "tls-client-ca-file"; path = cfg.tls.clientCAFile; };
+    admin-tls-cert = { flag = "admin-tls-cert-file"; path = cfg.adminTls.certFile; };
+    admin-tls-key = { flag = "admin-tls-key-file"; path = cfg.adminTls.keyFile; };
+    admin-tls-client-ca = { flag = "admin-tls-client-ca-file"; path = cfg.adminTls.clientCAFile; };
+    sasl-credentials = { flag = "sasl-credentials-file"; path = cfg.sasl.credentialsFile; };
+    sasl-bootstrap-password = { flag = "sasl-bootstrap-password-file"; path = cfg.sasl.bootstrapPasswordFile; };
+  };
+  secretFlags = lib.concatStrings (lib.mapAttrsToList (name: f: " --${f.flag}=%d/${name}") secretFiles);
+  secretCredentials = lib.mapAttrsToList (name: f: "${name}:${f.path}") secretFiles;
+
+  tlsFileOptions = what: {
+    certFile = mkOption {
+      type = types.nullOr secretPath;
+      default = null;
+      example = "/run/secrets/spool.crt";
+      description = "PEM certificate chain of ${what}, given as a string path (LoadCredential=).";
+    };
+    keyFile = mkOption {
+      type = types.nullOr secretPath;
+      default = null;
+      example = "/run/secrets/spool.key";
+      description = "PEM private key of `certFile`, given as a string path (LoadCredential=).";
+    };
+    clientCAFile = mkOption {
+      type = types.nullOr secretPath;
+      default = null;
+      example = "/run/secrets/clients-ca.crt";
+      description = "PEM CAs that client certificates of ${what} must chain to: set, every client must present one (mTLS).";
+    };
+  };
   privilegedPort = builtins.any (p: p < 1024) [ cfg.kafkaPort cfg.gossipPort cfg.adminPort ];
 
   settingFlags = lib.concatLists (lib.mapAttrsToList
@@ -53,6 +91,9 @@ let
       "--advertise-admin-addr=${hostPort cfg.advertisedAddress cfg.adminPort}"
     ++ map (peer: "--join=${peer}") cfg.join
     ++ lib.optional (cfg.rack != null) "--rack=${cfg.rack}"
+    ++ lib.optional (cfg.kafkaSecurityProtocol != "PLAINTEXT") "--kafka-security-protocol=${cfg.kafkaSecurityProtocol}"
+    ++ lib.optional (lib.hasPrefix "SASL_" cfg.kafkaSecurityProtocol) "--sasl-mechanisms=${lib.concatStringsSep "," cfg.sasl.mechanisms}"
+    ++ lib.optional (cfg.sasl.bootstrapUser != null) "--sasl-bootstrap-user=${cfg.sasl.bootstrapUser}"
     ++ settingFlags
     ++ cfg.extraFlags;
 in
@@ -174,6 +215,46 @@ in
       description = "Log format; journald keeps either.";
     };
 
+    kafkaSecurityProtocol = mkOption {
+      type = types.enum [ "PLAINTEXT" "SSL" "SASL_PLAINTEXT" "SASL_SSL" ];
+      default = "PLAINTEXT";
+      description = ''
+        Security protocol of the Kafka listener, as Kafka names them: SSL needs
+        `tls.certFile` and `tls.keyFile`; SASL_* needs `sasl.credentialsFile` or a
+        bootstrap user. More listeners: `extraFlags` with `--listener`.
+      '';
+    };
+
+    tls = tlsFileOptions "the Kafka listener";
+
+    adminTls = tlsFileOptions "the admin API, which then serves HTTPS only (every node of the cluster must use it, as peers pull from each other)";
+
+    sasl = {
+      mechanisms = mkOption {
+        type = types.listOf (types.enum [ "PLAIN" "SCRAM-SHA-256" "SCRAM-SHA-512" ]);
+        default = [ "SCRAM-SHA-256" "SCRAM-SHA-512" ];
+        description = "SASL mechanisms the SASL_* listeners offer.";
+      };
+      credentialsFile = mkOption {
+        type = types.nullOr secretPath;
+        default = null;
+        example = "/run/secrets/spool-scram";
+        description = "SCRAM credentials, one per line as `spool user hash` prints them (salted and hashed), the same on every node.";
+      };
+      bootstrapUser = mkOption {
+        type = types.nullOr types.nonEmptyStr;
+        default = null;
+        example = "admin";
+        description = "A user given SCRAM credentials at start from `bootstrapPasswordFile`.";
+      };
+      bootstrapPasswordFile = mkOption {
+        type = types.nullOr secretPath;
+        default = null;
+        example = "/run/secrets/spool-admin-password";
+        description = "File holding `bootstrapUser`'s password (LoadCredential=).";
+      };
+    };
+
     settings = mkOption {
       description = ''
         Broker-wide defaults, each passed as `--NAME=VALUE` to `spool node` when not
@@ -221,6 +302,22 @@ in
         assertion = cfg.kafkaPort != cfg.gossipPort && cfg.kafkaPort != cfg.adminPort && cfg.gossipPort != cfg.adminPort;
         message = "services.spool: kafkaPort, gossipPort and adminPort must differ.";
       }
+      {
+        assertion = !(lib.elem cfg.kafkaSecurityProtocol [ "SSL" "SASL_SSL" ]) || (cfg.tls.certFile != null && cfg.tls.keyFile != null);
+        message = "services.spool: kafkaSecurityProtocol ${cfg.kafkaSecurityProtocol} needs tls.certFile and tls.keyFile.";
+      }
+      {
+        assertion = !(lib.hasPrefix "SASL_" cfg.kafkaSecurityProtocol) || cfg.sasl.credentialsFile != null || cfg.sasl.bootstrapUser != null;
+        message = "services.spool: a SASL_* kafkaSecurityProtocol needs sasl.credentialsFile or sasl.bootstrapUser.";
+      }
+      {
+        assertion = (cfg.sasl.bootstrapUser == null) == (cfg.sasl.bootstrapPasswordFile == null);
+        message = "services.spool: sasl.bootstrapUser and sasl.bootstrapPasswordFile go together.";
+      }
+      {
+        assertion = (cfg.adminTls.certFile == null) == (cfg.adminTls.keyFile == null);
+        message = "services.spool: adminTls.certFile and adminTls.keyFile go together.";
+      }
     ];
 
     environment.systemPackages = [ cfg.package ];
@@ -239,8 +336,10 @@ in
         # %d is systemd's credentials directory; it is appended unescaped because
         # escapeSystemdExecArgs would turn the % into %%.
         ExecStart = utils.escapeSystemdExecArgs ([ (lib.getExe cfg.package) ] ++ args)
-          + lib.optionalString (cfg.gossipKeyFile != null) " --gossip-key-file=%d/${credentialName}";
-        LoadCredential = lib.optional (cfg.gossipKeyFile != null) "${credentialName}:${cfg.gossipKeyFile}";
+          + lib.optionalString (cfg.gossipKeyFile != null) " --gossip-key-file=%d/${credentialName}"
+          + secretFlags;
+        LoadCredential = lib.optional (cfg.gossipKeyFile != null) "${credentialName}:${cfg.gossipKeyFile}"
+          ++ secretCredentials;
 
         # SIGTERM makes `spool node` leave the gossip cluster gracefully before exiting.
         KillSignal = "SIGTERM";

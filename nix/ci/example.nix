@@ -16,6 +16,23 @@
     join = [ "spool-1.internal:17946" "[fd00::2]:17946" ];
     rack = "eu-west-1a";
     gossipKeyFile = "/run/secrets/spool-gossip-key";
+    kafkaSecurityProtocol = "SASL_SSL";
+    tls = {
+      certFile = "/run/secrets/spool.crt";
+      keyFile = "/run/secrets/spool.key";
+      clientCAFile = "/run/secrets/clients-ca.crt";
+    };
+    adminTls = {
+      certFile = "/run/secrets/spool-admin.crt";
+      keyFile = "/run/secrets/spool-admin.key";
+      clientCAFile = "/run/secrets/admin-ca.crt";
+    };
+    sasl = {
+      mechanisms = [ "SCRAM-SHA-512" ];
+      credentialsFile = "/run/secrets/spool-scram";
+      bootstrapUser = "admin";
+      bootstrapPasswordFile = "/run/secrets/spool-admin-password";
+    };
     openFirewall = true;
     logLevel = "warn";
     logFormat = "text";
