@@ -130,7 +130,12 @@ func TestRaftCompactionAndACopiedSnapshot(t *testing.T) {
 		t.Fatalf("leader holds %d keys in %d records", len(want), n)
 	}
 	// The copied follower leads: its log has every key's latest value.
+	// Gossip's word on the stopped leader wakes the others, whose group
+	// may sleep (quiesce.go): a sleeping follower's election timer is off.
 	c.stop(lead.self)
+	for _, r := range c.reps {
+		r.MemberFailed(lead.self)
+	}
 	retryUntil(t, func() error {
 		if l := c.leader(); l == nil || l.self == lead.self {
 			return fmt.Errorf("no new leader")
