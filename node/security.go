@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/admin"
 	"github.com/spool-log/spool/node/sasl"
 	"github.com/spool-log/spool/node/tlsfiles"
 )
@@ -31,6 +32,11 @@ func (n *Node) loadSecurity() error {
 	if n.cfg.AdminTLS.Enabled() {
 		if n.adminTLS, err = tlsfiles.New(n.cfg.AdminTLS, n.log.WithField("tls", "admin")); err != nil {
 			return fmt.Errorf("admin TLS: %w", err)
+		}
+	}
+	if n.cfg.AdminTokenFile != "" {
+		if n.adminToken, err = admin.LoadToken(n.cfg.AdminTokenFile); err != nil {
+			return err
 		}
 	}
 	store, err := n.cfg.SASL.loadCredentials()
@@ -49,7 +55,8 @@ func (n *Node) loadSecurity() error {
 	return nil
 }
 
-// Reload reads the TLS files and the SASL credentials file again. What
+// Reload reads the TLS files, the admin token file and the SASL
+// credentials file again. What
 // cannot be loaded is reported and the previous material kept.
 func (n *Node) Reload() error {
 	var errs []error
@@ -58,6 +65,11 @@ func (n *Node) Reload() error {
 			continue
 		}
 		if _, err := src.Reload(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if n.adminToken != nil {
+		if err := n.adminToken.Reload(); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -108,10 +120,11 @@ func (n *Node) startTLSReload() {
 // roots) and presenting the admin certificate, so that peers requiring
 // client certificates accept it. It also sets the client and scheme of
 // the replica snapshot copies (replication_snapshots.go), which travel
-// the same way but may stream for long.
+// the same way but may stream for long. Both present the admin token, if
+// the node has one (withAdminToken).
 func (n *Node) peerFetch() (membership.FetchFunc, error) {
-	client := &http.Client{Timeout: 10 * time.Second}
-	n.snapshotClient, n.peerScheme = newSnapshotClient(nil), "http"
+	client := n.withAdminToken(&http.Client{Timeout: 10 * time.Second})
+	n.snapshotClient, n.peerScheme = n.withAdminToken(newSnapshotClient(nil)), "http"
 	if n.adminTLS == nil {
 		return membership.HTTPFetch(client), nil
 	}
@@ -134,7 +147,7 @@ func (n *Node) peerFetch() (membership.FetchFunc, error) {
 	cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
 		return n.adminTLS.Certificate(), nil
 	}
-	client.Transport = &http.Transport{TLSClientConfig: cfg, ForceAttemptHTTP2: true}
-	n.snapshotClient, n.peerScheme = newSnapshotClient(cfg), "https"
+	client = n.withAdminToken(&http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg, ForceAttemptHTTP2: true}})
+	n.snapshotClient, n.peerScheme = n.withAdminToken(newSnapshotClient(cfg)), "https"
 	return membership.HTTPSFetch(client), nil
 }
