@@ -146,6 +146,12 @@ type Config struct {
 	RaftAddr           string
 	AdvertisedRaftAddr string
 	Raft               replica.DriverConfig
+	// RaftTLS, when set, makes the Raft transport mutual TLS: the node's
+	// certificate and key (server and client key usage, names of its
+	// advertised Raft host), and in ClientCAFile the CAs every peer's
+	// certificate must chain to, both ways. All three files or none;
+	// every node of a cluster must agree. Reloaded as TLS is.
+	RaftTLS tlsfiles.Files
 	// DefaultReplicationFactor is the replication factor of topics created
 	// without one (CreateTopics' -1, auto-created topics).
 	DefaultReplicationFactor int16
@@ -245,6 +251,9 @@ func (c *Config) validate() error {
 	}
 	if err := c.SASL.validate(); err != nil {
 		return err
+	}
+	if c.RaftTLS.Enabled() && (c.RaftTLS.CertFile == "" || c.RaftTLS.KeyFile == "" || c.RaftTLS.ClientCAFile == "") {
+		return fmt.Errorf("raft TLS needs a certificate file, a key file and a CA file")
 	}
 	if c.AdminTokenForReads && c.AdminTokenFile == "" {
 		return fmt.Errorf("admin token for reads needs an admin token file")

@@ -78,6 +78,7 @@ type Node struct {
 	// (security.go). saslStore holds the SASL credentials.
 	kafkaTLS *tlsfiles.Source
 	adminTLS *tlsfiles.Source
+	raftTLS  *tlsfiles.Source // the Raft transport's (replication.go)
 	// adminToken is the admin API's bearer token (nil: none), which the
 	// node also presents to its peers (admin_access.go).
 	adminToken *admin.Token

@@ -34,6 +34,11 @@ func (n *Node) loadSecurity() error {
 			return fmt.Errorf("admin TLS: %w", err)
 		}
 	}
+	if n.cfg.RaftTLS.Enabled() {
+		if n.raftTLS, err = tlsfiles.New(n.cfg.RaftTLS, n.log.WithField("tls", "raft")); err != nil {
+			return fmt.Errorf("raft TLS: %w", err)
+		}
+	}
 	if n.cfg.AdminTokenFile != "" {
 		if n.adminToken, err = admin.LoadToken(n.cfg.AdminTokenFile); err != nil {
 			return err
@@ -60,7 +65,7 @@ func (n *Node) loadSecurity() error {
 // cannot be loaded is reported and the previous material kept.
 func (n *Node) Reload() error {
 	var errs []error
-	for _, src := range []*tlsfiles.Source{n.kafkaTLS, n.adminTLS} {
+	for _, src := range []*tlsfiles.Source{n.kafkaTLS, n.adminTLS, n.raftTLS} {
 		if src == nil {
 			continue
 		}
@@ -107,7 +112,7 @@ func (n *Node) startTLSReload() {
 	if n.cfg.TLSReloadInterval <= 0 {
 		return
 	}
-	for _, src := range []*tlsfiles.Source{n.kafkaTLS, n.adminTLS} {
+	for _, src := range []*tlsfiles.Source{n.kafkaTLS, n.adminTLS, n.raftTLS} {
 		if src != nil {
 			n.loops.Go(func(ctx context.Context) { src.Watch(ctx, n.cfg.TLSReloadInterval) })
 		}
