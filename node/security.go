@@ -1,8 +1,9 @@
 package node
 
-// The node's TLS and SASL material, loaded in New and reloaded without a
-// restart: on Reload (SIGHUP from `spool node`) and, for the TLS files,
-// every TLSReloadInterval. New connections get the new certificate or
+// The node's TLS (Kafka listeners, admin API, Raft transport), admin
+// token and SASL material, loaded in New and reloaded without a restart:
+// on Reload (SIGHUP from `spool node`) and, for the TLS files, every
+// TLSReloadInterval. New connections get the new certificate or
 // credentials; open ones keep what they were made with.
 
 import (
@@ -61,8 +62,8 @@ func (n *Node) loadSecurity() error {
 }
 
 // Reload reads the TLS files, the admin token file and the SASL
-// credentials file again. What
-// cannot be loaded is reported and the previous material kept.
+// credentials file again. What cannot be loaded is reported and the
+// previous material kept.
 func (n *Node) Reload() error {
 	var errs []error
 	for _, src := range []*tlsfiles.Source{n.kafkaTLS, n.adminTLS, n.raftTLS} {
