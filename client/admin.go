@@ -55,6 +55,9 @@ func (g Config) adminDo(ctx context.Context, method, path string, stream bool) (
 		cancel()
 		return nil, nil, fmt.Errorf("admin request %s: %w", url, err)
 	}
+	if g.AdminToken != "" {
+		req.Header.Set("Authorization", "Bearer "+g.AdminToken)
+	}
 	resp, err := g.httpClient().Do(req)
 	if err != nil && errors.Is(err, syscall.ECONNREFUSED) {
 		cancel()

@@ -28,6 +28,9 @@ type Config struct {
 	TLS      *tls.Config
 	SASL     sasl.Mechanism
 	AdminTLS *tls.Config
+	// AdminToken, when set, is sent to the admin API as
+	// "Authorization: Bearer <AdminToken>" (nodes with --admin-token-file).
+	AdminToken string
 }
 
 // Seeds is Brokers as a list.

@@ -51,6 +51,14 @@ type Config struct {
 	// must use the same admin scheme.
 	AdminTLS           tlsfiles.Files
 	AdminTLSPeerCAFile string
+	// AdminTokenFile, when set, holds the bearer token the admin API
+	// accepts for requests that change state (as it accepts a verified
+	// client certificate under admin mTLS), re-read on Reload (SIGHUP).
+	// The node presents it to its peers' admin APIs, so every node of a
+	// cluster must be given the same token. AdminTokenForReads requires
+	// it for reads too (/healthz and /readyz excepted): node/admin/access.go.
+	AdminTokenFile     string
+	AdminTokenForReads bool
 	// TLSReloadInterval is how often the TLS files are checked for
 	// changes; 0 means only on ReloadTLS.
 	TLSReloadInterval time.Duration
@@ -138,6 +146,12 @@ type Config struct {
 	RaftAddr           string
 	AdvertisedRaftAddr string
 	Raft               replica.DriverConfig
+	// RaftTLS, when set, makes the Raft transport mutual TLS: the node's
+	// certificate and key (server and client key usage, names of its
+	// advertised Raft host), and in ClientCAFile the CAs every peer's
+	// certificate must chain to, both ways. All three files or none;
+	// every node of a cluster must agree. Reloaded as TLS is.
+	RaftTLS tlsfiles.Files
 	// DefaultReplicationFactor is the replication factor of topics created
 	// without one (CreateTopics' -1, auto-created topics).
 	DefaultReplicationFactor int16
@@ -237,6 +251,12 @@ func (c *Config) validate() error {
 	}
 	if err := c.SASL.validate(); err != nil {
 		return err
+	}
+	if c.RaftTLS.Enabled() && (c.RaftTLS.CertFile == "" || c.RaftTLS.KeyFile == "" || c.RaftTLS.ClientCAFile == "") {
+		return fmt.Errorf("raft TLS needs a certificate file, a key file and a CA file")
+	}
+	if c.AdminTokenForReads && c.AdminTokenFile == "" {
+		return fmt.Errorf("admin token for reads needs an admin token file")
 	}
 	if c.NodeID < 0 {
 		return fmt.Errorf("node id %d is negative", c.NodeID)

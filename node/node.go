@@ -76,9 +76,13 @@ type Node struct {
 	// kafkaTLS and adminTLS are the reloadable TLS configurations of the
 	// SSL/SASL_SSL listeners and the admin API; nil without TLS
 	// (security.go). saslStore holds the SASL credentials.
-	kafkaTLS  *tlsfiles.Source
-	adminTLS  *tlsfiles.Source
-	saslStore atomic.Pointer[sasl.Store]
+	kafkaTLS *tlsfiles.Source
+	adminTLS *tlsfiles.Source
+	raftTLS  *tlsfiles.Source // the Raft transport's (replication.go)
+	// adminToken is the admin API's bearer token (nil: none), which the
+	// node also presents to its peers (admin_access.go).
+	adminToken *admin.Token
+	saslStore  atomic.Pointer[sasl.Store]
 	// peerFetchFunc pulls state from peers' admin APIs (HTTP or HTTPS);
 	// snapshotClient and peerScheme copy replica snapshots from them
 	// (security.go: peerFetch).
@@ -267,6 +271,7 @@ func (n *Node) startLoops() {
 	n.adminAPI = admin.New(admin.Config{
 		Node: adminView{n}, Agent: n.agent, Quarantine: n.quarantine, Scrub: n.scrub,
 		Metrics: n.metrics, Leadership: n.leaders.local, Snapshots: http.HandlerFunc(n.serveReplicaSnapshot), Pprof: n.cfg.EnablePprof, Log: n.log, Closing: n.closing,
+		Access: n.adminAccess(),
 	})
 	if n.adminLn != nil {
 		n.admin = &http.Server{Handler: n.adminAPI.Handler(), ReadHeaderTimeout: 10 * time.Second}

@@ -68,6 +68,9 @@ func (n *Node) startReplication() error {
 	if e, ok := n.log.(*logrus.Entry); ok {
 		tcfg.Log = e
 	}
+	if n.raftTLS != nil {
+		tcfg.TLS = &transport.TLSConfig{Server: n.raftTLS.ServerConfig(), Client: n.raftTLS.ClientConfig}
+	}
 	tr, err := transport.New(tcfg)
 	if err != nil {
 		return fmt.Errorf("raft transport on %s: %w", addr, err)

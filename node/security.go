@@ -1,8 +1,9 @@
 package node
 
-// The node's TLS and SASL material, loaded in New and reloaded without a
-// restart: on Reload (SIGHUP from `spool node`) and, for the TLS files,
-// every TLSReloadInterval. New connections get the new certificate or
+// The node's TLS (Kafka listeners, admin API, Raft transport), admin
+// token and SASL material, loaded in New and reloaded without a restart:
+// on Reload (SIGHUP from `spool node`) and, for the TLS files, every
+// TLSReloadInterval. New connections get the new certificate or
 // credentials; open ones keep what they were made with.
 
 import (
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/admin"
 	"github.com/spool-log/spool/node/sasl"
 	"github.com/spool-log/spool/node/tlsfiles"
 )
@@ -31,6 +33,16 @@ func (n *Node) loadSecurity() error {
 	if n.cfg.AdminTLS.Enabled() {
 		if n.adminTLS, err = tlsfiles.New(n.cfg.AdminTLS, n.log.WithField("tls", "admin")); err != nil {
 			return fmt.Errorf("admin TLS: %w", err)
+		}
+	}
+	if n.cfg.RaftTLS.Enabled() {
+		if n.raftTLS, err = tlsfiles.New(n.cfg.RaftTLS, n.log.WithField("tls", "raft")); err != nil {
+			return fmt.Errorf("raft TLS: %w", err)
+		}
+	}
+	if n.cfg.AdminTokenFile != "" {
+		if n.adminToken, err = admin.LoadToken(n.cfg.AdminTokenFile); err != nil {
+			return err
 		}
 	}
 	store, err := n.cfg.SASL.loadCredentials()
@@ -49,15 +61,21 @@ func (n *Node) loadSecurity() error {
 	return nil
 }
 
-// Reload reads the TLS files and the SASL credentials file again. What
-// cannot be loaded is reported and the previous material kept.
+// Reload reads the TLS files, the admin token file and the SASL
+// credentials file again. What cannot be loaded is reported and the
+// previous material kept.
 func (n *Node) Reload() error {
 	var errs []error
-	for _, src := range []*tlsfiles.Source{n.kafkaTLS, n.adminTLS} {
+	for _, src := range []*tlsfiles.Source{n.kafkaTLS, n.adminTLS, n.raftTLS} {
 		if src == nil {
 			continue
 		}
 		if _, err := src.Reload(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if n.adminToken != nil {
+		if err := n.adminToken.Reload(); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -95,7 +113,7 @@ func (n *Node) startTLSReload() {
 	if n.cfg.TLSReloadInterval <= 0 {
 		return
 	}
-	for _, src := range []*tlsfiles.Source{n.kafkaTLS, n.adminTLS} {
+	for _, src := range []*tlsfiles.Source{n.kafkaTLS, n.adminTLS, n.raftTLS} {
 		if src != nil {
 			n.loops.Go(func(ctx context.Context) { src.Watch(ctx, n.cfg.TLSReloadInterval) })
 		}
@@ -108,10 +126,11 @@ func (n *Node) startTLSReload() {
 // roots) and presenting the admin certificate, so that peers requiring
 // client certificates accept it. It also sets the client and scheme of
 // the replica snapshot copies (replication_snapshots.go), which travel
-// the same way but may stream for long.
+// the same way but may stream for long. Both present the admin token, if
+// the node has one (withAdminToken).
 func (n *Node) peerFetch() (membership.FetchFunc, error) {
-	client := &http.Client{Timeout: 10 * time.Second}
-	n.snapshotClient, n.peerScheme = newSnapshotClient(nil), "http"
+	client := n.withAdminToken(&http.Client{Timeout: 10 * time.Second})
+	n.snapshotClient, n.peerScheme = n.withAdminToken(newSnapshotClient(nil)), "http"
 	if n.adminTLS == nil {
 		return membership.HTTPFetch(client), nil
 	}
@@ -134,7 +153,7 @@ func (n *Node) peerFetch() (membership.FetchFunc, error) {
 	cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
 		return n.adminTLS.Certificate(), nil
 	}
-	client.Transport = &http.Transport{TLSClientConfig: cfg, ForceAttemptHTTP2: true}
-	n.snapshotClient, n.peerScheme = newSnapshotClient(cfg), "https"
+	client = n.withAdminToken(&http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg, ForceAttemptHTTP2: true}})
+	n.snapshotClient, n.peerScheme = n.withAdminToken(newSnapshotClient(cfg)), "https"
 	return membership.HTTPSFetch(client), nil
 }

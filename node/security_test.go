@@ -338,8 +338,9 @@ func TestSASLGate(t *testing.T) {
 }
 
 // TestAdminTLS: the admin API answers over HTTPS (with client
-// certificates), not plain HTTP, and the node pulls peer state from an
-// HTTPS admin API presenting its own certificate.
+// certificates), not plain HTTP, takes a state change on the word of a
+// verified client certificate alone, and the node pulls peer state from
+// an HTTPS admin API presenting its own certificate.
 func TestAdminTLS(t *testing.T) {
 	dir := t.TempDir()
 	ca := testcerts.NewCA(t, "admin-ca")
@@ -348,6 +349,8 @@ func TestAdminTLS(t *testing.T) {
 	certFile, keyFile := ca.ServerAndClient(t, "spool-admin").Write(t, dir, "admin")
 	cfg := testConfig(t, filepath.Join(dir, "data"))
 	cfg.AdminTLS = tlsfiles.Files{CertFile: certFile, KeyFile: keyFile, ClientCAFile: ca.WriteCA(t, dir, "ca")}
+	cfg.AdminTokenFile = filepath.Join(dir, "admin-token") // the certificate alone must do
+	writeToken(t, cfg.AdminTokenFile, "unused-token")
 	n := startNode(t, cfg)
 
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
@@ -359,6 +362,15 @@ func TestAdminTLS(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("https /readyz: %s", resp.Status)
+	}
+	// A verified client certificate is a credential for state changes.
+	resp, err = client.Post("https://"+n.AdminAddr()+"/v1/quarantine/purge", "", nil)
+	if err != nil {
+		t.Fatalf("purge over mTLS: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("purge with a verified client certificate and no token: %s, want 200", resp.Status)
 	}
 	if resp, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + n.AdminAddr() + "/readyz"); err == nil {
 		resp.Body.Close()

@@ -3,6 +3,8 @@ package main
 // The client commands' TLS and SASL flags, for nodes whose listeners are
 // SSL, SASL_PLAINTEXT or SASL_SSL (and an admin API served over https://).
 // The password comes from a file or SPOOL_SASL_PASSWORD, never a flag.
+// The admin API's bearer token, for nodes that require one, comes from
+// --admin-token-file, else --admin-token or SPOOL_ADMIN_TOKEN.
 
 import (
 	"crypto/tls"
@@ -26,13 +28,17 @@ type clientSecurityFlags struct {
 	saslMechanism    string
 	saslUser         string
 	saslPasswordFile string
+	adminToken       string
+	adminTokenFile   string
 }
 
 // saslPasswordEnv holds the client's SASL password when no file is given.
 const saslPasswordEnv = "SPOOL_SASL_PASSWORD"
 
 // clientSecurityFlagNames are the flags, for clientOnlyFlags.
-var clientSecurityFlagNames = []string{"tls", "tls-ca-file", "client-cert-file", "client-key-file", "sasl-mechanism", "sasl-user", "sasl-password-file"}
+// --admin-token-file is not among them: `spool node` has its own, the
+// token it requires.
+var clientSecurityFlagNames = []string{"tls", "tls-ca-file", "client-cert-file", "client-key-file", "sasl-mechanism", "sasl-user", "sasl-password-file", "admin-token"}
 
 func addClientSecurityFlags(fs *pflag.FlagSet, s *clientSecurityFlags) {
 	fs.BoolVar(&s.tls, "tls", false, "connect to the brokers with TLS, trusting the system's roots unless --tls-ca-file (SPOOL_TLS)")
@@ -42,6 +48,8 @@ func addClientSecurityFlags(fs *pflag.FlagSet, s *clientSecurityFlags) {
 	fs.StringVar(&s.saslMechanism, "sasl-mechanism", "", "authenticate with SASL: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (SPOOL_SASL_MECHANISM)")
 	fs.StringVar(&s.saslUser, "sasl-user", "", "SASL user name (SPOOL_SASL_USER)")
 	fs.StringVar(&s.saslPasswordFile, "sasl-password-file", "", "file holding the SASL password; else "+saslPasswordEnv+" (SPOOL_SASL_PASSWORD_FILE)")
+	fs.StringVar(&s.adminTokenFile, "admin-token-file", "", "file holding the bearer token of nodes' admin APIs (their --admin-token-file), for decommission, quarantine purge, scrub; else --admin-token (SPOOL_ADMIN_TOKEN_FILE)")
+	fs.StringVar(&s.adminToken, "admin-token", "", "the admin API's bearer token; a flag's value shows in ps, so prefer SPOOL_ADMIN_TOKEN or --admin-token-file (SPOOL_ADMIN_TOKEN)")
 }
 
 // apply sets g's TLS and SASL from the flags: the CA and client
@@ -69,6 +77,16 @@ func (s *clientSecurityFlags) apply(g *globals) error {
 		g.AdminTLS = cfg
 		if s.tls {
 			g.TLS = cfg
+		}
+	}
+	g.AdminToken = strings.TrimSpace(s.adminToken)
+	if s.adminTokenFile != "" {
+		raw, err := os.ReadFile(s.adminTokenFile)
+		if err != nil {
+			return fmt.Errorf("--admin-token-file: %w", err)
+		}
+		if g.AdminToken = strings.TrimSpace(string(raw)); g.AdminToken == "" {
+			return fmt.Errorf("--admin-token-file %s is empty", s.adminTokenFile)
 		}
 	}
 	if s.saslMechanism == "" {

@@ -182,7 +182,8 @@ func (f *nodeFlags) run(ctx context.Context, logOut io.Writer) error {
 	// A node the cluster refuses (duplicate broker id or name) exits, as
 	// Kafka's broker does on a duplicate broker.id: running on, it could
 	// only confuse clients.
-	// SIGHUP re-reads the TLS files and the SASL credentials file.
+	// SIGHUP re-reads the TLS files, the admin token file and the SASL
+	// credentials file.
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -194,7 +195,7 @@ wait:
 			if err := n.Reload(); err != nil {
 				log.WithError(err).Error("SIGHUP: reload failed; the previous certificates and credentials stay in use")
 			} else {
-				log.Info("SIGHUP: TLS files and SASL credentials reloaded")
+				log.Info("SIGHUP: TLS files, admin token and SASL credentials reloaded")
 			}
 		case <-ctx.Done():
 			log.Info("shutting down")

@@ -1,8 +1,9 @@
 package main
 
 // `spool node`'s security flags: Kafka listeners beyond --kafka-addr, TLS
-// for them and for the admin API, and SASL. Secrets (the bootstrap
-// password) come from a file or the environment, never from a flag value.
+// for them, for the admin API and for the Raft transport, the admin
+// token, and SASL. Secrets (the bootstrap password, the admin token) come
+// from a file or the environment, never from a flag value.
 
 import (
 	"fmt"
@@ -42,6 +43,11 @@ func addSecurityFlags(fs *pflag.FlagSet, s *securityFlags, cfg *node.Config) {
 	fs.StringVar(&cfg.AdminTLS.KeyFile, "admin-tls-key-file", "", "PEM private key of --admin-tls-cert-file (SPOOL_ADMIN_TLS_KEY_FILE)")
 	fs.StringVar(&cfg.AdminTLS.ClientCAFile, "admin-tls-client-ca-file", "", "PEM bundle of CAs admin API clients' certificates must chain to (mTLS, peers included) (SPOOL_ADMIN_TLS_CLIENT_CA_FILE)")
 	fs.StringVar(&cfg.AdminTLSPeerCAFile, "admin-tls-peer-ca-file", "", "PEM bundle of CAs peers' admin certificates chain to; default --admin-tls-client-ca-file, else the system's roots (SPOOL_ADMIN_TLS_PEER_CA_FILE)")
+	fs.StringVar(&cfg.RaftTLS.CertFile, "raft-tls-cert-file", "", "PEM certificate chain of the Raft replication transport, which then speaks mutual TLS only, presented both as server and as client (both key usages, names of the advertised Raft host); every node must use it; re-read on SIGHUP and when it changes (SPOOL_RAFT_TLS_CERT_FILE)")
+	fs.StringVar(&cfg.RaftTLS.KeyFile, "raft-tls-key-file", "", "PEM private key of --raft-tls-cert-file (SPOOL_RAFT_TLS_KEY_FILE)")
+	fs.StringVar(&cfg.RaftTLS.ClientCAFile, "raft-tls-ca-file", "", "PEM bundle of CAs peers' Raft certificates must chain to, both ways (SPOOL_RAFT_TLS_CA_FILE)")
+	fs.StringVar(&cfg.AdminTokenFile, "admin-token-file", "", "file holding the bearer token admin API requests that change state (decommission, quarantine purge, scrub) must present, unless admin mTLS verified their certificate; presented to peers too, so every node needs the same; re-read on SIGHUP (SPOOL_ADMIN_TOKEN_FILE)")
+	fs.BoolVar(&cfg.AdminTokenForReads, "admin-token-for-reads", false, "require the --admin-token-file token for the admin API's reads too (/healthz and /readyz stay open) (SPOOL_ADMIN_TOKEN_FOR_READS)")
 	fs.DurationVar(&cfg.TLSReloadInterval, "tls-reload-interval", cfg.TLSReloadInterval, "how often the TLS files are checked for changes; 0 only on SIGHUP (SPOOL_TLS_RELOAD_INTERVAL)")
 	fs.StringSliceVar(&s.saslMechanisms, "sasl-mechanisms", cfg.SASL.Mechanisms, "SASL mechanisms of SASL_* listeners: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (SPOOL_SASL_MECHANISMS, comma-separated)")
 	fs.StringVar(&cfg.SASL.CredentialsFile, "sasl-credentials-file", "", "file of SCRAM credentials, one per line as `spool user hash` prints them; re-read on SIGHUP (SPOOL_SASL_CREDENTIALS_FILE)")

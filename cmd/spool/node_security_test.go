@@ -91,6 +91,9 @@ func TestNodeSecurityFlagsRejected(t *testing.T) {
 		{"--sasl-bootstrap-user", "alice"},                      // no password anywhere
 		{"--listener", "EXTERNAL=SASL_PLAINTEXT://127.0.0.1:0"}, // SASL without users
 		{"--sasl-user", "alice"},                                // a client flag
+		{"--admin-token", "secret"},                             // a client flag
+		{"--admin-token-for-reads"},                             // no --admin-token-file
+		{"--raft-tls-cert-file", "/nonexistent.crt"},            // no key, no CA
 	} {
 		args := append([]string{"node", "--data-dir", t.TempDir(), "--kafka-addr", "127.0.0.1:0", "--admin-addr", "", "--gossip-addr", "127.0.0.1:0"}, extra...)
 		if _, _, err := runCLI(t, "", args...); err == nil {

@@ -51,7 +51,10 @@ type Config struct {
 	Snapshots http.Handler
 	// Pprof serves Go's profiler under /debug/pprof/ (pprof.go).
 	Pprof bool
-	Log   logrus.FieldLogger
+	// Access decides who may change state and read (access.go); the zero
+	// value lets everyone.
+	Access Access
+	Log    logrus.FieldLogger
 	// Closing ends the member watch streams when the node shuts down.
 	Closing <-chan struct{}
 }
@@ -91,6 +94,8 @@ func New(cfg Config) *API { return &API{cfg: cfg} }
 //	/internal/membership/  catalog and roster for peers' anti-entropy
 //	/debug/pprof/   Go profiling, only with Config.EnablePprof (404 otherwise);
 //	                its /cmdline has secret flags redacted
+//
+// Config.Access guards every route but /healthz and /readyz (access.go).
 func (a *API) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -120,7 +125,7 @@ func (a *API) Handler() http.Handler {
 	if a.cfg.Pprof {
 		pprofRoutes(mux) // pprof.go
 	}
-	return mux
+	return a.guard(mux)
 }
 
 // Stats is what /v1/stats reports.

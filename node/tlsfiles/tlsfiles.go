@@ -120,6 +120,21 @@ func (s *Source) ServerConfigWithoutClientCerts() *tls.Config {
 // as a client to its peers' admin APIs.
 func (s *Source) Certificate() *tls.Certificate { return &s.current.Load().Certificates[0] }
 
+// ClientConfig is the configuration of one connection this node dials
+// to a peer that serves the same kind of Files: it presents the
+// certificate loaded last and trusts the client CA bundle loaded last as
+// the CAs of the peer's server certificate (one CA both ways, as between
+// the nodes of a cluster). TLS 1.2 or later, cipherSuites for TLS 1.2.
+func (s *Source) ClientConfig() *tls.Config {
+	cur := s.current.Load()
+	return &tls.Config{
+		MinVersion:   tls.VersionTLS12,
+		CipherSuites: cipherSuites,
+		Certificates: cur.Certificates,
+		RootCAs:      cur.ClientCAs,
+	}
+}
+
 // MutualTLS reports whether client certificates are required.
 func (s *Source) MutualTLS() bool { return s.files.ClientCAFile != "" }
 

@@ -123,3 +123,63 @@ func TestClientCARequiresCertificates(t *testing.T) {
 		t.Fatal("a certificate without a key accepted")
 	}
 }
+
+// TestClientConfigBetweenPeers: two Sources of one CA (the nodes of a
+// cluster) connect with mutual TLS, the dialler using ClientConfig; after
+// a reload the dialler presents its renewed certificate.
+func TestClientConfigBetweenPeers(t *testing.T) {
+	dir := t.TempDir()
+	ca := testcerts.NewCA(t, "peers-ca")
+	caFile := ca.WriteCA(t, dir, "ca")
+	load := func(name string) *Source {
+		certFile, keyFile := ca.ServerAndClient(t, name).Write(t, dir, name)
+		src, err := New(Files{CertFile: certFile, KeyFile: keyFile, ClientCAFile: caFile}, logrus.New())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return src
+	}
+	server, client := load("server"), load("client")
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", server.ServerConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	seen := make(chan string, 4)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			tc := c.(*tls.Conn)
+			if tc.Handshake() == nil && len(tc.ConnectionState().PeerCertificates) > 0 {
+				seen <- tc.ConnectionState().PeerCertificates[0].Subject.CommonName
+			}
+			tc.Close()
+		}
+	}()
+	dial := func() string {
+		t.Helper()
+		cfg := client.ClientConfig()
+		if cfg.MinVersion < tls.VersionTLS12 {
+			t.Fatalf("client MinVersion %x", cfg.MinVersion)
+		}
+		c, err := tls.Dial("tcp", ln.Addr().String(), cfg)
+		if err != nil {
+			t.Fatalf("dial a peer of the same CA: %v", err)
+		}
+		c.Close()
+		return <-seen
+	}
+	if got := dial(); got != "client" {
+		t.Fatalf("server saw %q, want client", got)
+	}
+	ca.ServerAndClient(t, "renewed").Write(t, dir, "client")
+	if _, err := client.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if got := dial(); got != "renewed" {
+		t.Fatalf("server saw %q after reload, want renewed", got)
+	}
+}

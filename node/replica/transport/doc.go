@@ -35,6 +35,10 @@
 //     message type closes the connection with a logged reason, never a panic.
 //     Reads have a deadline; idle senders keep their connection alive with
 //     empty frames.
+//   - Optional mutual TLS (Config.TLS, tls.go): TLS 1.2+ with a verified
+//     certificate on both sides before the handshake below; an accepted
+//     peer that fails it is refused and counted (reason "tls"). Without it
+//     connections are plain TCP.
 //   - Failure. A dead peer is redialled with exponential backoff. Messages
 //     for a peer that cannot be reached are dropped, counted, and reported
 //     through Config.Unreachable (raft's ReportUnreachable), and a MsgSnap's

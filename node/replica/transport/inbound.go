@@ -75,7 +75,21 @@ func (t *Transport) serveInbound(c net.Conn) {
 		t.wg.Done()
 	}()
 	log := t.log.WithField("remote", c.RemoteAddr().String())
-	peer, err := t.accept(c)
+	conn := c // the deferred cleanup above keeps the raw connection
+	if t.cfg.TLS != nil {
+		tc, err := t.serverTLS(c)
+		if err != nil {
+			t.refuse("tls")
+			select {
+			case <-t.stop:
+			default:
+				log.WithError(err).Warn("raft connection refused")
+			}
+			return
+		}
+		conn = tc
+	}
+	peer, err := t.accept(conn)
 	if err != nil {
 		select {
 		case <-t.stop:
@@ -86,7 +100,7 @@ func (t *Transport) serveInbound(c net.Conn) {
 	}
 	log = log.WithField("peer", peer)
 	log.Debug("raft peer connected")
-	err = t.readFrames(c, peer)
+	err = t.readFrames(conn, peer)
 	select {
 	case <-t.stop:
 		return

@@ -307,6 +307,16 @@ func (l *link) dial() (net.Conn, error) {
 	}
 	l.conn = conn
 	l.mu.Unlock()
+	if l.t.cfg.TLS != nil {
+		raw := conn
+		if conn, err = l.clientTLS(raw, addr); err != nil {
+			l.mu.Lock()
+			l.conn = nil
+			l.mu.Unlock()
+			raw.Close()
+			return nil, err
+		}
+	}
 	if err := l.handshake(conn, addr); err != nil {
 		l.mu.Lock()
 		l.conn = nil

@@ -39,6 +39,10 @@ type Config struct {
 	// failed. Called from the transport's own goroutines; must not block.
 	PeerLost func(node uint64)
 
+	// TLS, when set, makes every connection mutual TLS (tls.go); nil
+	// keeps them plain TCP.
+	TLS *TLSConfig
+
 	Limits       Limits // zero fields take DefaultLimits'
 	ConnsPerPeer int    // 1 or 2 long-lived connections per peer; default 1
 
@@ -117,6 +121,11 @@ func (c *Config) validate() error {
 	case c.QueueBytes < c.Limits.MaxMsgBytes:
 		return fmt.Errorf("QueueBytes %d cannot hold one message of MaxMsgBytes %d", c.QueueBytes, c.Limits.MaxMsgBytes)
 	}
+	if c.TLS != nil {
+		if err := c.TLS.validate(); err != nil {
+			return err
+		}
+	}
 	return c.Limits.validate()
 }
 
@@ -131,7 +140,7 @@ type Stats struct {
 	DroppedUnreachable         uint64
 	DroppedInvalid             uint64 // too large, not from this node, to itself
 	Reconnects                 uint64 // connections re-established after one broke or failed
-	Refused                    uint64 // inbound connections closed for a handshake or protocol fault
+	Refused                    uint64 // inbound connections closed for a TLS, handshake or protocol fault
 }
 
 type counters struct {

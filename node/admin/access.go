@@ -1,0 +1,84 @@
+package admin
+
+// Who may call the admin API. Requests that change state (every method
+// but GET and HEAD: decommission, quarantine purge, starting a scrub, and
+// whatever writes later) and the profiler need a credential: a bearer
+// token (Access.Token) or, when the admin API verifies client
+// certificates (mTLS), the verified certificate the connection was made
+// with. Reads stay open unless Access.TokenForReads; /healthz and /readyz
+// always do, for probes. With neither a token nor mTLS configured the API
+// is open, as before this existed: the node warns about it at start.
+
+import (
+	"net/http"
+	"strings"
+)
+
+// Access is the admin API's authorization settings.
+type Access struct {
+	// Token, when set, is accepted as "Authorization: Bearer <token>".
+	Token *Token
+	// TokenForReads requires a credential for reads too (peers present
+	// the same token to each other, so their pulls keep working).
+	TokenForReads bool
+	// ClientCerts is true when the admin listener requires and verifies
+	// client certificates: a verified one is a credential.
+	ClientCerts bool
+}
+
+// Open reports whether anyone who reaches the API may change state.
+func (a Access) Open() bool { return a.Token == nil && !a.ClientCerts }
+
+// alwaysOpen are the reads no setting closes: liveness and readiness.
+var alwaysOpen = map[string]bool{"/healthz": true, "/readyz": true}
+
+// needsCredential reports whether r must carry a credential.
+func (a Access) needsCredential(r *http.Request) bool {
+	if a.Open() || alwaysOpen[r.URL.Path] {
+		return false
+	}
+	if strings.HasPrefix(r.URL.Path, "/debug/pprof/") {
+		return true // costly and revealing: as privileged as a write
+	}
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return a.TokenForReads
+	}
+	return true
+}
+
+// refusal is why r may not pass, or "" when it may.
+func (a Access) refusal(r *http.Request) string {
+	if !a.needsCredential(r) {
+		return ""
+	}
+	if a.ClientCerts && r.TLS != nil && len(r.TLS.VerifiedChains) > 0 {
+		return ""
+	}
+	auth := r.Header.Get("Authorization")
+	if auth == "" {
+		return "this admin endpoint needs a credential: Authorization: Bearer <token> (the node's --admin-token-file; spool's --admin-token-file or SPOOL_ADMIN_TOKEN)"
+	}
+	scheme, tok, _ := strings.Cut(auth, " ")
+	if !strings.EqualFold(scheme, "Bearer") || a.Token == nil || !a.Token.Matches(strings.TrimSpace(tok)) {
+		return "the admin token given is not this node's (--admin-token-file)"
+	}
+	return ""
+}
+
+// guard answers 401 to requests Access refuses and passes the others to next.
+func (a *API) guard(next http.Handler) http.Handler {
+	access := a.cfg.Access
+	if access.Open() {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if why := access.refusal(r); why != "" {
+			a.cfg.Log.WithField("method", r.Method).WithField("path", r.URL.Path).
+				WithField("remote", r.RemoteAddr).Warn("admin request refused: no valid credential")
+			w.Header().Set("WWW-Authenticate", `Bearer realm="spool-admin"`)
+			http.Error(w, why, http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
