@@ -15,8 +15,8 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"syscall"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 

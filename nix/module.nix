@@ -42,6 +42,10 @@ let
     admin-tls-client-ca = { flag = "admin-tls-client-ca-file"; path = cfg.adminTls.clientCAFile; };
     sasl-credentials = { flag = "sasl-credentials-file"; path = cfg.sasl.credentialsFile; };
     sasl-bootstrap-password = { flag = "sasl-bootstrap-password-file"; path = cfg.sasl.bootstrapPasswordFile; };
+    raft-tls-cert = { flag = "raft-tls-cert-file"; path = cfg.raftTls.certFile; };
+    raft-tls-key = { flag = "raft-tls-key-file"; path = cfg.raftTls.keyFile; };
+    raft-tls-ca = { flag = "raft-tls-ca-file"; path = cfg.raftTls.caFile; };
+    admin-token = { flag = "admin-token-file"; path = cfg.adminTokenFile; };
   };
   secretFlags = lib.concatStrings (lib.mapAttrsToList (name: f: " --${f.flag}=%d/${name}") secretFiles);
   secretCredentials = lib.mapAttrsToList (name: f: "${name}:${f.path}") secretFiles;
@@ -94,6 +98,7 @@ let
     ++ lib.optional (cfg.kafkaSecurityProtocol != "PLAINTEXT") "--kafka-security-protocol=${cfg.kafkaSecurityProtocol}"
     ++ lib.optional (lib.hasPrefix "SASL_" cfg.kafkaSecurityProtocol) "--sasl-mechanisms=${lib.concatStringsSep "," cfg.sasl.mechanisms}"
     ++ lib.optional (cfg.sasl.bootstrapUser != null) "--sasl-bootstrap-user=${cfg.sasl.bootstrapUser}"
+    ++ lib.optional cfg.adminTokenForReads "--admin-token-for-reads"
     ++ settingFlags
     ++ cfg.extraFlags;
 in
@@ -229,6 +234,45 @@ in
 
     adminTls = tlsFileOptions "the admin API, which then serves HTTPS only (every node of the cluster must use it, as peers pull from each other)";
 
+    raftTls = {
+      certFile = mkOption {
+        type = types.nullOr secretPath;
+        default = null;
+        example = "/run/secrets/spool-raft.crt";
+        description = "PEM certificate of the Raft replication transport, which then speaks mutual TLS only (server and client usage, naming the advertised host); every node must use it.";
+      };
+      keyFile = mkOption {
+        type = types.nullOr secretPath;
+        default = null;
+        example = "/run/secrets/spool-raft.key";
+        description = "PEM private key of `raftTls.certFile`.";
+      };
+      caFile = mkOption {
+        type = types.nullOr secretPath;
+        default = null;
+        example = "/run/secrets/spool-raft-ca.crt";
+        description = "PEM CAs peers' Raft certificates must chain to, both ways.";
+      };
+    };
+
+    adminTokenFile = mkOption {
+      type = types.nullOr secretPath;
+      default = null;
+      example = "/run/secrets/spool-admin-token";
+      description = ''
+        File holding the bearer token the admin API's state changes (decommission,
+        quarantine purge, scrub) require, unless a verified client certificate
+        (adminTls.clientCAFile); the same on every node, which present it to each other.
+        Without it and without admin mTLS the admin API is open to whoever reaches it.
+      '';
+    };
+
+    adminTokenForReads = mkOption {
+      type = types.bool;
+      default = false;
+      description = "Require `adminTokenFile`'s token for the admin API's reads too (/healthz and /readyz stay open).";
+    };
+
     sasl = {
       mechanisms = mkOption {
         type = types.listOf (types.enum [ "PLAIN" "SCRAM-SHA-256" "SCRAM-SHA-512" ]);
@@ -313,6 +357,14 @@ in
       {
         assertion = (cfg.sasl.bootstrapUser == null) == (cfg.sasl.bootstrapPasswordFile == null);
         message = "services.spool: sasl.bootstrapUser and sasl.bootstrapPasswordFile go together.";
+      }
+      {
+        assertion = !cfg.adminTokenForReads || cfg.adminTokenFile != null;
+        message = "services.spool: adminTokenForReads needs adminTokenFile.";
+      }
+      {
+        assertion = (cfg.raftTls.certFile == null) == (cfg.raftTls.keyFile == null) && (cfg.raftTls.certFile == null) == (cfg.raftTls.caFile == null);
+        message = "services.spool: raftTls.certFile, keyFile and caFile go together.";
       }
       {
         assertion = (cfg.adminTls.certFile == null) == (cfg.adminTls.keyFile == null);

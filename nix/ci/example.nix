@@ -27,6 +27,13 @@
       keyFile = "/run/secrets/spool-admin.key";
       clientCAFile = "/run/secrets/admin-ca.crt";
     };
+    raftTls = {
+      certFile = "/run/secrets/spool-raft.crt";
+      keyFile = "/run/secrets/spool-raft.key";
+      caFile = "/run/secrets/spool-raft-ca.crt";
+    };
+    adminTokenFile = "/run/secrets/spool-admin-token";
+    adminTokenForReads = true;
     sasl = {
       mechanisms = [ "SCRAM-SHA-512" ];
       credentialsFile = "/run/secrets/spool-scram";
