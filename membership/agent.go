@@ -54,7 +54,9 @@ type Agent struct {
 	// catalogRetry holds peers' catalog entries whose save failed, merged
 	// again each anti-entropy round (under persistMu).
 	catalogRetry map[string]TopicEntry
-	tagMu        sync.Mutex // orders republishing this node's tags (publishTags)
+	// usersRetry is catalogRetry for SCRAM user entries (users.go).
+	usersRetry map[userKey]UserEntry
+	tagMu      sync.Mutex // orders republishing this node's tags (publishTags)
 
 	// mu guards the small state below; it is held over memory only.
 	mu      sync.Mutex

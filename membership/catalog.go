@@ -34,11 +34,15 @@ type Catalog struct {
 	mu     sync.Mutex
 	clock  uint64
 	topics map[string]TopicEntry
+	users  map[userKey]UserEntry // SCRAM users (user.go, catalog_users.go)
+	// usersGen counts changes to users, so readers can tell when to
+	// rebuild what they derive from them.
+	usersGen uint64
 }
 
 // NewCatalog returns an empty catalog.
 func NewCatalog() *Catalog {
-	return &Catalog{topics: map[string]TopicEntry{}}
+	return &Catalog{topics: map[string]TopicEntry{}, users: map[userKey]UserEntry{}}
 }
 
 // tick advances the Lamport clock for a local operation and returns the time
@@ -95,9 +99,13 @@ func (c *Catalog) Merge(entries []TopicEntry) ([]TopicChange, error) {
 func (c *Catalog) clone() *Catalog {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := &Catalog{clock: c.clock, topics: make(map[string]TopicEntry, len(c.topics))}
+	out := &Catalog{clock: c.clock, topics: make(map[string]TopicEntry, len(c.topics)),
+		users: make(map[userKey]UserEntry, len(c.users)), usersGen: c.usersGen}
 	for k, v := range c.topics {
 		out.topics[k] = v // entries are replaced whole, never changed in place
+	}
+	for k, v := range c.users {
+		out.users[k] = v
 	}
 	return out
 }
@@ -106,11 +114,13 @@ func (c *Catalog) clone() *Catalog {
 // the two, as a local tick may have advanced it meanwhile.
 func (c *Catalog) adopt(next *Catalog) {
 	next.mu.Lock()
-	topics, clock := next.topics, next.clock
+	topics, users, usersGen, clock := next.topics, next.users, next.usersGen, next.clock
 	next.mu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.topics = topics
+	c.users = users
+	c.usersGen = max(c.usersGen, usersGen)
 	c.clock = max(c.clock, clock)
 }
 
@@ -172,8 +182,11 @@ func (c *Catalog) Entries() []TopicEntry {
 
 // Digest fingerprints the catalog: xxhash64 over, per entry by name, the name,
 // a 0x00, then big-endian Lamport (8), origin (4), the topic id (16) and a
-// flags byte (bit 0 deleted, bit 1 auto). A version identifies an entry's content, so equal digests mean
-// equal catalogs.
+// flags byte (bit 0 deleted, bit 1 auto); then, per user entry by name and
+// mechanism, a 0x01, the name, a 0x00, the mechanism, a 0x00, Lamport (8),
+// origin (4) and a deleted byte. A catalog without users hashes as before
+// users existed, so nodes of both kinds agree on it. A version identifies
+// an entry's content, so equal digests mean equal catalogs.
 func (c *Catalog) Digest() uint64 {
 	h := xxhash.New()
 	var buf []byte
@@ -194,20 +207,39 @@ func (c *Catalog) Digest() uint64 {
 		buf = append(buf, flags)
 		_, _ = h.Write(buf)
 	}
+	for _, u := range c.Users() {
+		buf = buf[:0]
+		buf = append(buf, 1)
+		buf = append(buf, u.Name...)
+		buf = append(buf, 0)
+		buf = append(buf, u.Mechanism...)
+		buf = append(buf, 0)
+		buf = binary.BigEndian.AppendUint64(buf, u.Lamport)
+		buf = binary.BigEndian.AppendUint32(buf, uint32(u.Origin))
+		var deleted byte
+		if u.Deleted {
+			deleted = 1
+		}
+		buf = append(buf, deleted)
+		_, _ = h.Write(buf)
+	}
 	return h.Sum64()
 }
 
 // CatalogSnapshot is the whole catalog as persisted on disk and served to
-// peers doing anti-entropy.
+// peers doing anti-entropy. Users is absent from files written before
+// users existed, which load as catalogs without users; nodes of that age
+// ignore it.
 type CatalogSnapshot struct {
 	Clock  uint64       `json:"clock"`
 	Topics []TopicEntry `json:"topics"`
+	Users  []UserEntry  `json:"users,omitempty"`
 }
 
 // Snapshot copies the catalog.
 func (c *Catalog) Snapshot() CatalogSnapshot {
 	entries := c.Entries()
-	return CatalogSnapshot{Clock: c.Clock(), Topics: entries}
+	return CatalogSnapshot{Clock: c.Clock(), Topics: entries, Users: c.Users()}
 }
 
 // decodeCatalogSnapshot parses a snapshot from disk or a peer.
@@ -236,6 +268,9 @@ func loadCatalog(path string) (*Catalog, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if _, err := c.Merge(s.Topics); err != nil {
+		return nil, fmt.Errorf("load catalog %s: %w", path, err)
+	}
+	if _, err := c.MergeUsers(s.Users); err != nil {
 		return nil, fmt.Errorf("load catalog %s: %w", path, err)
 	}
 	c.mu.Lock()

@@ -111,6 +111,8 @@ func (a *Agent) handleUserEvent(e serf.UserEvent) {
 			return
 		}
 		_, _ = a.mergeCatalog([]TopicEntry{entry}, "event") // logged; retried
+	case eventUser:
+		a.handleUserEntryEvent(e.Payload)
 	case eventTopicHint:
 		var h topicHint
 		if err := json.Unmarshal(e.Payload, &h); err != nil {

@@ -116,6 +116,7 @@ func (a *Agent) aliveMember(name string) (Member, bool) {
 func (a *Agent) antiEntropyRound() {
 	_ = a.persistRoster() // logged; retried next round
 	a.retryCatalog()
+	a.retryUsers()
 	// Tags are gossiped state, so a missed update event is repaired here.
 	for _, m := range a.serf.Members() {
 		if m.Status == serf.StatusAlive {
@@ -305,6 +306,7 @@ func (a *Agent) pullCatalog(peer Member) {
 		return
 	}
 	_, _ = a.mergeCatalog(snap.Topics, "anti-entropy:"+peer.Name) // logged; the next round pulls again
+	_ = a.mergeUsers(snap.Users, "anti-entropy:"+peer.Name)       // likewise
 }
 
 func (a *Agent) fetch(peer Member, path string) ([]byte, error) {
