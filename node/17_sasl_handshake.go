@@ -47,7 +47,7 @@ func (n *Node) handleSaslHandshake(ctx context.Context, wreq *wire.Request) wire
 		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
 		return wire.ThenClose(resp)
 	}
-	if err := cs.sasl.handshake(req.Mechanism, n.saslStore.Load()); err != nil {
+	if err := cs.sasl.handshake(req.Mechanism, n.authStore()); err != nil {
 		n.log.WithError(err).WithField("mechanism", req.Mechanism).Debug("SASL handshake refused")
 		resp.ErrorCode = kerr.IllegalSaslState.Code
 		return wire.ThenClose(resp)

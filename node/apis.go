@@ -84,6 +84,9 @@ var apis = map[int16]api{
 
 	int16(kmsg.SASLHandshake):    {wire.VersionRange{Min: 0, Max: 1}, (*Node).handleSaslHandshake, nil},
 	int16(kmsg.SASLAuthenticate): {wire.VersionRange{Min: 0, Max: 2}, (*Node).handleSaslAuthenticate, nil},
+
+	int16(kmsg.DescribeUserSCRAMCredentials): {wire.VersionRange{Min: 0, Max: 0}, (*Node).handleDescribeUserScramCredentials, nil},
+	int16(kmsg.AlterUserSCRAMCredentials):    {wire.VersionRange{Min: 0, Max: 0}, (*Node).handleAlterUserScramCredentials, nil},
 }
 
 // Versions returns the API version table for wire.Config.Versions.

@@ -674,6 +674,29 @@ func TestEveryAdvertisedVersionIsServed(t *testing.T) {
 		}
 	}
 
+	// SCRAM users: one made, then described.
+	for _, v := range versionsOf(kmsg.AlterUserSCRAMCredentials) {
+		req := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
+		req.Version = v
+		up := kmsg.NewAlterUserSCRAMCredentialsRequestUpsertion()
+		up.Name, up.Mechanism, up.Iterations, up.Salt, up.SaltedPassword = "versions", 1, 4096, []byte("salt"), []byte("salted")
+		req.Upsertions = append(req.Upsertions, up)
+		resp := roundTrip[*kmsg.AlterUserSCRAMCredentialsResponse](t, vc, req)
+		mark(req)
+		if len(resp.Results) != 1 || resp.Results[0].ErrorCode != 0 {
+			t.Fatalf("AlterUserScramCredentials v%d: %+v", v, resp)
+		}
+	}
+	for _, v := range versionsOf(kmsg.DescribeUserSCRAMCredentials) {
+		req := kmsg.NewPtrDescribeUserSCRAMCredentialsRequest()
+		req.Version = v
+		resp := roundTrip[*kmsg.DescribeUserSCRAMCredentialsResponse](t, vc, req)
+		mark(req)
+		if len(resp.Results) != 1 || resp.Results[0].User != "versions" || len(resp.Results[0].CredentialInfos) != 1 {
+			t.Fatalf("DescribeUserScramCredentials v%d: %+v", v, resp)
+		}
+	}
+
 	// Every advertised key and version was sent.
 	for key, a := range apis {
 		for v := a.versions.Min; v <= a.versions.Max; v++ {
@@ -776,7 +799,8 @@ func TestKafka41Versions(t *testing.T) {
 		kmsg.ListGroups: {Min: 0, Max: 5}, kmsg.ApiVersions: {Min: 0, Max: 4},
 		kmsg.CreateTopics: {Min: 2, Max: 7}, kmsg.DeleteTopics: {Min: 1, Max: 6},
 		kmsg.InitProducerID: {Min: 0, Max: 5}, kmsg.DescribeConfigs: {Min: 1, Max: 4},
-		kmsg.DeleteGroups:           {Min: 0, Max: 2},
+		kmsg.DeleteGroups:                 {Min: 0, Max: 2},
+		kmsg.DescribeUserSCRAMCredentials: {Min: 0, Max: 0}, kmsg.AlterUserSCRAMCredentials: {Min: 0, Max: 0},
 		kmsg.ConsumerGroupHeartbeat: {Min: 0, Max: 1}, kmsg.ConsumerGroupDescribe: {Min: 0, Max: 1},
 	}
 	for key, rng := range want {

@@ -83,6 +83,8 @@ type Node struct {
 	// node also presents to its peers (admin_access.go).
 	adminToken *admin.Token
 	saslStore  atomic.Pointer[sasl.Store]
+	// saslView is saslStore with the cluster's users beneath (sasl_users.go).
+	saslView atomic.Pointer[saslView]
 	// peerFetchFunc pulls state from peers' admin APIs (HTTP or HTTPS);
 	// snapshotClient and peerScheme copy replica snapshots from them
 	// (security.go: peerFetch).
