@@ -5,7 +5,8 @@ package admin
 // whatever writes later) and the profiler need a credential: a bearer
 // token (Access.Token) or, when the admin API verifies client
 // certificates (mTLS), the verified certificate the connection was made
-// with. Reads stay open unless Access.TokenForReads; /healthz and /readyz
+// with. Reads stay open unless Access.TokenForReads, but for the catalog
+// peers pull (/internal/membership/, which holds SCRAM keys); /healthz and /readyz
 // always do, for probes. With neither a token nor mTLS configured the API
 // is open, as before this existed: the node warns about it at start.
 
@@ -39,6 +40,12 @@ func (a Access) needsCredential(r *http.Request) bool {
 	}
 	if strings.HasPrefix(r.URL.Path, "/debug/pprof/") {
 		return true // costly and revealing: as privileged as a write
+	}
+	if strings.HasPrefix(r.URL.Path, "/internal/membership/") {
+		// The catalog carries the SCRAM users' salts and keys, enough
+		// for an offline guess of a password: for peers (which present
+		// the token or their certificate) only.
+		return true
 	}
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		return a.TokenForReads
