@@ -1,7 +1,8 @@
 // Package membership owns Spool's cluster view: the Serf agent every node runs,
 // the tags it gossips about itself, the roster of broker ids ever seen alive,
 // rendezvous placement of partition replicas, and the topic catalog that gossip
-// spreads and anti-entropy repairs.
+// spreads and anti-entropy repairs, which also holds the cluster's SCRAM users
+// (user.go, users.go: salts and keys, never passwords, by the same rules).
 //
 // Serf is the only source of liveness. Nothing here decides leadership or moves
 // data: the catalog records where each partition's replicas were placed when the
@@ -16,7 +17,7 @@
 //	serf.snapshot   Serf's member snapshot, used to rejoin after a restart
 //	generation      boot counter, incremented on every start (tag "gen")
 //	roster.json     the add-wins roster with decommission tombstones
-//	catalog.json    the topic catalog, tombstones included
+//	catalog.json    the topic catalog and SCRAM users, tombstones included
 //	cluster-id.json the cluster-wide id adopted so far (tag "cid"; the
 //	                oldest proposal wins, see clusterid.go)
 //
@@ -45,8 +46,8 @@
 //
 // What each serializes or guards:
 //
-//   - opMu serializes this node's own topic operations (create, delete,
-//     alter), which read the catalog, then merge into it.
+//   - opMu serializes this node's own topic and user operations (create,
+//     delete, alter, upsert), which read the catalog, then merge into it.
 //   - persistMu orders the saves of the roster, the catalog and the cluster
 //     id, each made durable before memory and watchers take it; it is held
 //     across those file writes and their fsyncs, and over nothing on the

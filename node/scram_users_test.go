@@ -78,6 +78,26 @@ func TestScramUsersAcrossCluster(t *testing.T) {
 	if err := scramLogin(t, n1, "admin", "admin-pw", false); err != nil {
 		t.Errorf("the bootstrap user beside the cluster's: %v", err)
 	}
+	// A node's own user wins over the cluster's of the same name and
+	// mechanism: a client cannot take the bootstrap user over.
+	altered, err = adm1.AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{
+		{User: "admin", Mechanism: kadm.ScramSha512, Iterations: 4096, Password: "taken-over"},
+	})
+	if err != nil || altered.Error() != nil {
+		t.Fatalf("upsert admin: %v %v", err, altered.Error())
+	}
+	retry.Run(t, 20*time.Second, func() error {
+		if len(n3.Membership().Users()) != 2 {
+			return fmt.Errorf("node 3 holds %d cluster users, want carol and admin", len(n3.Membership().Users()))
+		}
+		return nil
+	})
+	if err := scramLogin(t, n3, "admin", "taken-over", false); err == nil {
+		t.Error("the cluster's admin credential won over node 3's bootstrap user")
+	}
+	if err := scramLogin(t, n3, "admin", "admin-pw", false); err != nil {
+		t.Errorf("node 3's bootstrap user after a cluster upsert of admin: %v", err)
+	}
 
 	// Describe, on another node than the one that made the user.
 	retry.Run(t, 20*time.Second, func() error {
@@ -86,6 +106,9 @@ func TestScramUsersAcrossCluster(t *testing.T) {
 			return err
 		}
 		c, ok := d["carol"]
+		if _, admin := d["admin"]; !admin || len(d) != 2 {
+			return fmt.Errorf("described %+v, want admin and carol", d)
+		}
 		if !ok || len(c.CredInfos) != 1 || c.CredInfos[0].Mechanism != kadm.ScramSha512 || c.CredInfos[0].Iterations != 8192 {
 			return fmt.Errorf("described %+v", d)
 		}
