@@ -28,19 +28,23 @@ func (n *Node) mendStopped() {
 	var mend []*localPartition
 	now := time.Now()
 	n.mendMu.Lock()
+	// Rebuilt each pass, so a partition dropped while stopped is forgotten.
+	since := make(map[*localPartition]time.Time, len(n.stoppedSince))
 	for _, p := range n.localPartitions() {
 		if p.replica.Stopped() == nil {
-			delete(n.stoppedSince, p)
 			continue
 		}
 		stopped++
-		since, seen := n.stoppedSince[p]
+		first, seen := n.stoppedSince[p]
 		if !seen {
-			n.stoppedSince[p] = now
-		} else if now.Sub(since) >= mendInterval {
+			first = now
+		}
+		since[p] = first
+		if now.Sub(first) >= mendInterval {
 			mend = append(mend, p)
 		}
 	}
+	n.stoppedSince = since
 	n.mendMu.Unlock()
 	n.metrics.SetGauge([]string{"replication", "stopped_replicas"}, float32(stopped))
 	if len(mend) == 0 && !n.partitionsMissing.Load() {

@@ -236,24 +236,16 @@ func writeStaged(f *os.File, snap *pb.Snapshot, d snapData, r io.Reader) error {
 	}
 	br := bufio.NewReaderSize(r, 64<<10)
 	next := d.start
-	var hdr [12]byte
 	var b []byte
 	for {
-		if _, err := io.ReadFull(br, hdr[:]); err == io.EOF {
+		var err error
+		b, err = readBatch(br, b[:0])
+		if err == io.EOF {
 			break
 		} else if err != nil {
-			return fmt.Errorf("batch at %d: %w", next, err)
+			return fmt.Errorf("after offset %d: %w", next, err)
 		}
-		base := int64(binary.BigEndian.Uint64(hdr[:]))
-		size := int64(binary.BigEndian.Uint32(hdr[offLength:])) + offEpoch
-		if size < batchHeaderSize || size > maxCopyBatch {
-			return fmt.Errorf("batch at %d of %d bytes", base, size)
-		}
-		b = append(b[:0], hdr[:]...)
-		b = append(b, make([]byte, size-12)...)
-		if _, err := io.ReadFull(br, b[12:]); err != nil {
-			return fmt.Errorf("batch at %d: %w", base, err)
-		}
+		base := int64(binary.BigEndian.Uint64(b))
 		h, cerr := recordbatch.Check(b, true)
 		if cerr != nil {
 			return fmt.Errorf("batch at %d: %w", base, cerr)
@@ -270,6 +262,29 @@ func writeStaged(f *os.File, snap *pb.Snapshot, d snapData, r io.Reader) error {
 		return err
 	}
 	return f.Sync()
+}
+
+// readBatch appends the next batch of r to dst, its size bounded by
+// maxCopyBatch (a peer is never trusted); io.EOF at a batch boundary.
+func readBatch(r io.Reader, dst []byte) ([]byte, error) {
+	var hdr [12]byte // base offset, length
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		if err == io.ErrUnexpectedEOF {
+			return dst, fmt.Errorf("a torn batch header: %w", err)
+		}
+		return dst, err
+	}
+	size := int64(binary.BigEndian.Uint32(hdr[offLength:])) + offEpoch
+	if size < batchHeaderSize || size > maxCopyBatch {
+		return dst, fmt.Errorf("a batch of %d bytes at offset %d", size, int64(binary.BigEndian.Uint64(hdr[:])))
+	}
+	n := len(dst)
+	dst = append(dst, hdr[:]...)
+	dst = append(dst, make([]byte, size-int64(len(hdr)))...)
+	if _, err := io.ReadFull(r, dst[n+len(hdr):]); err != nil {
+		return dst[:n], fmt.Errorf("batch at offset %d: %w", int64(binary.BigEndian.Uint64(hdr[:])), err)
+	}
+	return dst, nil
 }
 
 // Staged says whether the records of snap are staged (or snap needs none),
@@ -352,30 +367,23 @@ func (s *Storage) restartFromCopy(index, term uint64) error {
 	}
 	br := bufio.NewReaderSize(f, 64<<10)
 	var buf []byte
-	var hdr [12]byte
 	for {
-		_, err := io.ReadFull(br, hdr[:])
+		// Appended in chunks of about copyChunk: one append must not
+		// overfill a segment.
+		n := len(buf)
+		var err error
+		buf, err = readBatch(br, buf)
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return fmt.Errorf("staged copy: %w", err)
 		}
-		size := int(binary.BigEndian.Uint32(hdr[offLength:])) + offEpoch
-		if size < batchHeaderSize || size > maxCopyBatch {
-			return fmt.Errorf("staged copy: a batch of %d bytes", size)
-		}
-		if len(buf) > 0 && len(buf)+size > copyChunk {
-			if err := s.log.AppendCopied(buf, 0); err != nil {
+		if n > 0 && len(buf) > copyChunk {
+			if err := s.log.AppendCopied(buf[:n], 0); err != nil {
 				return err
 			}
-			buf = buf[:0]
-		}
-		n := len(buf)
-		buf = append(buf, hdr[:]...)
-		buf = append(buf, make([]byte, size-12)...)
-		if _, err := io.ReadFull(br, buf[n+12:]); err != nil {
-			return fmt.Errorf("staged copy: %w", err)
+			buf = append(buf[:0], buf[n:]...)
 		}
 	}
 	if err := s.log.AppendCopied(buf, d.offset); err != nil {
