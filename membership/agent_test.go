@@ -13,9 +13,9 @@ import (
 
 func TestJoinFailLeave(t *testing.T) {
 	log := newTestLogger(t)
-	a := startNode(t, log, 1)
-	b := startNode(t, log, 2)
-	c := startNode(t, log, 3)
+	a := startNode(t, log, 1, withoutPeriodicPushPull())
+	b := startNode(t, log, 2, withoutPeriodicPushPull())
+	c := startNode(t, log, 3, withoutPeriodicPushPull())
 	events, cancel := a.Subscribe()
 	defer cancel()
 	b.join(t, a)
