@@ -40,6 +40,7 @@ let
     admin-tls-cert = { flag = "admin-tls-cert-file"; path = cfg.adminTls.certFile; };
     admin-tls-key = { flag = "admin-tls-key-file"; path = cfg.adminTls.keyFile; };
     admin-tls-client-ca = { flag = "admin-tls-client-ca-file"; path = cfg.adminTls.clientCAFile; };
+    admin-tls-peer-ca = { flag = "admin-tls-peer-ca-file"; path = cfg.adminTls.peerCAFile; };
     sasl-credentials = { flag = "sasl-credentials-file"; path = cfg.sasl.credentialsFile; };
     sasl-bootstrap-password = { flag = "sasl-bootstrap-password-file"; path = cfg.sasl.bootstrapPasswordFile; };
     raft-tls-cert = { flag = "raft-tls-cert-file"; path = cfg.raftTls.certFile; };
@@ -70,7 +71,7 @@ let
       description = "PEM CAs that client certificates of ${what} must chain to: set, every client must present one (mTLS).";
     };
   };
-  privilegedPort = builtins.any (p: p < 1024) [ cfg.kafkaPort cfg.gossipPort cfg.adminPort ];
+  privilegedPort = builtins.any (p: p < 1024) [ cfg.kafkaPort cfg.gossipPort cfg.adminPort cfg.raftPort ];
 
   settingFlags = lib.concatLists (lib.mapAttrsToList
     (name: value: lib.optional (value != null) "--${name}=${toString value}")
@@ -84,12 +85,14 @@ let
       "--kafka-addr=${hostPort cfg.listenAddress cfg.kafkaPort}"
       "--gossip-addr=${hostPort cfg.listenAddress cfg.gossipPort}"
       "--admin-addr=${hostPort cfg.adminListenAddress cfg.adminPort}"
+      "--raft-addr=${hostPort cfg.listenAddress cfg.raftPort}"
       "--log-level=${cfg.logLevel}"
       "--log-format=${cfg.logFormat}"
     ]
     ++ lib.optionals (cfg.advertisedAddress != null) [
       "--advertise-kafka-addr=${hostPort cfg.advertisedAddress cfg.kafkaPort}"
       "--advertise-gossip-addr=${hostPort cfg.advertisedAddress cfg.gossipPort}"
+      "--advertise-raft-addr=${hostPort cfg.advertisedAddress cfg.raftPort}"
     ]
     ++ lib.optional (cfg.advertisedAddress != null && adminForPeers)
       "--advertise-admin-addr=${hostPort cfg.advertisedAddress cfg.adminPort}"
@@ -149,6 +152,11 @@ in
     kafkaPort = mkOption { type = types.port; default = 9092; description = "Kafka protocol port."; };
     gossipPort = mkOption { type = types.port; default = 7946; description = "Serf gossip port (TCP and UDP)."; };
     adminPort = mkOption { type = types.port; default = 9644; description = "Admin HTTP API port (metrics, members)."; };
+    raftPort = mkOption {
+      type = types.port;
+      default = 9645;
+      description = "Replication (Raft) transport port (TCP), on `listenAddress`; peers must reach it for replicated partitions. A fixed port, so the firewall can open it (the binary alone picks a free one).";
+    };
 
     adminListenAddress = mkOption {
       type = types.str;
@@ -232,7 +240,14 @@ in
 
     tls = tlsFileOptions "the Kafka listener";
 
-    adminTls = tlsFileOptions "the admin API, which then serves HTTPS only (every node of the cluster must use it, as peers pull from each other)";
+    adminTls = tlsFileOptions "the admin API, which then serves HTTPS only (every node of the cluster must use it, as peers pull from each other)" // {
+      peerCAFile = mkOption {
+        type = types.nullOr secretPath;
+        default = null;
+        example = "/run/secrets/spool-admin-ca.crt";
+        description = "PEM CAs the peers' admin certificates chain to, which this node checks when it pulls from them; default `clientCAFile`, else the system's roots (a private CA without admin mTLS needs this).";
+      };
+    };
 
     raftTls = {
       certFile = mkOption {
@@ -343,8 +358,8 @@ in
   config = mkIf cfg.enable {
     assertions = [
       {
-        assertion = cfg.kafkaPort != cfg.gossipPort && cfg.kafkaPort != cfg.adminPort && cfg.gossipPort != cfg.adminPort;
-        message = "services.spool: kafkaPort, gossipPort and adminPort must differ.";
+        assertion = let ports = [ cfg.kafkaPort cfg.gossipPort cfg.adminPort cfg.raftPort ]; in builtins.all (p: builtins.length (builtins.filter (q: q == p) ports) == 1) ports;
+        message = "services.spool: kafkaPort, gossipPort, adminPort and raftPort must differ.";
       }
       {
         assertion = !(lib.elem cfg.kafkaSecurityProtocol [ "SSL" "SASL_SSL" ]) || (cfg.tls.certFile != null && cfg.tls.keyFile != null);
@@ -370,12 +385,16 @@ in
         assertion = (cfg.adminTls.certFile == null) == (cfg.adminTls.keyFile == null);
         message = "services.spool: adminTls.certFile and adminTls.keyFile go together.";
       }
+      {
+        assertion = cfg.adminTls.peerCAFile == null || cfg.adminTls.certFile != null;
+        message = "services.spool: adminTls.peerCAFile checks peers' HTTPS admin APIs, which need adminTls.certFile on every node.";
+      }
     ];
 
     environment.systemPackages = [ cfg.package ];
 
     networking.firewall = mkIf cfg.openFirewall {
-      allowedTCPPorts = [ cfg.kafkaPort cfg.gossipPort ] ++ lib.optional adminForPeers cfg.adminPort;
+      allowedTCPPorts = [ cfg.kafkaPort cfg.gossipPort cfg.raftPort ] ++ lib.optional adminForPeers cfg.adminPort;
       allowedUDPPorts = [ cfg.gossipPort ];
     };
 

@@ -12,6 +12,7 @@
     kafkaPort = 19092;
     gossipPort = 17946;
     adminPort = 19644;
+    raftPort = 19645;
     adminListenAddress = "::1";
     join = [ "spool-1.internal:17946" "[fd00::2]:17946" ];
     rack = "eu-west-1a";
@@ -26,6 +27,7 @@
       certFile = "/run/secrets/spool-admin.crt";
       keyFile = "/run/secrets/spool-admin.key";
       clientCAFile = "/run/secrets/admin-ca.crt";
+      peerCAFile = "/run/secrets/admin-peers-ca.crt";
     };
     raftTls = {
       certFile = "/run/secrets/spool-raft.crt";

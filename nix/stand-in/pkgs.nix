@@ -125,6 +125,7 @@ let
     nodejs = fake "nodejs" "stand-in" { meta.mainProgram = "node"; };
     python3Packages.pyflakes = fake "pyflakes" "stand-in" { };
     jq = fake "jq" "stand-in" { };
+    openssl = fake "openssl" "stand-in" { };
     git = fake "git" "stand-in" { };
   };
 in
