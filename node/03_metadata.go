@@ -33,6 +33,12 @@ import (
 //   does (AllowAutoTopicCreation, v4+; always for v1-3). Invalid names get
 //   INVALID_TOPIC_EXCEPTION and are never created.
 // * Topics can be asked for by id (v10+); an unknown id gets UNKNOWN_TOPIC_ID.
+// * Authorization (Kafka's): the full list holds only the topics the
+//   principal may DESCRIBE; a topic asked for by name that it may not
+//   describe gets TOPIC_AUTHORIZATION_FAILED, existing or not, and by id
+//   UNKNOWN_TOPIC_ID; auto-creation needs CREATE on the cluster or the
+//   topic, else TOPIC_AUTHORIZATION_FAILED. Brokers and the cluster id
+//   are for everyone.
 // * __consumer_offsets is IsInternal. Auto-creating it makes it as the group
 //   coordinator would (its partition count and configs), never with the
 //   ordinary topic defaults.
@@ -77,6 +83,7 @@ func (n *Node) handleMetadata(ctx context.Context, wreq *wire.Request) wire.Resp
 	resp.ControllerID = n.cluster.ControllerID()
 
 	allowAuto := n.cfg.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
+	who := n.requesterOf(ctx, wreq)
 
 	addTopic := func(spec TopicSpec) {
 		st := kmsg.NewMetadataResponseTopic()
@@ -106,7 +113,9 @@ func (n *Node) handleMetadata(ctx context.Context, wreq *wire.Request) wire.Resp
 
 	if req.Topics == nil {
 		for _, spec := range n.catalog.Topics() {
-			addTopic(spec)
+			if who.mayTopic(kmsg.ACLOperationDescribe, spec.Name) {
+				addTopic(spec)
+			}
 		}
 		return resp
 	}
@@ -116,7 +125,7 @@ func (n *Node) handleMetadata(ctx context.Context, wreq *wire.Request) wire.Resp
 		var ok bool
 		switch {
 		case rt.Topic == nil && rt.TopicID != (TopicID{}):
-			if spec, ok = n.catalog.TopicByID(rt.TopicID); !ok {
+			if spec, ok = n.catalog.TopicByID(rt.TopicID); !ok || !who.mayTopic(kmsg.ACLOperationDescribe, spec.Name) {
 				addError(nil, rt.TopicID, kerr.UnknownTopicID)
 				continue
 			}
@@ -128,7 +137,15 @@ func (n *Node) handleMetadata(ctx context.Context, wreq *wire.Request) wire.Resp
 				addError(kmsg.StringPtr(name), TopicID{}, kerr.InvalidTopicException)
 				continue
 			}
+			if !who.mayTopic(kmsg.ACLOperationDescribe, name) {
+				addError(kmsg.StringPtr(name), TopicID{}, kerr.TopicAuthorizationFailed)
+				continue
+			}
 			if spec, ok = n.catalog.Topic(name); !ok {
+				if allowAuto && !who.mayCreateTopic(name) {
+					addError(kmsg.StringPtr(name), TopicID{}, kerr.TopicAuthorizationFailed)
+					continue
+				}
 				if !allowAuto {
 					addError(kmsg.StringPtr(name), TopicID{}, kerr.UnknownTopicOrPartition)
 					continue

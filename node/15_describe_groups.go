@@ -12,6 +12,8 @@ import (
 // DescribeGroups: v0-6
 //
 // Behavior:
+// * Authorization: DESCRIBE on each group, else GROUP_AUTHORIZATION_FAILED
+//   for it.
 // * State, protocol type and members (client id and host); the protocol,
 //   each member's metadata and assignment only while the group is Stable,
 //   as Kafka does. An unknown group is reported Dead with no error.
@@ -30,8 +32,9 @@ import (
 func (n *Node) handleDescribeGroups(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.DescribeGroupsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
+	who := n.requesterOf(ctx, wreq)
 	for _, id := range req.Groups {
-		coord, code := n.groupCoordinatorFor(id)
+		coord, code := n.groupCoordinatorAs(who, kmsg.ACLOperationDescribe, id)
 		if code != 0 {
 			dg := kmsg.NewDescribeGroupsResponseGroup()
 			dg.Group, dg.ErrorCode = id, code

@@ -11,6 +11,7 @@ import (
 // ConsumerGroupHeartbeat: v0-1
 //
 // Behavior:
+// * Authorization: READ on the group, else GROUP_AUTHORIZATION_FAILED.
 // * KIP-848's consumer group protocol: the coordinator assigns partitions
 //   itself with the server-side assignor the members name ("uniform", the
 //   default, or "range"; any other is UNSUPPORTED_ASSIGNOR). Epoch 0 joins,
@@ -45,7 +46,7 @@ import (
 
 func (n *Node) handleConsumerGroupHeartbeat(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.ConsumerGroupHeartbeatRequest)
-	coord, code := n.groupCoordinatorFor(req.Group)
+	coord, code := n.groupCoordinatorAs(n.requesterOf(ctx, wreq), kmsg.ACLOperationRead, req.Group)
 	if code != 0 {
 		resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
 		resp.ErrorCode = code
