@@ -144,6 +144,24 @@ func (n *Node) groupCoordinatorAs(who requester, op kmsg.ACLOperation, groupID s
 	return n.groupCoordinatorFor(groupID)
 }
 
+// alterConfigsDenied is the refusal of AlterConfigs and
+// IncrementalAlterConfigs for a resource the requester may not
+// ALTER_CONFIGS, nil when it may (or the resource type is one the
+// handler refuses anyway).
+func alterConfigsDenied(who requester, rt kmsg.ConfigResourceType, name string) error {
+	switch rt {
+	case kmsg.ConfigResourceTypeTopic:
+		if !who.mayTopic(kmsg.ACLOperationAlterConfigs, name) {
+			return &topicError{kerr.TopicAuthorizationFailed, "ALTER_CONFIGS on the topic is needed"}
+		}
+	case kmsg.ConfigResourceTypeBroker:
+		if !who.mayCluster(kmsg.ACLOperationAlterConfigs) {
+			return &topicError{kerr.ClusterAuthorizationFailed, "ALTER_CONFIGS on the cluster is needed"}
+		}
+	}
+	return nil
+}
+
 // mayAny reports whether the requester may do op on some resource of
 // type rt (Kafka's authorizeByResourceType).
 func (r requester) mayAny(op kmsg.ACLOperation, rt kmsg.ACLResourceType) bool {
