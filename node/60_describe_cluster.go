@@ -12,6 +12,9 @@ import (
 // DescribeCluster: v0-2
 //
 // Behavior:
+// * Authorization as Kafka's: anyone may describe the cluster; the
+//   authorized operations, when asked for, are those of the cluster's
+//   operations the principal may do, none unless it may DESCRIBE it.
 // * Any node answers from its cluster view, as Metadata does: the cluster
 //   id gossip settled on, the answering node as controller (every node
 //   serves the admin APIs), and every live broker (id, advertised Kafka
@@ -59,7 +62,14 @@ func (n *Node) handleDescribeCluster(ctx context.Context, wreq *wire.Request) wi
 		resp.Brokers = append(resp.Brokers, sb)
 	}
 	if req.IncludeClusterAuthorizedOperations {
-		resp.ClusterAuthorizedOperations = clusterAuthorizedOperations
+		resp.ClusterAuthorizedOperations = 0
+		if who := n.requesterOf(ctx, wreq); who.mayCluster(kmsg.ACLOperationDescribe) {
+			for op := kmsg.ACLOperationRead; op <= kmsg.ACLOperationIdempotentWrite; op++ {
+				if clusterAuthorizedOperations&(1<<op) != 0 && who.mayCluster(op) {
+					resp.ClusterAuthorizedOperations |= 1 << op
+				}
+			}
+		}
 	}
 	return resp
 }
