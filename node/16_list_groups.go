@@ -24,6 +24,8 @@ import (
 
 func (n *Node) handleListGroups(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.ListGroupsRequest)
+	who := n.requesterOf(ctx, wreq)
+	all := who.mayCluster(kmsg.ACLOperationDescribe)
 	coord, code := n.loadAllGroupPartitions()
 	if coord == nil {
 		resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
@@ -34,7 +36,7 @@ func (n *Node) handleListGroups(ctx context.Context, wreq *wire.Request) wire.Re
 	if resp.ErrorCode == 0 {
 		resp.ErrorCode = code
 	}
-	if who := n.requesterOf(ctx, wreq); !who.mayCluster(kmsg.ACLOperationDescribe) {
+	if !all {
 		visible := resp.Groups[:0]
 		for _, g := range resp.Groups {
 			if who.mayGroup(kmsg.ACLOperationDescribe, g.Group) {
