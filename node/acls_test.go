@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/spool-log/spool/internal/retry"
+	"github.com/spool-log/spool/internal/testcerts"
 	"github.com/spool-log/spool/node/sasl"
 )
 
@@ -160,4 +161,46 @@ func TestACLsAcrossCluster(t *testing.T) {
 		t.Fatalf("delete the deny: %v %+v", err, deleted)
 	}
 	retry.Run(t, 20*time.Second, func() error { return produceOne(t, alice1, "secret", "again") })
+}
+
+// On an mTLS listener without SASL the principal is the client
+// certificate's subject, User:CN=..., as Kafka's default principal
+// builder makes it; a super user named so is allowed everything.
+func TestACLCertificatePrincipal(t *testing.T) {
+	s := startSecureNode(t, func(c *Config) {
+		c.Listeners = append(c.Listeners, Listener{Name: "MTLS", Addr: "127.0.0.1:0", Protocol: SSL})
+		c.SuperUsers = []string{"User:CN=root-client"}
+	})
+	ctx := testCtx(t)
+	anon := newAdmin(t, s.Node)
+	createTopic(t, anon, "certs", 1, nil)
+	if err := produceOne(t, newClient(t, s.Node), "certs", "v"); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := anon.CreateACLs(ctx, kadm.NewACLs().Allow("User:CN=reader").Topics("certs").Operations(kadm.OpRead)); err != nil || r[0].Err != nil {
+		t.Fatalf("create ACL: %v %+v", err, r)
+	}
+	read := func(cn string) error {
+		cl := s.clientWith(t, testcerts.ClientConfig(s.ca, s.clientCA.Client(t, cn).TLS(t)), nil,
+			kgo.SeedBrokers(s.ListenerAddrs()["MTLS"]), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"certs": {0: kgo.NewOffset().AtStart()}}))
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		fs := cl.PollFetches(pctx)
+		if err := fs.Err0(); err != nil {
+			return err
+		}
+		if fs.NumRecords() != 1 {
+			return fmt.Errorf("%d records", fs.NumRecords())
+		}
+		return nil
+	}
+	if err := read("reader"); err != nil {
+		t.Errorf("CN=reader reads: %v", err)
+	}
+	if err := read("root-client"); err != nil {
+		t.Errorf("the super user CN=root-client reads: %v", err)
+	}
+	if err := read("other"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Errorf("CN=other reads: %v, want TOPIC_AUTHORIZATION_FAILED", err)
+	}
 }

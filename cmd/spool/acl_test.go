@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/spool-log/spool/node"
 )
 
 // spool acl add, list and delete against a node, and what the ACLs do:
@@ -74,4 +76,17 @@ func TestACLCommands(t *testing.T) {
 		t.Fatalf("list after delete --all:\n%s", out)
 	}
 	run("produce", "orders") // no ACLs again: open
+}
+
+// --super-users splits on ; as Kafka's super.users, keeping the commas
+// of a certificate subject.
+func TestSuperUsersFlag(t *testing.T) {
+	s := securityFlags{kafkaProtocol: "PLAINTEXT", superUsers: "User:admin; User:CN=ops,O=acme;"}
+	cfg := node.DefaultConfig()
+	if err := s.apply(&cfg); err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.SuperUsers) != 2 || cfg.SuperUsers[0] != "User:admin" || cfg.SuperUsers[1] != "User:CN=ops,O=acme" {
+		t.Fatalf("super users %q", cfg.SuperUsers)
+	}
 }
