@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/authz"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -50,7 +51,8 @@ import (
 // * v4: AllowAutoTopicCreation
 // * v5: OfflineReplicas
 // * v7: LeaderEpoch
-// * v8: AuthorizedOperations (not computed: left at "not requested")
+// * v8: AuthorizedOperations of each topic and (v8-10) of the cluster, when
+//   asked for: the operations the principal may do
 // * v9: flexible versions
 // * v10: TopicID
 // * v11: ClusterAuthorizedOperations removed (IncludeClusterAuthorizedOperations
@@ -84,12 +86,18 @@ func (n *Node) handleMetadata(ctx context.Context, wreq *wire.Request) wire.Resp
 
 	allowAuto := n.cfg.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
 	who := n.requesterOf(ctx, wreq)
+	if req.IncludeClusterAuthorizedOperations && req.Version <= 10 {
+		resp.AuthorizedOperations = who.authorizedOperations(clusterAuthorizedOperations, kmsg.ACLResourceTypeCluster, authz.ClusterName)
+	}
 
 	addTopic := func(spec TopicSpec) {
 		st := kmsg.NewMetadataResponseTopic()
 		st.Topic = kmsg.StringPtr(spec.Name)
 		st.TopicID = spec.ID
 		st.IsInternal = isInternalTopic(spec.Name)
+		if req.IncludeTopicAuthorizedOperations {
+			st.AuthorizedOperations = who.authorizedOperations(topicOperations, kmsg.ACLResourceTypeTopic, spec.Name)
+		}
 		for i, replicas := range spec.Replicas {
 			sp := kmsg.NewMetadataResponseTopicPartition()
 			sp.Partition = int32(i)

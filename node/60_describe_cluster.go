@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/node/authz"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -64,11 +65,7 @@ func (n *Node) handleDescribeCluster(ctx context.Context, wreq *wire.Request) wi
 	if req.IncludeClusterAuthorizedOperations {
 		resp.ClusterAuthorizedOperations = 0
 		if who := n.requesterOf(ctx, wreq); who.mayCluster(kmsg.ACLOperationDescribe) {
-			for op := kmsg.ACLOperationRead; op <= kmsg.ACLOperationIdempotentWrite; op++ {
-				if clusterAuthorizedOperations&(1<<op) != 0 && who.mayCluster(op) {
-					resp.ClusterAuthorizedOperations |= 1 << op
-				}
-			}
+			resp.ClusterAuthorizedOperations = who.authorizedOperations(clusterAuthorizedOperations, kmsg.ACLResourceTypeCluster, authz.ClusterName)
 		}
 	}
 	return resp

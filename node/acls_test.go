@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/spool-log/spool/internal/retry"
@@ -113,6 +114,21 @@ func TestACLsAcrossCluster(t *testing.T) {
 	topics, err = kadm.NewClient(alice2).ListTopics(ctx)
 	if err != nil || !topics.Has("secret") {
 		t.Errorf("alice lists %v (%v), want secret", topics.Names(), err)
+	}
+	// Alice's authorized operations on secret: what her ACLs give,
+	// DESCRIBE implied by them.
+	mreq := kmsg.NewPtrMetadataRequest()
+	mreq.IncludeTopicAuthorizedOperations = true
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = kmsg.StringPtr("secret")
+	mreq.Topics = append(mreq.Topics, mt)
+	mresp, err := mreq.RequestWith(ctx, alice2)
+	if err != nil || len(mresp.Topics) != 1 {
+		t.Fatalf("alice's metadata of secret: %v", err)
+	}
+	ops := kadm.DecodeACLOperations(mresp.Topics[0].AuthorizedOperations)
+	if !slices.Equal(ops, []kadm.ACLOperation{kadm.OpRead, kadm.OpWrite, kadm.OpDescribe}) {
+		t.Errorf("alice's authorized operations on secret: %v, want READ, WRITE, DESCRIBE", ops)
 	}
 	// Bob may not read secret, nor use alice's group, nor manage ACLs.
 	bobRead := scramClient(t, n2, "bob", "bob-pw", kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"secret": {0: kgo.NewOffset().AtStart()}}))

@@ -162,6 +162,24 @@ func alterConfigsDenied(who requester, rt kmsg.ConfigResourceType, name string) 
 	return nil
 }
 
+// topicOperations are Kafka's operations on a topic, as bits of
+// kmsg.ACLOperation, for authorized-operations fields.
+const topicOperations = 1<<kmsg.ACLOperationRead | 1<<kmsg.ACLOperationWrite | 1<<kmsg.ACLOperationCreate |
+	1<<kmsg.ACLOperationDelete | 1<<kmsg.ACLOperationAlter | 1<<kmsg.ACLOperationDescribe |
+	1<<kmsg.ACLOperationDescribeConfigs | 1<<kmsg.ACLOperationAlterConfigs
+
+// authorizedOperations is the subset of ops (bits) the requester may do
+// on the resource, as Kafka fills authorized-operations fields.
+func (r requester) authorizedOperations(ops int32, rt kmsg.ACLResourceType, name string) int32 {
+	var out int32
+	for op := kmsg.ACLOperationRead; op <= kmsg.ACLOperationDescribeTokens; op++ {
+		if ops&(1<<op) != 0 && r.may(op, rt, name) {
+			out |= 1 << op
+		}
+	}
+	return out
+}
+
 // mayAny reports whether the requester may do op on some resource of
 // type rt (Kafka's authorizeByResourceType).
 func (r requester) mayAny(op kmsg.ACLOperation, rt kmsg.ACLResourceType) bool {
