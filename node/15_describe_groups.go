@@ -22,7 +22,8 @@ import (
 //
 // Version notes:
 // * v1: ThrottleMillis
-// * v3: AuthorizedOperations (READ, DESCRIBE, DELETE: there are no ACLs)
+// * v3: AuthorizedOperations: which of READ, DESCRIBE, DELETE the
+//   principal may do on the group
 // * v4: InstanceID of members
 // * v5: flexible versions
 // * v6: a group that does not exist gets GROUP_ID_NOT_FOUND with an
@@ -48,6 +49,9 @@ func (n *Node) handleDescribeGroups(ctx context.Context, wreq *wire.Request) wir
 				// Kafka's message for it (v6+; the field is not
 				// sent before).
 				g.ErrorMessage = kmsg.StringPtr("Group " + g.Group + " not found.")
+			}
+			if req.IncludeAuthorizedOperations && g.ErrorCode == 0 {
+				g.AuthorizedOperations = who.authorizedOperations(groupOperations, kmsg.ACLResourceTypeGroup, g.Group)
 			}
 			resp.Groups = append(resp.Groups, g)
 		}

@@ -22,8 +22,6 @@ import (
 //   address, rack).
 // * EndpointType 2 (controllers) is MISMATCHED_ENDPOINT_TYPE, as a Kafka
 //   broker answers: Spool has no separate controller listener.
-// * ClusterAuthorizedOperations, when asked for, is every cluster operation:
-//   Spool has no ACLs yet.
 //
 // Version notes:
 // * v1: EndpointType (request and response)

@@ -39,7 +39,12 @@ func (n *Node) handleConsumerGroupDescribe(ctx context.Context, wreq *wire.Reque
 		}
 		one := *req
 		one.Groups = []string{id}
-		resp.Groups = append(resp.Groups, coord.ConsumerGroupDescribe(&one).Groups...)
+		for _, g := range coord.ConsumerGroupDescribe(&one).Groups {
+			if req.IncludeAuthorizedOperations && g.ErrorCode == 0 {
+				g.AuthorizedOperations = who.authorizedOperations(groupOperations, kmsg.ACLResourceTypeGroup, g.Group)
+			}
+			resp.Groups = append(resp.Groups, g)
+		}
 	}
 	return resp
 }

@@ -168,6 +168,9 @@ const topicOperations = 1<<kmsg.ACLOperationRead | 1<<kmsg.ACLOperationWrite | 1
 	1<<kmsg.ACLOperationDelete | 1<<kmsg.ACLOperationAlter | 1<<kmsg.ACLOperationDescribe |
 	1<<kmsg.ACLOperationDescribeConfigs | 1<<kmsg.ACLOperationAlterConfigs
 
+// groupOperations are Kafka's operations on a group.
+const groupOperations = 1<<kmsg.ACLOperationRead | 1<<kmsg.ACLOperationDescribe | 1<<kmsg.ACLOperationDelete
+
 // authorizedOperations is the subset of ops (bits) the requester may do
 // on the resource, as Kafka fills authorized-operations fields.
 func (r requester) authorizedOperations(ops int32, rt kmsg.ACLResourceType, name string) int32 {
