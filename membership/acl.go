@@ -29,12 +29,20 @@ const (
 	ACLPermissionDeny  int8 = 2
 	ACLPermissionAllow int8 = 3
 
+	// MaxACLs bounds the live bindings a cluster holds, so the catalog
+	// every node keeps, saves and serves to peers stays small (a binding
+	// is about 200 bytes of JSON).
+	MaxACLs = 10000
+
 	maxACLNameLen      = 1024
 	maxACLPrincipalLen = 1024
 	maxACLHostLen      = 255
 )
 
-var ErrInvalidACL = errors.New("invalid ACL entry")
+var (
+	ErrInvalidACL  = errors.New("invalid ACL entry")
+	ErrTooManyACLs = fmt.Errorf("more than %d ACLs", MaxACLs)
+)
 
 // ACLBinding is one ACL. It is also an entry's key: a binding is created
 // (live) or deleted (tombstone) whole, never changed.

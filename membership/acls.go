@@ -14,6 +14,9 @@ import (
 // anti-entropy.
 const eventACL = "spool-acl"
 
+// maxACLEvents is how many events one ACL change sends at most.
+const maxACLEvents = 64
+
 func newACLsKind() *entryKind[ACLBinding, ACLEntry] {
 	return &entryKind[ACLBinding, ACLEntry]{what: "ACL", event: eventACL,
 		merge: (*Catalog).MergeACLs,
@@ -26,7 +29,9 @@ func newACLsKind() *entryKind[ACLBinding, ACLEntry] {
 
 // CreateACLs adds bindings cluster-wide, all saved at once or none. A
 // binding that exists already is stamped again (harmless, as Kafka
-// accepts it). The error wraps ErrInvalidACL or ErrNotDurable.
+// accepts it). The error wraps ErrInvalidACL, ErrTooManyACLs (checked
+// against this node's view: nodes creating at once may overshoot a little)
+// or ErrNotDurable.
 func (a *Agent) CreateACLs(bindings []ACLBinding) error {
 	return a.changeACLs(bindings, false)
 }
@@ -45,6 +50,9 @@ func (a *Agent) changeACLs(bindings []ACLBinding, del bool) error {
 	}
 	a.opMu.Lock()
 	defer a.opMu.Unlock()
+	if !del && len(a.ACLs())+len(bindings) > MaxACLs {
+		return fmt.Errorf("create %d ACLs: %w", len(bindings), ErrTooManyACLs)
+	}
 	entries := make([]ACLEntry, 0, len(bindings))
 	for _, b := range bindings {
 		if del {
@@ -57,7 +65,13 @@ func (a *Agent) changeACLs(bindings []ACLBinding, del bool) error {
 	if err := mergeEntries(a, a.acls, entries, "local"); err != nil {
 		return fmt.Errorf("change ACLs: %w", err)
 	}
-	for _, e := range entries {
+	// One event per binding; a bulk change beyond maxACLEvents is left to
+	// anti-entropy rather than flooding Serf's event queue.
+	for i, e := range entries {
+		if i == maxACLEvents {
+			a.log.WithField("acls", len(entries)-i).Info("ACL changes beyond the event budget spread by anti-entropy")
+			break
+		}
 		broadcastEntry(a, a.acls, e)
 	}
 	return nil

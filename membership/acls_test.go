@@ -134,3 +134,21 @@ func TestACLsSpreadAndPersist(t *testing.T) {
 		t.Errorf("node 3's file: bob's ACL %+v, want its tombstone", e)
 	}
 }
+
+// The cluster's bindings are bounded; a create past the bound makes none.
+func TestACLsBounded(t *testing.T) {
+	n := startNode(t, newTestLogger(t), 1)
+	var bs []ACLBinding
+	for i := 0; i < MaxACLs; i++ {
+		bs = append(bs, testACL(fmt.Sprintf("t%d", i), "User:a"))
+	}
+	if err := n.CreateACLs(bs[:MaxACLs-1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.CreateACLs([]ACLBinding{bs[MaxACLs-1], testACL("over", "User:a")}); !errors.Is(err, ErrTooManyACLs) {
+		t.Fatalf("create past the bound: %v, want ErrTooManyACLs", err)
+	}
+	if got := len(n.ACLs()); got != MaxACLs-1 {
+		t.Fatalf("%d ACLs after a refused create, want %d", got, MaxACLs-1)
+	}
+}

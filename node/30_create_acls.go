@@ -27,7 +27,8 @@ import (
 //   "kafka-cluster", an operation or permission of ANY/UNKNOWN, a
 //   principal not of the form Type:name, an empty name or host;
 //   KAFKA_STORAGE_ERROR when the catalog cannot be saved (nothing
-//   changed: retry).
+//   changed: retry); INVALID_REQUEST for creations that would take the
+//   cluster past membership.MaxACLs bindings (none is made).
 //
 // Version notes:
 // * v0: no pattern type (LITERAL)
@@ -70,8 +71,11 @@ func (n *Node) handleCreateACLs(ctx context.Context, wreq *wire.Request) wire.Re
 	if err != nil {
 		n.log.WithError(err).Warn("create ACLs")
 		e, msg := kerr.UnknownServerError, "the ACLs could not be created"
-		if errors.Is(err, membership.ErrNotDurable) {
+		switch {
+		case errors.Is(err, membership.ErrNotDurable):
 			e, msg = kerr.KafkaStorageError, "the ACLs could not be saved; nothing changed"
+		case errors.Is(err, membership.ErrTooManyACLs):
+			e, msg = kerr.InvalidRequest, err.Error()
 		}
 		for _, i := range at {
 			fail(i, e, msg)
