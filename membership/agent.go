@@ -54,9 +54,12 @@ type Agent struct {
 	// catalogRetry holds peers' catalog entries whose save failed, merged
 	// again each anti-entropy round (under persistMu).
 	catalogRetry map[string]TopicEntry
-	// usersRetry is catalogRetry for SCRAM user entries (users.go).
-	usersRetry map[userKey]UserEntry
-	tagMu      sync.Mutex // orders republishing this node's tags (publishTags)
+	// users and acls are the catalog's entry sets as the agent changes
+	// and spreads them (entry_kind.go); their retry maps are under
+	// persistMu.
+	users *entryKind[userKey, UserEntry]
+	acls  *entryKind[ACLBinding, ACLEntry]
+	tagMu sync.Mutex // orders republishing this node's tags (publishTags)
 
 	// mu guards the small state below; it is held over memory only.
 	mu      sync.Mutex
@@ -102,6 +105,8 @@ func Create(cfg *Config) (*Agent, error) {
 		eventCh:       make(chan serf.Event, 1024),
 		syncCh:        make(chan syncRequest, 256),
 		shutdownCh:    make(chan struct{}),
+		users:         newUsersKind(),
+		acls:          newACLsKind(),
 	}
 	a.guard = newConflictGuard(a)
 	a.rejoin = newRejoin()

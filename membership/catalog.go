@@ -34,15 +34,14 @@ type Catalog struct {
 	mu     sync.Mutex
 	clock  uint64
 	topics map[string]TopicEntry
-	users  map[userKey]UserEntry // SCRAM users (user.go, catalog_users.go)
-	// usersGen counts changes to users, so readers can tell when to
-	// rebuild what they derive from them.
-	usersGen uint64
+	users  entrySet[userKey, UserEntry]   // SCRAM users (user.go, catalog_users.go)
+	acls   entrySet[ACLBinding, ACLEntry] // ACLs (acl.go, catalog_acls.go)
 }
 
 // NewCatalog returns an empty catalog.
 func NewCatalog() *Catalog {
-	return &Catalog{topics: map[string]TopicEntry{}, users: map[userKey]UserEntry{}}
+	return &Catalog{topics: map[string]TopicEntry{}, users: newEntrySet[userKey, UserEntry](),
+		acls: newEntrySet[ACLBinding, ACLEntry]()}
 }
 
 // tick advances the Lamport clock for a local operation and returns the time
@@ -100,12 +99,9 @@ func (c *Catalog) clone() *Catalog {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := &Catalog{clock: c.clock, topics: make(map[string]TopicEntry, len(c.topics)),
-		users: make(map[userKey]UserEntry, len(c.users)), usersGen: c.usersGen}
+		users: c.users.copy(), acls: c.acls.copy()}
 	for k, v := range c.topics {
 		out.topics[k] = v // entries are replaced whole, never changed in place
-	}
-	for k, v := range c.users {
-		out.users[k] = v
 	}
 	return out
 }
@@ -114,13 +110,14 @@ func (c *Catalog) clone() *Catalog {
 // the two, as a local tick may have advanced it meanwhile.
 func (c *Catalog) adopt(next *Catalog) {
 	next.mu.Lock()
-	topics, users, usersGen, clock := next.topics, next.users, next.usersGen, next.clock
+	topics, users, acls, clock := next.topics, next.users, next.acls, next.clock
 	next.mu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.topics = topics
-	c.users = users
-	c.usersGen = max(c.usersGen, usersGen)
+	users.gen = max(users.gen, c.users.gen)
+	acls.gen = max(acls.gen, c.acls.gen)
+	c.users, c.acls = users, acls
 	c.clock = max(c.clock, clock)
 }
 
@@ -184,8 +181,10 @@ func (c *Catalog) Entries() []TopicEntry {
 // a 0x00, then big-endian Lamport (8), origin (4), the topic id (16) and a
 // flags byte (bit 0 deleted, bit 1 auto); then, per user entry by name and
 // mechanism, a 0x01, the name, a 0x00, the mechanism, a 0x00, Lamport (8),
-// origin (4) and a deleted byte. A catalog without users hashes as before
-// users existed, so nodes of both kinds agree on it. A version identifies
+// origin (4) and a deleted byte; then, per ACL entry in ACLEntry.less
+// order, a 0x02, the binding (aclDigestBytes), Lamport (8), origin (4) and
+// a deleted byte. A catalog without users or ACLs hashes as before they
+// existed, so nodes of both kinds agree on it. A version identifies
 // an entry's content, so equal digests mean equal catalogs.
 func (c *Catalog) Digest() uint64 {
 	h := xxhash.New()
@@ -223,23 +222,36 @@ func (c *Catalog) Digest() uint64 {
 		buf = append(buf, deleted)
 		_, _ = h.Write(buf)
 	}
+	for _, e := range c.ACLs() {
+		buf = append(buf[:0], 2)
+		buf = e.ACLBinding.appendDigest(buf)
+		buf = binary.BigEndian.AppendUint64(buf, e.Lamport)
+		buf = binary.BigEndian.AppendUint32(buf, uint32(e.Origin))
+		var deleted byte
+		if e.Deleted {
+			deleted = 1
+		}
+		buf = append(buf, deleted)
+		_, _ = h.Write(buf)
+	}
 	return h.Sum64()
 }
 
 // CatalogSnapshot is the whole catalog as persisted on disk and served to
-// peers doing anti-entropy. Users is absent from files written before
-// users existed, which load as catalogs without users; nodes of that age
-// ignore it.
+// peers doing anti-entropy. Users and ACLs are absent from files written
+// before they existed, which load as catalogs without them; nodes of that
+// age ignore them.
 type CatalogSnapshot struct {
 	Clock  uint64       `json:"clock"`
 	Topics []TopicEntry `json:"topics"`
 	Users  []UserEntry  `json:"users,omitempty"`
+	ACLs   []ACLEntry   `json:"acls,omitempty"`
 }
 
 // Snapshot copies the catalog.
 func (c *Catalog) Snapshot() CatalogSnapshot {
 	entries := c.Entries()
-	return CatalogSnapshot{Clock: c.Clock(), Topics: entries, Users: c.Users()}
+	return CatalogSnapshot{Clock: c.Clock(), Topics: entries, Users: c.Users(), ACLs: c.ACLs()}
 }
 
 // decodeCatalogSnapshot parses a snapshot from disk or a peer.
@@ -271,6 +283,9 @@ func loadCatalog(path string) (*Catalog, error) {
 		return nil, fmt.Errorf("load catalog %s: %w", path, err)
 	}
 	if _, err := c.MergeUsers(s.Users); err != nil {
+		return nil, fmt.Errorf("load catalog %s: %w", path, err)
+	}
+	if _, err := c.MergeACLs(s.ACLs); err != nil {
 		return nil, fmt.Errorf("load catalog %s: %w", path, err)
 	}
 	c.mu.Lock()

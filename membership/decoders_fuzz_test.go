@@ -46,6 +46,7 @@ func FuzzCatalogSnapshot(f *testing.F) {
 	f.Add(catalogSeed())
 	f.Add([]byte(`{"clock":1,"topics":[{"name":"x","partitions":-1}]}`))
 	f.Add([]byte(`{"topics":[{"name":"x","partitions":1,"replication_factor":1,"replicas":[[]]}]}`))
+	f.Add([]byte(`{"clock":2,"topics":[],"acls":[{"resourceType":2,"resourceName":"t","patternType":4,"principal":"User:a","host":"*","operation":3,"permission":3,"lamport":2,"origin":1}]}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		s, err := decodeCatalogSnapshot(raw)
 		if err != nil {
@@ -53,6 +54,13 @@ func FuzzCatalogSnapshot(f *testing.F) {
 		}
 		c := NewCatalog()
 		_, _ = c.Merge(s.Topics)
+		_, _ = c.MergeUsers(s.Users)
+		_, _ = c.MergeACLs(s.ACLs)
+		for _, e := range c.ACLs() {
+			if err := e.validate(); err != nil {
+				t.Fatalf("catalog kept an invalid ACL %+v: %v", e, err)
+			}
+		}
 		for _, e := range c.Entries() {
 			if err := e.validate(); err != nil {
 				t.Fatalf("catalog kept an invalid entry %q: %v", e.Name, err)
@@ -84,6 +92,29 @@ func FuzzTopicEvent(f *testing.F) {
 			if got, ok := c.Get(e.Name); !ok || len(got.Replicas) != int(got.Partitions) {
 				t.Fatalf("merged entry %q has %d replica lists for %d partitions", e.Name, len(got.Replicas), got.Partitions)
 			}
+		}
+	})
+}
+
+// FuzzACLEvent is an ACL user event's payload, merged as the event loop
+// does: what is kept is valid, and merging it again changes nothing.
+func FuzzACLEvent(f *testing.F) {
+	f.Add([]byte(`{"resourceType":4,"resourceName":"kafka-cluster","patternType":3,"principal":"User:*","host":"10.0.0.1","operation":7,"permission":2,"deleted":true,"lamport":9,"origin":2}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var e ACLEntry
+		if json.Unmarshal(raw, &e) != nil {
+			return
+		}
+		c := NewCatalog()
+		changed, err := c.MergeACLs([]ACLEntry{e})
+		if err != nil {
+			return
+		}
+		if len(changed) != 1 || changed[0].validate() != nil {
+			t.Fatalf("merged %+v into %+v", e, changed)
+		}
+		if again, _ := c.MergeACLs([]ACLEntry{e}); len(again) != 0 {
+			t.Fatalf("merging %+v twice changed the catalog twice", e)
 		}
 	})
 }

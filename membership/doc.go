@@ -2,7 +2,9 @@
 // the tags it gossips about itself, the roster of broker ids ever seen alive,
 // rendezvous placement of partition replicas, and the topic catalog that gossip
 // spreads and anti-entropy repairs, which also holds the cluster's SCRAM users
-// (user.go, users.go: salts and keys, never passwords, by the same rules).
+// (user.go, users.go: salts and keys, never passwords, by the same rules) and
+// ACLs (acl.go, acls.go); users and ACLs share one merge, save and spread
+// path (catalog_set.go, entry_kind.go).
 //
 // Serf is the only source of liveness. Nothing here decides leadership or moves
 // data: the catalog records where each partition's replicas were placed when the
@@ -17,7 +19,7 @@
 //	serf.snapshot   Serf's member snapshot, used to rejoin after a restart
 //	generation      boot counter, incremented on every start (tag "gen")
 //	roster.json     the add-wins roster with decommission tombstones
-//	catalog.json    the topic catalog and SCRAM users, tombstones included
+//	catalog.json    the topic catalog, SCRAM users and ACLs, tombstones included
 //	cluster-id.json the cluster-wide id adopted so far (tag "cid"; the
 //	                oldest proposal wins, see clusterid.go)
 //

@@ -112,7 +112,9 @@ func (a *Agent) handleUserEvent(e serf.UserEvent) {
 		}
 		_, _ = a.mergeCatalog([]TopicEntry{entry}, "event") // logged; retried
 	case eventUser:
-		a.handleUserEntryEvent(e.Payload)
+		handleEntryEvent(a, a.users, e.Payload)
+	case eventACL:
+		handleEntryEvent(a, a.acls, e.Payload)
 	case eventTopicHint:
 		var h topicHint
 		if err := json.Unmarshal(e.Payload, &h); err != nil {

@@ -116,7 +116,8 @@ func (a *Agent) aliveMember(name string) (Member, bool) {
 func (a *Agent) antiEntropyRound() {
 	_ = a.persistRoster() // logged; retried next round
 	a.retryCatalog()
-	a.retryUsers()
+	retryEntries(a, a.users)
+	retryEntries(a, a.acls)
 	// Tags are gossiped state, so a missed update event is repaired here.
 	for _, m := range a.serf.Members() {
 		if m.Status == serf.StatusAlive {
@@ -307,6 +308,7 @@ func (a *Agent) pullCatalog(peer Member) {
 	}
 	_, _ = a.mergeCatalog(snap.Topics, "anti-entropy:"+peer.Name) // logged; the next round pulls again
 	_ = a.mergeUsers(snap.Users, "anti-entropy:"+peer.Name)       // likewise
+	_ = mergeEntries(a, a.acls, snap.ACLs, "anti-entropy:"+peer.Name)
 }
 
 func (a *Agent) fetch(peer Member, path string) ([]byte, error) {

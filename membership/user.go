@@ -67,6 +67,16 @@ func (e UserEntry) newerThan(o UserEntry) bool {
 	return bytes.Compare(e.StoredKey, o.StoredKey) > 0
 }
 
+func (e UserEntry) lamport() uint64 { return e.Lamport }
+
+// less orders user entries by name, then mechanism.
+func (e UserEntry) less(o UserEntry) bool {
+	if e.Name != o.Name {
+		return e.Name < o.Name
+	}
+	return e.Mechanism < o.Mechanism
+}
+
 func (e UserEntry) clone() UserEntry {
 	out := e
 	out.Salt = bytes.Clone(e.Salt)

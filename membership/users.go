@@ -1,16 +1,11 @@
 package membership
 
-// The agent's SCRAM user operations: a local upsert or delete is stamped
-// with a new Lamport tick, saved with the catalog (a change that cannot be
-// saved is not made), then broadcast in a Serf user event; peers merge it
-// and save it the same way, and anti-entropy (sync.go) repairs a lost
-// event, since users ride in the catalog's digest and snapshot.
+// The agent's SCRAM user operations. Saving, spreading and repairing are
+// every catalog set's (entry_kind.go).
 
 import (
-	"encoding/json"
 	"fmt"
 
-	"github.com/hashicorp/go-metrics"
 	"github.com/sirupsen/logrus"
 )
 
@@ -18,6 +13,15 @@ import (
 // well within Config.UserEventMaxBytes; one that is not is left to
 // anti-entropy.
 const eventUser = "spool-user"
+
+func newUsersKind() *entryKind[userKey, UserEntry] {
+	return &entryKind[userKey, UserEntry]{what: "SCRAM user", event: eventUser,
+		merge: (*Catalog).MergeUsers,
+		// Credentials never reach the log.
+		fields: func(e UserEntry) logrus.Fields {
+			return logrus.Fields{"user": e.Name, "mechanism": e.Mechanism, "deleted": e.Deleted, "origin": e.Origin}
+		}}
+}
 
 // UserCredential is what an upsert gives: the credential of one SCRAM
 // mechanism, derived by the caller from the salted password.
@@ -45,7 +49,7 @@ func (a *Agent) UpsertUser(name string, cred UserCredential) (UserEntry, error) 
 	if err := a.mergeUsers([]UserEntry{e}, "local"); err != nil {
 		return UserEntry{}, fmt.Errorf("upsert user %s: %w", name, err)
 	}
-	a.broadcastUser(e)
+	broadcastEntry(a, a.users, e)
 	return e.clone(), nil
 }
 
@@ -63,7 +67,7 @@ func (a *Agent) DeleteUser(name, mechanism string) error {
 	if err := a.mergeUsers([]UserEntry{tomb}, "local"); err != nil {
 		return fmt.Errorf("delete user %s %s: %w", name, mechanism, err)
 	}
-	a.broadcastUser(tomb)
+	broadcastEntry(a, a.users, tomb)
 	return nil
 }
 
@@ -83,89 +87,6 @@ func (a *Agent) Users() []UserEntry {
 // its SASL store from Users again when it moves.
 func (a *Agent) UsersGeneration() uint64 { return a.catalog.UsersGeneration() }
 
-func (a *Agent) broadcastUser(e UserEntry) {
-	log := a.log.WithFields(logrus.Fields{"user": e.Name, "mechanism": e.Mechanism, "lamport": e.Lamport})
-	payload, err := json.Marshal(e)
-	if err != nil || len(eventUser)+len(payload) > a.cfg.UserEventMaxBytes {
-		log.Warn("user entry too big for a user event; anti-entropy will spread it")
-		return
-	}
-	if err := a.serf.UserEvent(eventUser, payload, false); err != nil {
-		log.WithError(err).Warn("broadcast user; anti-entropy will spread it")
-	}
-}
-
-// handleUserEntryEvent merges a user entry a peer broadcast.
-func (a *Agent) handleUserEntryEvent(payload []byte) {
-	var e UserEntry
-	if err := json.Unmarshal(payload, &e); err != nil {
-		a.log.WithError(err).Warn("undecodable user event; anti-entropy will repair")
-		return
-	}
-	_ = a.mergeUsers([]UserEntry{e}, "event") // logged; retried
-}
-
-// mergeUsers is mergeCatalog for user entries: the change is made on a
-// copy of the catalog and saved first, and only then taken, so a failed
-// save leaves the catalog as it was and returns an error wrapping
-// ErrNotDurable; peers' entries are kept and merged again every
-// anti-entropy round. Credentials never reach the log.
 func (a *Agent) mergeUsers(entries []UserEntry, source string) error {
-	if len(entries) == 0 {
-		return nil
-	}
-	a.persistMu.Lock()
-	defer a.persistMu.Unlock()
-	next := a.catalog.clone()
-	changed, err := next.MergeUsers(entries)
-	if err != nil {
-		a.log.WithError(err).WithField("source", source).Warn("ignored invalid user entries")
-	}
-	if len(changed) == 0 {
-		return nil
-	}
-	if err := saveCatalog(a.catalogPath, next); err != nil {
-		a.log.WithError(err).WithField("source", source).Error("persist catalog failed; the user change is not applied")
-		metrics.IncrCounter([]string{"spool", "membership", "catalog", "persist_failures"}, 1)
-		if source != "local" {
-			a.keepUsersForRetry(entries)
-		}
-		return fmt.Errorf("user change: %w: %w", ErrNotDurable, err)
-	}
-	a.catalog.adopt(next)
-	for _, e := range changed {
-		a.log.WithFields(logrus.Fields{"user": e.Name, "mechanism": e.Mechanism, "deleted": e.Deleted,
-			"lamport": e.Lamport, "origin": e.Origin, "source": source}).Info("SCRAM user changed")
-	}
-	return nil
-}
-
-// keepUsersForRetry remembers peers' user entries whose save failed, the
-// newest per key. Called with persistMu held.
-func (a *Agent) keepUsersForRetry(entries []UserEntry) {
-	if a.usersRetry == nil {
-		a.usersRetry = make(map[userKey]UserEntry)
-	}
-	for _, e := range entries {
-		if e.validate() != nil {
-			continue
-		}
-		if cur, ok := a.usersRetry[e.key()]; !ok || e.newerThan(cur) {
-			a.usersRetry[e.key()] = e.clone()
-		}
-	}
-}
-
-// retryUsers merges again the user entries whose save failed.
-func (a *Agent) retryUsers() {
-	a.persistMu.Lock()
-	pending := make([]UserEntry, 0, len(a.usersRetry))
-	for _, e := range a.usersRetry {
-		pending = append(pending, e)
-	}
-	a.usersRetry = nil
-	a.persistMu.Unlock()
-	if err := a.mergeUsers(pending, "retry"); err == nil && len(pending) > 0 {
-		a.log.WithField("entries", len(pending)).Info("user change saved on retry")
-	}
+	return mergeEntries(a, a.users, entries, source)
 }

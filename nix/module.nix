@@ -102,6 +102,8 @@ let
     ++ lib.optional (lib.hasPrefix "SASL_" cfg.kafkaSecurityProtocol) "--sasl-mechanisms=${lib.concatStringsSep "," cfg.sasl.mechanisms}"
     ++ lib.optional (cfg.sasl.bootstrapUser != null) "--sasl-bootstrap-user=${cfg.sasl.bootstrapUser}"
     ++ lib.optional cfg.adminTokenForReads "--admin-token-for-reads"
+    ++ lib.optional (cfg.acl.superUsers != [ ]) "--super-users=${lib.concatStringsSep ";" cfg.acl.superUsers}"
+    ++ lib.optional (!cfg.acl.allowEveryoneIfNoAclFound) "--allow-everyone-if-no-acl-found=false"
     ++ settingFlags
     ++ cfg.extraFlags;
 in
@@ -311,6 +313,20 @@ in
         default = null;
         example = "/run/secrets/spool-admin-password";
         description = "File holding `bootstrapUser`'s password (LoadCredential=).";
+      };
+    };
+
+    acl = {
+      superUsers = mkOption {
+        type = types.listOf (types.strMatching "[^:;]+:[^;]+");
+        default = [ ];
+        example = [ "User:admin" "User:CN=ops,O=acme" ];
+        description = "Principals allowed every request whatever the ACLs say (Kafka's super.users): User:NAME for a SASL user, User:CN=... for a client certificate's subject.";
+      };
+      allowEveryoneIfNoAclFound = mkOption {
+        type = types.bool;
+        default = true;
+        description = "Allow a request on a resource no ACL matches (Kafka's allow.everyone.if.no.acl.found). false: no ACL means deny, for everyone but `acl.superUsers`; set the super users first.";
       };
     };
 

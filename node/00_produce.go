@@ -44,6 +44,11 @@ import (
 // * Unknown topics are auto-created when allowed, as Kafka does.
 // * Internal topics (__consumer_offsets) get INVALID_TOPIC_EXCEPTION, as in
 //   Kafka: only the group coordinator appends to them.
+// * Authorization: WRITE on the topic, else TOPIC_AUTHORIZATION_FAILED
+//   (asked before the topic's existence, so a refused client learns
+//   nothing of it); auto-creation on produce also needs CREATE on the
+//   cluster or the topic, else UNKNOWN_TOPIC_OR_PARTITION. A transactional
+//   id needs WRITE on it (and is refused anyway: no transactions).
 //
 // Version notes:
 // * v0-2: message sets v0/v1, which Spool does not store: every partition
@@ -72,11 +77,12 @@ func (n *Node) handleProduce(ctx context.Context, wreq *wire.Request) wire.Respo
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	failed := false
 	var leaders map[int32]bool // brokers named by a CurrentLeader (v10+)
+	who := n.requesterOf(ctx, wreq)
 
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
-		topicErr := n.produceTopicError(req, rt.Topic)
+		topicErr := n.produceTopicError(who, req, rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
@@ -124,7 +130,7 @@ func (n *Node) handleProduce(ctx context.Context, wreq *wire.Request) wire.Respo
 }
 
 // produceTopicError checks what applies to a whole topic.
-func (n *Node) produceTopicError(req *kmsg.ProduceRequest, topic string) *kerr.Error {
+func (n *Node) produceTopicError(who requester, req *kmsg.ProduceRequest, topic string) *kerr.Error {
 	if req.Version < 3 {
 		return kerr.UnsupportedForMessageFormat
 	}
@@ -133,8 +139,14 @@ func (n *Node) produceTopicError(req *kmsg.ProduceRequest, topic string) *kerr.E
 	default:
 		return kerr.InvalidRequiredAcks
 	}
+	if req.TransactionID != nil && !who.mayTransactionalID(kmsg.ACLOperationWrite, *req.TransactionID) {
+		return kerr.TransactionalIDAuthorizationFailed
+	}
 	if req.TransactionID != nil {
 		return kerr.TransactionalIDAuthorizationFailed
+	}
+	if !who.mayTopic(kmsg.ACLOperationWrite, topic) {
+		return kerr.TopicAuthorizationFailed
 	}
 	if err := membership.ValidateTopicName(topic); err != nil || isInternalTopic(topic) {
 		return kerr.InvalidTopicException
@@ -143,7 +155,7 @@ func (n *Node) produceTopicError(req *kmsg.ProduceRequest, topic string) *kerr.E
 	// entry, which for a topic of thousands of partitions is thousands of
 	// replica lists per request.
 	if _, _, ok := n.catalog.Partition(topic, 0); !ok {
-		if !n.cfg.AutoCreateTopics {
+		if !n.cfg.AutoCreateTopics || !who.mayCreateTopic(topic) {
 			return kerr.UnknownTopicOrPartition
 		}
 		if kerrOf(n.autoCreateTopic(topic)) != nil {

@@ -29,6 +29,9 @@ import (
 //   moves (or it closes). No goroutine polls. It returns at once on
 //   any partition error, when the connection closes, or when the node shuts
 //   down.
+// * Authorization: READ on each topic, else TOPIC_AUTHORIZATION_FAILED for
+//   its partitions (which then answer at once, as any partition error
+//   does), decided once per request, not per wait.
 // * Fetch sessions (KIP-227) are not kept, as a Kafka broker whose session
 //   cache has no slots: a full request (SessionEpoch -1, a sessionless
 //   fetch, or 0, which asks for a new session and closes the one it names)
@@ -75,6 +78,16 @@ func (n *Node) handleFetch(ctx context.Context, wreq *wire.Request) wire.Respons
 		return &wire.FetchResponse{ErrorCode: kerr.FetchSessionIDNotFound.Code}
 	}
 	names := n.fetchTopicNames(req)
+	denied := n.fetchDenied(n.requesterOf(ctx, wreq), req, names)
+	waitNames := names // those a long poll waits on: the readable ones
+	if denied != nil {
+		waitNames = append([]string(nil), names...)
+		for i := range denied {
+			if denied[i] {
+				waitNames[i] = ""
+			}
+		}
+	}
 
 	var (
 		wake     chan struct{}
@@ -86,12 +99,12 @@ func (n *Node) handleFetch(ctx context.Context, wreq *wire.Request) wire.Respons
 			timer.Stop()
 		}
 		if wake != nil {
-			n.forEachFetched(req, names, func(p *localPartition) { p.replica.RemoveWaiter(wake) })
+			n.forEachFetched(req, waitNames, func(p *localPartition) { p.replica.RemoveWaiter(wake) })
 		}
 	}()
 
 	for {
-		resp, size, anyErr := n.fetchOnce(req, names, n.listenerNameOf(ctx))
+		resp, size, anyErr := n.fetchOnce(req, names, denied, n.listenerNameOf(ctx))
 		if size >= int64(req.MinBytes) || anyErr || !time.Now().Before(deadline) || n.isClosing() || ctx.Err() != nil {
 			n.stats.bytesOut.Add(size) // metricsLoop hands it to go-metrics
 			return resp
@@ -102,7 +115,7 @@ func (n *Node) handleFetch(ctx context.Context, wreq *wire.Request) wire.Respons
 			// read above and the registration would otherwise go
 			// unnoticed until the deadline.
 			wake = make(chan struct{}, 1)
-			n.forEachFetched(req, names, func(p *localPartition) { p.replica.AddWaiter(wake) })
+			n.forEachFetched(req, waitNames, func(p *localPartition) { p.replica.AddWaiter(wake) })
 			continue
 		}
 		if timer == nil {
@@ -134,6 +147,25 @@ func (n *Node) fetchTopicNames(req *kmsg.FetchRequest) []string {
 	return names
 }
 
+// fetchDenied tells, per topic of the request, whether the requester may
+// not READ it; nil when it may read them all.
+func (n *Node) fetchDenied(who requester, req *kmsg.FetchRequest, names []string) []bool {
+	var denied []bool
+	for i, rt := range req.Topics {
+		name := names[i]
+		if req.Version < 13 {
+			name = rt.Topic
+		}
+		if !who.mayTopic(kmsg.ACLOperationRead, name) {
+			if denied == nil {
+				denied = make([]bool, len(req.Topics))
+			}
+			denied[i] = true
+		}
+	}
+	return denied
+}
+
 // fetchIDCurrent tells whether topic, the name a v13+ request's id was
 // resolved to when it came in, still has that id: a long poll outlives a
 // delete and re-create under the same name, and the new incarnation's
@@ -160,9 +192,10 @@ func (n *Node) forEachFetched(req *kmsg.FetchRequest, names []string, fn func(*l
 	}
 }
 
-// fetchOnce reads what is available now. It returns the response, the record
-// bytes in it, and whether any partition has an error.
-func (n *Node) fetchOnce(req *kmsg.FetchRequest, names []string, listener string) (*wire.FetchResponse, int64, bool) {
+// fetchOnce reads what is available now, but nothing of the topics
+// denied (fetchDenied). It returns the response, the record bytes in it,
+// and whether any partition has an error.
+func (n *Node) fetchOnce(req *kmsg.FetchRequest, names []string, denied []bool, listener string) (*wire.FetchResponse, int64, bool) {
 	resp := &wire.FetchResponse{}
 	remaining := int64(req.MaxBytes)
 	if req.MaxBytes <= 0 {
@@ -176,7 +209,9 @@ func (n *Node) fetchOnce(req *kmsg.FetchRequest, names []string, listener string
 		for _, rp := range rt.Partitions {
 			fp := wire.NewFetchPartition(rp.Partition)
 			var code *kerr.Error
-			if req.Version >= 13 && !n.fetchIDCurrent(names[ti], rt.TopicID) {
+			if denied != nil && denied[ti] {
+				code = kerr.TopicAuthorizationFailed
+			} else if req.Version >= 13 && !n.fetchIDCurrent(names[ti], rt.TopicID) {
 				code = kerr.UnknownTopicID
 			} else {
 				code = n.fetchPartition(names[ti], rp, &fp, total, &remaining)

@@ -15,6 +15,8 @@ import (
 // ListOffsets: v1-10
 //
 // Behavior:
+// * Authorization: DESCRIBE on the topic, else TOPIC_AUTHORIZATION_FAILED
+//   for each of its partitions.
 // * Offsets come from the partition's replica (node/replica): timestamp -2
 //   (earliest) is the log start offset, -1 (latest) the high watermark,
 //   both with timestamp -1. Lookups see only committed batches.
@@ -59,14 +61,18 @@ const (
 func (n *Node) handleListOffsets(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.ListOffsetsRequest)
 	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	who := n.requesterOf(ctx, wreq)
 	for _, rt := range req.Topics {
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
+		allowed := who.mayTopic(kmsg.ACLOperationDescribe, rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.Offset, sp.Timestamp, sp.LeaderEpoch = -1, -1, -1
-			if e := n.listOffset(rt.Topic, rp, &sp, req.Version); e != nil {
+			if !allowed {
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			} else if e := n.listOffset(rt.Topic, rp, &sp, req.Version); e != nil {
 				sp.ErrorCode = e.Code
 			}
 			st.Partitions = append(st.Partitions, sp)

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/authz"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -33,6 +34,12 @@ import (
 //   does (AllowAutoTopicCreation, v4+; always for v1-3). Invalid names get
 //   INVALID_TOPIC_EXCEPTION and are never created.
 // * Topics can be asked for by id (v10+); an unknown id gets UNKNOWN_TOPIC_ID.
+// * Authorization (Kafka's): the full list holds only the topics the
+//   principal may DESCRIBE; a topic asked for by name that it may not
+//   describe gets TOPIC_AUTHORIZATION_FAILED, existing or not, and by id
+//   UNKNOWN_TOPIC_ID; auto-creation needs CREATE on the cluster or the
+//   topic, else TOPIC_AUTHORIZATION_FAILED. Brokers and the cluster id
+//   are for everyone.
 // * __consumer_offsets is IsInternal. Auto-creating it makes it as the group
 //   coordinator would (its partition count and configs), never with the
 //   ordinary topic defaults.
@@ -44,7 +51,8 @@ import (
 // * v4: AllowAutoTopicCreation
 // * v5: OfflineReplicas
 // * v7: LeaderEpoch
-// * v8: AuthorizedOperations (not computed: left at "not requested")
+// * v8: AuthorizedOperations of each topic and (v8-10) of the cluster, when
+//   asked for: the operations the principal may do
 // * v9: flexible versions
 // * v10: TopicID
 // * v11: ClusterAuthorizedOperations removed (IncludeClusterAuthorizedOperations
@@ -77,12 +85,19 @@ func (n *Node) handleMetadata(ctx context.Context, wreq *wire.Request) wire.Resp
 	resp.ControllerID = n.cluster.ControllerID()
 
 	allowAuto := n.cfg.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
+	who := n.requesterOf(ctx, wreq)
+	if req.IncludeClusterAuthorizedOperations && req.Version <= 10 {
+		resp.AuthorizedOperations = who.authorizedOperations(clusterAuthorizedOperations, kmsg.ACLResourceTypeCluster, authz.ClusterName)
+	}
 
 	addTopic := func(spec TopicSpec) {
 		st := kmsg.NewMetadataResponseTopic()
 		st.Topic = kmsg.StringPtr(spec.Name)
 		st.TopicID = spec.ID
 		st.IsInternal = isInternalTopic(spec.Name)
+		if req.IncludeTopicAuthorizedOperations {
+			st.AuthorizedOperations = who.authorizedOperations(topicOperations, kmsg.ACLResourceTypeTopic, spec.Name)
+		}
 		for i, replicas := range spec.Replicas {
 			sp := kmsg.NewMetadataResponseTopicPartition()
 			sp.Partition = int32(i)
@@ -106,7 +121,9 @@ func (n *Node) handleMetadata(ctx context.Context, wreq *wire.Request) wire.Resp
 
 	if req.Topics == nil {
 		for _, spec := range n.catalog.Topics() {
-			addTopic(spec)
+			if who.mayTopic(kmsg.ACLOperationDescribe, spec.Name) {
+				addTopic(spec)
+			}
 		}
 		return resp
 	}
@@ -116,7 +133,7 @@ func (n *Node) handleMetadata(ctx context.Context, wreq *wire.Request) wire.Resp
 		var ok bool
 		switch {
 		case rt.Topic == nil && rt.TopicID != (TopicID{}):
-			if spec, ok = n.catalog.TopicByID(rt.TopicID); !ok {
+			if spec, ok = n.catalog.TopicByID(rt.TopicID); !ok || !who.mayTopic(kmsg.ACLOperationDescribe, spec.Name) {
 				addError(nil, rt.TopicID, kerr.UnknownTopicID)
 				continue
 			}
@@ -128,7 +145,15 @@ func (n *Node) handleMetadata(ctx context.Context, wreq *wire.Request) wire.Resp
 				addError(kmsg.StringPtr(name), TopicID{}, kerr.InvalidTopicException)
 				continue
 			}
+			if !who.mayTopic(kmsg.ACLOperationDescribe, name) {
+				addError(kmsg.StringPtr(name), TopicID{}, kerr.TopicAuthorizationFailed)
+				continue
+			}
 			if spec, ok = n.catalog.Topic(name); !ok {
+				if allowAuto && !who.mayCreateTopic(name) {
+					addError(kmsg.StringPtr(name), TopicID{}, kerr.TopicAuthorizationFailed)
+					continue
+				}
 				if !allowAuto {
 					addError(kmsg.StringPtr(name), TopicID{}, kerr.UnknownTopicOrPartition)
 					continue

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/wire"
@@ -15,6 +16,9 @@ import (
 //   commit, and every partition of a group that never existed, answers
 //   offset -1 with no error, so a new consumer starts from its reset policy.
 // * Null topics (v2+) return every partition the group committed.
+// * Authorization: DESCRIBE on the group, else GROUP_AUTHORIZATION_FAILED;
+//   DESCRIBE on each topic, else its partitions answer
+//   TOPIC_AUTHORIZATION_FAILED when named and are left out of "all".
 // * Answered only after a quorum of the offsets partition's replicas
 //   confirmed, after the request arrived, that this node still leads it
 //   (Raft ReadIndex): a deposed leader that has not heard so yet answers
@@ -37,8 +41,12 @@ import (
 
 func (n *Node) handleOffsetFetch(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.OffsetFetchRequest)
+	who := n.requesterOf(ctx, wreq)
 	if req.Version < 8 {
 		coord, code := n.groupCoordinatorFor(req.Group)
+		if !who.mayGroup(kmsg.ACLOperationDescribe, req.Group) {
+			code = kerr.GroupAuthorizationFailed.Code
+		}
 		if code == 0 {
 			code = n.confirmCoordinator(ctx, coord, req.Group)
 		}
@@ -57,7 +65,9 @@ func (n *Node) handleOffsetFetch(ctx context.Context, wreq *wire.Request) wire.R
 			}
 			return resp
 		}
-		return coord.OffsetFetch(req)
+		resp := coord.OffsetFetch(req)
+		resp.Topics = offsetFetchVisible(who, req.Topics != nil, resp.Topics)
+		return resp
 	}
 
 	// v8: answer the groups this node coordinates through the coordinator
@@ -65,6 +75,9 @@ func (n *Node) handleOffsetFetch(ctx context.Context, wreq *wire.Request) wire.R
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	for _, rg := range req.Groups {
 		coord, code := n.groupCoordinatorFor(rg.Group)
+		if !who.mayGroup(kmsg.ACLOperationDescribe, rg.Group) {
+			code = kerr.GroupAuthorizationFailed.Code
+		}
 		if code == 0 {
 			code = n.confirmCoordinator(ctx, coord, rg.Group)
 		}
@@ -76,7 +89,54 @@ func (n *Node) handleOffsetFetch(ctx context.Context, wreq *wire.Request) wire.R
 		}
 		one := *req
 		one.Groups = []kmsg.OffsetFetchRequestGroup{rg}
-		resp.Groups = append(resp.Groups, coord.OffsetFetch(&one).Groups...)
+		groups := coord.OffsetFetch(&one).Groups
+		for i := range groups {
+			groups[i].Topics = offsetFetchGroupVisible(who, rg.Topics != nil, groups[i].Topics)
+		}
+		resp.Groups = append(resp.Groups, groups...)
 	}
 	return resp
+}
+
+// offsetFetchVisible applies Kafka's topic rule to a group's offsets:
+// DESCRIBE on a topic, else its partitions answer
+// TOPIC_AUTHORIZATION_FAILED when asked for by name, and are left out of
+// an "all topics" answer.
+func offsetFetchVisible(who requester, named bool, topics []kmsg.OffsetFetchResponseTopic) []kmsg.OffsetFetchResponseTopic {
+	out := topics[:0]
+	for _, t := range topics {
+		if who.mayTopic(kmsg.ACLOperationDescribe, t.Topic) {
+			out = append(out, t)
+			continue
+		}
+		if !named {
+			continue
+		}
+		for i := range t.Partitions {
+			t.Partitions[i].Offset, t.Partitions[i].LeaderEpoch, t.Partitions[i].Metadata = -1, -1, nil
+			t.Partitions[i].ErrorCode = kerr.TopicAuthorizationFailed.Code
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// offsetFetchGroupVisible is offsetFetchVisible for a v8+ group.
+func offsetFetchGroupVisible(who requester, named bool, topics []kmsg.OffsetFetchResponseGroupTopic) []kmsg.OffsetFetchResponseGroupTopic {
+	out := topics[:0]
+	for _, t := range topics {
+		if who.mayTopic(kmsg.ACLOperationDescribe, t.Topic) {
+			out = append(out, t)
+			continue
+		}
+		if !named {
+			continue
+		}
+		for i := range t.Partitions {
+			t.Partitions[i].Offset, t.Partitions[i].LeaderEpoch, t.Partitions[i].Metadata = -1, -1, nil
+			t.Partitions[i].ErrorCode = kerr.TopicAuthorizationFailed.Code
+		}
+		out = append(out, t)
+	}
+	return out
 }

@@ -13,6 +13,8 @@ import (
 // FindCoordinator: v0-6
 //
 // Behavior:
+// * Authorization: DESCRIBE on the group, else GROUP_AUTHORIZATION_FAILED;
+//   on the transactional id, else TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
 // * A group's coordinator is the leader of __consumer_offsets partition
 //   abs(javaHashCode(group)) % partitions, as in Kafka, so any node answers
 //   for any group from the catalog and the cluster view. The topic is
@@ -31,8 +33,15 @@ import (
 func (n *Node) handleFindCoordinator(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.FindCoordinatorRequest)
 	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
+	who := n.requesterOf(ctx, wreq)
+	find := func(key string) kmsg.FindCoordinatorResponseCoordinator {
+		if c, denied := coordinatorDenied(who, req.CoordinatorType, key); denied {
+			return c
+		}
+		return n.findCoordinator(req.CoordinatorType, key, n.listenerNameOf(ctx))
+	}
 	if req.Version < 4 {
-		c := n.findCoordinator(req.CoordinatorType, req.CoordinatorKey, n.listenerNameOf(ctx))
+		c := find(req.CoordinatorKey)
 		resp.ErrorCode, resp.NodeID, resp.Host, resp.Port = c.ErrorCode, c.NodeID, c.Host, c.Port
 		if c.ErrorCode != 0 {
 			resp.ErrorMessage = kmsg.StringPtr(kerr.ErrorForCode(c.ErrorCode).Error())
@@ -40,9 +49,33 @@ func (n *Node) handleFindCoordinator(ctx context.Context, wreq *wire.Request) wi
 		return resp
 	}
 	for _, key := range req.CoordinatorKeys {
-		resp.Coordinators = append(resp.Coordinators, n.findCoordinator(req.CoordinatorType, key, n.listenerNameOf(ctx)))
+		resp.Coordinators = append(resp.Coordinators, find(key))
 	}
 	return resp
+}
+
+// coordinatorDenied is Kafka's check before looking a coordinator up:
+// DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED) or the
+// transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
+func coordinatorDenied(who requester, keyType int8, key string) (kmsg.FindCoordinatorResponseCoordinator, bool) {
+	c := kmsg.NewFindCoordinatorResponseCoordinator()
+	c.Key, c.NodeID, c.Port = key, -1, -1
+	var e *kerr.Error
+	switch keyType {
+	case 0:
+		if !who.mayGroup(kmsg.ACLOperationDescribe, key) {
+			e = kerr.GroupAuthorizationFailed
+		}
+	case 1:
+		if !who.mayTransactionalID(kmsg.ACLOperationDescribe, key) {
+			e = kerr.TransactionalIDAuthorizationFailed
+		}
+	}
+	if e == nil {
+		return c, false
+	}
+	c.ErrorCode, c.ErrorMessage = e.Code, kmsg.StringPtr(e.Error())
+	return c, true
 }
 
 func (n *Node) findCoordinator(keyType int8, key, listener string) kmsg.FindCoordinatorResponseCoordinator {

@@ -11,6 +11,7 @@ import (
 // JoinGroup: v0-9
 //
 // Behavior:
+// * Authorization: READ on the group, else GROUP_AUTHORIZATION_FAILED.
 // * Kafka's classic rebalance, in package group: the response waits until
 //   every known member has rejoined or the longest rebalance timeout passed
 //   (the first rebalance of an empty group also waits
@@ -35,7 +36,7 @@ import (
 
 func (n *Node) handleJoinGroup(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.JoinGroupRequest)
-	coord, code := n.groupCoordinatorFor(req.Group)
+	coord, code := n.groupCoordinatorAs(n.requesterOf(ctx, wreq), kmsg.ACLOperationRead, req.Group)
 	if code != 0 {
 		resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
 		resp.ErrorCode = code

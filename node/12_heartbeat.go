@@ -11,6 +11,7 @@ import (
 // Heartbeat: v0-4
 //
 // Behavior:
+// * Authorization: READ on the group, else GROUP_AUTHORIZATION_FAILED.
 // * Restarts the member's session timeout. REBALANCE_IN_PROGRESS tells the
 //   member to rejoin; ILLEGAL_GENERATION and UNKNOWN_MEMBER_ID that it was
 //   left behind; FENCED_INSTANCE_ID that another process took its static
@@ -23,7 +24,7 @@ import (
 
 func (n *Node) handleHeartbeat(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.HeartbeatRequest)
-	coord, code := n.groupCoordinatorFor(req.Group)
+	coord, code := n.groupCoordinatorAs(n.requesterOf(ctx, wreq), kmsg.ACLOperationRead, req.Group)
 	if code != 0 {
 		resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
 		resp.ErrorCode = code

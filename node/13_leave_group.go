@@ -11,6 +11,7 @@ import (
 // LeaveGroup: v0-5
 //
 // Behavior:
+// * Authorization: READ on the group, else GROUP_AUTHORIZATION_FAILED.
 // * Removes the members and rebalances the rest at once, rather than after
 //   their session timeout.
 //
@@ -23,7 +24,7 @@ import (
 
 func (n *Node) handleLeaveGroup(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.LeaveGroupRequest)
-	coord, code := n.groupCoordinatorFor(req.Group)
+	coord, code := n.groupCoordinatorAs(n.requesterOf(ctx, wreq), kmsg.ACLOperationRead, req.Group)
 	if code != 0 {
 		resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
 		resp.ErrorCode = code

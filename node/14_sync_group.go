@@ -11,6 +11,7 @@ import (
 // SyncGroup: v0-5
 //
 // Behavior:
+// * Authorization: READ on the group, else GROUP_AUTHORIZATION_FAILED.
 // * The leader's request carries every member's assignment; the
 //   coordinator stores it in __consumer_offsets with the group and answers
 //   every member (followers wait for it). Members that do not send SyncGroup
@@ -24,7 +25,7 @@ import (
 
 func (n *Node) handleSyncGroup(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.SyncGroupRequest)
-	coord, code := n.groupCoordinatorFor(req.Group)
+	coord, code := n.groupCoordinatorAs(n.requesterOf(ctx, wreq), kmsg.ACLOperationRead, req.Group)
 	if code != 0 {
 		resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
 		resp.ErrorCode = code

@@ -12,6 +12,8 @@ import (
 // DescribeGroups: v0-6
 //
 // Behavior:
+// * Authorization: DESCRIBE on each group, else GROUP_AUTHORIZATION_FAILED
+//   for it.
 // * State, protocol type and members (client id and host); the protocol,
 //   each member's metadata and assignment only while the group is Stable,
 //   as Kafka does. An unknown group is reported Dead with no error.
@@ -20,7 +22,8 @@ import (
 //
 // Version notes:
 // * v1: ThrottleMillis
-// * v3: AuthorizedOperations (READ, DESCRIBE, DELETE: there are no ACLs)
+// * v3: AuthorizedOperations: which of READ, DESCRIBE, DELETE the
+//   principal may do on the group
 // * v4: InstanceID of members
 // * v5: flexible versions
 // * v6: a group that does not exist gets GROUP_ID_NOT_FOUND with an
@@ -30,8 +33,9 @@ import (
 func (n *Node) handleDescribeGroups(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.DescribeGroupsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
+	who := n.requesterOf(ctx, wreq)
 	for _, id := range req.Groups {
-		coord, code := n.groupCoordinatorFor(id)
+		coord, code := n.groupCoordinatorAs(who, kmsg.ACLOperationDescribe, id)
 		if code != 0 {
 			dg := kmsg.NewDescribeGroupsResponseGroup()
 			dg.Group, dg.ErrorCode = id, code
@@ -45,6 +49,9 @@ func (n *Node) handleDescribeGroups(ctx context.Context, wreq *wire.Request) wir
 				// Kafka's message for it (v6+; the field is not
 				// sent before).
 				g.ErrorMessage = kmsg.StringPtr("Group " + g.Group + " not found.")
+			}
+			if req.IncludeAuthorizedOperations && g.ErrorCode == 0 {
+				g.AuthorizedOperations = who.authorizedOperations(groupOperations, kmsg.ACLResourceTypeGroup, g.Group)
 			}
 			resp.Groups = append(resp.Groups, g)
 		}

@@ -11,6 +11,8 @@ import (
 // ListGroups: v0-5
 //
 // Behavior:
+// * Authorization as Kafka's: DESCRIBE on the cluster lists every group;
+//   else only the groups the principal may DESCRIBE.
 // * The groups this node coordinates (clients ask every broker and merge).
 //   Every partition of __consumer_offsets this node leads is loaded first.
 //
@@ -22,6 +24,8 @@ import (
 
 func (n *Node) handleListGroups(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.ListGroupsRequest)
+	who := n.requesterOf(ctx, wreq)
+	all := who.mayCluster(kmsg.ACLOperationDescribe)
 	coord, code := n.loadAllGroupPartitions()
 	if coord == nil {
 		resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
@@ -31,6 +35,15 @@ func (n *Node) handleListGroups(ctx context.Context, wreq *wire.Request) wire.Re
 	resp := coord.ListGroups(req)
 	if resp.ErrorCode == 0 {
 		resp.ErrorCode = code
+	}
+	if !all {
+		visible := resp.Groups[:0]
+		for _, g := range resp.Groups {
+			if who.mayGroup(kmsg.ACLOperationDescribe, g.Group) {
+				visible = append(visible, g)
+			}
+		}
+		resp.Groups = visible
 	}
 	return resp
 }

@@ -18,6 +18,10 @@ import (
 // returns; v7 returns the new topic's id)
 //
 // Behavior:
+// * Authorization: CREATE on the cluster or on the topic, else
+//   TOPIC_AUTHORIZATION_FAILED; the configs in the answer (v5+) need
+//   DESCRIBE_CONFIGS on the topic, else the topic's config error is
+//   TOPIC_AUTHORIZATION_FAILED and none are listed, as in Kafka.
 // * NumPartitions -1 means DefaultPartitions; ReplicationFactor -1 means
 //   DefaultReplicationFactor (--default-replication-factor, default 1); a
 //   factor above the brokers alive is INVALID_REPLICATION_FACTOR
@@ -72,6 +76,7 @@ func kerrOf(err error) *kerr.Error {
 func (n *Node) handleCreateTopics(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.CreateTopicsRequest)
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
+	who := n.requesterOf(ctx, wreq)
 	seen := make(map[string]int)
 	for _, rt := range req.Topics {
 		seen[rt.Topic]++
@@ -99,6 +104,8 @@ func (n *Node) handleCreateTopics(ctx context.Context, wreq *wire.Request) wire.
 		switch {
 		case seen[rt.Topic] > 1:
 			fail(kerr.InvalidRequest, "topic named more than once in the request")
+		case !who.mayCreateTopic(rt.Topic):
+			fail(kerr.TopicAuthorizationFailed, "CREATE on the cluster or the topic is needed")
 		case cfgErr != "":
 			fail(kerr.InvalidConfig, cfgErr)
 		default:
@@ -122,7 +129,9 @@ func (n *Node) handleCreateTopics(ctx context.Context, wreq *wire.Request) wire.
 			st.TopicID = spec.ID
 			st.NumPartitions = spec.Partitions
 			st.ReplicationFactor = spec.ReplicationFactor
-			if req.Version >= 5 {
+			if req.Version >= 5 && !who.mayTopic(kmsg.ACLOperationDescribeConfigs, rt.Topic) {
+				st.ConfigErrorCode = kerr.TopicAuthorizationFailed.Code
+			} else if req.Version >= 5 {
 				settings, _ := topicconfig.Parse(n.cfg.Topic, spec.Configs)
 				for _, e := range settings.Describe() {
 					c := kmsg.NewCreateTopicsResponseTopicConfig()

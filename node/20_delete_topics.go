@@ -14,6 +14,8 @@ import (
 // DeleteTopics: v1-6
 //
 // Behavior:
+// * Authorization: DELETE on the topic, else TOPIC_AUTHORIZATION_FAILED;
+//   an id the principal may not DESCRIBE is UNKNOWN_TOPIC_ID, as in Kafka.
 // * The topic leaves the catalog first (durably: a tombstone that cannot be
 //   saved is KAFKA_STORAGE_ERROR and the topic stays), then its local
 //   partition directories move to DATA/quarantine; a crash in between is
@@ -38,10 +40,17 @@ import (
 func (n *Node) handleDeleteTopics(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.DeleteTopicsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
+	who := n.requesterOf(ctx, wreq)
+	denied := &topicError{kerr.TopicAuthorizationFailed, "DELETE on the topic is needed"}
 	if req.Version < 6 {
 		for _, name := range req.TopicNames {
 			st := kmsg.NewDeleteTopicsResponseTopic()
 			st.Topic = kmsg.StringPtr(name)
+			if !who.mayTopic(kmsg.ACLOperationDelete, name) {
+				deleteTopicResult(&st, denied, req.Version)
+				resp.Topics = append(resp.Topics, st)
+				continue
+			}
 			deleteTopicResult(&st, n.deleteTopic(name), req.Version)
 			resp.Topics = append(resp.Topics, st)
 		}
@@ -58,6 +67,11 @@ func (n *Node) handleDeleteTopics(ctx context.Context, wreq *wire.Request) wire.
 			continue
 		case rt.Topic != nil:
 			name = *rt.Topic
+			if !who.mayTopic(kmsg.ACLOperationDelete, name) {
+				deleteTopicResult(&st, denied, req.Version)
+				resp.Topics = append(resp.Topics, st)
+				continue
+			}
 			if spec, ok := n.catalog.Topic(name); ok {
 				st.TopicID = spec.ID
 			}
@@ -67,13 +81,18 @@ func (n *Node) handleDeleteTopics(ctx context.Context, wreq *wire.Request) wire.
 			continue
 		default:
 			spec, ok := n.catalog.TopicByID(rt.TopicID)
-			if !ok {
+			if !ok || !who.mayTopic(kmsg.ACLOperationDescribe, spec.Name) {
 				deleteTopicResult(&st, &topicError{kerr.UnknownTopicID, "unknown topic id " + TopicID(rt.TopicID).String()}, req.Version)
 				resp.Topics = append(resp.Topics, st)
 				continue
 			}
 			name = spec.Name
 			st.Topic = kmsg.StringPtr(name)
+			if !who.mayTopic(kmsg.ACLOperationDelete, name) {
+				deleteTopicResult(&st, denied, req.Version)
+				resp.Topics = append(resp.Topics, st)
+				continue
+			}
 		}
 		deleteTopicResult(&st, n.deleteTopic(name), req.Version)
 		resp.Topics = append(resp.Topics, st)

@@ -18,6 +18,7 @@ import (
 // DeleteRecords: v0-2
 //
 // Behavior:
+// * Authorization: DELETE on the topic, else TOPIC_AUTHORIZATION_FAILED.
 // * Moves a partition's log start offset up to Offset (-1: the high
 //   watermark), through the partition's replica (node/replica). The new start is checkpointed durably before the response;
 //   fetches and ListOffsets below it get OFFSET_OUT_OF_RANGE from then on,
@@ -45,14 +46,18 @@ func (n *Node) handleDeleteRecords(ctx context.Context, wreq *wire.Request) wire
 	req := wreq.Body.(*kmsg.DeleteRecordsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteRecordsResponse)
 	timeout := time.Duration(max(req.TimeoutMillis, 0)) * time.Millisecond
+	who := n.requesterOf(ctx, wreq)
 	for _, rt := range req.Topics {
 		st := kmsg.NewDeleteRecordsResponseTopic()
 		st.Topic = rt.Topic
+		allowed := who.mayTopic(kmsg.ACLOperationDelete, rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.LowWatermark = -1
-			if e := n.deleteRecords(ctx, rt.Topic, rp.Partition, rp.Offset, timeout, &sp.LowWatermark); e != nil {
+			if !allowed {
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			} else if e := n.deleteRecords(ctx, rt.Topic, rp.Partition, rp.Offset, timeout, &sp.LowWatermark); e != nil {
 				sp.ErrorCode = e.Code
 			}
 			st.Partitions = append(st.Partitions, sp)

@@ -12,6 +12,10 @@ import (
 // InitProducerID: v0-5
 //
 // Behavior:
+// * Authorization (Kafka 3.x, KIP-679): an idempotent producer needs
+//   IDEMPOTENT_WRITE on the cluster or WRITE on some topic, else
+//   CLUSTER_AUTHORIZATION_FAILED; a transactional id needs WRITE on it,
+//   else TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
 // * Idempotent producers (null transactional id) get a fresh producer id
 //   with epoch 0: the node id in the high 32 bits, a counter persisted in
 //   blocks in the low 32, so an id is never handed out twice, across
@@ -34,6 +38,16 @@ func (n *Node) handleInitProducerID(ctx context.Context, wreq *wire.Request) wir
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID = -1
 	resp.ProducerEpoch = -1
+	who := n.requesterOf(ctx, wreq)
+	if req.TransactionalID != nil && !who.mayTransactionalID(kmsg.ACLOperationWrite, *req.TransactionalID) {
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		return resp
+	}
+	if req.TransactionalID == nil && !who.mayCluster(kmsg.ACLOperationIdempotentWrite) &&
+		!who.mayAny(kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTopic) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return resp
+	}
 	if req.TransactionalID != nil {
 		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
 		return resp

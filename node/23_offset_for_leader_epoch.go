@@ -15,6 +15,8 @@ import (
 // OffsetForLeaderEpoch: v2-4
 //
 // Behavior:
+// * Authorization: DESCRIBE on the topic (a consumer's check; Spool's
+//   replicas do not use this API), else TOPIC_AUTHORIZATION_FAILED.
 // * KIP-320: a consumer that saw a new leader (or a FENCED_LEADER_EPOCH)
 //   asks, for the epoch of the last batch it consumed, where that epoch
 //   ends on the leader; an end below its position means the log it read
@@ -46,13 +48,18 @@ import (
 func (n *Node) handleOffsetForLeaderEpoch(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.OffsetForLeaderEpochRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
+	who := n.requesterOf(ctx, wreq)
 	for _, rt := range req.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
+		allowed := who.mayTopic(kmsg.ACLOperationDescribe, rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition = rp.Partition
-			if e := n.offsetForLeaderEpoch(rt.Topic, rp, &sp); e != nil {
+			if !allowed {
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				sp.LeaderEpoch, sp.EndOffset = -1, -1
+			} else if e := n.offsetForLeaderEpoch(rt.Topic, rp, &sp); e != nil {
 				sp.ErrorCode = e.Code
 				sp.LeaderEpoch, sp.EndOffset = -1, -1
 			}

@@ -15,6 +15,9 @@ import (
 // DescribeConfigs: v1-4
 //
 // Behavior:
+// * Authorization: DESCRIBE_CONFIGS on the topic, else
+//   TOPIC_AUTHORIZATION_FAILED; on the cluster for a broker, else
+//   CLUSTER_AUTHORIZATION_FAILED.
 // * TOPIC resources list every topic config Spool knows (retention.ms,
 //   retention.bytes, segment.bytes, segment.ms, message.timestamp.type,
 //   max.message.bytes, cleanup.policy, delete.retention.ms,
@@ -37,6 +40,7 @@ import (
 func (n *Node) handleDescribeConfigs(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.DescribeConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
+	who := n.requesterOf(ctx, wreq)
 	for _, rr := range req.Resources {
 		sr := kmsg.NewDescribeConfigsResponseResource()
 		sr.ResourceType = rr.ResourceType
@@ -80,6 +84,11 @@ func (n *Node) handleDescribeConfigs(ctx context.Context, wreq *wire.Request) wi
 
 		switch rr.ResourceType {
 		case kmsg.ConfigResourceTypeTopic:
+			if !who.mayTopic(kmsg.ACLOperationDescribeConfigs, rr.ResourceName) {
+				sr.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				sr.ErrorMessage = kmsg.StringPtr("DESCRIBE_CONFIGS on the topic is needed")
+				break
+			}
 			if err := membership.ValidateTopicName(rr.ResourceName); err != nil {
 				sr.ErrorCode = kerr.InvalidTopicException.Code
 				msg := err.Error()
@@ -106,6 +115,11 @@ func (n *Node) handleDescribeConfigs(ctx context.Context, wreq *wire.Request) wi
 				add(e.Name, e.Value, src, topicconfig.Keys[e.Name], false)
 			}
 		case kmsg.ConfigResourceTypeBroker:
+			if !who.mayCluster(kmsg.ACLOperationDescribeConfigs) {
+				sr.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+				sr.ErrorMessage = kmsg.StringPtr("DESCRIBE_CONFIGS on the cluster is needed")
+				break
+			}
 			if rr.ResourceName != "" && rr.ResourceName != strconv.Itoa(int(n.cfg.NodeID)) {
 				sr.ErrorCode = kerr.InvalidRequest.Code
 				msg := "this is broker " + strconv.Itoa(int(n.cfg.NodeID))

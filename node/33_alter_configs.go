@@ -15,6 +15,9 @@ import (
 // AlterConfigs: v0-2
 //
 // Behavior:
+// * Authorization: ALTER_CONFIGS on the topic, else
+//   TOPIC_AUTHORIZATION_FAILED; on the cluster for a broker, else
+//   CLUSTER_AUTHORIZATION_FAILED.
 // * TOPIC resources: the topic's configs become exactly the ones given
 //   (keys left out return to the broker default), as in Kafka. Only topic
 //   configs Spool knows (node/topicconfig) are accepted; any other key, a bad
@@ -37,35 +40,38 @@ import (
 func (n *Node) handleAlterConfigs(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.AlterConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
+	who := n.requesterOf(ctx, wreq)
 	for _, rr := range req.Resources {
 		sr := kmsg.NewAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		var err error
-		switch rr.ResourceType {
-		case kmsg.ConfigResourceTypeTopic:
-			configs := make(map[string]string, len(rr.Configs))
-			for _, c := range rr.Configs {
-				if c.Value == nil {
-					err = &topicError{kerr.InvalidConfig, fmt.Sprintf("config %q has a null value", c.Name)}
-					break
+		err := alterConfigsDenied(who, rr.ResourceType, rr.ResourceName)
+		if err == nil {
+			switch rr.ResourceType {
+			case kmsg.ConfigResourceTypeTopic:
+				configs := make(map[string]string, len(rr.Configs))
+				for _, c := range rr.Configs {
+					if c.Value == nil {
+						err = &topicError{kerr.InvalidConfig, fmt.Sprintf("config %q has a null value", c.Name)}
+						break
+					}
+					if _, dup := configs[c.Name]; dup {
+						err = &topicError{kerr.InvalidRequest, fmt.Sprintf("config %q given twice", c.Name)}
+						break
+					}
+					configs[c.Name] = *c.Value
 				}
-				if _, dup := configs[c.Name]; dup {
-					err = &topicError{kerr.InvalidRequest, fmt.Sprintf("config %q given twice", c.Name)}
-					break
+				if err == nil {
+					err = n.setTopicConfigs(rr.ResourceName, configs, req.ValidateOnly)
 				}
-				configs[c.Name] = *c.Value
+			case kmsg.ConfigResourceTypeBroker:
+				names := make([]string, len(rr.Configs))
+				for i, c := range rr.Configs {
+					names[i] = c.Name
+				}
+				err = n.alterBrokerConfigs(rr.ResourceName, names)
+			default:
+				err = &topicError{kerr.InvalidRequest, "only TOPIC and BROKER resources are supported"}
 			}
-			if err == nil {
-				err = n.setTopicConfigs(rr.ResourceName, configs, req.ValidateOnly)
-			}
-		case kmsg.ConfigResourceTypeBroker:
-			names := make([]string, len(rr.Configs))
-			for i, c := range rr.Configs {
-				names[i] = c.Name
-			}
-			err = n.alterBrokerConfigs(rr.ResourceName, names)
-		default:
-			err = &topicError{kerr.InvalidRequest, "only TOPIC and BROKER resources are supported"}
 		}
 		sr.ErrorCode, sr.ErrorMessage = n.configErrorCode(rr.ResourceName, err)
 		resp.Resources = append(resp.Resources, sr)

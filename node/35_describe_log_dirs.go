@@ -16,6 +16,8 @@ import (
 // DescribeLogDirs: v1-4
 //
 // Behavior:
+// * Authorization: DESCRIBE on the cluster, else no directories and
+//   (v3+) CLUSTER_AUTHORIZATION_FAILED.
 // * A node has one log dir, its data directory (absolute path), holding
 //   every partition it has open. Each partition is listed, from its replica
 //   (node/replica), with its size (the bytes of its segments) and its
@@ -39,6 +41,10 @@ import (
 func (n *Node) handleDescribeLogDirs(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.DescribeLogDirsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeLogDirsResponse)
+	if !n.requesterOf(ctx, wreq).mayCluster(kmsg.ACLOperationDescribe) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code // v3+; before, no dirs says it
+		return resp
+	}
 	dir := kmsg.NewDescribeLogDirsResponseDir()
 	dir.Dir = n.cfg.DataDir
 	if abs, err := filepath.Abs(n.cfg.DataDir); err == nil {

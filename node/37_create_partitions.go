@@ -13,6 +13,7 @@ import (
 // CreatePartitions: v0-3
 //
 // Behavior:
+// * Authorization: ALTER on the topic, else TOPIC_AUTHORIZATION_FAILED.
 // * Raises a topic's partition count to Count in the catalog, under the
 //   topic's id, so every node keeps what it holds and opens what it is
 //   given; gossip spreads the change like a create. Any node serves it
@@ -37,6 +38,7 @@ import (
 func (n *Node) handleCreatePartitions(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.CreatePartitionsRequest)
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
+	who := n.requesterOf(ctx, wreq)
 	seen := make(map[string]int, len(req.Topics))
 	for _, rt := range req.Topics {
 		seen[rt.Topic]++
@@ -47,6 +49,8 @@ func (n *Node) handleCreatePartitions(ctx context.Context, wreq *wire.Request) w
 		var err error
 		if seen[rt.Topic] > 1 {
 			err = &topicError{kerr.InvalidRequest, "topic named more than once in the request"}
+		} else if !who.mayTopic(kmsg.ACLOperationAlter, rt.Topic) {
+			err = &topicError{kerr.TopicAuthorizationFailed, "ALTER on the topic is needed"}
 		} else {
 			var assignment [][]int32
 			if rt.Assignment != nil {

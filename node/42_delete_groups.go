@@ -11,6 +11,8 @@ import (
 // DeleteGroups: v0-2
 //
 // Behavior:
+// * Authorization: DELETE on each group, else GROUP_AUTHORIZATION_FAILED
+//   for it.
 // * Deletes groups that have no members, with their committed offsets
 //   (tombstones in __consumer_offsets). NON_EMPTY_GROUP while members
 //   remain; GROUP_ID_NOT_FOUND for unknown groups.
@@ -22,8 +24,9 @@ import (
 func (n *Node) handleDeleteGroups(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.DeleteGroupsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
+	who := n.requesterOf(ctx, wreq)
 	for _, id := range req.Groups {
-		coord, code := n.groupCoordinatorFor(id)
+		coord, code := n.groupCoordinatorAs(who, kmsg.ACLOperationDelete, id)
 		if code != 0 {
 			dg := kmsg.NewDeleteGroupsResponseGroup()
 			dg.Group, dg.ErrorCode = id, code

@@ -18,6 +18,9 @@ import (
 // IncrementalAlterConfigs: v0-1
 //
 // Behavior:
+// * Authorization: ALTER_CONFIGS on the topic, else
+//   TOPIC_AUTHORIZATION_FAILED; on the cluster for a broker, else
+//   CLUSTER_AUTHORIZATION_FAILED.
 // * TOPIC resources: each op changes one config of the topic's current
 //   set: SET (0) sets it, DELETE (1) returns it to the broker default,
 //   APPEND (2) and SUBTRACT (3) add or remove values of a list config
@@ -37,21 +40,24 @@ import (
 func (n *Node) handleIncrementalAlterConfigs(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.IncrementalAlterConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
+	who := n.requesterOf(ctx, wreq)
 	for _, rr := range req.Resources {
 		sr := kmsg.NewIncrementalAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		var err error
-		switch rr.ResourceType {
-		case kmsg.ConfigResourceTypeTopic:
-			err = n.incrementalTopicConfigs(rr, req.ValidateOnly)
-		case kmsg.ConfigResourceTypeBroker:
-			names := make([]string, len(rr.Configs))
-			for i, c := range rr.Configs {
-				names[i] = c.Name
+		err := alterConfigsDenied(who, rr.ResourceType, rr.ResourceName)
+		if err == nil {
+			switch rr.ResourceType {
+			case kmsg.ConfigResourceTypeTopic:
+				err = n.incrementalTopicConfigs(rr, req.ValidateOnly)
+			case kmsg.ConfigResourceTypeBroker:
+				names := make([]string, len(rr.Configs))
+				for i, c := range rr.Configs {
+					names[i] = c.Name
+				}
+				err = n.alterBrokerConfigs(rr.ResourceName, names)
+			default:
+				err = &topicError{kerr.InvalidRequest, "only TOPIC and BROKER resources are supported"}
 			}
-			err = n.alterBrokerConfigs(rr.ResourceName, names)
-		default:
-			err = &topicError{kerr.InvalidRequest, "only TOPIC and BROKER resources are supported"}
 		}
 		sr.ErrorCode, sr.ErrorMessage = n.configErrorCode(rr.ResourceName, err)
 		resp.Resources = append(resp.Resources, sr)

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/wire"
@@ -12,6 +13,8 @@ import (
 //
 // Behavior:
 // * Deletes a group's committed offsets for the partitions named
+// * Authorization: DELETE on the group, else GROUP_AUTHORIZATION_FAILED;
+//   READ on each topic, else TOPIC_AUTHORIZATION_FAILED for its partitions.
 //   (tombstones in __consumer_offsets, stored before the offsets leave
 //   memory). An Empty group loses them all; a consumer group with members
 //   keeps the offsets of topics a member subscribes to
@@ -23,11 +26,37 @@ import (
 
 func (n *Node) handleOffsetDelete(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.OffsetDeleteRequest)
-	coord, code := n.groupCoordinatorFor(req.Group)
+	who := n.requesterOf(ctx, wreq)
+	coord, code := n.groupCoordinatorAs(who, kmsg.ACLOperationDelete, req.Group)
 	if code != 0 {
 		resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
 		resp.ErrorCode = code
 		return resp
 	}
-	return coord.OffsetDelete(req)
+	var denied []kmsg.OffsetDeleteRequestTopic
+	allowed := req.Topics[:0:0]
+	for _, t := range req.Topics {
+		if who.mayTopic(kmsg.ACLOperationRead, t.Topic) {
+			allowed = append(allowed, t)
+		} else {
+			denied = append(denied, t)
+		}
+	}
+	if denied == nil {
+		return coord.OffsetDelete(req)
+	}
+	one := *req
+	one.Topics = allowed
+	resp := coord.OffsetDelete(&one)
+	for _, t := range denied {
+		rt := kmsg.NewOffsetDeleteResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetDeleteResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, kerr.TopicAuthorizationFailed.Code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
 }

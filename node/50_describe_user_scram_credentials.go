@@ -18,6 +18,8 @@ import (
 //   mechanism and iteration count; never salts or keys. No users named
 //   means every user. Users of a node's credentials file or its bootstrap
 //   user are that node's alone and not listed.
+// * Authorization: DESCRIBE on the cluster, else
+//   CLUSTER_AUTHORIZATION_FAILED.
 // * RESOURCE_NOT_FOUND for a named user with no credential;
 //   DUPLICATE_RESOURCE for a user named twice (every result for it).
 //
@@ -27,6 +29,11 @@ import (
 func (n *Node) handleDescribeUserScramCredentials(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.DescribeUserSCRAMCredentialsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeUserSCRAMCredentialsResponse)
+	if !n.requesterOf(ctx, wreq).mayCluster(kmsg.ACLOperationDescribe) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		resp.ErrorMessage = kmsg.StringPtr("DESCRIBE on the cluster is needed to describe users")
+		return resp
+	}
 	byUser := map[string][]membership.UserEntry{}
 	var names []string
 	for _, u := range n.agent.Users() {

@@ -30,8 +30,8 @@ import (
 //   may be set in one request); RESOURCE_NOT_FOUND for a deletion of a
 //   credential that does not exist; KAFKA_STORAGE_ERROR when the catalog
 //   cannot be saved (nothing changed for that user: retry).
-// * No authorizer yet: whoever may send requests on this listener may
-//   alter users. A credential the node's credentials file or bootstrap
+// * Authorization: ALTER on the cluster, else every user's result is
+//   CLUSTER_AUTHORIZATION_FAILED. A credential the node's credentials file or bootstrap
 //   user defines for the same user and mechanism still wins on that node
 //   (sasl_users.go).
 //
@@ -80,6 +80,7 @@ func (n *Node) handleAlterUserScramCredentials(ctx context.Context, wreq *wire.R
 		}
 		return mech, true
 	}
+	denied := !n.requesterOf(ctx, wreq).mayCluster(kmsg.ACLOperationAlter)
 	for _, d := range req.Deletions {
 		if mech, ok := note(d.Name, d.Mechanism); ok {
 			alters[d.Name] = append(alters[d.Name], scramAlteration{mechanism: mech})
@@ -104,7 +105,9 @@ func (n *Node) handleAlterUserScramCredentials(ctx context.Context, wreq *wire.R
 	for _, user := range order {
 		r := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
 		r.User = user
-		if err := failed[user]; err != nil {
+		if denied {
+			r.ErrorCode, r.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, kmsg.StringPtr("ALTER on the cluster is needed to alter users")
+		} else if err := failed[user]; err != nil {
 			r.ErrorCode, r.ErrorMessage = err.Code, kmsg.StringPtr(messages[user])
 		} else if err, msg := n.alterScramUser(user, alters[user]); err != nil {
 			r.ErrorCode, r.ErrorMessage = err.Code, kmsg.StringPtr(msg)

@@ -6,20 +6,22 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/node/authz"
 	"github.com/spool-log/spool/wire"
 )
 
 // DescribeCluster: v0-2
 //
 // Behavior:
+// * Authorization as Kafka's: anyone may describe the cluster; the
+//   authorized operations, when asked for, are those of the cluster's
+//   operations the principal may do, none unless it may DESCRIBE it.
 // * Any node answers from its cluster view, as Metadata does: the cluster
 //   id gossip settled on, the answering node as controller (every node
 //   serves the admin APIs), and every live broker (id, advertised Kafka
 //   address, rack).
 // * EndpointType 2 (controllers) is MISMATCHED_ENDPOINT_TYPE, as a Kafka
 //   broker answers: Spool has no separate controller listener.
-// * ClusterAuthorizedOperations, when asked for, is every cluster operation:
-//   Spool has no ACLs yet.
 //
 // Version notes:
 // * v1: EndpointType (request and response)
@@ -59,7 +61,10 @@ func (n *Node) handleDescribeCluster(ctx context.Context, wreq *wire.Request) wi
 		resp.Brokers = append(resp.Brokers, sb)
 	}
 	if req.IncludeClusterAuthorizedOperations {
-		resp.ClusterAuthorizedOperations = clusterAuthorizedOperations
+		resp.ClusterAuthorizedOperations = 0
+		if who := n.requesterOf(ctx, wreq); who.mayCluster(kmsg.ACLOperationDescribe) {
+			resp.ClusterAuthorizedOperations = who.authorizedOperations(clusterAuthorizedOperations, kmsg.ACLResourceTypeCluster, authz.ClusterName)
+		}
 	}
 	return resp
 }

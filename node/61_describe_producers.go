@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/wire"
@@ -12,6 +13,7 @@ import (
 // DescribeProducers: v0
 //
 // Behavior:
+// * Authorization: READ on the topic, else TOPIC_AUTHORIZATION_FAILED.
 // * Lists, per partition, the idempotent producers whose state the leader
 //   keeps for duplicate detection (producers.go): id, epoch and the last
 //   sequence number written, by producer id. That state is rebuilt from the
@@ -28,12 +30,19 @@ import (
 func (n *Node) handleDescribeProducers(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.DescribeProducersRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeProducersResponse)
+	who := n.requesterOf(ctx, wreq)
 	for _, rt := range req.Topics {
 		st := kmsg.NewDescribeProducersResponseTopic()
 		st.Topic = rt.Topic
+		allowed := who.mayTopic(kmsg.ACLOperationRead, rt.Topic)
 		for _, index := range rt.Partitions {
 			sp := kmsg.NewDescribeProducersResponseTopicPartition()
 			sp.Partition = index
+			if !allowed {
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			p, e := n.leaderPartition(rt.Topic, index)
 			if e != nil {
 				sp.ErrorCode = e.Code

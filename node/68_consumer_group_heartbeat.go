@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/wire"
@@ -11,6 +12,9 @@ import (
 // ConsumerGroupHeartbeat: v0-1
 //
 // Behavior:
+// * Authorization: READ on the group, else GROUP_AUTHORIZATION_FAILED;
+//   then DESCRIBE on every subscribed topic, else TOPIC_AUTHORIZATION_FAILED,
+//   as Kafka (a client may not learn of topics through its assignment).
 // * KIP-848's consumer group protocol: the coordinator assigns partitions
 //   itself with the server-side assignor the members name ("uniform", the
 //   default, or "range"; any other is UNSUPPORTED_ASSIGNOR). Epoch 0 joins,
@@ -45,7 +49,16 @@ import (
 
 func (n *Node) handleConsumerGroupHeartbeat(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.ConsumerGroupHeartbeatRequest)
-	coord, code := n.groupCoordinatorFor(req.Group)
+	who := n.requesterOf(ctx, wreq)
+	coord, code := n.groupCoordinatorAs(who, kmsg.ACLOperationRead, req.Group)
+	if code == 0 {
+		for _, topic := range req.SubscribedTopicNames {
+			if !who.mayTopic(kmsg.ACLOperationDescribe, topic) {
+				code = kerr.TopicAuthorizationFailed.Code
+				break
+			}
+		}
+	}
 	if code != 0 {
 		resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
 		resp.ErrorCode = code

@@ -11,6 +11,8 @@ import (
 // ConsumerGroupDescribe: v0-1
 //
 // Behavior:
+// * Authorization: DESCRIBE on each group, else GROUP_AUTHORIZATION_FAILED
+//   for it.
 // * Describes KIP-848 consumer groups: state (Empty, Assigning,
 //   Reconciling, Stable), group epoch, target assignment epoch, assignor,
 //   and per member its epoch, subscription, current and target assignment
@@ -26,8 +28,9 @@ import (
 func (n *Node) handleConsumerGroupDescribe(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.ConsumerGroupDescribeRequest)
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
+	who := n.requesterOf(ctx, wreq)
 	for _, id := range req.Groups {
-		coord, code := n.groupCoordinatorFor(id)
+		coord, code := n.groupCoordinatorAs(who, kmsg.ACLOperationDescribe, id)
 		if code != 0 {
 			dg := kmsg.NewConsumerGroupDescribeResponseGroup()
 			dg.Group, dg.ErrorCode = id, code
@@ -36,7 +39,12 @@ func (n *Node) handleConsumerGroupDescribe(ctx context.Context, wreq *wire.Reque
 		}
 		one := *req
 		one.Groups = []string{id}
-		resp.Groups = append(resp.Groups, coord.ConsumerGroupDescribe(&one).Groups...)
+		for _, g := range coord.ConsumerGroupDescribe(&one).Groups {
+			if req.IncludeAuthorizedOperations && g.ErrorCode == 0 {
+				g.AuthorizedOperations = who.authorizedOperations(groupOperations, kmsg.ACLResourceTypeGroup, g.Group)
+			}
+			resp.Groups = append(resp.Groups, g)
+		}
 	}
 	return resp
 }

@@ -14,6 +14,8 @@ import (
 // DescribeTopicPartitions: v0
 //
 // Behavior:
+// * Authorization: as Metadata, topics the principal may not DESCRIBE are
+//   left out of "all" and TOPIC_AUTHORIZATION_FAILED when named.
 // * Metadata's topic half, paginated (KIP-966): any node answers from its
 //   catalog and cluster view, with the partitions described as Metadata
 //   describes them (replicas in succession order; leader, leader epoch, ISR
@@ -45,10 +47,13 @@ func (n *Node) handleDescribeTopicPartitions(ctx context.Context, wreq *wire.Req
 		limit = maxDescribePartitions
 	}
 
+	who := n.requesterOf(ctx, wreq)
 	var names []string
 	if len(req.Topics) == 0 {
 		for _, spec := range n.catalog.Topics() {
-			names = append(names, spec.Name)
+			if who.mayTopic(kmsg.ACLOperationDescribe, spec.Name) {
+				names = append(names, spec.Name)
+			}
 		}
 	} else {
 		for _, rt := range req.Topics {
@@ -84,6 +89,11 @@ func (n *Node) handleDescribeTopicPartitions(ctx context.Context, wreq *wire.Req
 		st.Topic = kmsg.StringPtr(name)
 		if err := membership.ValidateTopicName(name); err != nil {
 			st.ErrorCode = kerr.InvalidTopicException.Code
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
+		if len(req.Topics) > 0 && !who.mayTopic(kmsg.ACLOperationDescribe, name) {
+			st.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}

@@ -85,6 +85,10 @@ var apis = map[int16]api{
 	int16(kmsg.SASLHandshake):    {wire.VersionRange{Min: 0, Max: 1}, (*Node).handleSaslHandshake, nil},
 	int16(kmsg.SASLAuthenticate): {wire.VersionRange{Min: 0, Max: 2}, (*Node).handleSaslAuthenticate, nil},
 
+	int16(kmsg.DescribeACLs): {wire.VersionRange{Min: 0, Max: 3}, (*Node).handleDescribeACLs, nil},
+	int16(kmsg.CreateACLs):   {wire.VersionRange{Min: 0, Max: 3}, (*Node).handleCreateACLs, nil},
+	int16(kmsg.DeleteACLs):   {wire.VersionRange{Min: 0, Max: 3}, (*Node).handleDeleteACLs, nil},
+
 	int16(kmsg.DescribeUserSCRAMCredentials): {wire.VersionRange{Min: 0, Max: 0}, (*Node).handleDescribeUserScramCredentials, nil},
 	int16(kmsg.AlterUserSCRAMCredentials):    {wire.VersionRange{Min: 0, Max: 0}, (*Node).handleAlterUserScramCredentials, nil},
 }

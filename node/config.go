@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/node/datadir"
 	"github.com/spool-log/spool/node/group"
@@ -65,6 +66,17 @@ type Config struct {
 	// SASL configures authentication on SASL_PLAINTEXT and SASL_SSL
 	// listeners.
 	SASL SASLConfig
+	// SuperUsers are principals ("User:admin", "User:CN=ops,O=acme")
+	// every request of which is allowed, whatever the ACLs say (Kafka's
+	// super.users).
+	SuperUsers []string
+	// AllowEveryoneIfNoACL allows a request on a resource no ACL matches
+	// (Kafka's allow.everyone.if.no.acl.found); DefaultConfig sets it, so
+	// a cluster without ACLs serves everyone. Off, no ACL means deny.
+	AllowEveryoneIfNoACL bool
+	// authzHook, when set (tests), sees every authorization a handler
+	// asks for, before the answer.
+	authzHook func(apiKey int16, op kmsg.ACLOperation, rt kmsg.ACLResourceType, name string)
 
 	// AdminAddr is the host:port of the admin HTTP server. Empty disables it.
 	AdminAddr string
@@ -209,6 +221,7 @@ func DefaultConfig() Config {
 		QuarantineRetention:      datadir.DefaultQuarantineRetention,
 		TLSReloadInterval:        time.Minute,
 		SASL:                     DefaultSASLConfig(),
+		AllowEveryoneIfNoACL:     true,
 
 		ScrubRate:     scrub.DefaultRate,
 		ScrubInterval: scrub.DefaultInterval,
@@ -254,6 +267,11 @@ func (c *Config) validate() error {
 	}
 	if c.RaftTLS.Enabled() && (c.RaftTLS.CertFile == "" || c.RaftTLS.KeyFile == "" || c.RaftTLS.ClientCAFile == "") {
 		return fmt.Errorf("raft TLS needs a certificate file, a key file and a CA file")
+	}
+	for _, p := range c.SuperUsers {
+		if err := validPrincipal(p); err != nil {
+			return fmt.Errorf("super user: %w", err)
+		}
 	}
 	if c.AdminTokenForReads && c.AdminTokenFile == "" {
 		return fmt.Errorf("admin token for reads needs an admin token file")

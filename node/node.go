@@ -85,6 +85,8 @@ type Node struct {
 	saslStore  atomic.Pointer[sasl.Store]
 	// saslView is saslStore with the cluster's users beneath (sasl_users.go).
 	saslView atomic.Pointer[saslView]
+	// authzView is the authorizer over the cluster's ACLs (authorize.go).
+	authzView atomic.Pointer[authzView]
 	// peerFetchFunc pulls state from peers' admin APIs (HTTP or HTTPS);
 	// snapshotClient and peerScheme copy replica snapshots from them
 	// (security.go: peerFetch).

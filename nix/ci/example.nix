@@ -36,6 +36,10 @@
     };
     adminTokenFile = "/run/secrets/spool-admin-token";
     adminTokenForReads = true;
+    acl = {
+      superUsers = [ "User:admin" "User:CN=ops,O=acme" ];
+      allowEveryoneIfNoAclFound = false;
+    };
     sasl = {
       mechanisms = [ "SCRAM-SHA-512" ];
       credentialsFile = "/run/secrets/spool-scram";

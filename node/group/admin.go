@@ -47,8 +47,9 @@ func (c *Coordinator) ListGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsRe
 	return resp
 }
 
-// groupAuthorizedOperations is READ, DELETE and DESCRIBE: with no ACLs
-// every operation on a group is allowed.
+// groupAuthorizedOperations is READ, DELETE and DESCRIBE, every operation
+// on a group; the node narrows it to what its authorizer allows the
+// requester (node/15_describe_groups.go).
 const groupAuthorizedOperations = 1<<3 | 1<<6 | 1<<8
 
 // DescribeGroups reports each group's state, protocol and members, Kafka's
