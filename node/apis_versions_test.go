@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/spool-log/spool/internal/retry"
 	"io"
 	"net"
 	"slices"
@@ -697,6 +698,56 @@ func TestEveryAdvertisedVersionIsServed(t *testing.T) {
 		}
 	}
 
+	// ACLs: one made per version, each described, then all deleted. A
+	// literal pattern (what v0 can say) for a principal no request uses.
+	for _, v := range versionsOf(kmsg.CreateACLs) {
+		req := kmsg.NewPtrCreateACLsRequest()
+		req.Version = v
+		c := kmsg.NewCreateACLsRequestCreation()
+		c.ResourceType, c.ResourceName, c.ResourcePatternType = kmsg.ACLResourceTypeTopic, fmt.Sprintf("acl-v%d", v), kmsg.ACLResourcePatternTypeLiteral
+		c.Principal, c.Host, c.Operation, c.PermissionType = "User:versions", "*", kmsg.ACLOperationRead, kmsg.ACLPermissionTypeAllow
+		req.Creations = append(req.Creations, c)
+		resp := roundTrip[*kmsg.CreateACLsResponse](t, vc, req)
+		mark(req)
+		if len(resp.Results) != 1 || resp.Results[0].ErrorCode != 0 {
+			t.Fatalf("CreateAcls v%d: %+v", v, resp)
+		}
+	}
+	for _, v := range versionsOf(kmsg.DescribeACLs) {
+		req := kmsg.NewPtrDescribeACLsRequest()
+		req.Version = v
+		req.ResourceType, req.ResourcePatternType = kmsg.ACLResourceTypeTopic, kmsg.ACLResourcePatternTypeLiteral
+		req.Operation, req.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
+		var resp *kmsg.DescribeACLsResponse
+		retry.Run(t, 5*time.Second, func() error { // the catalog applies creations as it saves them
+			resp = roundTrip[*kmsg.DescribeACLsResponse](t, vc, req)
+			if resp.ErrorCode != 0 || len(resp.Resources) != len(versionsOf(kmsg.CreateACLs)) {
+				return fmt.Errorf("DescribeAcls v%d: %+v", v, resp)
+			}
+			return nil
+		})
+		mark(req)
+	}
+	deleted := 0
+	for _, v := range versionsOf(kmsg.DeleteACLs) {
+		req := kmsg.NewPtrDeleteACLsRequest()
+		req.Version = v
+		f := kmsg.NewDeleteACLsRequestFilter()
+		name := fmt.Sprintf("acl-v%d", v)
+		f.ResourceType, f.ResourceName, f.ResourcePatternType = kmsg.ACLResourceTypeTopic, &name, kmsg.ACLResourcePatternTypeLiteral
+		f.Operation, f.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
+		req.Filters = append(req.Filters, f)
+		resp := roundTrip[*kmsg.DeleteACLsResponse](t, vc, req)
+		mark(req)
+		if len(resp.Results) != 1 || resp.Results[0].ErrorCode != 0 {
+			t.Fatalf("DeleteAcls v%d: %+v", v, resp)
+		}
+		deleted += len(resp.Results[0].MatchingACLs)
+	}
+	if deleted != len(versionsOf(kmsg.CreateACLs)) {
+		t.Fatalf("DeleteAcls deleted %d bindings, want %d", deleted, len(versionsOf(kmsg.CreateACLs)))
+	}
+
 	// Every advertised key and version was sent.
 	for key, a := range apis {
 		for v := a.versions.Min; v <= a.versions.Max; v++ {
@@ -801,6 +852,7 @@ func TestKafka41Versions(t *testing.T) {
 		kmsg.InitProducerID: {Min: 0, Max: 5}, kmsg.DescribeConfigs: {Min: 1, Max: 4},
 		kmsg.DeleteGroups:                 {Min: 0, Max: 2},
 		kmsg.DescribeUserSCRAMCredentials: {Min: 0, Max: 0}, kmsg.AlterUserSCRAMCredentials: {Min: 0, Max: 0},
+		kmsg.CreateACLs: {Min: 2, Max: 3}, kmsg.DescribeACLs: {Min: 2, Max: 3}, kmsg.DeleteACLs: {Min: 2, Max: 3},
 		kmsg.ConsumerGroupHeartbeat: {Min: 0, Max: 1}, kmsg.ConsumerGroupDescribe: {Min: 0, Max: 1},
 	}
 	for key, rng := range want {
