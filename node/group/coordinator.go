@@ -42,6 +42,12 @@ type shard struct {
 	// writers holds the writer of every group with an offset-record append
 	// in flight or waiting (writer.go).
 	writers map[string]*groupWriter
+	// pendingTxn holds the transactional offset commits awaiting their
+	// producer's marker (txn_offsets.go).
+	pendingTxn map[int64]*pendingTxn
+	// markerEpoch is the newest epoch of each producer whose marker
+	// reached the partition: older epochs are fenced.
+	markerEpoch map[int64]int16
 }
 
 // New returns a coordinator that has loaded no partitions yet.
