@@ -30,10 +30,10 @@ type producerEntry struct {
 	epoch int16
 	// txnOpen: a transactional batch of the producer was appended and no
 	// marker since (the leader's view, its own proposals included).
-	txnOpen    bool
+	txnOpen bool
 	// markers counts the producer's markers here, so a verified
 	// transactional batch can tell its transaction ended meanwhile.
-	markers uint64
+	markers    uint64
 	batches    []batchMeta // oldest first, at most producerWindow
 	lastAppend time.Time
 }
