@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/internal/retry"
 )
 
 // txnProduce runs one franz-go transaction of n records to topic, keyed
@@ -117,4 +120,178 @@ func TestTxnZombieFenced(t *testing.T) {
 	// A raw EndTxn at the old epoch is fenced too.
 	_ = kmsg.NewEndTxnRequest
 	_ = time.Second
+}
+
+// etlWorker runs a franz-go GroupTransactSession: consume from in,
+// produce each record to out, commit, in one transaction per poll. It
+// stops after quitAfter transactions (aborting the last, as a consumer
+// that dies mid-transaction), when done is closed, or on ctx's end.
+// Committed input offsets go to seen, which fails on a repeat.
+func etlWorker(t *testing.T, ctx context.Context, n *Node, id, group, in, out string, quitAfter int, done <-chan struct{}, seen *etlSeen) {
+	sess, err := kgo.NewGroupTransactSession(
+		kgo.SeedBrokers(n.KafkaAddr()),
+		kgo.TransactionalID(id),
+		kgo.TransactionTimeout(20*time.Second),
+		kgo.ConsumerGroup(group),
+		kgo.ConsumeTopics(in),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.RequireStableFetchOffsets(),
+		kgo.SessionTimeout(6*time.Second),
+		kgo.RetryTimeout(20*time.Second),
+	)
+	if err != nil {
+		seen.fail(err)
+		return
+	}
+	defer sess.Close()
+	txns := 0
+	for {
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+			return
+		default:
+		}
+		pctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		fs := sess.PollFetches(pctx)
+		cancel()
+		if fs.Err0() != nil && (errors.Is(fs.Err0(), context.DeadlineExceeded) || errors.Is(fs.Err0(), context.Canceled)) {
+			continue
+		}
+		if fs.NumRecords() == 0 {
+			continue
+		}
+		if err := sess.Begin(); err != nil {
+			seen.fail(fmt.Errorf("%s begin: %w", id, err))
+			return
+		}
+		type po struct {
+			p   int32
+			off int64
+		}
+		var got []po
+		fs.EachRecord(func(r *kgo.Record) {
+			got = append(got, po{r.Partition, r.Offset})
+			sess.Produce(ctx, &kgo.Record{Topic: out, Key: append([]byte(nil), r.Key...), Value: r.Value}, func(_ *kgo.Record, err error) {
+				if err != nil && !errors.Is(err, kgo.ErrAborting) {
+					seen.fail(fmt.Errorf("%s produce: %w", id, err))
+				}
+			})
+		})
+		commit := quitAfter < 0 || txns < quitAfter
+		committed, err := sess.End(ctx, kgo.TransactionEndTry(commit))
+		if err != nil {
+			seen.fail(fmt.Errorf("%s end: %w", id, err))
+			return
+		}
+		if !commit {
+			return // dies after its aborted transaction
+		}
+		if !committed {
+			continue
+		}
+		txns++
+		for _, g := range got {
+			seen.add(g.p, g.off)
+		}
+	}
+}
+
+type etlSeen struct {
+	mu   sync.Mutex
+	offs map[[2]int64]bool
+	errs []error
+}
+
+func (s *etlSeen) add(p int32, off int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := [2]int64{int64(p), off}
+	if s.offs[k] {
+		s.errs = append(s.errs, fmt.Errorf("input %d/%d committed twice", p, off))
+	}
+	s.offs[k] = true
+}
+
+func (s *etlSeen) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.errs = append(s.errs, err)
+}
+
+func (s *etlSeen) count() (int, []error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.offs), append([]error(nil), s.errs...)
+}
+
+// TestTxnGroupTransactSession: consume-transform-produce with franz-go's
+// GroupTransactSession; one consumer dies mid-stream (its last
+// transaction aborted) and another joins later (two rebalances); the
+// output, read_committed, holds every input record exactly once.
+func TestTxnGroupTransactSession(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	cfg.Groups.InitialRebalanceDelay = 0
+	n := startNode(t, cfg)
+	adm := newAdmin(t, n)
+	createTopic(t, adm, "etl-in", 3, nil)
+	createTopic(t, adm, "etl-out", 3, nil)
+	const total = 600
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	pr := newClient(t, n, kgo.DefaultProduceTopic("etl-in"))
+	for i := range total {
+		pr.Produce(ctx, &kgo.Record{Key: []byte(recordKey(i)), Value: []byte("v")}, nil)
+		if i%100 == 99 {
+			if err := pr.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := pr.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	seen := &etlSeen{offs: map[[2]int64]bool{}}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	run := func(id string, quitAfter int) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			etlWorker(t, ctx, n, id, "etl", "etl-in", "etl-out", quitAfter, done, seen)
+		}()
+	}
+	run("etl-a", 3) // dies after 3 committed transactions
+	run("etl-b", -1)
+	retry.Run(t, 60*time.Second, func() error {
+		c, errs := seen.count()
+		if len(errs) > 0 {
+			t.Fatalf("errors: %v", errs)
+		}
+		return retry.Check(c >= total/3, "%d of %d consumed", c, total)
+	})
+	run("etl-c", -1)
+	retry.Run(t, 60*time.Second, func() error {
+		c, errs := seen.count()
+		if len(errs) > 0 {
+			t.Fatalf("errors: %v", errs)
+		}
+		return retry.Check(c >= total, "%d of %d consumed", c, total)
+	})
+	close(done)
+	wg.Wait()
+	if c, errs := seen.count(); len(errs) > 0 || c != total {
+		t.Fatalf("consumed %d of %d; errors: %v", c, total, errs)
+	}
+	got := readKeys(t, n, "etl-out", total, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	if len(got) != total {
+		t.Fatalf("output holds %d distinct keys, want %d", len(got), total)
+	}
+	for k, c := range got {
+		if c != 1 {
+			t.Fatalf("output holds %q %d times", k, c)
+		}
+	}
 }

@@ -136,6 +136,20 @@ func (c *Coordinator) TxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest) *kmsg.Tx
 	return resp
 }
 
+// hasPending says whether a transaction's commit for the group's
+// partition awaits its marker. Called with s.mu held.
+func (s *shard) hasPending(groupID, topic string, partition int32) bool {
+	for _, pt := range s.pendingTxn {
+		for _, r := range pt.recs {
+			var k kmsg.OffsetCommitKey
+			if k.ReadFrom(r.key) == nil && k.Group == groupID && k.Topic == topic && k.Partition == partition {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // addPending notes pid's transactional records. Called with s.mu held.
 func (s *shard) addPending(pid int64, epoch int16, recs []record) {
 	if s.pendingTxn == nil {
