@@ -303,6 +303,7 @@ func (n *Node) startLoops() {
 	n.startCleaner()                           // compaction.go: the log cleaner runs beside retention
 	n.loops.Every(mendInterval, n.mendStopped) // mend.go: replicas stopped by a full disk
 	n.loops.Go(n.scrub.Run)
+	n.loops.Every(txnLoadInterval, n.loadLedTxnPartitions) // txns.go: a new coordinator finishes what it inherits
 	n.loops.Go(func(ctx context.Context) { n.quarantine.Reclaim(ctx, n.cfg.QuarantineRetention) })
 	n.startLeadershipLoops()
 }

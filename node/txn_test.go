@@ -13,6 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/internal/retry"
+	"github.com/spool-log/spool/node/group"
+	"github.com/spool-log/spool/node/txn"
 )
 
 // txnProduce runs one franz-go transaction of n records to topic, keyed
@@ -293,5 +295,135 @@ func TestTxnGroupTransactSession(t *testing.T) {
 		if c != 1 {
 			t.Fatalf("output holds %q %d times", k, c)
 		}
+	}
+}
+
+// txnCoordinatorNode is the node leading txnID's __transaction_state
+// partition.
+func txnCoordinatorNode(nodes []*Node, txnID string) (*Node, error) {
+	return partitionLeader(nodes, txn.TopicName, group.PartitionFor(txnID, transactionStatePartitions))
+}
+
+// TestTxnCoordinatorFailover: three nodes, R=3. Two transactional ids
+// coordinated by the same node: one's transaction has just been committed
+// (EndTxn answered: the prepare is durable, markers may still be on their
+// way), the other's is ongoing. The coordinator's node stops; the new
+// coordinator, replaying __transaction_state, finishes the first
+// transaction's markers on its own and commits the second when its
+// producer asks. A read_committed consumer sees every committed record
+// exactly once.
+func TestTxnCoordinatorFailover(t *testing.T) {
+	nodes := startCluster(t, 3)
+	const topic = "txn-fo"
+	startReplicatedTopic(t, nodes, topic, 2, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	opts := func(id string) []kgo.Opt {
+		return []kgo.Opt{kgo.SeedBrokers(seedsOf(nodes)...), kgo.TransactionalID(id), kgo.DefaultProduceTopic(topic),
+			kgo.RetryTimeout(45 * time.Second), kgo.TransactionTimeout(60 * time.Second), kgo.ProduceRequestTimeout(5 * time.Second)}
+	}
+	// Warm up: creates __transaction_state and elects its leaders.
+	warm, err := kgo.NewClient(opts("tx-warm")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer warm.Close()
+	if err := txnProduce(t, ctx, warm, topic, "warm", 10, true); err != nil {
+		t.Fatal(err)
+	}
+	waitTopic(t, nodes, txn.TopicName)
+	// Two ids whose coordinator is the same node.
+	var idA, idB string
+	var coord *Node
+	byNode := map[int32]string{}
+	retry.Run(t, 30*time.Second, func() error {
+		for i := range 200 {
+			id := fmt.Sprintf("tx-fo-%d", i)
+			c, err := txnCoordinatorNode(nodes, id)
+			if err != nil {
+				return err
+			}
+			if other, ok := byNode[c.NodeID()]; ok && other != id {
+				idA, idB, coord = other, id, c
+				return nil
+			}
+			byNode[c.NodeID()] = id
+		}
+		return errors.New("no two ids share a coordinator")
+	})
+	clA, err := kgo.NewClient(opts(idA)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer clA.Close()
+	clB, err := kgo.NewClient(opts(idB)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer clB.Close()
+	if err := txnProduce(t, ctx, clA, topic, "a1", 20, true); err != nil {
+		t.Fatal(err)
+	}
+	// B: ongoing.
+	if err := clB.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		if err := clB.ProduceSync(ctx, &kgo.Record{Key: []byte(fmt.Sprintf("b1-%d", i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A: committed; the coordinator stops right after answering.
+	if err := txnProduce(t, ctx, clA, topic, "a2", 20, true); err != nil {
+		t.Fatal(err)
+	}
+	stopNode(t, coord)
+	var rest []*Node
+	for _, n := range nodes {
+		if n != coord {
+			rest = append(rest, n)
+		}
+	}
+	// B's commit reaches the new coordinator.
+	want := 10 + 40
+	if err := clB.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Logf("B's commit after failover failed (%v): its records must not be seen", err)
+	} else {
+		want += 20
+	}
+	// A goes on with the new coordinator.
+	if err := txnProduce(t, ctx, clA, topic, "a3", 20, true); err != nil {
+		t.Fatal(err)
+	}
+	want += 20
+	cons, err := kgo.NewClient(kgo.SeedBrokers(seedsOf(rest)...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.RetryTimeout(30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cons.Close()
+	seen := map[string]int{}
+	for len(seen) < want {
+		fs := cons.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read %d of %d committed records: %v", len(seen), want, ctx.Err())
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			k := string(r.Key)
+			seen[k]++
+			if seen[k] > 1 {
+				t.Errorf("record %s read twice", k)
+			}
+		})
+	}
+	// Nothing beyond: the log end, read_committed, holds no more.
+	tail, cancelTail := context.WithTimeout(ctx, time.Second)
+	defer cancelTail()
+	fs := cons.PollFetches(tail)
+	if extra := fs.NumRecords(); extra > 0 {
+		t.Fatalf("%d records beyond the %d committed", extra, want)
+	}
+	if len(seen) != want {
+		t.Fatalf("saw %d records, want %d", len(seen), want)
 	}
 }

@@ -459,3 +459,36 @@ func (n *Node) verifyTxn(ctx context.Context, req verifyRequest) (int16, error) 
 	}
 	return out.ErrorCode, nil
 }
+
+// txnLoadInterval is how often a node looks for __transaction_state
+// partitions it has come to lead.
+const txnLoadInterval = time.Second
+
+// loadLedTxnPartitions loads every __transaction_state partition this
+// node leads and has not loaded in its current epoch: a coordinator that
+// took over must finish the markers of transactions left prepared, and
+// abort timed-out ones, whether or not any client asks it anything.
+func (n *Node) loadLedTxnPartitions() {
+	spec, ok := n.catalog.Topic(txn.TopicName)
+	if !ok || n.isClosing() {
+		return
+	}
+	var led []int32
+	for p := range spec.Partitions {
+		if lp := n.hostedPartition(txn.TopicName, p, spec.ID); lp != nil {
+			if _, ok := lp.replica.WritableEpoch(); ok {
+				led = append(led, p)
+			}
+		}
+	}
+	if len(led) == 0 {
+		return
+	}
+	c, err := n.txns()
+	if err != nil {
+		return
+	}
+	for _, p := range led {
+		n.ensureTxnPartition(c, p)
+	}
+}
