@@ -427,3 +427,49 @@ func TestTxnCoordinatorFailover(t *testing.T) {
 		t.Fatalf("saw %d records, want %d", len(seen), want)
 	}
 }
+
+// TestTxnTimeoutAborts: a transaction left open past its timeout is
+// aborted by the coordinator with the producer's epoch bumped: its
+// producer cannot commit it, read_committed never sees its records, and
+// the partition's last stable offset moves past it, so later committed
+// records are readable.
+func TestTxnTimeoutAborts(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	cfg.TxnAbortInterval = 100 * time.Millisecond
+	n := startNode(t, cfg)
+	createTopic(t, newAdmin(t, n), "txn-to", 1, nil)
+	ctx := testCtx(t)
+	slow := newClient(t, n, kgo.TransactionalID("tx-slow"), kgo.TransactionTimeout(time.Second))
+	if err := slow.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := slow.ProduceSync(ctx, &kgo.Record{Topic: "txn-to", Key: []byte("abandoned")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	lp := n.partition("txn-to", 0)
+	if lso, _ := lp.stable(); lso != 0 {
+		t.Fatalf("last stable offset %d with a transaction open at 0", lso)
+	}
+	// Aborted: the marker moves the last stable offset past it.
+	retry.Run(t, 10*time.Second, func() error {
+		lso, err := lp.stable()
+		if err != nil {
+			return err
+		}
+		return retry.Check(lso == lp.replica.HighWatermark() && lso >= 2, "last stable offset %d, high watermark %d", lso, lp.replica.HighWatermark())
+	})
+	if err := slow.EndTransaction(ctx, kgo.TryCommit); err == nil {
+		t.Fatal("a transaction aborted for its timeout was committed")
+	}
+	other := newClient(t, n, kgo.TransactionalID("tx-other"))
+	if err := txnProduce(t, ctx, other, "txn-to", "ok", 5, true); err != nil {
+		t.Fatal(err)
+	}
+	got := readKeys(t, n, "txn-to", 5, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	if got["abandoned"] != 0 || len(got) != 5 {
+		t.Fatalf("read_committed saw %v", got)
+	}
+	if c := n.txnCoord.metrics.timedOut.Load(); c != 1 {
+		t.Fatalf("timed-out transactions: %d, want 1", c)
+	}
+}
