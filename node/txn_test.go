@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -84,6 +87,28 @@ func TestTxnCommitAndAbortSingleNode(t *testing.T) {
 	if s := d["tx-1"]; s.Err != nil || s.State != "CompleteCommit" {
 		t.Fatalf("describe tx-1: %+v", s)
 	}
+	l, err := adm.ListTransactions(ctx, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := l["tx-1"]; !ok || s.State != "CompleteCommit" {
+		t.Fatalf("list transactions: %+v", l)
+	}
+	// Two commits and an abort, in Prometheus' /metrics after a flush.
+	retry.Run(t, 10*time.Second, func() error {
+		resp, err := http.Get("http://" + n.AdminAddr() + "/metrics")
+		if err != nil {
+			return err
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, want := range []string{"spool_txn_committed 2", "spool_txn_aborted 1", "spool_txn_open 0"} {
+			if !strings.Contains(string(body), want) {
+				return fmt.Errorf("/metrics has no %q", want)
+			}
+		}
+		return nil
+	})
 }
 
 // A zombie (the same transactional id, re-initialised by a new producer)

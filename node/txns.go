@@ -51,10 +51,34 @@ type txnNode struct {
 	metrics  txnMetrics
 }
 
-// txnMetrics counts transactions' ends (served at /metrics and by spool
-// txn through the admin API's stats).
+// txnMetrics counts transactions' ends at this node's coordinator
+// (flushTxnMetrics hands them to go-metrics): spool_txn_committed,
+// spool_txn_aborted (timed-out ones included) and spool_txn_timed_out,
+// and the gauge spool_txn_open of ongoing transactions.
 type txnMetrics struct {
 	committed, aborted, timedOut atomic.Int64
+	flushed                      [3]int64 // as of the last flush
+}
+
+// flushTxnMetrics emits what flushMetrics does for transactions.
+func (n *Node) flushTxnMetrics() {
+	m := &n.txnCoord.metrics
+	now := [3]int64{m.committed.Load(), m.aborted.Load(), m.timedOut.Load()}
+	for i, name := range []string{"committed", "aborted", "timed_out"} {
+		if d := now[i] - m.flushed[i]; d > 0 {
+			n.metrics.IncrCounter([]string{"txn", name}, float32(d))
+		}
+	}
+	m.flushed = now
+	if c := n.txnCoord.coord.Load(); c != nil {
+		open := 0
+		for _, t := range c.List() {
+			if t.State == txn.Ongoing {
+				open++
+			}
+		}
+		n.metrics.SetGauge([]string{"txn", "open"}, float32(open))
+	}
 }
 
 func (n *Node) txnConfig() txn.Config {
