@@ -1,0 +1,197 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/internal/retry"
+)
+
+// txnCoordinatorID asks the cluster which broker coordinates txnID.
+func txnCoordinatorID(ctx context.Context, cl *kgo.Client, txnID string) (int32, error) {
+	req := kmsg.NewPtrFindCoordinatorRequest()
+	req.CoordinatorType = 1
+	req.CoordinatorKey = txnID
+	req.CoordinatorKeys = []string{txnID}
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return -1, err
+	}
+	if len(resp.Coordinators) > 0 {
+		c := resp.Coordinators[0]
+		if c.ErrorCode != 0 {
+			return -1, fmt.Errorf("find coordinator: error %d", c.ErrorCode)
+		}
+		return c.NodeID, nil
+	}
+	if resp.ErrorCode != 0 {
+		return -1, fmt.Errorf("find coordinator: error %d", resp.ErrorCode)
+	}
+	return resp.NodeID, nil
+}
+
+// TestTxnKilledCoordinatorAndLeader: three real nodes, a topic of R=3;
+// a franz-go transactional producer commits and aborts transactions
+// while first the transaction coordinator's process and then (after it
+// came back) a partition leader's are killed with SIGKILL in the middle
+// of a transaction. A read_committed consumer then sees every record of
+// every acknowledged commit exactly once, and none of an aborted
+// transaction; a commit that failed may or may not have happened, but is
+// seen whole or not at all.
+func TestTxnKilledCoordinatorAndLeader(t *testing.T) {
+	nodes := startCluster(t, 3)
+	const topic = "txn-kill"
+	startReplicatedTopic(t, nodes, topic, 3, 3)
+	var seeds []string
+	for _, n := range nodes {
+		seeds = append(seeds, n.KafkaAddr)
+	}
+	ctx := ctxTimeout(t, 3*time.Minute)
+	const txnID = "txn-kill-producer"
+	cl := franzClient(t, seeds[0], kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic(topic),
+		kgo.TransactionalID(txnID), kgo.TransactionTimeout(60*time.Second),
+		kgo.RequestRetries(100), kgo.RetryTimeout(60*time.Second), kgo.ProduceRequestTimeout(5*time.Second))
+
+	committed := map[string]bool{} // acknowledged commits' keys
+	aborted := map[string]bool{}
+	uncertain := map[string]int{} // key -> its transaction
+	txn := 0
+	run := func(commit bool, midway func()) {
+		t.Helper()
+		txn++
+		if err := cl.BeginTransaction(); err != nil {
+			t.Fatalf("begin %d: %v", txn, err)
+		}
+		var keys []string
+		var produceErr error
+		for i := range 30 {
+			if i == 15 && midway != nil {
+				midway()
+			}
+			k := fmt.Sprintf("t%03d-%02d", txn, i)
+			keys = append(keys, k)
+			if err := cl.ProduceSync(ctx, &kgo.Record{Key: []byte(k), Value: []byte(k)}).FirstErr(); err != nil {
+				produceErr = err
+				break
+			}
+		}
+		if produceErr != nil {
+			t.Logf("transaction %d: produce failed (%v); aborting", txn, produceErr)
+			commit = false
+		}
+		err := cl.EndTransaction(ctx, kgo.TransactionEndTry(commit))
+		for _, k := range keys {
+			switch {
+			case err == nil && commit:
+				committed[k] = true
+			case err == nil:
+				aborted[k] = true
+			default:
+				uncertain[k] = txn
+			}
+		}
+		if err != nil {
+			t.Logf("transaction %d: end (commit %v) failed: %v", txn, commit, err)
+			if errors.Is(err, context.DeadlineExceeded) {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i := range 4 {
+		run(i%3 != 2, nil)
+	}
+	coordID, err := txnCoordinatorID(ctx, cl, txnID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var coord *Node
+	for _, n := range nodes {
+		if int32(n.ID) == coordID {
+			coord = n
+		}
+	}
+	if coord == nil {
+		t.Fatalf("coordinator %d is none of the nodes", coordID)
+	}
+	run(true, func() {
+		t.Logf("killing the transaction coordinator, node %d", coord.ID)
+		coord.Kill()
+	})
+	run(false, nil)
+	run(true, nil)
+	// The coordinator's node comes back from its disk.
+	coord.Start()
+	retry.Run(t, 60*time.Second, func() error {
+		_, err := raftLeader(t, nodes, topic, 3)
+		return err
+	})
+	lead, err := raftLeader(t, nodes, topic, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(true, func() {
+		t.Logf("killing partition 0's leader, node %d", lead.ID)
+		lead.Kill()
+	})
+	run(false, nil)
+	run(true, nil)
+
+	var rest []string
+	for _, n := range nodes {
+		if n.Running() {
+			rest = append(rest, n.KafkaAddr)
+		}
+	}
+	cons := franzClient(t, rest[0], kgo.SeedBrokers(rest...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	seen := map[string]int{}
+	for missing := len(committed); missing > 0; {
+		fs := cons.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("%d acknowledged committed records never read: %v", missing, ctx.Err())
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			k := string(r.Key)
+			seen[k]++
+			if committed[k] && seen[k] == 1 {
+				missing--
+			}
+		})
+	}
+	// Drain what else there is, briefly.
+	tail, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	for {
+		fs := cons.PollFetches(tail)
+		if tail.Err() != nil {
+			break
+		}
+		fs.EachRecord(func(r *kgo.Record) { seen[string(r.Key)]++ })
+	}
+	perTxn := map[int]int{}
+	for k, c := range seen {
+		switch {
+		case c > 1:
+			t.Errorf("record %s read %d times", k, c)
+		case aborted[k]:
+			t.Errorf("record %s of an aborted transaction read", k)
+		case !committed[k] && uncertain[k] == 0:
+			t.Errorf("record %s was never produced", k)
+		case uncertain[k] != 0:
+			perTxn[uncertain[k]]++
+		}
+	}
+	for txn, c := range perTxn {
+		if c != 30 {
+			t.Errorf("transaction %d (outcome unknown to the client) read in part: %d of 30 records", txn, c)
+		}
+	}
+	t.Logf("%d transactions: %d committed records read once each, %d aborted never read, %d of uncertain outcome",
+		txn, len(committed), len(aborted), len(uncertain))
+}
