@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -194,4 +196,64 @@ func TestTxnKilledCoordinatorAndLeader(t *testing.T) {
 	}
 	t.Logf("%d transactions: %d committed records read once each, %d aborted never read, %d of uncertain outcome",
 		txn, len(committed), len(aborted), len(uncertain))
+}
+
+// TestTxnKcat: kcat producing with -X transactional.id (librdkafka's
+// transactional producer: the whole input one transaction, committed at
+// the end) between two franz-go transactions, one aborted; kcat's
+// read_committed consumer (librdkafka filtering with the aborted
+// transactions list) sees kcat's and the committed records only, its
+// read_uncommitted consumer all of them.
+func TestTxnKcat(t *testing.T) {
+	n := StartNode(t)
+	const topic = "txn-kcat"
+	createTopicForTest(t, n.KafkaAddr, topic, 1)
+	ctx := ctxTimeout(t, time.Minute)
+	cl := franzClient(t, n.KafkaAddr, kgo.DefaultProduceTopic(topic), kgo.TransactionalID("txn-kcat-franz"))
+	txn := func(prefix string, commit bool) {
+		t.Helper()
+		if err := cl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 5 {
+			k := fmt.Sprintf("%s-%d", prefix, i)
+			if err := cl.ProduceSync(ctx, &kgo.Record{Key: []byte(k), Value: []byte(prefix)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := cl.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	txn("aborted", false)
+	var lines []string
+	for i := range 10 {
+		lines = append(lines, fmt.Sprintf("kcat-%d:kcat", i))
+	}
+	runKcat(t, n.KafkaAddr, strings.Join(lines, "\n")+"\n", "-P", "-t", topic, "-K:", "-X", "transactional.id=txn-kcat-librdkafka")
+	txn("committed", true)
+	// kcat did run a transaction, and committed it.
+	d, err := kadm.NewClient(cl).DescribeTransactions(ctx, "txn-kcat-librdkafka")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := d["txn-kcat-librdkafka"]; s.Err != nil || s.State != "CompleteCommit" {
+		t.Fatalf("kcat's transactional id: %+v", s)
+	}
+
+	count := func(recs []kcatRecord) map[string]int {
+		out := map[string]int{}
+		for _, r := range recs {
+			out[r.Value]++
+		}
+		return out
+	}
+	rc := count(kcatConsume(t, n.KafkaAddr, topic, 0, "beginning", "-X", "isolation.level=read_committed"))
+	if rc["aborted"] != 0 || rc["kcat"] != 10 || rc["committed"] != 5 {
+		t.Fatalf("kcat read_committed saw %v, want 10 kcat and 5 committed", rc)
+	}
+	ru := count(kcatConsume(t, n.KafkaAddr, topic, 0, "beginning", "-X", "isolation.level=read_uncommitted"))
+	if ru["aborted"] != 5 || ru["kcat"] != 10 || ru["committed"] != 5 {
+		t.Fatalf("kcat read_uncommitted saw %v, want 5 aborted, 10 kcat, 5 committed", ru)
+	}
 }
