@@ -257,3 +257,52 @@ func TestTxnKcat(t *testing.T) {
 		t.Fatalf("kcat read_uncommitted saw %v, want 5 aborted, 10 kcat, 5 committed", ru)
 	}
 }
+
+// TestTxnKafkajs: kafkajs transactions (producer.transaction(): send,
+// sendOffsets, commit or abort) against a real node; kafkajs' group
+// consumer, read_committed by default, sees the committed records only,
+// each once, and the offsets sent in the committed transaction are the
+// group's.
+func TestTxnKafkajs(t *testing.T) {
+	needKafkajs(t)
+	n := StartNode(t)
+	const topic = "txn-kafkajs"
+	createTopicForTest(t, n.KafkaAddr, topic, 2)
+	createTopicForTest(t, n.KafkaAddr, "txn-kafkajs-in", 1)
+	msgs := func(prefix string) []map[string]any {
+		var out []map[string]any
+		for i := range 10 {
+			out = append(out, map[string]any{"key": fmt.Sprintf("%s-%d", prefix, i), "value": prefix})
+		}
+		return out
+	}
+	var ended struct {
+		Ended string `json:"ended"`
+	}
+	runKafkajs(t, n.KafkaAddr, "transaction", map[string]any{"topic": topic, "transactionalId": "kafkajs-tx", "commit": true, "messages": msgs("first"),
+		"offsetsGroup": "kafkajs-txn-group", "offsets": []map[string]any{{"topic": "txn-kafkajs-in", "partitions": []map[string]any{{"partition": 0, "offset": "7"}}}}}, &ended)
+	if ended.Ended != "commit" {
+		t.Fatalf("transaction ended %q", ended.Ended)
+	}
+	runKafkajs(t, n.KafkaAddr, "transaction", map[string]any{"topic": topic, "transactionalId": "kafkajs-tx", "commit": false, "messages": msgs("aborted")}, &ended)
+	runKafkajs(t, n.KafkaAddr, "transaction", map[string]any{"topic": topic, "transactionalId": "kafkajs-tx", "commit": true, "messages": msgs("second")}, &ended)
+	got := kafkajsConsume(t, n.KafkaAddr, "kafkajs-txn-reader", topic, 20, true)
+	seen := map[string]int{}
+	for _, m := range got {
+		seen[m.Key]++
+		if m.Value == "aborted" {
+			t.Fatalf("kafkajs read %s of an aborted transaction", m.Key)
+		}
+	}
+	if len(got) != 20 || len(seen) != 20 {
+		t.Fatalf("kafkajs read %d records (%d distinct), want 20", len(got), len(seen))
+	}
+	ctx := ctxTimeout(t, 20*time.Second)
+	o, err := kadm.NewClient(franzClient(t, n.KafkaAddr)).FetchOffsets(ctx, "kafkajs-txn-group")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, ok := o.Lookup("txn-kafkajs-in", 0); !ok || r.At != 7 {
+		t.Fatalf("offsets sent in the transaction: %+v %v", r, ok)
+	}
+}
