@@ -170,7 +170,14 @@ func (l *Log) Clean(upTo int64, mapBytes int) (CleanStats, error) {
 			break // the map is full: clean up to here, the rest next time
 		}
 		err := l.eachBatch(s, plan.sizes[i], func(batch []byte, h BatchHeader) error {
-			if h.Control() {
+			if h.Control() || h.Transactional() {
+				// A transactional record may belong to a transaction
+				// that is still open or was aborted: it must not
+				// shadow an older record of its key. It is itself
+				// removed once a later plain record of its key exists.
+				// (Kafka instead removes aborted transactions' records
+				// and cleans only below the last stable offset; this
+				// package does not know transactions' outcomes.)
 				return nil
 			}
 			var err error

@@ -2,6 +2,7 @@ package partition
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -581,5 +582,37 @@ func TestTruncateBelowCleanedOffset(t *testing.T) {
 		if strings.HasPrefix(r.value, "v") && r.offset < l.segs[len(l.segs)-1].base {
 			t.Fatalf("old value %+v survived newer ones after truncation", r)
 		}
+	}
+}
+
+// A transactional record (its transaction possibly open or aborted) does
+// not shadow an older record of its key; a later plain record shadows it.
+func TestCleanTransactionalRecordsDoNotShadow(t *testing.T) {
+	l := openLog(t, t.TempDir(), compactConfig())
+	defer l.Close()
+	txn := func(b []byte) []byte {
+		attrs := binary.BigEndian.Uint16(b[recordbatch.OffAttributes:]) | recordbatch.AttrTransactional
+		binary.BigEndian.PutUint16(b[recordbatch.OffAttributes:], attrs)
+		recordbatch.SetCRC(b)
+		return b
+	}
+	mustAppend(t, l, keyedBatch(t, 1, false, kvs("a", "plain-a", "b", "plain-b")), -1)
+	mustAppend(t, l, txn(keyedBatch(t, 2, false, kvs("a", "txn-a", "b", "txn-b"))), -1)
+	mustAppend(t, l, keyedBatch(t, 3, false, kvs("b", "plain-b2")), -1)
+	// Fill the segment so the records above are in a closed one.
+	for i := range 3 {
+		mustAppend(t, l, keyedBatch(t, int64(4+i), false, kvs("c", strings.Repeat("x", 1500))), -1)
+	}
+	mustClean(t, l)
+	recs, _ := readRecords(t, l)
+	var got []string
+	for _, r := range recs {
+		if r.key != "c" {
+			got = append(got, r.key+"="+r.value)
+		}
+	}
+	want := []string{"a=plain-a", "a=txn-a", "b=plain-b2"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("after cleaning: %v, want %v", got, want)
 	}
 }
