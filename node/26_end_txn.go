@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -15,7 +16,10 @@ import (
 //   coordinator (node/txn), two-phase: PrepareCommit (PrepareAbort) is
 //   stored in __transaction_state before the answer; the markers then go
 //   to every partition of the transaction and CompleteCommit
-//   (CompleteAbort) follows once all are committed. A retry of a finished
+//   (CompleteAbort) follows once all are committed. The answer waits for
+//   that (5 s at most; the outcome is decided once Prepare is stored), so
+//   the client's next transaction does not meet CONCURRENT_TRANSACTIONS.
+//   A retry of a finished
 //   EndTxn succeeds; a transaction still being ended gets
 //   CONCURRENT_TRANSACTIONS; ending a transaction that is not Ongoing
 //   otherwise is INVALID_TXN_STATE.
@@ -28,12 +32,29 @@ import (
 //   is not offered: franz-go pins EndTxn to v4 unless the cluster
 //   advertises transaction.version 2, which Spool does not.
 
+// endTxnMarkerWait bounds how long EndTxn waits for its markers after the
+// decision is durable.
+const endTxnMarkerWait = 5 * time.Second
+
 func (n *Node) handleEndTxn(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.EndTxnRequest)
 	resp := req.ResponseKind().(*kmsg.EndTxnResponse)
 	coord, code := n.txnCoordinatorFor(req.TransactionalID)
 	if code == 0 {
-		code = coord.EndTxn(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit)
+		var done <-chan struct{}
+		code, done = coord.EndTxn(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit)
+		if done != nil {
+			// The outcome is decided; waiting briefly for the markers
+			// spares the client's next transaction a round of
+			// CONCURRENT_TRANSACTIONS retries.
+			t := time.NewTimer(endTxnMarkerWait)
+			select {
+			case <-done:
+			case <-t.C:
+			case <-ctx.Done():
+			}
+			t.Stop()
+		}
 	}
 	resp.ErrorCode = fencedCode(code, req.Version >= 2)
 	return resp

@@ -166,26 +166,27 @@ func (c *Coordinator) AddOffsets(txnID string, pid int64, epoch int16, groupID s
 }
 
 // EndTxn commits or aborts txnID's transaction: Prepare is durable before
-// the answer; the markers and Complete follow in the background.
-func (c *Coordinator) EndTxn(txnID string, pid int64, epoch int16, commit bool) int16 {
+// it returns; the markers and Complete follow in the background, and done
+// closes once they are written (or the attempt gave up, to be retried).
+func (c *Coordinator) EndTxn(txnID string, pid int64, epoch int16, commit bool) (code int16, done <-chan struct{}) {
 	s, code := c.lockShard(txnID)
 	if code != 0 {
-		return code
+		return code, nil
 	}
 	defer s.mu.Unlock()
 	m := s.txns[txnID]
 	if code := checkProducer(m, pid, epoch); code != 0 {
-		return code
+		return code, nil
 	}
 	switch {
 	case m.state == Ongoing:
 	case m.state == PrepareCommit && commit, m.state == PrepareAbort && !commit:
 		c.complete(s, m)
-		return kerr.ConcurrentTransactions.Code
+		return kerr.ConcurrentTransactions.Code, nil
 	case m.state == CompleteCommit && commit, m.state == CompleteAbort && !commit:
-		return 0 // a retry of an EndTxn that succeeded
+		return 0, nil // a retry of an EndTxn that succeeded
 	default:
-		return kerr.InvalidTxnState.Code
+		return kerr.InvalidTxnState.Code, nil
 	}
 	next := m.clone()
 	next.state = PrepareAbort
@@ -193,12 +194,12 @@ func (c *Coordinator) EndTxn(txnID string, pid int64, epoch int16, commit bool) 
 		next.state = PrepareCommit
 	}
 	if code := c.store(s, next); code != 0 {
-		return code
+		return code, nil
 	}
 	s.txns[txnID] = next
 	c.logger.WithFields(logrus.Fields{"transactional_id": txnID, "producer_id": pid, "epoch": epoch, "state": next.state.String(), "partitions": len(next.partitions)}).Debug("ending transaction")
 	c.complete(s, next)
-	return 0
+	return 0, next.done
 }
 
 // Verify says whether pid/epoch's ongoing transaction of txnID holds tp:

@@ -249,6 +249,7 @@ func (c *Coordinator) complete(s *shard, m *txnMeta) {
 		return
 	}
 	m.completing = true
+	m.done = make(chan struct{})
 	commit := m.state == PrepareCommit
 	mk := Marker{ProducerID: m.pid, Epoch: m.epoch, Commit: commit, CoordinatorEpoch: s.epoch}
 	parts := m.sortedPartitions()
@@ -256,6 +257,7 @@ func (c *Coordinator) complete(s *shard, m *txnMeta) {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
+		defer close(m.done)
 		var wg sync.WaitGroup
 		for _, tp := range parts {
 			wg.Add(1)

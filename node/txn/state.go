@@ -39,12 +39,15 @@ type txnMeta struct {
 	start      time.Time // when the transaction became Ongoing
 	updated    time.Time
 	// completing is set while markers are being written for a Prepare
-	// state (one completion at a time).
+	// state (one completion at a time); done closes when that attempt
+	// ends, written or not.
 	completing bool
+	done       chan struct{}
 }
 
 func (m *txnMeta) clone() *txnMeta {
 	c := *m
+	c.done = nil
 	c.partitions = make(map[TopicPartition]struct{}, len(m.partitions))
 	for tp := range m.partitions {
 		c.partitions[tp] = struct{}{}
