@@ -191,9 +191,28 @@ func (c *Coordinator) CompleteTxn(p int32, pid int64, epoch int16, committed boo
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.gone || s.loading {
+	if s.gone {
 		return
 	}
+	if s.loading {
+		// The replay may have read the log before this marker: Load
+		// applies it once the replay is done (a second application
+		// finds nothing pending).
+		s.lateMarkers = append(s.lateMarkers, lateMarker{pid, epoch, committed})
+		return
+	}
+	c.applyMarker(s, pid, epoch, committed)
+}
+
+// lateMarker is a marker committed while its partition was loading.
+type lateMarker struct {
+	pid       int64
+	epoch     int16
+	committed bool
+}
+
+// applyMarker applies a marker to memory. Called with s.mu held.
+func (c *Coordinator) applyMarker(s *shard, pid int64, epoch int16, committed bool) {
 	for _, r := range s.endPending(pid, epoch, committed) {
 		var k kmsg.OffsetCommitKey
 		var v kmsg.OffsetCommitValue
