@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -483,6 +484,28 @@ func TestTxnTimeoutAborts(t *testing.T) {
 	lp := n.partition("txn-to", 0)
 	if lso, _ := lp.stable(); lso != 0 {
 		t.Fatalf("last stable offset %d with a transaction open at 0", lso)
+	}
+	// DescribeProducers shows where the open transaction starts, and
+	// ListOffsets read_committed stops there.
+	dp, err := newAdmin(t, n).DescribeProducers(ctx, kadm.TopicsSet{"txn-to": {0: {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	producers := 0
+	dp.EachProducer(func(p kadm.DescribedProducer) {
+		producers++
+		if p.CurrentTxnStartOffset != 0 {
+			t.Errorf("producer %d: current transaction starts at %d, want 0", p.ProducerID, p.CurrentTxnStartOffset)
+		}
+	})
+	if producers != 1 {
+		t.Fatalf("DescribeProducers listed %d producers, want 1", producers)
+	}
+	lo := kmsg.NewPtrListOffsetsRequest()
+	lo.IsolationLevel = 1
+	lo.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: "txn-to", Partitions: []kmsg.ListOffsetsRequestTopicPartition{{Partition: 0, Timestamp: -1, CurrentLeaderEpoch: -1}}}}
+	if r, err := lo.RequestWith(ctx, slow); err != nil || r.Topics[0].Partitions[0].Offset != 0 {
+		t.Fatalf("ListOffsets read_committed latest: %+v %v, want 0", r, err)
 	}
 	// Aborted: the marker moves the last stable offset past it.
 	retry.Run(t, 10*time.Second, func() error {
