@@ -530,3 +530,65 @@ func TestTxnTimeoutAborts(t *testing.T) {
 		t.Fatalf("timed-out transactions: %d, want 1", c)
 	}
 }
+
+// AddPartitionsToTxn v4 (the batched form): several transactions in one
+// request, answered one by one; VerifyOnly checks without adding.
+func TestTxnAddPartitionsV4(t *testing.T) {
+	n := startNode(t, testConfig(t, t.TempDir()))
+	createTopic(t, newAdmin(t, n), "txn-v4", 2, nil)
+	ctx := testCtx(t)
+	cl := newClient(t, n)
+	var ids [2]struct {
+		pid   int64
+		epoch int16
+	}
+	for i, id := range []string{"v4-a", "v4-b"} {
+		// The first creates __transaction_state; retried while its
+		// partitions elect leaders.
+		retry.Run(t, 10*time.Second, func() error {
+			req := kmsg.NewPtrInitProducerIDRequest()
+			req.TransactionalID, req.TransactionTimeoutMillis = kmsg.StringPtr(id), 60000
+			resp, err := req.RequestWith(ctx, cl)
+			if err != nil {
+				return err
+			}
+			if resp.ErrorCode != 0 {
+				return kerr.ErrorForCode(resp.ErrorCode)
+			}
+			ids[i].pid, ids[i].epoch = resp.ProducerID, resp.ProducerEpoch
+			return nil
+		})
+	}
+	req := kmsg.NewPtrAddPartitionsToTxnRequest()
+	req.Version = 4
+	add := func(id string, i int, verify bool, p int32) {
+		tr := kmsg.NewAddPartitionsToTxnRequestTransaction()
+		tr.TransactionalID, tr.ProducerID, tr.ProducerEpoch, tr.VerifyOnly = id, ids[i].pid, ids[i].epoch, verify
+		tr.Topics = []kmsg.AddPartitionsToTxnRequestTransactionTopic{{Topic: "txn-v4", Partitions: []int32{p}}}
+		req.Transactions = append(req.Transactions, tr)
+	}
+	add("v4-a", 0, false, 0)
+	add("v4-b", 1, true, 1)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Version != 4 || len(resp.Transactions) != 2 {
+		t.Fatalf("response v%d with %d transactions", resp.Version, len(resp.Transactions))
+	}
+	codes := map[string]int16{}
+	for _, tr := range resp.Transactions {
+		codes[tr.TransactionalID] = tr.Topics[0].Partitions[0].ErrorCode
+	}
+	if codes["v4-a"] != 0 || codes["v4-b"] != kerr.InvalidTxnState.Code {
+		t.Fatalf("codes %v: want v4-a added, v4-b not in a transaction", codes)
+	}
+	// v4-a's partition is in its transaction now.
+	d, err := newAdmin(t, n).DescribeTransactions(ctx, "v4-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := d["v4-a"]; s.State != "Ongoing" || len(s.Topics["txn-v4"]) != 1 {
+		t.Fatalf("v4-a: %+v", s)
+	}
+}
