@@ -7,6 +7,10 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/spool-log/spool/internal/recordbatch"
+	"github.com/spool-log/spool/node/replica"
+	"github.com/spool-log/spool/partition"
 )
 
 // TestTxnThroughputRatio measures transactional produce (transactions of
@@ -60,4 +64,35 @@ func TestTxnThroughputRatio(t *testing.T) {
 	t100 := run("transactions of 100", 100, kgo.TransactionalID("bench-100"))
 	t1000 := run("transactions of 1000", 1000, kgo.TransactionalID("bench-1000"))
 	t.Logf("ratio to idempotent: transactions of 100 %.2f, of 1000 %.2f", t100/idem, t1000/idem)
+}
+
+// TestTxnIndexRebuildCost measures the first read_committed read after a
+// restart, which scans every committed batch header of the partition
+// (txn_index.go): SPOOL_TXN_BENCH=1 go test ./node -run
+// TestTxnIndexRebuildCost -v.
+func TestTxnIndexRebuildCost(t *testing.T) {
+	if os.Getenv("SPOOL_TXN_BENCH") == "" {
+		t.Skip("set SPOOL_TXN_BENCH=1 to measure")
+	}
+	cfg := testConfig(t, t.TempDir())
+	cfg.Topic.Flush = partition.FlushOS // the default policy: no fsync per batch
+	n := startNode(t, cfg)
+	createTopic(t, newAdmin(t, n), "bench-scan", 1, nil)
+	p := n.partition("bench-scan", 0)
+	const batches = 100_000
+	b := recordbatch.Simple(time.Now().UnixMilli(), make([]byte, 100))
+	for range batches {
+		if _, err := p.replica.Produce(context.Background(), b, replica.AcksAll); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.txns.mu.Lock()
+	p.txns.open = nil // as after a restart
+	p.txns.mu.Unlock()
+	start := time.Now()
+	lso, err := p.stable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("scanned %d batches (%d bytes) to last stable offset %d in %v (page cache warm)", batches, p.replica.Size(), lso, time.Since(start).Round(time.Millisecond))
 }

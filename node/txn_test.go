@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -591,4 +593,59 @@ func TestTxnAddPartitionsV4(t *testing.T) {
 	if s := d["v4-a"]; s.State != "Ongoing" || len(s.Topics["txn-v4"]) != 1 {
 		t.Fatalf("v4-a: %+v", s)
 	}
+}
+
+// The read_committed view survives a restart: from the txn-index
+// checkpoint, and from the log alone when the checkpoint is damaged.
+func TestTxnIndexAcrossRestart(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	n := startNode(t, cfg)
+	createTopic(t, newAdmin(t, n), "txn-rs", 1, nil)
+	ctx := testCtx(t)
+	cl := newClient(t, n, kgo.TransactionalID("tx-rs"))
+	for _, c := range []struct {
+		prefix string
+		commit bool
+	}{{"c1", true}, {"ab", false}, {"c2", true}} {
+		if err := txnProduce(t, ctx, cl, "txn-rs", c.prefix, 5, c.commit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(n *Node) {
+		t.Helper()
+		got := readKeys(t, n, "txn-rs", 10, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+		for k, c := range got {
+			if c != 1 || strings.HasPrefix(k, "ab") {
+				t.Fatalf("read_committed saw %q %d times", k, c)
+			}
+		}
+	}
+	check(n)
+	cl.Close()
+	path := filepath.Join(cfg.DataDir, "txn-rs-0", txnIndexFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no checkpoint: %v", err)
+	}
+	if !strings.Contains(string(b), `"aborted":[[`) {
+		t.Fatalf("checkpoint without the aborted transaction: %s", b)
+	}
+	stopNode(t, n)
+
+	n = startNode(t, cfg)
+	check(n)
+	p := n.partition("txn-rs", 0)
+	p.txns.mu.Lock()
+	resumed := p.txns.checkpointed > 0 && len(p.txns.aborted) == 1
+	p.txns.mu.Unlock()
+	if !resumed {
+		t.Fatal("the index did not resume from its checkpoint")
+	}
+	stopNode(t, n)
+
+	if err := os.WriteFile(path, []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n = startNode(t, cfg)
+	check(n)
 }
