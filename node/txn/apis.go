@@ -34,14 +34,14 @@ func (c *Coordinator) InitProducerID(txnID string, timeout time.Duration, reqPID
 			c.logger.WithError(err).Error("allocate producer id")
 			return -1, -1, kerr.CoordinatorNotAvailable.Code
 		}
-		next = &txnMeta{id: txnID, pid: pid, epoch: 0, partitions: map[TopicPartition]struct{}{}}
+		next = &txnMeta{id: txnID, pid: pid, epoch: 0, lastEpoch: -1, partitions: map[TopicPartition]struct{}{}}
 	case m.state == PrepareCommit || m.state == PrepareAbort:
 		c.complete(s, m)
 		return -1, -1, kerr.ConcurrentTransactions.Code
-	case reqPID >= 0 && (reqPID != m.pid || reqEpoch != m.epoch):
+	case reqPID >= 0 && (reqPID != m.pid || reqEpoch != m.epoch && (m.lastEpoch < 0 || reqEpoch != m.lastEpoch)):
 		return -1, -1, kerr.ProducerFenced.Code
 	case m.state == Ongoing:
-		if code := c.abortBumped(s, m); code != 0 {
+		if code := c.abortBumped(s, m, false); code != 0 {
 			return -1, -1, code
 		}
 		return -1, -1, kerr.ConcurrentTransactions.Code
@@ -57,12 +57,10 @@ func (c *Coordinator) InitProducerID(txnID string, timeout time.Duration, reqPID
 			next.epoch++
 		}
 		next.state = Empty
+		next.lastEpoch = -1
 		next.partitions = map[TopicPartition]struct{}{}
 	}
 	next.timeout = timeout
-	if next.state != Empty {
-		next.state = Empty
-	}
 	next.start = time.Time{}
 	if code := c.store(s, next); code != 0 {
 		return -1, -1, code

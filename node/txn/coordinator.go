@@ -339,7 +339,7 @@ func (c *Coordinator) abortLoop() {
 				for _, m := range s.txns {
 					if m.state == Ongoing && now.Sub(m.start) > m.timeout {
 						c.logger.WithFields(logrus.Fields{"transactional_id": m.id, "producer_id": m.pid, "epoch": m.epoch}).Info("aborting timed-out transaction")
-						if c.abortBumped(s, m) == 0 && c.cfg.OnEnd != nil {
+						if c.abortBumped(s, m, true) == 0 && c.cfg.OnEnd != nil {
 							c.cfg.OnEnd(CompleteAbort, true)
 						}
 					}
@@ -352,10 +352,14 @@ func (c *Coordinator) abortLoop() {
 
 // abortBumped aborts m's ongoing transaction with the producer's epoch
 // bumped, fencing the producer that left it. Called with s.mu held.
-func (c *Coordinator) abortBumped(s *shard, m *txnMeta) int16 {
+func (c *Coordinator) abortBumped(s *shard, m *txnMeta, timedOut bool) int16 {
 	next := m.clone()
 	if next.epoch < maxEpoch {
 		next.epoch++
+	}
+	next.lastEpoch = -1
+	if timedOut {
+		next.lastEpoch = m.epoch
 	}
 	next.state = PrepareAbort
 	if code := c.store(s, next); code != 0 {

@@ -206,4 +206,12 @@ func TestCoordinatorTimesOut(t *testing.T) {
 	if code, _ := c.EndTxn("c", pid, epoch, true); code != kerr.ProducerFenced.Code {
 		t.Fatalf("commit after the timeout: code %d", code)
 	}
+	// KIP-588: the timed-out producer re-initialises with its id and old
+	// epoch and goes on; any older epoch is fenced.
+	if _, _, code := c.InitProducerID("c", time.Minute, pid, epoch-1); code != kerr.ProducerFenced.Code {
+		t.Fatalf("re-init two epochs back: code %d", code)
+	}
+	if _, e, code := c.InitProducerID("c", time.Minute, pid, epoch); code != 0 || e != epoch+2 {
+		t.Fatalf("re-init after the timeout: epoch %d code %d, want %d", e, code, epoch+2)
+	}
 }

@@ -33,7 +33,11 @@ type txnMeta struct {
 	id         string
 	pid        int64
 	epoch      int16
-	timeout    time.Duration
+	// lastEpoch is the producer's epoch before the coordinator bumped it
+	// to abort a timed-out transaction (-1: none): that producer may
+	// still re-initialise (KIP-588), as in Kafka. Kept in memory only.
+	lastEpoch int16
+	timeout   time.Duration
 	state      kmsg.TransactionState
 	partitions map[TopicPartition]struct{}
 	start      time.Time // when the transaction became Ongoing
@@ -103,7 +107,7 @@ func (m *txnMeta) value() []byte {
 // metaFrom rebuilds the state a record stored.
 func metaFrom(id string, v *kmsg.TxnMetadataValue) *txnMeta {
 	m := &txnMeta{
-		id: id, pid: v.ProducerID, epoch: v.ProducerEpoch,
+		id: id, pid: v.ProducerID, epoch: v.ProducerEpoch, lastEpoch: -1,
 		timeout:    time.Duration(v.TimeoutMillis) * time.Millisecond,
 		state:      v.State,
 		partitions: make(map[TopicPartition]struct{}),
