@@ -30,14 +30,14 @@ type TopicPartition struct {
 
 // txnMeta is one transactional id's state, as its last record says.
 type txnMeta struct {
-	id         string
-	pid        int64
-	epoch      int16
+	id    string
+	pid   int64
+	epoch int16
 	// lastEpoch is the producer's epoch before the coordinator bumped it
 	// to abort a timed-out transaction (-1: none): that producer may
 	// still re-initialise (KIP-588), as in Kafka. Kept in memory only.
-	lastEpoch int16
-	timeout   time.Duration
+	lastEpoch  int16
+	timeout    time.Duration
 	state      kmsg.TransactionState
 	partitions map[TopicPartition]struct{}
 	start      time.Time // when the transaction became Ongoing
