@@ -50,6 +50,10 @@ type Config struct {
 	// AbortInterval is how often timed-out transactions are looked for
 	// (transaction.abort.timed.out.transaction.cleanup.interval.ms).
 	AbortInterval time.Duration
+	// IDExpiration is transactional.id.expiration.ms: an id with no
+	// transaction open that has not changed for this long is forgotten
+	// (a tombstone in the log), so ids do not pile up forever.
+	IDExpiration time.Duration
 	// AllocateID hands out a producer id never handed out before.
 	AllocateID func() (int64, error)
 	// PartitionCount says whether a topic exists and its partition count.
@@ -95,6 +99,9 @@ func New(cfg Config, log Log, markers Markers) (*Coordinator, error) {
 	}
 	if cfg.AbortInterval <= 0 {
 		cfg.AbortInterval = 10 * time.Second
+	}
+	if cfg.IDExpiration <= 0 {
+		cfg.IDExpiration = 7 * 24 * time.Hour
 	}
 	if cfg.Logger == nil {
 		l := logrus.New()
@@ -337,17 +344,31 @@ func (c *Coordinator) abortLoop() {
 			s.mu.Lock()
 			if !s.gone {
 				for _, m := range s.txns {
-					if m.state == Ongoing && now.Sub(m.start) > m.timeout {
+					switch {
+					case m.state == Ongoing && now.Sub(m.start) > m.timeout:
 						c.logger.WithFields(logrus.Fields{"transactional_id": m.id, "producer_id": m.pid, "epoch": m.epoch}).Info("aborting timed-out transaction")
 						if c.abortBumped(s, m, true) == 0 && c.cfg.OnEnd != nil {
 							c.cfg.OnEnd(CompleteAbort, true)
 						}
+					case (m.state == Empty || m.state == CompleteCommit || m.state == CompleteAbort) && now.Sub(m.updated) > c.cfg.IDExpiration:
+						c.expire(s, m)
 					}
 				}
 			}
 			s.mu.Unlock()
 		}
 	}
+}
+
+// expire forgets m's transactional id, durably first. Called with s.mu
+// held.
+func (c *Coordinator) expire(s *shard, m *txnMeta) {
+	if err := c.log.Append(s.partition, encodeBatch(m.key(), nil, time.Now().UnixMilli())); err != nil {
+		c.logger.WithError(err).WithField("transactional_id", m.id).Warn("expire transactional id")
+		return
+	}
+	delete(s.txns, m.id)
+	c.logger.WithFields(logrus.Fields{"transactional_id": m.id, "producer_id": m.pid}).Info("transactional id expired")
 }
 
 // abortBumped aborts m's ongoing transaction with the producer's epoch

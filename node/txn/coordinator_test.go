@@ -61,11 +61,11 @@ func (m *markers) get(tp TopicPartition) []Marker {
 	return append([]Marker(nil), m.written[tp]...)
 }
 
-func newTestCoordinator(t *testing.T, log *memLog, mk *markers) *Coordinator {
+func newTestCoordinator(t *testing.T, log *memLog, mk *markers, mod ...func(*Config)) *Coordinator {
 	t.Helper()
 	var next int64 = 1000
 	var mu sync.Mutex
-	c, err := New(Config{
+	cfg := Config{
 		Partitions:    4,
 		AbortInterval: 20 * time.Millisecond,
 		AllocateID: func() (int64, error) {
@@ -76,7 +76,11 @@ func newTestCoordinator(t *testing.T, log *memLog, mk *markers) *Coordinator {
 		},
 		PartitionCount:  func(string) (int32, bool) { return 3, true },
 		GroupPartitions: func() int32 { return 50 },
-	}, log, mk)
+	}
+	for _, m := range mod {
+		m(&cfg)
+	}
+	c, err := New(cfg, log, mk)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,5 +217,31 @@ func TestCoordinatorTimesOut(t *testing.T) {
 	}
 	if _, e, code := c.InitProducerID("c", time.Minute, pid, epoch); code != 0 || e != epoch+2 {
 		t.Fatalf("re-init after the timeout: epoch %d code %d, want %d", e, code, epoch+2)
+	}
+}
+
+// An idle transactional id with nothing open expires, for good: a
+// coordinator replaying the log does not bring it back. An ongoing one
+// does not.
+func TestCoordinatorExpiresIdleIDs(t *testing.T) {
+	log, mk := &memLog{parts: map[int32][][]byte{}}, &markers{written: map[TopicPartition][]Marker{}}
+	expiring := func(c *Config) { c.IDExpiration = 200 * time.Millisecond }
+	c := newTestCoordinator(t, log, mk, expiring)
+	c.InitProducerID("idle", time.Minute, -1, -1)
+	pid, epoch, _ := c.InitProducerID("busy", time.Minute, -1, -1)
+	if code, _ := c.AddPartitions("busy", pid, epoch, []TopicPartition{{"t", 0}}, false); code != 0 {
+		t.Fatal(code)
+	}
+	retry.Run(t, 5*time.Second, func() error {
+		_, code := c.Describe("idle")
+		return retry.Check(code == kerr.TransactionalIDNotFound.Code, "idle id: code %d", code)
+	})
+	if d, code := c.Describe("busy"); code != 0 || d.State != Ongoing {
+		t.Fatalf("busy id: %+v code %d", d, code)
+	}
+	c.Close()
+	next := newTestCoordinator(t, log, mk)
+	if _, code := next.Describe("idle"); code != kerr.TransactionalIDNotFound.Code {
+		t.Fatalf("expired id replayed: code %d", code)
 	}
 }
