@@ -33,7 +33,12 @@ import (
 //   partition (last five batches remembered). A retried batch that was
 //   already written answers with its original offset; a gap is
 //   OUT_OF_ORDER_SEQUENCE_NUMBER; an older epoch INVALID_PRODUCER_EPOCH.
-// * Transactional and control batches are refused (no transactions).
+// * Control batches are refused: only the transaction coordinator writes
+//   them (markers, node/txns.go). A transactional batch is accepted only
+//   from a producer whose ongoing transaction holds the partition: the
+//   first of each transaction is verified with the transaction's
+//   coordinator (KIP-890 part 1's check), INVALID_TXN_STATE otherwise, or
+//   if its transaction ends (a marker) before it is appended.
 // * The records point into a pooled frame buffer that wire reuses once the
 //   response is written: nothing here may keep them past the handler's
 //   return (Append writes them; producer state keeps header values only).
@@ -56,7 +61,7 @@ import (
 //   librdkafka decides whether it may send gzip, snappy or lz4 batches by
 //   checking that the broker's Produce range includes v0; it then produces
 //   with v3+ like every other client.
-// * v3: RecordBatch format, transactional id (must be null here)
+// * v3: RecordBatch format, transactional id
 // * v5: LogStartOffset in response
 // * v8: RecordErrors and ErrorMessage in response
 // * v9: flexible versions
@@ -64,12 +69,12 @@ import (
 //   and the response lists that leader's endpoint in NodeEndpoints
 //   (KIP-951), so the client redirects without a metadata round trip; its
 //   leader and epoch are Metadata's (the leader's claim, node/leadership).
-// * v11: TRANSACTION_ABORTABLE may be returned (never: no transactions)
+// * v11: TRANSACTION_ABORTABLE may be returned (never here)
 // * v12: transactions v2 (KIP-890 part 2: a transactional produce adds its
-//   partition to the transaction implicitly). Spool has no transactions:
-//   a transactional id still gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED and
-//   a transactional batch INVALID_RECORD, as at every version; for
-//   idempotent and plain producers v12 is v11.
+//   partition to the transaction implicitly). Spool offers transactions
+//   v1 only and advertises no transaction.version feature, so clients
+//   add partitions explicitly (franz-go caps transactional produce at v11
+//   then); a v12 transactional batch is checked as above.
 // * v13 (topic ids, Kafka 4.2) is not offered.
 
 func (n *Node) handleProduce(ctx context.Context, wreq *wire.Request) wire.Response {
@@ -139,10 +144,7 @@ func (n *Node) produceTopicError(who requester, req *kmsg.ProduceRequest, topic 
 	default:
 		return kerr.InvalidRequiredAcks
 	}
-	if req.TransactionID != nil && !who.mayTransactionalID(kmsg.ACLOperationWrite, *req.TransactionID) {
-		return kerr.TransactionalIDAuthorizationFailed
-	}
-	if req.TransactionID != nil {
+	if req.TransactionID != nil && *req.TransactionID != "" && !who.mayTransactionalID(kmsg.ACLOperationWrite, *req.TransactionID) {
 		return kerr.TransactionalIDAuthorizationFailed
 	}
 	if !who.mayTopic(kmsg.ACLOperationWrite, topic) {
@@ -197,9 +199,21 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 		}
 		return
 	}
-	if h.Transactional() || h.Control() {
-		fail(kerr.InvalidRecord, "transactional and control batches are not supported")
+	if h.Control() {
+		fail(kerr.InvalidRecord, "control batches are written by the broker only")
 		return
+	}
+	var verifiedMarkers uint64
+	if h.Transactional() {
+		if req.TransactionID == nil || *req.TransactionID == "" || h.ProducerID < 0 {
+			fail(kerr.InvalidTxnState, "a transactional batch needs the request's transactional id")
+			return
+		}
+		var code int16
+		if verifiedMarkers, code = n.verifyTxnBatch(ctx, p, *req.TransactionID, h, topic); code != 0 {
+			fail(kerr.ErrorForCode(code).(*kerr.Error), "")
+			return
+		}
 	}
 
 	acks := replica.Acks(req.Acks)
@@ -224,6 +238,15 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 			p.appendMu.Unlock()
 			fail(errCode, "")
 			return
+		}
+		if h.Transactional() {
+			if _, markers := p.producers.txnView(h.ProducerID, h.ProducerEpoch); markers != verifiedMarkers {
+				// The transaction ended (a marker) since it was
+				// verified: this batch belongs to none.
+				p.appendMu.Unlock()
+				fail(kerr.InvalidTxnState, "the transaction ended")
+				return
+			}
 		}
 		dupOffset, dup, seqErr := p.producers.check(h)
 		if seqErr != nil || dup {

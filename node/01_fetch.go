@@ -38,14 +38,19 @@ import (
 //   is answered in full for every partition it lists, whatever its
 //   SessionID, with SessionID 0, which tells the client to go on sending
 //   full requests. An incremental request (epoch > 0) names a session that
-//   does not exist: FETCH_SESSION_ID_NOT_FOUND. read_committed sees the
-//   same data as read_uncommitted (no transactions): LastStableOffset =
-//   high watermark.
+//   does not exist: FETCH_SESSION_ID_NOT_FOUND.
+// * read_committed (IsolationLevel 1) reads only below the partition's
+//   last stable offset (the first offset of its oldest open transaction,
+//   else the high watermark; txn_index.go), reports it as
+//   LastStableOffset, and lists the aborted transactions whose records
+//   the range may hold, which the client drops. read_uncommitted reads to
+//   the high watermark and reports it as LastStableOffset too (the
+//   transaction index is built only for read_committed readers).
 // * Topics by id (v13+): each id is looked up in the catalog; an unknown id
 //   gets UNKNOWN_TOPIC_ID on each of its partitions.
 //
 // Version notes:
-// * v4: IsolationLevel, LastStableOffset, AbortedTransactions (always null)
+// * v4: IsolationLevel, LastStableOffset, AbortedTransactions
 // * v5: LogStartOffset
 // * v7: sessions (not kept), top-level ErrorCode
 // * v9: CurrentLeaderEpoch, checked on the leader (KIP-320): older than
@@ -214,7 +219,7 @@ func (n *Node) fetchOnce(req *kmsg.FetchRequest, names []string, denied []bool, 
 			} else if req.Version >= 13 && !n.fetchIDCurrent(names[ti], rt.TopicID) {
 				code = kerr.UnknownTopicID
 			} else {
-				code = n.fetchPartition(names[ti], rp, &fp, total, &remaining)
+				code = n.fetchPartition(names[ti], rp, &fp, total, &remaining, req.IsolationLevel == 1)
 			}
 			if code != nil {
 				fp.ErrorCode = code.Code
@@ -271,7 +276,7 @@ func (n *Node) currentLeader(topic string, index int32) (leader, epoch int32) {
 	return n.cluster.Leader(replicas), -1
 }
 
-func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, fp *wire.FetchPartition, sofar int64, remaining *int64) *kerr.Error {
+func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, fp *wire.FetchPartition, sofar int64, remaining *int64, readCommitted bool) *kerr.Error {
 	p, code := n.leaderPartition(topic, rp.Partition)
 	if code != nil {
 		return code
@@ -288,7 +293,18 @@ func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, 
 	if rp.FetchOffset < start || rp.FetchOffset > max(hwm, p.replica.LogEndOffset()) {
 		return kerr.OffsetOutOfRange
 	}
-	if rp.FetchOffset >= hwm {
+	upTo := hwm
+	if readCommitted {
+		p.txns.mu.Lock()
+		defer p.txns.mu.Unlock()
+		if err := p.txns.update(p); err != nil {
+			n.log.WithError(err).WithField("topic", topic).WithField("partition", rp.Partition).Error("scan transactions failed")
+			return kerr.KafkaStorageError
+		}
+		upTo = p.txns.lso(hwm)
+		fp.LastStableOffset = upTo
+	}
+	if rp.FetchOffset >= upTo {
 		return nil
 	}
 	limit := min(int64(rp.PartitionMaxBytes), *remaining)
@@ -298,7 +314,7 @@ func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, 
 		}
 		limit = 1 // nothing sent yet: one whole batch regardless (KIP-74)
 	}
-	s, err := p.replica.Read(rp.FetchOffset, int(min(limit, 1<<30)))
+	s, err := p.replica.ReadUpTo(rp.FetchOffset, int(min(limit, 1<<30)), upTo)
 	switch {
 	case errors.Is(err, partition.ErrOffsetOutOfRange):
 		return kerr.OffsetOutOfRange
@@ -310,5 +326,8 @@ func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, 
 	}
 	fp.Records = s
 	*remaining -= s.Size()
+	if readCommitted {
+		fp.AbortedTransactions = p.txns.abortedIn(rp.FetchOffset, upTo)
+	}
 	return nil
 }

@@ -34,7 +34,9 @@ import (
 //   index finds the batch, then that one batch is read (and decompressed)
 //   to find the record, as Kafka does (records.go). None gives offset -1
 //   and timestamp -1.
-// * Isolation level makes no difference (no transactions).
+// * Latest (-1) is the high watermark, or with read_committed
+//   (IsolationLevel 1) the last stable offset (txn_index.go); other
+//   timestamps do not depend on the isolation level.
 //
 // Version notes:
 // * v1: single offset per partition (v0's OldStyleOffsets not offered)
@@ -72,7 +74,7 @@ func (n *Node) handleListOffsets(ctx context.Context, wreq *wire.Request) wire.R
 			sp.Offset, sp.Timestamp, sp.LeaderEpoch = -1, -1, -1
 			if !allowed {
 				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
-			} else if e := n.listOffset(rt.Topic, rp, &sp, req.Version); e != nil {
+			} else if e := n.listOffset(rt.Topic, rp, &sp, req.Version, req.IsolationLevel == 1); e != nil {
 				sp.ErrorCode = e.Code
 			}
 			st.Partitions = append(st.Partitions, sp)
@@ -82,7 +84,7 @@ func (n *Node) handleListOffsets(ctx context.Context, wreq *wire.Request) wire.R
 	return resp
 }
 
-func (n *Node) listOffset(topic string, rp kmsg.ListOffsetsRequestTopicPartition, sp *kmsg.ListOffsetsResponseTopicPartition, version int16) *kerr.Error {
+func (n *Node) listOffset(topic string, rp kmsg.ListOffsetsRequestTopicPartition, sp *kmsg.ListOffsetsResponseTopicPartition, version int16, readCommitted bool) *kerr.Error {
 	p, code := n.leaderPartition(topic, rp.Partition)
 	if code != nil {
 		return code
@@ -97,6 +99,12 @@ func (n *Node) listOffset(topic string, rp kmsg.ListOffsetsRequestTopicPartition
 		sp.Offset = p.replica.LogStartOffset()
 	case ts == listLatestTiered && version >= 9:
 		sp.LeaderEpoch = -1 // offset and timestamp stay -1: nothing is tiered
+	case ts == listLatest && readCommitted:
+		lso, err := p.stable()
+		if err != nil {
+			return n.readError(topic, rp.Partition, err)
+		}
+		sp.Offset = lso
 	case ts == listLatest:
 		sp.Offset = p.replica.HighWatermark()
 	case ts == listMaxTime && version >= 7:

@@ -23,8 +23,9 @@ import (
 //   confirmed, after the request arrived, that this node still leads it
 //   (Raft ReadIndex): a deposed leader that has not heard so yet answers
 //   NOT_COORDINATOR instead of offsets a newer leader may have moved on.
-// * RequireStable (v7+) needs no waiting: there are no transactional
-//   commits.
+// * RequireStable (v7+, KIP-447): a partition with a transactional commit
+//   awaiting its transaction's marker answers UNSTABLE_OFFSET_COMMIT, which
+//   the client retries.
 //
 // Version notes:
 // * v0: offsets were in ZooKeeper in Kafka; here v0 and v1 read the same store

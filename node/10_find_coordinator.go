@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/node/group"
+	"github.com/spool-log/spool/node/txn"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -19,8 +20,10 @@ import (
 //   abs(javaHashCode(group)) % partitions, as in Kafka, so any node answers
 //   for any group from the catalog and the cluster view. The topic is
 //   created on the first group request.
-// * Transaction coordinators are not offered (no transactions):
-//   COORDINATOR_NOT_AVAILABLE. Other key types: INVALID_REQUEST.
+// * A transactional id's coordinator (key type 1) is the leader of
+//   __transaction_state partition abs(javaHashCode(id)) % partitions, the
+//   topic created on the first transactional request (txns.go). Other key
+//   types: INVALID_REQUEST.
 //
 // Version notes:
 // * v1: CoordinatorType, ErrorMessage
@@ -86,23 +89,38 @@ func (n *Node) findCoordinator(keyType int8, key, listener string) kmsg.FindCoor
 		c.ErrorMessage = kmsg.StringPtr(e.Error())
 		return c
 	}
+	switch {
+	case keyType != 0 && keyType != 1, key == "" && keyType == 1:
+		return fail(kerr.InvalidRequest)
+	case key == "":
+		return fail(kerr.InvalidGroupID)
+	}
+	var (
+		topic  string
+		p      int32
+		ensure func() int16 // loads the partition when this node leads it
+	)
 	switch keyType {
 	case 0:
+		coord, gn, err := n.groups()
+		if err != nil {
+			n.log.WithError(err).Warn("group coordinator unavailable")
+			return fail(kerr.CoordinatorNotAvailable)
+		}
+		topic, p = group.TopicName, coord.Partition(key)
+		ensure = func() int16 { return n.ensureGroupPartition(coord, gn, p) }
 	case 1:
-		return fail(kerr.CoordinatorNotAvailable)
+		coord, err := n.txns()
+		if err != nil {
+			n.log.WithError(err).Warn("transaction coordinator unavailable")
+			return fail(kerr.CoordinatorNotAvailable)
+		}
+		topic, p = txn.TopicName, coord.Partition(key)
+		ensure = func() int16 { return n.ensureTxnPartition(coord, p) }
 	default:
 		return fail(kerr.InvalidRequest)
 	}
-	if key == "" {
-		return fail(kerr.InvalidGroupID)
-	}
-	coord, gn, err := n.groups()
-	if err != nil {
-		n.log.WithError(err).Warn("group coordinator unavailable")
-		return fail(kerr.CoordinatorNotAvailable)
-	}
-	p := coord.Partition(key)
-	spec, ok := n.catalog.Topic(group.TopicName)
+	spec, ok := n.catalog.Topic(topic)
 	if !ok || p >= spec.Partitions {
 		return fail(kerr.CoordinatorNotAvailable)
 	}
@@ -113,7 +131,7 @@ func (n *Node) findCoordinator(keyType int8, key, listener string) kmsg.FindCoor
 	if leader == n.cfg.NodeID {
 		// Load now, so the client's first group request finds the
 		// groups of the partition ready.
-		if code := n.ensureGroupPartition(coord, gn, p); code != 0 {
+		if code := ensure(); code != 0 {
 			c.ErrorCode = code
 			return c
 		}

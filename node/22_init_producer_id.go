@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -22,16 +23,24 @@ import (
 //   restarts or nodes. A request carrying an existing id/epoch (v3+, KIP-360)
 //   also gets a fresh id, which resets its sequence numbers just as an
 //   epoch bump would.
-// * Transactions are not supported: a transactional id gets
-//   TRANSACTIONAL_ID_AUTHORIZATION_FAILED, a non-retriable error, so the
-//   client fails fast instead of retrying forever.
+// * A transactional id goes to its transaction coordinator (node/txn): the
+//   id keeps its producer id and gets the next epoch, fencing every older
+//   producer of it; an ongoing transaction is aborted first (the client is
+//   told CONCURRENT_TRANSACTIONS and retries). The timeout must be in
+//   (0, 15 min] (transaction.max.timeout.ms), else
+//   INVALID_TRANSACTION_TIMEOUT. An empty transactional id is treated as
+//   none, as Kafka does.
 //
 // Version notes:
 // * v2: flexible versions from v2 onward
-// * v3: ProducerID and ProducerEpoch in the request (KIP-360)
-// * v4: PRODUCER_FENCED may be returned (never, here)
-// * v5: transactions v2 (KIP-890 part 2) for transactional ids: refused as
-//   at every version; for idempotent producers v5 is v4.
+// * v3: ProducerID and ProducerEpoch in the request (KIP-360): a
+//   transactional producer naming an id/epoch that is not the current one
+//   is PRODUCER_FENCED
+// * v4: PRODUCER_FENCED may be returned (older versions get
+//   INVALID_PRODUCER_EPOCH instead, KIP-588)
+// * v5: (Kafka 3.8) no change for transactions v1, which is all Spool
+//   offers: ApiVersions advertises no transaction.version feature, so
+//   clients do not use transactions v2 (KIP-890 part 2).
 
 func (n *Node) handleInitProducerID(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.InitProducerIDRequest)
@@ -39,17 +48,28 @@ func (n *Node) handleInitProducerID(ctx context.Context, wreq *wire.Request) wir
 	resp.ProducerID = -1
 	resp.ProducerEpoch = -1
 	who := n.requesterOf(ctx, wreq)
-	if req.TransactionalID != nil && !who.mayTransactionalID(kmsg.ACLOperationWrite, *req.TransactionalID) {
+	transactional := req.TransactionalID != nil && *req.TransactionalID != ""
+	if transactional && !who.mayTransactionalID(kmsg.ACLOperationWrite, *req.TransactionalID) {
 		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
 		return resp
 	}
-	if req.TransactionalID == nil && !who.mayCluster(kmsg.ACLOperationIdempotentWrite) &&
+	if !transactional && !who.mayCluster(kmsg.ACLOperationIdempotentWrite) &&
 		!who.mayAny(kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTopic) {
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		return resp
 	}
-	if req.TransactionalID != nil {
-		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+	if transactional {
+		coord, code := n.txnCoordinatorFor(*req.TransactionalID)
+		if code != 0 {
+			resp.ErrorCode = code
+			return resp
+		}
+		pid, epoch := int64(-1), int16(-1)
+		if req.Version >= 3 {
+			pid, epoch = req.ProducerID, req.ProducerEpoch
+		}
+		resp.ProducerID, resp.ProducerEpoch, code = coord.InitProducerID(*req.TransactionalID, time.Duration(req.TransactionTimeoutMillis)*time.Millisecond, pid, epoch)
+		resp.ErrorCode = fencedCode(code, req.Version >= 4)
 		return resp
 	}
 	id, err := n.pids.allocate()

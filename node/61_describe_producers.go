@@ -21,8 +21,9 @@ import (
 // * LastTimestamp is when the leader last appended the producer's batch (at
 //   a restart, when the state was rebuilt), not the batch's own timestamp,
 //   which the state does not keep.
-// * CoordinatorEpoch and CurrentTxnStartOffset are -1: Spool has no
-//   transactions.
+// * CurrentTxnStartOffset is the first offset of the producer's open
+//   transaction in the committed log (txn_index.go), else -1, which is
+//   what finds a hanging transaction. CoordinatorEpoch is -1 (not kept).
 // * Served by the partition's leader; elsewhere NOT_LEADER_OR_FOLLOWER,
 //   and clients send each partition to its leader. Unknown topics or
 //   partitions get UNKNOWN_TOPIC_OR_PARTITION.
@@ -50,6 +51,15 @@ func (n *Node) handleDescribeProducers(ctx context.Context, wreq *wire.Request) 
 				p.appendMu.Lock()
 				sp.ActiveProducers = p.producers.describe()
 				p.appendMu.Unlock()
+				p.txns.mu.Lock()
+				if err := p.txns.update(p); err == nil {
+					for i := range sp.ActiveProducers {
+						if first, ok := p.txns.open[sp.ActiveProducers[i].ProducerID]; ok {
+							sp.ActiveProducers[i].CurrentTxnStartOffset = first
+						}
+					}
+				}
+				p.txns.mu.Unlock()
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}

@@ -82,6 +82,17 @@ var apis = map[int16]api{
 	int16(kmsg.DescribeProducers):       {wire.VersionRange{Min: 0, Max: 0}, (*Node).handleDescribeProducers, nil},
 	int16(kmsg.DescribeTopicPartitions): {wire.VersionRange{Min: 0, Max: 0}, (*Node).handleDescribeTopicPartitions, nil},
 
+	// Transactions v1 (KIP-98, KIP-447, KIP-588); v2 (KIP-890 part 2:
+	// Produce 12 adding partitions implicitly, EndTxn 5, TxnOffsetCommit
+	// 5) is not implemented and no transaction.version feature is
+	// advertised, so clients stay on v1.
+	int16(kmsg.AddPartitionsToTxn):   {wire.VersionRange{Min: 0, Max: 4}, (*Node).handleAddPartitionsToTxn, nil},
+	int16(kmsg.AddOffsetsToTxn):      {wire.VersionRange{Min: 0, Max: 4}, (*Node).handleAddOffsetsToTxn, nil},
+	int16(kmsg.EndTxn):               {wire.VersionRange{Min: 0, Max: 4}, (*Node).handleEndTxn, nil},
+	int16(kmsg.TxnOffsetCommit):      {wire.VersionRange{Min: 0, Max: 4}, (*Node).handleTxnOffsetCommit, nil},
+	int16(kmsg.DescribeTransactions): {wire.VersionRange{Min: 0, Max: 0}, (*Node).handleDescribeTransactions, nil},
+	int16(kmsg.ListTransactions):     {wire.VersionRange{Min: 0, Max: 1}, (*Node).handleListTransactions, nil},
+
 	int16(kmsg.SASLHandshake):    {wire.VersionRange{Min: 0, Max: 1}, (*Node).handleSaslHandshake, nil},
 	int16(kmsg.SASLAuthenticate): {wire.VersionRange{Min: 0, Max: 2}, (*Node).handleSaslAuthenticate, nil},
 

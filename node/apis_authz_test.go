@@ -201,6 +201,36 @@ func authzProbes() map[int16]kmsg.Request {
 	ausu.Name, ausu.Mechanism, ausu.Iterations, ausu.Salt, ausu.SaltedPassword = "u", 2, 8192, []byte("salt"), []byte("salted")
 	aus.Upsertions = []kmsg.AlterUserSCRAMCredentialsRequestUpsertion{ausu}
 	add(aus)
+	const txnID = "x"
+	apt := kmsg.NewPtrAddPartitionsToTxnRequest()
+	apt.TransactionalID = txnID
+	aptt := kmsg.NewAddPartitionsToTxnRequestTopic()
+	aptt.Topic, aptt.Partitions = topic, []int32{0}
+	apt.Topics = []kmsg.AddPartitionsToTxnRequestTopic{aptt}
+	add(apt) // sent at v4, the brokers' batch: CLUSTER_ACTION
+
+	aot := kmsg.NewPtrAddOffsetsToTxnRequest()
+	aot.TransactionalID, aot.Group = txnID, grp
+	add(aot)
+
+	et := kmsg.NewPtrEndTxnRequest()
+	et.TransactionalID = txnID
+	add(et)
+
+	toc := kmsg.NewPtrTxnOffsetCommitRequest()
+	toc.TransactionalID, toc.Group = txnID, grp
+	toct := kmsg.NewTxnOffsetCommitRequestTopic()
+	toct.Topic = topic
+	toct.Partitions = []kmsg.TxnOffsetCommitRequestTopicPartition{kmsg.NewTxnOffsetCommitRequestTopicPartition()}
+	toc.Topics = []kmsg.TxnOffsetCommitRequestTopic{toct}
+	add(toc)
+
+	dtx := kmsg.NewPtrDescribeTransactionsRequest()
+	dtx.TransactionalIDs = []string{txnID}
+	add(dtx)
+
+	add(kmsg.NewPtrListTransactionsRequest())
+
 	return p
 }
 
@@ -211,6 +241,9 @@ var refusedAnswers = map[int16]func(kmsg.Response) bool{
 		return r.(*kmsg.DescribeClusterResponse).ClusterAuthorizedOperations == 0
 	},
 	int16(kmsg.ListGroups): func(r kmsg.Response) bool { return len(r.(*kmsg.ListGroupsResponse).Groups) == 0 },
+	int16(kmsg.ListTransactions): func(r kmsg.Response) bool {
+		return len(r.(*kmsg.ListTransactionsResponse).TransactionStates) == 0
+	},
 	int16(kmsg.DescribeLogDirs): func(r kmsg.Response) bool {
 		return len(r.(*kmsg.DescribeLogDirsResponse).Dirs) == 0
 	},

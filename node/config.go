@@ -104,6 +104,11 @@ type Config struct {
 
 	// Groups configures the consumer-group coordinator.
 	Groups GroupSettings
+	// TxnAbortInterval is how often the transaction coordinator looks for
+	// transactions past their timeout to abort
+	// (transaction.abort.timed.out.transaction.cleanup.interval.ms); zero
+	// means 10s.
+	TxnAbortInterval time.Duration
 
 	// MaxRequestBytes bounds one Kafka request frame; a bigger one closes
 	// the connection.

@@ -118,7 +118,7 @@ func (n *Node) groups() (*group.Coordinator, *groupNode, error) {
 			return nil, nil, fmt.Errorf("create %s: %w", group.TopicName, err)
 		}
 	}
-	coord, err := group.New(cfg, offsetsLog{n})
+	coord, err := group.New(cfg, offsetsLog{n, group.TopicName})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -245,12 +245,16 @@ func groupClient(clientID *string, remote net.Addr) group.Client {
 // offsetsCommitTimeout bounds an offset commit's wait for its replication.
 const offsetsCommitTimeout = 30 * time.Second
 
-// offsetsLog is group.Log on the replicas of __consumer_offsets: commits go
-// through a replica's produce path like any producer's batch, with acks=all.
-type offsetsLog struct{ n *Node }
+// offsetsLog is group.Log on the replicas of __consumer_offsets (and
+// txn.Log on those of __transaction_state): commits go through a replica's
+// produce path like any producer's batch, with acks=all.
+type offsetsLog struct {
+	n     *Node
+	topic string
+}
 
 func (l offsetsLog) Append(p int32, batch []byte) error {
-	lp, e := l.n.leaderPartition(group.TopicName, p)
+	lp, e := l.n.leaderPartition(l.topic, p)
 	if e != nil {
 		return e
 	}
@@ -270,13 +274,13 @@ func (l offsetsLog) Append(p int32, batch []byte) error {
 		return kerr.NotLeaderForPartition
 	}
 	if err != nil {
-		return fmt.Errorf("append to %s-%d: %w", group.TopicName, p, err)
+		return fmt.Errorf("append to %s-%d: %w", l.topic, p, err)
 	}
 	return nil
 }
 
 func (l offsetsLog) Replay(p int32, fn func([]byte) error) error {
-	lp, e := l.n.leaderPartition(group.TopicName, p)
+	lp, e := l.n.leaderPartition(l.topic, p)
 	if e != nil {
 		return e
 	}
@@ -285,14 +289,14 @@ func (l offsetsLog) Replay(p int32, fn func([]byte) error) error {
 	for off < end {
 		s, err := lp.replica.Read(off, chunk)
 		if err != nil {
-			return fmt.Errorf("read %s-%d at %d: %w", group.TopicName, p, off, err)
+			return fmt.Errorf("read %s-%d at %d: %w", l.topic, p, off, err)
 		}
 		buf := make([]byte, 0, s.Size())
 		for _, r := range s.Regions {
 			b := make([]byte, r.Length)
 			if _, err := r.File.ReadAt(b, r.Position); err != nil {
 				s.Release()
-				return fmt.Errorf("read %s-%d at %d: %w", group.TopicName, p, off, err)
+				return fmt.Errorf("read %s-%d at %d: %w", l.topic, p, off, err)
 			}
 			buf = append(buf, b...)
 		}
@@ -304,16 +308,16 @@ func (l offsetsLog) Replay(p int32, fn func([]byte) error) error {
 		for pos := 0; pos+partition.BatchHeaderSize <= len(buf); {
 			h, err := partition.ParseBatchHeader(buf[pos:])
 			if err != nil || h.Size() <= 0 || pos+int(h.Size()) > len(buf) {
-				return fmt.Errorf("parse batch of %s-%d at offset %d: %v", group.TopicName, p, next, err)
+				return fmt.Errorf("parse batch of %s-%d at offset %d: %v", l.topic, p, next, err)
 			}
 			next = h.LastOffset() + 1
 			pos += int(h.Size())
 		}
 		if next <= off {
-			return fmt.Errorf("replay of %s-%d stuck at offset %d", group.TopicName, p, off)
+			return fmt.Errorf("replay of %s-%d stuck at offset %d", l.topic, p, off)
 		}
 		if err := fn(buf); err != nil {
-			return fmt.Errorf("replay %s-%d: %w", group.TopicName, p, err)
+			return fmt.Errorf("replay %s-%d: %w", l.topic, p, err)
 		}
 		off = next
 	}

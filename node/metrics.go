@@ -18,6 +18,7 @@ func (n *Node) flushMetrics() {
 	}
 	n.flushedBytesOut = out
 	n.flushSecurityMetrics()
+	n.flushTxnMetrics() // txns.go
 	for _, p := range n.localPartitions() {
 		bytes, records := p.producedBytes.Load(), p.producedRecords.Load()
 		db, dr := bytes-p.flushedBytes, records-p.flushedRecords

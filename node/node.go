@@ -65,6 +65,7 @@ type Node struct {
 	mending           atomic.Int64 // replicas closed to be reopened, not yet open
 	createMu          sync.Mutex   // serializes topic creation so auto-create races are benign
 	groupCoord        groupNode    // consumer groups, created on the first group request (groups.go)
+	txnCoord          txnNode      // transactions, created on the first transactional request (txns.go)
 
 	server    *wire.Server
 	kafkaLn   net.Listener // the main listener's, listeners[0]
@@ -274,7 +275,7 @@ func (n *Node) Start() (err error) {
 func (n *Node) startLoops() {
 	n.adminAPI = admin.New(admin.Config{
 		Node: adminView{n}, Agent: n.agent, Quarantine: n.quarantine, Scrub: n.scrub,
-		Metrics: n.metrics, Leadership: n.leaders.local, Snapshots: http.HandlerFunc(n.serveReplicaSnapshot), Pprof: n.cfg.EnablePprof, Log: n.log, Closing: n.closing,
+		Metrics: n.metrics, Leadership: n.leaders.local, Snapshots: http.HandlerFunc(n.serveReplicaSnapshot), Txn: http.HandlerFunc(n.serveTxn), Pprof: n.cfg.EnablePprof, Log: n.log, Closing: n.closing,
 		Access: n.adminAccess(),
 	})
 	if n.adminLn != nil {
@@ -304,6 +305,7 @@ func (n *Node) startLoops() {
 	n.startCleaner()                           // compaction.go: the log cleaner runs beside retention
 	n.loops.Every(mendInterval, n.mendStopped) // mend.go: replicas stopped by a full disk
 	n.loops.Go(n.scrub.Run)
+	n.loops.Every(txnLoadInterval, n.loadLedTxnPartitions) // txns.go: a new coordinator finishes what it inherits
 	n.loops.Go(func(ctx context.Context) { n.quarantine.Reclaim(ctx, n.cfg.QuarantineRetention) })
 	n.startLeadershipLoops()
 }

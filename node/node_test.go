@@ -706,6 +706,9 @@ func TestProduceRejectsBadBatches(t *testing.T) {
 	txn := rawBatch(-1, -1, -1, now, "t")
 	txn[recordbatch.OffAttributes+1] |= recordbatch.AttrTransactional // low attribute byte
 	txn = rawBatchFix(txn)
+	ctl := rawBatch(-1, -1, -1, now, "c")
+	ctl[recordbatch.OffAttributes+1] |= recordbatch.AttrControl | recordbatch.AttrTransactional
+	ctl = rawBatchFix(ctl)
 
 	for _, c := range []struct {
 		name  string
@@ -716,7 +719,11 @@ func TestProduceRejectsBadBatches(t *testing.T) {
 		{"two batches", two, kerr.InvalidRecord},
 		{"truncated", truncated, kerr.CorruptMessage},
 		{"too large", huge, kerr.MessageTooLarge},
-		{"transactional", txn, kerr.InvalidRecord},
+		// Transactional without a transactional id (and producer):
+		// no transaction holds it.
+		{"transactional", txn, kerr.InvalidTxnState},
+		// Markers are the broker's own.
+		{"control", ctl, kerr.InvalidRecord},
 	} {
 		if p := produceRaw(t, cl, "strict", c.batch); p.ErrorCode != c.want.Code {
 			t.Errorf("%s: error %d, want %s", c.name, p.ErrorCode, c.want.Message)

@@ -48,6 +48,8 @@ type localPartition struct {
 	// replica that starts leading in another epoch rebuilds it from the
 	// committed log first (an earlier leader's appends are not in it).
 	producersEpoch int32
+	// txns is the read_committed view of the log (txn_index.go).
+	txns txnIndex
 
 	// Counted per append; flushMetrics hands the growth since its last
 	// flush (the flushed marks, its own) to go-metrics.

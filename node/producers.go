@@ -27,7 +27,13 @@ type batchMeta struct {
 }
 
 type producerEntry struct {
-	epoch      int16
+	epoch int16
+	// txnOpen: a transactional batch of the producer was appended and no
+	// marker since (the leader's view, its own proposals included).
+	txnOpen bool
+	// markers counts the producer's markers here, so a verified
+	// transactional batch can tell its transaction ended meanwhile.
+	markers    uint64
 	batches    []batchMeta // oldest first, at most producerWindow
 	lastAppend time.Time
 }
@@ -92,6 +98,12 @@ func (ps *producerStates) record(h partition.BatchHeader, baseOffset int64, now 
 	if h.ProducerID < 0 {
 		return
 	}
+	if h.Control() {
+		// A transaction marker ends the transaction; sequence numbers
+		// go on across it.
+		ps.recordMarker(h.ProducerID, h.ProducerEpoch, now)
+		return
+	}
 	e, ok := ps.m[h.ProducerID]
 	if !ok {
 		e = &producerEntry{epoch: h.ProducerEpoch}
@@ -101,6 +113,7 @@ func (ps *producerStates) record(h partition.BatchHeader, baseOffset int64, now 
 		e.epoch = h.ProducerEpoch
 		e.batches = e.batches[:0]
 	}
+	e.txnOpen = h.Transactional()
 	e.batches = append(e.batches, batchMeta{
 		firstSeq:    h.BaseSequence,
 		lastSeq:     seqAdd(h.BaseSequence, h.LastOffsetDelta),
@@ -111,6 +124,34 @@ func (ps *producerStates) record(h partition.BatchHeader, baseOffset int64, now 
 		e.batches = append(e.batches[:0], e.batches[len(e.batches)-producerWindow:]...)
 	}
 	e.lastAppend = now
+}
+
+// recordMarker notes a transaction marker of the producer at epoch: its
+// transaction is over, and an epoch bumped by the coordinator (a timed-out
+// or re-initialised producer) fences the older one.
+func (ps *producerStates) recordMarker(pid int64, epoch int16, now time.Time) {
+	e, ok := ps.m[pid]
+	if !ok {
+		e = &producerEntry{epoch: epoch}
+		ps.m[pid] = e
+	}
+	if epoch > e.epoch {
+		e.epoch = epoch
+		e.batches = e.batches[:0]
+	}
+	e.txnOpen = false
+	e.markers++
+	e.lastAppend = now
+}
+
+// txnView is what a transactional batch's check needs of its producer:
+// whether its transaction is open here at epoch, and its marker count.
+func (ps *producerStates) txnView(pid int64, epoch int16) (open bool, markers uint64) {
+	e, ok := ps.m[pid]
+	if !ok {
+		return false, 0
+	}
+	return e.txnOpen && e.epoch == epoch, e.markers
 }
 
 // expire forgets producers idle since before cutoff, as Kafka does after

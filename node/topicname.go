@@ -2,11 +2,12 @@ package node
 
 import (
 	"github.com/spool-log/spool/node/group"
+	"github.com/spool-log/spool/node/txn"
 )
 
 // isInternalTopic reports the topics the broker writes for itself:
 // clients see them (Metadata's IsInternal) but may not produce to or delete
 // them.
 func isInternalTopic(name string) bool {
-	return name == group.TopicName
+	return name == group.TopicName || name == txn.TopicName
 }

@@ -143,6 +143,12 @@ type cleanPlan struct {
 	gen        uint64
 }
 
+// keyAt is a record's key and offset.
+type keyAt struct {
+	key    string
+	offset int64
+}
+
 // Clean compacts the closed segments that are on disk and end at or below
 // upTo (the high watermark). mapBytes bounds the key map (about the key
 // bytes plus 64 per distinct key); a dirty part with more keys is cleaned
@@ -158,6 +164,9 @@ func (l *Log) Clean(upTo int64, mapBytes int) (CleanStats, error) {
 		return stats, err
 	}
 	offsets := map[string]int64{}
+	// txnPending holds, per producer, the keys of its transactional
+	// records since its last marker.
+	txnPending := map[int64][]keyAt{}
 	stats.DirtyFrom, stats.DirtyTo = plan.firstDirty, plan.firstDirty
 	used, n := 0, 0
 	var recs []recordbatch.Record
@@ -170,12 +179,46 @@ func (l *Log) Clean(upTo int64, mapBytes int) (CleanStats, error) {
 			break // the map is full: clean up to here, the rest next time
 		}
 		err := l.eachBatch(s, plan.sizes[i], func(batch []byte, h BatchHeader) error {
-			if h.Control() {
+			if h.Control() && !h.Transactional() {
 				return nil
 			}
 			var err error
 			if recs, err = recordbatch.Records(recs[:0], batch, h, plan.cfg.Codecs, maxDecompressedBytes); err != nil {
 				return err
+			}
+			switch {
+			case h.Control():
+				// A transaction marker: a commit lets its producer's
+				// records shadow older ones of their keys.
+				keys := txnPending[h.ProducerID]
+				delete(txnPending, h.ProducerID)
+				if len(recs) == 0 || len(recs[0].Key) < 4 || recs[0].Key[3] != 1 {
+					return nil // an abort: its records shadow nothing
+				}
+				for _, k := range keys {
+					old, ok := offsets[k.key]
+					if !ok {
+						used += len(k.key) + 64
+					}
+					if !ok || k.offset > old {
+						offsets[k.key] = k.offset
+					}
+				}
+				return nil
+			case h.Transactional():
+				// Until its marker, a transactional record may belong to
+				// a transaction still open or to be aborted: it shadows
+				// nothing. (The cleaner does not know aborted
+				// transactions otherwise: their records are kept until a
+				// later record of the key shadows them, where Kafka
+				// removes them.)
+				for _, r := range recs {
+					if r.Key != nil {
+						txnPending[h.ProducerID] = append(txnPending[h.ProducerID], keyAt{string(r.Key), h.BaseOffset + r.OffsetDelta})
+						used += len(r.Key) + 24
+					}
+				}
+				return nil
 			}
 			for _, r := range recs {
 				if r.Key == nil {

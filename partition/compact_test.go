@@ -2,6 +2,7 @@ package partition
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -581,5 +582,62 @@ func TestTruncateBelowCleanedOffset(t *testing.T) {
 		if strings.HasPrefix(r.value, "v") && r.offset < l.segs[len(l.segs)-1].base {
 			t.Fatalf("old value %+v survived newer ones after truncation", r)
 		}
+	}
+}
+
+// A transactional record does not shadow an older record of its key
+// until its transaction's commit marker: an aborted or still open one
+// never does; a later plain record shadows it.
+func TestCleanTransactionalRecords(t *testing.T) {
+	l := openLog(t, t.TempDir(), compactConfig())
+	defer l.Close()
+	attrs := func(b []byte, set uint16) []byte {
+		a := binary.BigEndian.Uint16(b[recordbatch.OffAttributes:]) | set
+		binary.BigEndian.PutUint16(b[recordbatch.OffAttributes:], a)
+		recordbatch.SetCRC(b)
+		return b
+	}
+	txn := func(ts int64, pairs ...string) []byte {
+		return attrs(keyedBatch(t, ts, false, kvs(pairs...)), recordbatch.AttrTransactional)
+	}
+	marker := func(ts int64, commit bool) []byte {
+		typ := "\x00\x00\x00\x00"
+		if commit {
+			typ = "\x00\x00\x00\x01"
+		}
+		return attrs(keyedBatch(t, ts, false, kvs(typ, "\x00\x00\x00\x00\x00\x00")), recordbatch.AttrTransactional|recordbatch.AttrControl)
+	}
+	mustAppend(t, l, keyedBatch(t, 1, false, kvs("a", "plain-a", "b", "plain-b", "c", "plain-c", "d", "plain-d")), -1)
+	mustAppend(t, l, txn(2, "a", "aborted-a", "b", "aborted-b"), -1)
+	mustAppend(t, l, marker(3, false), -1)
+	mustAppend(t, l, keyedBatch(t, 4, false, kvs("b", "plain-b2")), -1)
+	mustAppend(t, l, txn(5, "c", "committed-c"), -1)
+	mustAppend(t, l, marker(6, true), -1)
+	mustAppend(t, l, txn(7, "d", "open-d"), -1)
+	// Fill the segment so the records above are in a closed one.
+	for i := range 3 {
+		mustAppend(t, l, keyedBatch(t, int64(8+i), false, kvs("z", strings.Repeat("x", 1500))), -1)
+	}
+	mustClean(t, l)
+	recs, _ := readRecords(t, l)
+	var got []string
+	for _, r := range recs {
+		if r.key != "z" && !strings.HasPrefix(r.key, "\x00") {
+			got = append(got, r.key+"="+r.value)
+		}
+	}
+	want := []string{"a=plain-a", "d=plain-d", "a=aborted-a", "b=plain-b2", "c=committed-c", "d=open-d"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("after cleaning:\n got %v\nwant %v", got, want)
+	}
+	_, hs := readRecords(t, l)
+	markers := 0
+	for _, h := range hs {
+		if h.Control() {
+			markers++
+		}
+	}
+	if markers != 2 {
+		t.Fatalf("%d markers kept, want 2", markers)
 	}
 }

@@ -81,9 +81,18 @@ type FetchPartition struct {
 	PreferredReadReplica int32 // v11+; -1 for none
 	// CurrentLeader (v12+ tag 1) is sent when set.
 	CurrentLeader *FetchLeader
+	// AbortedTransactions (v4+) are the aborted transactions the
+	// records may hold, for read_committed fetches; nil is sent as null.
+	AbortedTransactions []FetchAborted
 
 	// Records is sent as the partition's record set; nil sends none.
 	Records *partition.Slice
+}
+
+// FetchAborted is an aborted transaction: its producer and first offset.
+type FetchAborted struct {
+	ProducerID  int64
+	FirstOffset int64
 }
 
 // NewFetchPartition returns a FetchPartition with no preferred read replica
@@ -162,7 +171,18 @@ func encodeFetch(dst []byte, version int16, correlationID int32, r *FetchRespons
 				b = appendInt64(b, p.LogStartOffset)
 			}
 			if version >= 4 {
-				b = appendNullArrayLen(b, flexible)
+				if p.AbortedTransactions == nil {
+					b = appendNullArrayLen(b, flexible)
+				} else {
+					b = appendArrayLen(b, len(p.AbortedTransactions), flexible)
+					for _, a := range p.AbortedTransactions {
+						b = appendInt64(b, a.ProducerID)
+						b = appendInt64(b, a.FirstOffset)
+						if flexible {
+							b = appendEmptyTags(b)
+						}
+					}
+				}
 			}
 			if version >= 11 {
 				b = appendInt32(b, p.PreferredReadReplica)

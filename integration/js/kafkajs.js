@@ -19,6 +19,10 @@
 //   consume         {group, topic, expect, lingerMs, autoCommit}
 //                                                  -> {messages} read by a group consumer
 //   member          {group, topic}                 -> events: join, message
+//   transaction     {topic, transactionalId, commit, messages, offsetsGroup, offsets}
+//                                                  -> {ended}: one transaction (sendOffsets
+//                                                     to offsetsGroup when offsets are given),
+//                                                     committed or aborted
 //
 // Message values, keys and header values travel as UTF-8 strings; timestamps
 // as decimal milliseconds (kafkajs' own representation).
@@ -145,6 +149,26 @@ const commands = {
     await producer.connect()
     try {
       return await producer.send({ topic, compression: codec, acks: -1, messages })
+    } finally {
+      await producer.disconnect()
+    }
+  },
+
+  async transaction({ topic, transactionalId, commit, messages, offsetsGroup, offsets }) {
+    const producer = kafka.producer({
+      allowAutoTopicCreation: false,
+      transactionalId,
+      idempotent: true,
+      maxInFlightRequests: 1,
+    })
+    await producer.connect()
+    try {
+      const txn = await producer.transaction()
+      await txn.send({ topic, acks: -1, messages })
+      if (offsets) await txn.sendOffsets({ consumerGroupId: offsetsGroup, topics: offsets })
+      if (commit) await txn.commit()
+      else await txn.abort()
+      return { ended: commit ? 'commit' : 'abort' }
     } finally {
       await producer.disconnect()
     }

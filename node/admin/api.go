@@ -49,6 +49,11 @@ type Config struct {
 	// Snapshots serves a replica's Raft snapshot with its records to a
 	// peer's follower (ReplicaSnapshotPath).
 	Snapshots http.Handler
+	// Txn serves peers' transaction requests under TxnPath: markers a
+	// peer's transaction coordinator has this partition leader write, and
+	// a partition leader's check of a transactional batch with this
+	// node's coordinator.
+	Txn http.Handler
 	// Pprof serves Go's profiler under /debug/pprof/ (pprof.go).
 	Pprof bool
 	// Access decides who may change state and read (access.go); the zero

@@ -116,6 +116,11 @@ func (a *API) Placement(topic string) (out []PartitionPlacement, ok bool) {
 // group (the Raft group's key: topic id in hex, "/", partition).
 const ReplicaSnapshotPath = "/internal/replica/snapshot"
 
+// TxnPath is where peers post transaction requests (node/txns.go):
+// TxnPath+"marker", TxnPath+"verify". POSTs need the admin credential
+// when one is set, which peers present.
+const TxnPath = "/internal/txn/"
+
 // clusterRoutes serves who is in the cluster, who leads what and where
 // placement would put it, and the endpoints peers pull from (membership,
 // and the leadership claims of node/leadership).
@@ -126,6 +131,9 @@ func (a *API) clusterRoutes(mux *http.ServeMux) {
 	}
 	if a.cfg.Snapshots != nil {
 		mux.Handle("GET "+ReplicaSnapshotPath, a.cfg.Snapshots)
+	}
+	if a.cfg.Txn != nil {
+		mux.Handle("POST "+TxnPath, a.cfg.Txn)
 	}
 	mux.HandleFunc("GET /v1/members", func(w http.ResponseWriter, r *http.Request) {
 		httpjson.Write(w, a.Members())

@@ -42,6 +42,14 @@ type shard struct {
 	// writers holds the writer of every group with an offset-record append
 	// in flight or waiting (writer.go).
 	writers map[string]*groupWriter
+	// pendingTxn holds the transactional offset commits awaiting their
+	// producer's marker (txn_offsets.go).
+	pendingTxn map[int64]*pendingTxn
+	// markerEpoch is the newest epoch of each producer whose marker
+	// reached the partition: older epochs are fenced.
+	markerEpoch map[int64]int16
+	// lateMarkers are markers that arrived during the replay.
+	lateMarkers []lateMarker
 }
 
 // New returns a coordinator that has loaded no partitions yet.
@@ -107,6 +115,10 @@ func (c *Coordinator) Load(p int32) error {
 	defer s.mu.Unlock()
 	s.groups = groups
 	s.loading = false
+	for _, m := range s.lateMarkers {
+		c.applyMarker(s, m.pid, m.epoch, m.committed)
+	}
+	s.lateMarkers = nil
 	for _, g := range groups {
 		for _, m := range g.members {
 			c.scheduleSession(g, m)

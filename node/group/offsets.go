@@ -204,7 +204,7 @@ func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetc
 			if code := c.checkFetchMember(rg.Group, rg.MemberID, rg.MemberEpoch); code != 0 {
 				sg.ErrorCode = code
 			} else {
-				sg.ErrorCode, sg.Topics = c.fetchOffsets(rg.Group, topics)
+				sg.ErrorCode, sg.Topics = c.fetchOffsets(rg.Group, topics, req.RequireStable)
 			}
 			resp.Groups = append(resp.Groups, sg)
 		}
@@ -218,7 +218,7 @@ func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetc
 			topics = append(topics, fetchTopic{t.Topic, t.Partitions})
 		}
 	}
-	code, groupTopics := c.fetchOffsets(req.Group, topics)
+	code, groupTopics := c.fetchOffsets(req.Group, topics, req.Version >= 7 && req.RequireStable)
 	if code != 0 {
 		if req.Version >= 2 {
 			resp.ErrorCode = code
@@ -256,7 +256,10 @@ type fetchTopic struct {
 }
 
 // fetchOffsets answers one group; nil topics means all committed ones.
-func (c *Coordinator) fetchOffsets(groupID string, topics []fetchTopic) (int16, []kmsg.OffsetFetchResponseGroupTopic) {
+// With requireStable (KIP-447), a partition with a transactional commit
+// awaiting its marker answers UNSTABLE_OFFSET_COMMIT, which the client
+// retries, rather than the offset the transaction is about to replace.
+func (c *Coordinator) fetchOffsets(groupID string, topics []fetchTopic, requireStable bool) (int16, []kmsg.OffsetFetchResponseGroupTopic) {
 	s, code := c.lockShard(groupID)
 	if code != 0 {
 		return code, nil
@@ -269,6 +272,10 @@ func (c *Coordinator) fetchOffsets(groupID string, topics []fetchTopic) (int16, 
 	lookup := func(topic string, p int32) kmsg.OffsetFetchResponseGroupTopicPartition {
 		rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
 		rp.Partition, rp.Offset, rp.Metadata = p, -1, kmsg.StringPtr("")
+		if requireStable && s.hasPending(groupID, topic, p) {
+			rp.ErrorCode = kerr.UnstableOffsetCommit.Code
+			return rp
+		}
 		if g == nil {
 			return rp
 		}

@@ -62,8 +62,9 @@ func (c *Coordinator) replay(s *shard) (map[string]*group, error) {
 	}
 	var skipped int
 	loads := make(map[string]*cgLoad)
+	s.pendingTxn, s.markerEpoch = nil, nil
 	err := c.log.Replay(s.partition, func(batches []byte) error {
-		return decodeBatches(batches, func(r record) error {
+		return replayTxn(batches, s, func(r record) error {
 			if len(r.key) < 2 {
 				skipped++
 				return nil

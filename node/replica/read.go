@@ -17,6 +17,12 @@ func (r *Replica) Read(offset int64, maxBytes int) (*partition.Slice, error) {
 	return r.log.Read(offset, maxBytes, r.hw.Load())
 }
 
+// ReadUpTo is Read stopping before upTo too (a read_committed fetch's
+// last stable offset), never past the high watermark.
+func (r *Replica) ReadUpTo(offset int64, maxBytes int, upTo int64) (*partition.Slice, error) {
+	return r.log.Read(offset, maxBytes, min(upTo, r.hw.Load()))
+}
+
 // LogStartOffset is the first offset still held (retention and
 // DeleteRecords move it up).
 func (r *Replica) LogStartOffset() int64 { return r.log.StartOffset() }

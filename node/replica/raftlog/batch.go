@@ -19,7 +19,17 @@ const (
 	offAttributes   = recordbatch.OffAttributes
 	offLastDelta    = recordbatch.OffLastOffsetDelta
 	attrControl     = recordbatch.AttrControl
+	attrTxn         = recordbatch.AttrTransactional
 )
+
+// oldRaftControl says whether a batch's attributes are those of a Raft
+// entry stored the unreleased way (doc.go): a control batch that is not
+// transactional. A transaction marker (commit or abort) is a control batch
+// with the transactional bit too, as Kafka writes it, and is an ordinary
+// entry here.
+func oldRaftControl(attrs uint16) bool {
+	return attrs&attrControl != 0 && attrs&attrTxn == 0
+}
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 

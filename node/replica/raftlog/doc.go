@@ -34,8 +34,13 @@
 // applications were handed a junk record (key 00005350, value 0000); nor
 // can the batch be empty, as kafka-go misparses a batch of no records. The
 // format changed without a migration, since no release wrote control
-// batches: Open refuses a log that holds one (Produce refuses control
-// batches, so any there is the old format) rather than misnumber it.
+// batches: Open refuses a log that holds a control batch without the
+// transactional bit (what that format wrote) rather than misnumber it.
+// Transaction markers (node/txn: commit or abort, written by the
+// transaction coordinator through the partition's replica like any batch)
+// are control batches with the transactional bit, as Kafka writes them,
+// and are ordinary entries taking one offset; Produce still refuses any
+// control batch from a client.
 //
 // Crash safety rests on one order: a sidecar record is appended and
 // fsynced (they are rare: one per election) before any batch after it is

@@ -317,8 +317,32 @@ func TestTornSidecarRecordIsCut(t *testing.T) {
 	}
 }
 
-// A log holding a control batch (the pre-sidecar format, never released)
-// is refused with a reason; Append refuses to store one.
+// A transaction marker (control and transactional bits) is an ordinary
+// entry: stored, and read back after a reopen.
+func TestTransactionMarkersAreEntries(t *testing.T) {
+	dir := t.TempDir()
+	l := openLog(t, dir)
+	s := openStorage(t, l, Options{})
+	ctl := recordBatch("marker")
+	ctl[offAttributes+1] |= attrControl | attrTxn
+	binary.BigEndian.PutUint32(ctl[offCRC:], crc32.Checksum(ctl[offAttributes:], castagnoli))
+	if err := s.Append([]*pb.Entry{entry(1, 1, pb.EntryNormal, ctl)}); err != nil {
+		t.Fatalf("a transaction marker was refused: %v", err)
+	}
+	l.Close()
+	l = openLog(t, dir)
+	s2, err := Open(l, Options{})
+	if err != nil {
+		t.Fatalf("reopen a log holding a transaction marker: %v", err)
+	}
+	if last, _ := s2.LastIndex(); last != 1 {
+		t.Fatalf("last index %d after reopen, want 1", last)
+	}
+}
+
+// A log holding a non-transactional control batch (the pre-sidecar
+// format, never released) is refused with a reason; Append refuses to
+// store one.
 func TestControlBatchesAreRefused(t *testing.T) {
 	dir := t.TempDir()
 	l := openLog(t, dir)

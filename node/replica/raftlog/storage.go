@@ -207,10 +207,11 @@ func (s *Storage) scanBatches(end int64, before func(int64) error) error {
 			if base != s.idx.end {
 				return fmt.Errorf("batch at offset %d where the entry after index %d starts at %d", base, s.idx.lastIndex(), s.idx.end)
 			}
-			if binary.BigEndian.Uint16(hdr[offAttributes:])&attrControl != 0 {
-				// Produce refuses control batches, so this is one of the
-				// control batches Raft's own entries were stored as
-				// before the sidecar (an unreleased format).
+			if oldRaftControl(binary.BigEndian.Uint16(hdr[offAttributes:])) {
+				// Transaction markers carry the transactional bit; a
+				// control batch without it is one of those Raft's own
+				// entries were stored as before the sidecar (an
+				// unreleased format).
 				return fmt.Errorf("control batch at offset %d: a Raft log of an unreleased format that kept Raft's own entries in the log; it cannot be read", base)
 			}
 			if term := uint64(epoch); epoch < 0 || term < s.lastTerm() {
@@ -427,8 +428,8 @@ func (s *Storage) Append(ents []*pb.Entry) error {
 			if len(e.Data) < batchHeaderSize || int(binary.BigEndian.Uint32(e.Data[offLength:]))+offEpoch != len(e.Data) {
 				return fmt.Errorf("append entry %d to %s: data is not one record batch", e.GetIndex(), s.dir)
 			}
-			if binary.BigEndian.Uint16(e.Data[offAttributes:])&attrControl != 0 {
-				return fmt.Errorf("append entry %d to %s: a control batch", e.GetIndex(), s.dir)
+			if oldRaftControl(binary.BigEndian.Uint16(e.Data[offAttributes:])) {
+				return fmt.Errorf("append entry %d to %s: a control batch that is not a transaction marker", e.GetIndex(), s.dir)
 			}
 			buf = append(buf, e.Data...)
 			ends = append(ends, len(buf))

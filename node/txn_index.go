@@ -1,0 +1,263 @@
+package node
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/spool-log/spool/internal/atomicfile"
+
+	"github.com/spool-log/spool/internal/recordbatch"
+	"github.com/spool-log/spool/partition"
+	"github.com/spool-log/spool/wire"
+)
+
+// txnIndex is a partition's transaction state for read_committed: the
+// first offset of every producer's open transaction (whose oldest is the
+// last stable offset) and the aborted transactions (Kafka's .txnindex:
+// producer, first offset, marker offset).
+//
+// It is derived from the committed log alone, on whichever replica serves
+// reads, by scanning batch headers (and the record of each control batch)
+// from where it last stopped up to the high watermark: committed entries
+// are never truncated, so what it learnt stays true, and a follower that
+// becomes leader builds its own from its own log, which Raft made equal to
+// the old leader's. The aborted list is trimmed to the log start as
+// retention moves it.
+//
+// It is built on the first read_committed read (or DescribeProducers), not
+// on open, and persisted as a checkpoint, txn-index in the partition
+// directory (JSON: the offset scanned to, open transactions, aborted
+// ones), rewritten atomically when an abort was learnt or a million
+// offsets were scanned since, at most once a second. A checkpoint is only a
+// place to resume: what lies after it is scanned again, so a lost or stale
+// one costs time, never correctness; one that does not fit the log (below
+// its start, past its end) is ignored. Without one, the scan starts at the
+// log start: one 61-byte header read per batch, about 3 µs a batch from
+// the page cache (TestTxnIndexRebuildCost), so a million batches take some
+// 3 s once. Kafka keeps a .txnindex beside each segment instead; one file
+// per partition suits a log whose segments the Raft layer and the cleaner
+// rewrite.
+type txnIndex struct {
+	mu      sync.Mutex
+	scanned int64           // offsets below are indexed
+	open    map[int64]int64 // producer id -> first offset of its open transaction; nil: not built
+	aborted []abortedTxn    // by marker offset
+
+	triedFile    bool      // the checkpoint was looked for
+	checkpointed int64     // scanned as of the last checkpoint
+	dirty        bool      // the aborted list changed since
+	lastWrite    time.Time // of the checkpoint
+}
+
+// txnIndexFile is the checkpoint's name in the partition directory.
+const txnIndexFile = "txn-index"
+
+// txnIndexCheckpoint is the checkpoint's content.
+type txnIndexCheckpoint struct {
+	Version int              `json:"version"`
+	Scanned int64            `json:"scanned"`
+	Open    map[string]int64 `json:"open"`    // producer id (decimal) -> first offset
+	Aborted [][3]int64       `json:"aborted"` // producer id, first offset, marker offset
+}
+
+// loadCheckpoint resumes from the checkpoint if it fits the log [start, end].
+func (x *txnIndex) loadCheckpoint(dir string, start, end int64) {
+	b, err := os.ReadFile(filepath.Join(dir, txnIndexFile))
+	if err != nil || len(b) > 64<<20 {
+		return
+	}
+	var c txnIndexCheckpoint
+	if json.Unmarshal(b, &c) != nil || c.Version != 1 || c.Scanned < start || c.Scanned > end {
+		return
+	}
+	open := make(map[int64]int64, len(c.Open))
+	for k, v := range c.Open {
+		pid, err := strconv.ParseInt(k, 10, 64)
+		if err != nil {
+			return
+		}
+		open[pid] = v
+	}
+	x.open, x.scanned, x.checkpointed = open, c.Scanned, c.Scanned
+	x.aborted = x.aborted[:0]
+	for _, a := range c.Aborted {
+		x.aborted = append(x.aborted, abortedTxn{pid: a[0], first: a[1], last: a[2]})
+	}
+}
+
+// maybeCheckpoint writes the checkpoint when it is due. A failed write
+// only means a longer scan after a restart.
+func (x *txnIndex) maybeCheckpoint(dir string) {
+	if x.open == nil || x.scanned == x.checkpointed || !(x.dirty || x.scanned-x.checkpointed >= 1_000_000) || time.Since(x.lastWrite) < time.Second {
+		return
+	}
+	c := txnIndexCheckpoint{Version: 1, Scanned: x.scanned, Open: make(map[string]int64, len(x.open)), Aborted: make([][3]int64, 0, len(x.aborted))}
+	for pid, first := range x.open {
+		c.Open[strconv.FormatInt(pid, 10)] = first
+	}
+	for _, a := range x.aborted {
+		c.Aborted = append(c.Aborted, [3]int64{a.pid, a.first, a.last})
+	}
+	b, _ := json.Marshal(c)
+	x.lastWrite = time.Now()
+	if atomicfile.Write(filepath.Join(dir, txnIndexFile), b, 0o644) == nil {
+		x.checkpointed, x.dirty = x.scanned, false
+	}
+}
+
+type abortedTxn struct {
+	pid         int64
+	first, last int64 // last: the abort marker's offset
+}
+
+// update scans the committed log from where the index stopped. Called
+// with x.mu held.
+func (x *txnIndex) update(p *localPartition) error {
+	start, hw, end := p.replica.LogStartOffset(), p.replica.HighWatermark(), p.replica.LogEndOffset()
+	if x.open == nil && !x.triedFile {
+		x.triedFile = true
+		x.loadCheckpoint(p.dir, start, end)
+	}
+	if x.open == nil || x.scanned > end || x.scanned < start {
+		// Never scanned, or the log was replaced under it (a snapshot
+		// installed, records deleted below): from the log start.
+		x.open = make(map[int64]int64)
+		x.aborted = x.aborted[:0]
+		x.scanned = start
+		x.dirty = true
+	}
+	if i := slices.IndexFunc(x.aborted, func(a abortedTxn) bool { return a.last >= start }); i > 0 {
+		x.aborted = slices.Delete(x.aborted, 0, i)
+		x.dirty = true
+	}
+	defer x.maybeCheckpoint(p.dir)
+	hdr := make([]byte, partition.BatchHeaderSize)
+	for x.scanned < hw {
+		s, err := p.replica.Read(x.scanned, 1<<20)
+		if errors.Is(err, partition.ErrOffsetOutOfRange) {
+			x.open = nil
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("scan transactions of %s: %w", p.dir, err)
+		}
+		advanced := false
+		for _, r := range s.Regions {
+			for pos, stop := r.Position, r.Position+r.Length; pos+partition.BatchHeaderSize <= stop; {
+				if _, err := r.File.ReadAt(hdr, pos); err != nil {
+					s.Release()
+					return fmt.Errorf("read batch header at %d in %s: %w", pos, p.dir, err)
+				}
+				h, err := partition.ParseBatchHeader(hdr)
+				if err != nil || h.Size() <= 0 {
+					s.Release()
+					return fmt.Errorf("parse batch header at %d in %s: %v", pos, p.dir, err)
+				}
+				if h.LastOffset() >= x.scanned {
+					if h.Transactional() && h.ProducerID >= 0 {
+						if err := x.note(r.File, pos, h); err != nil {
+							s.Release()
+							return err
+						}
+					}
+					x.scanned = h.LastOffset() + 1
+					advanced = true
+				}
+				pos += h.Size()
+			}
+		}
+		s.Release()
+		if !advanced {
+			break
+		}
+	}
+	return nil
+}
+
+// note applies one transactional batch (data or marker).
+func (x *txnIndex) note(f interface {
+	ReadAt([]byte, int64) (int, error)
+}, pos int64, h partition.BatchHeader) error {
+	if !h.Control() {
+		if _, ok := x.open[h.ProducerID]; !ok {
+			x.open[h.ProducerID] = h.BaseOffset
+		}
+		return nil
+	}
+	if h.Size() > 1<<16 {
+		return fmt.Errorf("control batch of %d bytes at offset %d", h.Size(), h.BaseOffset)
+	}
+	b := make([]byte, h.Size())
+	if _, err := f.ReadAt(b, pos); err != nil {
+		return fmt.Errorf("read control batch at offset %d: %w", h.BaseOffset, err)
+	}
+	rh, err := recordbatch.ParseHeader(b)
+	if err != nil {
+		return fmt.Errorf("control batch at offset %d: %w", h.BaseOffset, err)
+	}
+	recs, err := recordbatch.ParseRecords(nil, b[recordbatch.HeaderSize:], rh.NumRecords, rh.LastOffsetDelta)
+	if err != nil || len(recs) == 0 || len(recs[0].Key) < 4 {
+		return nil // not a transaction marker we can read: leave the state
+	}
+	abort := recs[0].Key[2] == 0 && recs[0].Key[3] == 0
+	first, ok := x.open[h.ProducerID]
+	delete(x.open, h.ProducerID)
+	if abort && ok {
+		x.aborted = append(x.aborted, abortedTxn{pid: h.ProducerID, first: first, last: h.BaseOffset})
+		x.dirty = true
+	}
+	return nil
+}
+
+// lso is the last stable offset: the first offset of the oldest open
+// transaction, else the high watermark. Called with x.mu held, after
+// update.
+func (x *txnIndex) lso(hw int64) int64 {
+	out := min(hw, x.scanned)
+	for _, first := range x.open {
+		out = min(out, first)
+	}
+	return out
+}
+
+// abortedIn lists the aborted transactions that may hold records in
+// [from, to): those whose marker is at or after from and whose first
+// offset is below to, oldest first, as Kafka's collectAbortedTxns.
+func (x *txnIndex) abortedIn(from, to int64) []wire.FetchAborted {
+	out := []wire.FetchAborted{}
+	i, _ := slices.BinarySearchFunc(x.aborted, from, func(a abortedTxn, off int64) int {
+		switch {
+		case a.last < off:
+			return -1
+		case a.last > off:
+			return 1
+		}
+		return 0
+	})
+	for ; i < len(x.aborted); i++ {
+		if a := x.aborted[i]; a.first < to {
+			out = append(out, wire.FetchAborted{ProducerID: a.pid, FirstOffset: a.first})
+		}
+	}
+	return out
+}
+
+// stable returns the partition's last stable offset, scanning what the
+// index has not seen yet.
+func (p *localPartition) stable() (int64, error) {
+	x := &p.txns
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	hw := p.replica.HighWatermark()
+	if err := x.update(p); err != nil {
+		return 0, err
+	}
+	return x.lso(hw), nil
+}
