@@ -45,9 +45,9 @@ func brokerOf(id uint64) int32 {
 // became (FIFO within the term: raft appends a leader's proposals in
 // order, and only the term's leader makes entries of that term).
 type proposal struct {
-	term     uint64
-	index    uint64
-	info     partition.AppendInfo
+	term      uint64
+	index     uint64
+	info      partition.AppendInfo
 	appended  chan struct{} // closed once the leader's log holds it, or on failure (appendErr set)
 	done      chan struct{} // closed once committed, or on failure (err set)
 	appendErr error         // set before appended closes
