@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // A reassignment moves a partition's replicas to a target list. The
@@ -156,4 +157,22 @@ func EndMove(p int32, final []int32) func(*TopicEntry) error {
 		}
 		return nil
 	}
+}
+
+// MovingTopics are the live topics with a move under way, by name: what
+// the reassignment driver looks at, without copying the rest of the
+// catalog.
+func (a *Agent) MovingTopics() []TopicEntry { return a.catalog.moving() }
+
+func (c *Catalog) moving() []TopicEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []TopicEntry
+	for _, e := range c.topics {
+		if len(e.Moves) > 0 && !e.Deleted {
+			out = append(out, e.clone())
+		}
+	}
+	slices.SortFunc(out, func(a, b TopicEntry) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }

@@ -58,6 +58,10 @@ type TopicSpec struct {
 	// succession order: the first live one leads.
 	Replicas [][]int32         `json:"replicas"`
 	Configs  map[string]string `json:"configs,omitempty"`
+	// Moves are the partitions being reassigned, to their target replica
+	// lists (reassign.go); Replicas stays the list each move started from
+	// until it ends.
+	Moves map[int32][]int32 `json:"moves,omitempty"`
 	// AutoCreated marks a topic nobody created by name (auto-creation on
 	// Metadata or Produce, __consumer_offsets): of two concurrent
 	// creates, an explicit one wins over an automatic one.
@@ -152,8 +156,36 @@ func specFromEntry(e membership.TopicEntry) TopicSpec {
 		ReplicationFactor: e.ReplicationFactor,
 		Replicas:          e.Replicas,
 		Configs:           e.Config,
+		Moves:             movesOf(e),
 		AutoCreated:       e.Auto,
 	}
+}
+
+func movesOf(e membership.TopicEntry) map[int32][]int32 {
+	if len(e.Moves) == 0 {
+		return nil
+	}
+	out := make(map[int32][]int32, len(e.Moves))
+	for _, m := range e.Moves {
+		out[m.Partition] = m.Target
+	}
+	return out
+}
+
+// preferred is partition index's replica list in succession order: the
+// move's target while one is under way (its first replica is the leader
+// the move ends with), else the replica list.
+func (s TopicSpec) preferred(index int32) []int32 {
+	if t, ok := s.Moves[index]; ok {
+		return t
+	}
+	return s.Replicas[index]
+}
+
+// hosts tells whether broker holds (or is to hold) partition index: a
+// replica, or one a move is adding.
+func (s TopicSpec) hosts(index int32, broker int32) bool {
+	return containsID(s.Replicas[index], broker) || containsID(s.Moves[index], broker)
 }
 
 // Topics returns every topic, sorted by name.

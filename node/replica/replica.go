@@ -210,6 +210,9 @@ func (r *Replica) members() []int32 {
 // present is the preferred leader) but does not change the group, whose
 // configuration changes only through ChangeConf.
 func (r *Replica) SetReplicas(ids []int32) {
+	if slices.Equal(*r.pref.Load(), ids) {
+		return
+	}
 	pref := slices.Clone(ids)
 	r.pref.Store(&pref)
 	if g := r.rg; g != nil {

@@ -1,0 +1,263 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/spool-log/spool/internal/retry"
+)
+
+// ackedHistory is an acks=all franz-go producer run beside a test: what it
+// was acknowledged, key by key, with the offset.
+type ackedHistory struct {
+	mu    sync.Mutex
+	keys  []string
+	offs  map[string]int64
+	errs  []error
+	stop  chan struct{}
+	done  chan struct{}
+	count int
+}
+
+func startAckedHistory(t *testing.T, nodes []*Node, topic string) *ackedHistory {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seedsOf(nodes)...), kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.DefaultProduceTopic(topic), kgo.RetryTimeout(60*time.Second), kgo.ProduceRequestTimeout(5*time.Second),
+		kgo.MetadataMinAge(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &ackedHistory{offs: map[string]int64{}, stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(h.done)
+		defer cl.Close()
+		for i := 0; ; i++ {
+			select {
+			case <-h.stop:
+				return
+			default:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			r := &kgo.Record{Key: []byte(recordKey(i)), Value: []byte(recordValue(i))}
+			err := cl.ProduceSync(ctx, r).FirstErr()
+			cancel()
+			h.mu.Lock()
+			if err != nil {
+				h.errs = append(h.errs, fmt.Errorf("record %d: %w", i, err))
+			} else {
+				h.keys = append(h.keys, string(r.Key))
+				h.offs[string(r.Key)] = r.Offset
+			}
+			h.count = len(h.keys)
+			h.mu.Unlock()
+		}
+	}()
+	return h
+}
+
+func (h *ackedHistory) waitMore(t *testing.T, n int) {
+	t.Helper()
+	h.mu.Lock()
+	want := h.count + n
+	h.mu.Unlock()
+	retry.Run(t, 60*time.Second, func() error {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if len(h.errs) > 0 {
+			t.Fatalf("producer: %v", h.errs)
+		}
+		return retry.Check(h.count >= want, "%d acknowledged, want %d", h.count, want)
+	})
+}
+
+func (h *ackedHistory) finish(t *testing.T) ([]string, map[string]int64) {
+	t.Helper()
+	close(h.stop)
+	<-h.done
+	if len(h.errs) > 0 {
+		t.Fatalf("producer saw errors: %v", h.errs)
+	}
+	return h.keys, h.offs
+}
+
+// checkReadBack reads topic's partition 0 from the start through nodes and
+// checks every acknowledged record is there, at the offset acknowledged,
+// once, in the order acknowledged.
+func checkReadBack(t *testing.T, nodes []*Node, topic string, keys []string, offs map[string]int64) {
+	t.Helper()
+	cons, err := kgo.NewClient(kgo.SeedBrokers(seedsOf(nodes)...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.RetryTimeout(30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cons.Close()
+	ctx := testCtx(t)
+	seen := map[string]int64{}
+	last := int64(-1)
+	for len(seen) < len(keys) {
+		fs := cons.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read %d of %d acknowledged records: %v", len(seen), len(keys), ctx.Err())
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			k := string(r.Key)
+			if r.Offset <= last {
+				t.Errorf("offset %d after %d", r.Offset, last)
+			}
+			last = r.Offset
+			if want, ok := offs[k]; ok && want != r.Offset {
+				t.Errorf("record %s at offset %d, acknowledged at %d", k, r.Offset, want)
+			}
+			if _, ok := offs[k]; ok {
+				if _, dup := seen[k]; dup {
+					t.Errorf("record %s read twice", k)
+				}
+				seen[k] = r.Offset
+			}
+		})
+	}
+	for i := 1; i < len(keys); i++ {
+		if seen[keys[i]] <= seen[keys[i-1]] {
+			t.Fatalf("record %s before %s, acknowledged after it", keys[i], keys[i-1])
+		}
+	}
+}
+
+// A partition of replication factor 3 moves from its replicas to a set
+// with a fourth node in place of the first (the preferred leader, so
+// leadership moves too), by kadm's AlterPartitionAssignments, under a
+// steady acks=all producer: ListPartitionReassignments shows the move,
+// every node's catalog and Metadata end with the target, the new replica
+// holds the log, the old one is closed and quarantined, and every
+// acknowledged record is read back at its offset, in order.
+func TestReassignmentMovesAPartitionUnderLoad(t *testing.T) {
+	nodes := startCluster(t, 4)
+	const topic = "moving"
+	spec := startReplicatedTopic(t, nodes, topic, 1, 3)
+	cur := spec.Replicas[0]
+	var add int32
+	for _, n := range nodes {
+		if !slices.Contains(cur, n.NodeID()) {
+			add = n.NodeID()
+		}
+	}
+	target := append(slices.Clone(cur[1:]), add)
+	byID := map[int32]*Node{}
+	for _, n := range nodes {
+		byID[n.NodeID()] = n
+	}
+	h := startAckedHistory(t, nodes, topic)
+	h.waitMore(t, 50)
+
+	adm := newAdmin(t, nodes[0])
+	ctx := testCtx(t)
+	var req kadm.AlterPartitionAssignmentsReq
+	req.Assign(topic, 0, []int32{cur[0], cur[1]})
+	if rs, err := adm.AlterPartitionAssignments(ctx, req); err != nil || !errors.Is(rs.Error(), kerr.InvalidReplicationFactor) {
+		t.Fatalf("a move changing the replication factor: %v %v", err, rs.Error())
+	}
+	req = nil
+	req.Assign(topic, 0, []int32{cur[0], cur[1], 99})
+	if rs, err := adm.AlterPartitionAssignments(ctx, req); err != nil || !errors.Is(rs.Error(), kerr.InvalidReplicaAssignment) {
+		t.Fatalf("a move to an unknown broker: %v %v", err, rs.Error())
+	}
+	req = nil
+	req.CancelAssign(topic, 0)
+	if rs, err := adm.AlterPartitionAssignments(ctx, req); err != nil || !errors.Is(rs.Error(), kerr.NoReassignmentInProgress) {
+		t.Fatalf("cancelling no move: %v %v", err, rs.Error())
+	}
+	req = nil
+	req.Assign(topic, 0, target)
+	start := time.Now()
+	rs, err := adm.AlterPartitionAssignments(ctx, req)
+	if err == nil {
+		err = rs.Error()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls, err := adm.ListPartitionReassignments(ctx, kadm.TopicsSet{topic: {0: {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed bool
+	ls.Each(func(r kadm.ListPartitionReassignmentsResponse) {
+		listed = true
+		if !slices.Equal(r.AddingReplicas, []int32{add}) || !slices.Equal(r.RemovingReplicas, []int32{cur[0]}) {
+			t.Errorf("listed adding %v removing %v, want [%d] [%d]", r.AddingReplicas, r.RemovingReplicas, add, cur[0])
+		}
+	})
+	if !listed {
+		t.Error("the move is not listed")
+	}
+
+	retry.Run(t, 60*time.Second, func() error {
+		for _, n := range nodes {
+			s, _ := n.catalog.Topic(topic)
+			if !slices.Equal(s.Replicas[0], target) || len(s.Moves) != 0 {
+				return fmt.Errorf("node %d: replicas %v moves %v", n.NodeID(), s.Replicas[0], s.Moves)
+			}
+		}
+		if byID[cur[0]].partition(topic, 0) != nil {
+			return fmt.Errorf("node %d still holds the partition", cur[0])
+		}
+		return nil
+	})
+	took := time.Since(start)
+	h.waitMore(t, 50)
+	keys, offs := h.finish(t)
+
+	lead, err := partitionLeader(nodes, topic, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(target, lead.NodeID()) {
+		t.Fatalf("leader %d is not in the target %v", lead.NodeID(), target)
+	}
+	retry.Run(t, 20*time.Second, func() error {
+		hw := lead.partition(topic, 0).replica.HighWatermark()
+		got := byID[add].partition(topic, 0).replica.HighWatermark()
+		return retry.Check(got == hw, "new replica %d at %d, leader at %d", add, got, hw)
+	})
+	m := metadataOf(t, nodes[0], topic)
+	if got := m.Topics[0].Partitions[0].Replicas; !slices.Equal(got, target) {
+		t.Errorf("metadata replicas %v, want %v", got, target)
+	}
+	if ls, err := adm.ListPartitionReassignments(ctx, kadm.TopicsSet{topic: {0: {}}}); err != nil || len(ls) != 0 {
+		t.Errorf("moves listed after the move: %v %v", ls, err)
+	}
+	checkReadBack(t, []*Node{byID[target[0]], byID[target[1]], byID[target[2]]}, topic, keys, offs)
+
+	// The preferred replica (the target's first) leads, or is made to.
+	er, err := adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, kadm.TopicsSet{topic: {0: {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := er[topic][0]; r.Err != nil && !errors.Is(r.Err, kerr.ElectionNotNeeded) {
+		t.Errorf("elect preferred: %v (%s)", r.Err, r.ErrMessage)
+	}
+	retry.Run(t, 20*time.Second, func() error {
+		l, err := partitionLeader(nodes, topic, 0)
+		if err != nil {
+			return err
+		}
+		return retry.Check(l.NodeID() == target[0], "leader %d, preferred %d", l.NodeID(), target[0])
+	})
+	er, err = adm.ElectLeaders(ctx, kadm.ElectLiveReplica, kadm.TopicsSet{topic: {0: {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := er[topic][0]; !errors.Is(r.Err, kerr.ElectionNotNeeded) {
+		t.Errorf("unclean election with a leader: %v", r.Err)
+	}
+	t.Logf("moved %v -> %v in %v; %d records acknowledged", cur, target, took.Round(time.Millisecond), len(keys))
+}
