@@ -137,11 +137,11 @@ func (n *Node) handleElectLeaders(ctx context.Context, wreq *wire.Request) wire.
 // none is needed or possible.
 func (n *Node) electPreferred(spec TopicSpec, p int32) (*kerr.Error, string, bool) {
 	pref := spec.preferred(p)
-	if len(pref) < 2 {
-		return kerr.PreferredLeaderNotAvailable, "a single copy has no election: its first live replica leads", false
-	}
 	if n.leaderOf(spec, p) == pref[0] {
 		return kerr.ElectionNotNeeded, "the preferred replica leads", false
+	}
+	if len(pref) < 2 {
+		return kerr.PreferredLeaderNotAvailable, "a single copy has no election: its first live replica leads", false
 	}
 	if !n.agent.IsAlive(pref[0]) {
 		return kerr.PreferredLeaderNotAvailable, fmt.Sprintf("preferred replica %d is not alive", pref[0]), false

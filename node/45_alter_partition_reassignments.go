@@ -95,12 +95,12 @@ func (n *Node) reassignPartition(topic string, index int32, target []int32) erro
 		target = cur
 	}
 	switch {
+	case !moving && slices.Equal(target, cur):
+		return nil
 	case len(target) != len(cur):
 		return &topicError{kerr.InvalidReplicationFactor, fmt.Sprintf("%d replicas for a partition of %d: changing the replication factor is not supported", len(target), len(cur))}
 	case len(cur) < 2:
 		return &topicError{kerr.InvalidReplicaAssignment, "a partition with a single copy has no Raft group to move"}
-	case !moving && slices.Equal(target, cur):
-		return nil
 	}
 	n.createMu.Lock()
 	defer n.createMu.Unlock()
