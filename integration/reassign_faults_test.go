@@ -23,7 +23,7 @@ import (
 	"github.com/spool-log/spool/internal/retry"
 )
 
-func TestReassignKillLeaderMidMove(t *testing.T)  { testReassignKill(t, "leader") }
+func TestReassignKillLeaderMidMove(t *testing.T) { testReassignKill(t, "leader") }
 func TestReassignKillJoinerMidMove(t *testing.T) { testReassignKill(t, "joiner") }
 
 func testReassignKill(t *testing.T, victim string) {
