@@ -261,3 +261,99 @@ func TestReassignmentMovesAPartitionUnderLoad(t *testing.T) {
 	}
 	t.Logf("moved %v -> %v in %v; %d records acknowledged", cur, target, took.Round(time.Millisecond), len(keys))
 }
+
+// Two replicas move at once on five nodes (the promotion and removal
+// form a joint configuration, left after), then a move is cancelled as
+// soon as its new replica is in the group: the group goes back to the replicas it
+// started from (the learner removed, or the move undone) and the new
+// replica is closed; every acknowledged record is read back in order.
+func TestReassignmentJointMoveAndCancel(t *testing.T) {
+	nodes := startCluster(t, 5)
+	const topic = "joint"
+	spec := startReplicatedTopic(t, nodes, topic, 1, 3)
+	cur := spec.Replicas[0]
+	var spare []int32
+	for _, n := range nodes {
+		if !slices.Contains(cur, n.NodeID()) {
+			spare = append(spare, n.NodeID())
+		}
+	}
+	byID := map[int32]*Node{}
+	for _, n := range nodes {
+		byID[n.NodeID()] = n
+	}
+	h := startAckedHistory(t, nodes, topic)
+	h.waitMore(t, 30)
+	adm := newAdmin(t, nodes[1])
+	ctx := testCtx(t)
+	move := func(target []int32) {
+		t.Helper()
+		var req kadm.AlterPartitionAssignmentsReq
+		if target == nil {
+			req.CancelAssign(topic, 0)
+		} else {
+			req.Assign(topic, 0, target)
+		}
+		rs, err := adm.AlterPartitionAssignments(ctx, req)
+		if err == nil {
+			err = rs.Error()
+		}
+		if err != nil {
+			t.Fatalf("reassign to %v: %v", target, err)
+		}
+	}
+	settled := func(want []int32, gone ...int32) {
+		t.Helper()
+		retry.Run(t, 60*time.Second, func() error {
+			for _, n := range nodes {
+				s, _ := n.catalog.Topic(topic)
+				if !slices.Equal(s.Replicas[0], want) || len(s.Moves) != 0 {
+					return fmt.Errorf("node %d: replicas %v moves %v", n.NodeID(), s.Replicas[0], s.Moves)
+				}
+			}
+			for _, id := range gone {
+				if byID[id].partition(topic, 0) != nil {
+					return fmt.Errorf("node %d still holds the partition", id)
+				}
+			}
+			l, err := partitionLeader(nodes, topic, 0)
+			if err != nil {
+				return err
+			}
+			conf, _ := l.partition(topic, 0).replica.Conf()
+			if slices.Compare(conf.Voters, sorted(want)) != 0 || conf.Joint() || len(conf.Learners) > 0 {
+				return fmt.Errorf("leader %d: configuration %+v", l.NodeID(), conf)
+			}
+			return nil
+		})
+	}
+
+	target := []int32{spare[0], spare[1], cur[2]}
+	move(target)
+	settled(target, cur[0], cur[1])
+	h.waitMore(t, 30)
+
+	// Cancelled once the new replica is in the group.
+	back := target
+	next := []int32{target[0], target[1], cur[0]}
+	move(next)
+	retry.Run(t, 30*time.Second, func() error {
+		l, err := partitionLeader(nodes, topic, 0)
+		if err != nil {
+			return err
+		}
+		conf, _ := l.partition(topic, 0).replica.Conf()
+		return retry.Check(slices.Contains(conf.Learners, cur[0]) || slices.Contains(conf.Voters, cur[0]), "node %d is not in the group yet: %+v", cur[0], conf)
+	})
+	move(nil)
+	settled(back, cur[0])
+	h.waitMore(t, 30)
+	keys, offs := h.finish(t)
+	checkReadBack(t, []*Node{byID[back[0]], byID[back[1]], byID[back[2]]}, topic, keys, offs)
+}
+
+func sorted(ids []int32) []int32 {
+	out := slices.Clone(ids)
+	slices.Sort(out)
+	return out
+}
