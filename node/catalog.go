@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/sirupsen/logrus"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -180,6 +181,19 @@ func (s TopicSpec) preferred(index int32) []int32 {
 		return t
 	}
 	return s.Replicas[index]
+}
+
+// hosting is partition index's replicas and those a move is adding:
+// whose leadership claims count (a move may hand leadership to a new
+// replica before it ends).
+func (s TopicSpec) hosting(index int32) []int32 {
+	out := s.Replicas[index]
+	for _, b := range s.Moves[index] {
+		if !containsID(out, b) {
+			out = append(slices.Clone(out), b)
+		}
+	}
+	return out
 }
 
 // hosts tells whether broker holds (or is to hold) partition index: a

@@ -10,6 +10,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
+	"go.etcd.io/raft/v3/tracker"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/spool-log/spool/partition"
@@ -153,9 +154,12 @@ func (r *Replica) LeaveJoint(ctx context.Context) error {
 	return r.rg.proposeConf(ctx, nil)
 }
 
-// CaughtUp tells, on the leader, whether broker's replica holds every
-// committed entry and answered within an election timeout: a learner
-// ready to be promoted, or a voter ready to take leadership.
+// CaughtUp tells, on the leader, whether broker's replica holds the
+// leader's snapshot and its log up to a few entries (catchUpSlack, or
+// DriverConfig.ISRMaxLagEntries if smaller), and answered within an
+// election timeout: a learner ready to be promoted, or a voter ready to
+// take leadership. Not every committed entry: under a steady load a
+// follower's match trails the commit by the appends in flight.
 func (r *Replica) CaughtUp(broker int32) bool {
 	g := r.rg
 	if g == nil {
@@ -180,8 +184,17 @@ func (r *Replica) CaughtUp(broker int32) bool {
 	g.inMu.Lock()
 	seen, heard := g.lastSeen[RaftID(broker)]
 	g.inMu.Unlock()
-	return heard && g.ticks.Load()-seen <= int64(g.d.cfg.ElectionTick) && pr.Match >= st.GetCommit()
+	last := st.Progress[g.self].Match
+	first, err := g.st.FirstIndex()
+	if err != nil || pr.State == tracker.StateSnapshot || pr.Match+1 < first {
+		return false
+	}
+	return heard && g.ticks.Load()-seen <= int64(g.d.cfg.ElectionTick) && pr.Match+min(g.d.cfg.ISRMaxLagEntries, catchUpSlack) >= last
 }
+
+// catchUpSlack is how many entries behind the leader's log a replica may
+// be and count as caught up.
+const catchUpSlack = 256
 
 func (g *raftGroup) proposeConf(ctx context.Context, singles []*pb.ConfChangeSingle) error {
 	g.mu.Lock()

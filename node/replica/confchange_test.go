@@ -204,14 +204,20 @@ func TestRaftMovesAReplicaByConfChanges(t *testing.T) {
 		t.Fatalf("the leader removing itself: %v, want ErrLeaderLeaving", err)
 	}
 
-	c.start(3)
-	c.ids = append(c.ids, 3)
 	for _, id := range c.ids {
 		c.reps[id].SetReplicas([]int32{1, 2, 3})
 	}
+	// The learner is added before its node opens it: not caught up.
 	c.changeConf(t, func(cf Conf) bool { return slices.Contains(cf.Learners, 3) }, func(ctx context.Context, r *Replica) error {
 		return r.ChangeConf(ctx, ConfChange{AddLearner, 3})
 	})
+	h.waitAcked(t, 10)
+	if r := c.writable(); r != nil && r.CaughtUp(3) {
+		t.Fatal("a learner nobody opened counts as caught up")
+	}
+	c.start(3)
+	c.ids = append(c.ids, 3)
+	c.reps[3].SetReplicas([]int32{1, 2, 3})
 	h.waitAcked(t, 10)
 	// The learner restarts while it catches up: it keeps its Raft state.
 	c.stop(3)
