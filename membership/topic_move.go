@@ -72,6 +72,14 @@ func (e TopicEntry) validateMoves() error {
 	if len(e.Moves) > int(e.Partitions) {
 		return fmt.Errorf("topic %s: %d moves for %d partitions", e.Name, len(e.Moves), e.Partitions)
 	}
+	if len(e.Pinned) > int(e.Partitions) {
+		return fmt.Errorf("topic %s: %d pinned partitions of %d", e.Name, len(e.Pinned), e.Partitions)
+	}
+	for i, p := range e.Pinned {
+		if p < 0 || p >= e.Partitions || (i > 0 && p <= e.Pinned[i-1]) {
+			return fmt.Errorf("topic %s: pinned partitions not ascending partitions of %d", e.Name, e.Partitions)
+		}
+	}
 	for i, m := range e.Moves {
 		if m.Partition < 0 || m.Partition >= e.Partitions {
 			return fmt.Errorf("topic %s: move of partition %d of %d", e.Name, m.Partition, e.Partitions)
@@ -102,7 +110,8 @@ func validReplicaList(rs []int32) error {
 }
 
 // SetMove is the AlterTopic change that starts (or retargets) partition
-// p's move to target, whose brokers must be in the roster; a target equal
+// p's move to target, an operator's (the partition is pinned from then on:
+// automatic rebalancing leaves it), whose brokers must be in the roster; a target equal
 // to the replica list cancels a move (the leader rolls back to it first,
 // then ends it: EndMove). Only replica sets of one size move within a
 // topic: the replication factor stays.
@@ -122,6 +131,9 @@ func (a *Agent) SetMove(p int32, target []int32) func(*TopicEntry) error {
 			if !slices.Contains(roster, b) {
 				return fmt.Errorf("%w: broker %d is not in the roster", ErrMove, b)
 			}
+		}
+		if i, ok := slices.BinarySearch(e.Pinned, p); !ok {
+			e.Pinned = slices.Insert(e.Pinned, i, p) // an operator's choice from now on
 		}
 		m := PartitionMove{Partition: p, Target: slices.Clone(target)}
 		i, ok := slices.BinarySearchFunc(e.Moves, p, func(m PartitionMove, p int32) int { return int(m.Partition - p) })
@@ -175,4 +187,38 @@ func (c *Catalog) moving() []TopicEntry {
 	}
 	slices.SortFunc(out, func(a, b TopicEntry) int { return strings.Compare(a.Name, b.Name) })
 	return out
+}
+
+// ErrPinned refuses an automatic move of a partition an operator placed,
+// or one already moving.
+var ErrPinned = errors.New("partition pinned or already moving")
+
+// IsPinned tells whether partition p's replicas are an operator's choice.
+func (e TopicEntry) IsPinned(p int32) bool {
+	_, ok := slices.BinarySearch(e.Pinned, p)
+	return ok
+}
+
+// AutoMove is the AlterTopic change automatic rebalancing makes: partition
+// p moves to target unless it is pinned or already moving (ErrPinned),
+// and stays unpinned.
+func (a *Agent) AutoMove(p int32, target []int32) func(*TopicEntry) error {
+	set := a.SetMove(p, target)
+	return func(e *TopicEntry) error {
+		if p < 0 || p >= e.Partitions {
+			return fmt.Errorf("%w: partition %d of %d", ErrMove, p, e.Partitions)
+		}
+		if _, moving := e.Move(p); moving || e.IsPinned(p) {
+			return fmt.Errorf("move partition %d: %w", p, ErrPinned)
+		}
+		if err := set(e); err != nil {
+			return err
+		}
+		i, _ := slices.BinarySearch(e.Pinned, p)
+		e.Pinned = slices.Delete(e.Pinned, i, i+1)
+		if len(e.Pinned) == 0 {
+			e.Pinned = nil
+		}
+		return nil
+	}
 }

@@ -67,3 +67,42 @@ func TestPartitionMoveSpreadsAndEnds(t *testing.T) {
 		}
 	}
 }
+
+// Automatic moves leave pinned partitions (a manual assignment at create,
+// an operator's reassignment) and partitions already moving alone, and do
+// not pin what they move.
+func TestAutoMoveLeavesPinnedPartitions(t *testing.T) {
+	nodes := cluster(t, 3)
+	a := nodes[0]
+	if _, err := a.CreateTopic(TopicSpec{Name: "pin", Partitions: 3, ReplicationFactor: 2, Replicas: [][]int32{{1, 2}, {2, 3}, {3, 1}}, Pinned: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.AlterTopic("pin", a.AutoMove(0, []int32{2, 3})); !errors.Is(err, ErrPinned) {
+		t.Fatalf("auto move of a manual assignment: %v", err)
+	}
+	if _, err := a.CreateTopic(TopicSpec{Name: "free", Partitions: 2, ReplicationFactor: 2, Replicas: [][]int32{{1, 2}, {2, 3}}}); err != nil {
+		t.Fatal(err)
+	}
+	e, err := a.AlterTopic("free", a.AutoMove(0, []int32{1, 3}))
+	if err != nil || e.IsPinned(0) {
+		t.Fatalf("auto move: %v, pinned %v", err, e.Pinned)
+	}
+	if _, err := a.AlterTopic("free", a.AutoMove(0, []int32{2, 3})); !errors.Is(err, ErrPinned) {
+		t.Fatalf("auto move of a partition moving already: %v", err)
+	}
+	e, err = a.AlterTopic("free", a.SetMove(1, []int32{3, 1}))
+	if err != nil || !e.IsPinned(1) {
+		t.Fatalf("an operator's move: %v, pinned %v", err, e.Pinned)
+	}
+	saved := func() TopicEntry {
+		c, err := loadCatalog(a.catalogPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, _ := c.Get("free")
+		return e
+	}
+	if got := saved(); !slices.Equal(got.Pinned, []int32{1}) {
+		t.Errorf("saved pinned %v, want [1]", got.Pinned)
+	}
+}

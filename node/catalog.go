@@ -63,6 +63,9 @@ type TopicSpec struct {
 	// lists (reassign.go); Replicas stays the list each move started from
 	// until it ends.
 	Moves map[int32][]int32 `json:"moves,omitempty"`
+	// Manual marks Replicas, at create, as an operator's assignment, which
+	// automatic rebalancing never moves (the catalog pins them).
+	Manual bool `json:"-"`
 	// AutoCreated marks a topic nobody created by name (auto-creation on
 	// Metadata or Produce, __consumer_offsets): of two concurrent
 	// creates, an explicit one wins over an automatic one.
@@ -272,6 +275,7 @@ func (c *gossipCatalog) Create(spec TopicSpec) (TopicSpec, error) {
 		ID:                membership.TopicID(spec.ID),
 		Replicas:          spec.Replicas,
 		Auto:              spec.AutoCreated,
+		Pinned:            spec.Manual,
 	})
 	switch {
 	case errors.Is(err, membership.ErrTopicExists):

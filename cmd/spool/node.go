@@ -62,6 +62,8 @@ SPOOL_* environment equivalent (--data-dir is SPOOL_DATA_DIR).`,
 	fs.StringVar(&f.cfg.RaftAddr, "raft-addr", f.cfg.RaftAddr, "host:port the replication (Raft) transport binds; default the --kafka-addr host on any free port, advertised to peers by gossip (SPOOL_RAFT_ADDR)")
 	fs.StringVar(&f.cfg.AdvertisedRaftAddr, "advertise-raft-addr", "", "host:port peers reach the replication transport at; default the bound --raft-addr (SPOOL_ADVERTISE_RAFT_ADDR)")
 	fs.Int16Var(&f.cfg.DefaultReplicationFactor, "default-replication-factor", f.cfg.DefaultReplicationFactor, "replication factor of topics created without one; above 1 each partition's replicas form a Raft group (SPOOL_DEFAULT_REPLICATION_FACTOR)")
+	fs.BoolVar(&f.cfg.AutoRebalance, "auto-rebalance", f.cfg.AutoRebalance, "move replicated partitions to where placement over the roster puts them when brokers join or are decommissioned; manual assignments stay (SPOOL_AUTO_REBALANCE)")
+	fs.IntVar(&f.cfg.RebalanceMaxMoves, "rebalance-max-moves", f.cfg.RebalanceMaxMoves, "partition moves automatic rebalancing keeps under way at once, cluster-wide (SPOOL_REBALANCE_MAX_MOVES)")
 	fs.BoolVar(&f.cfg.Raft.Sync, "raft-fsync", f.cfg.Raft.Sync, "fsync a replicated partition's appends (one fsync per round of many) before they are acknowledged or sent to the other replicas; false leaves durability to --flush-policy and the other replicas (SPOOL_RAFT_FSYNC)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error (SPOOL_LOG_LEVEL)")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json (SPOOL_LOG_FORMAT)")
