@@ -295,7 +295,7 @@ func (n *Node) startLoops() {
 	memberEvents, _ := n.agent.Subscribe() // closed by the agent's Shutdown
 	n.loops.Go(n.catalog.watch)
 	n.loops.Go(n.catalogLoop)
-	n.loops.Go(n.reassignLoop) // reassign.go
+	n.loops.Go(n.reassignLoop)  // reassign.go
 	n.loops.Go(n.rebalanceLoop) // rebalance.go: returns at once unless AutoRebalance
 	n.loops.Go(func(ctx context.Context) { n.membershipLoop(ctx, memberEvents) })
 	n.loops.Every(admin.FlushInterval, n.flushMetrics)
