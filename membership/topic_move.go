@@ -222,3 +222,23 @@ func (a *Agent) AutoMove(p int32, target []int32) func(*TopicEntry) error {
 		return nil
 	}
 }
+
+// AdoptReplicas is the AlterTopic change that records voters as partition
+// p's replica list when no move is recorded: the group's configuration
+// differs from the catalog, which lost a move (node/reassign.go heals
+// it). A move recorded meanwhile wins (ErrTopicChanged).
+func AdoptReplicas(p int32, voters []int32) func(*TopicEntry) error {
+	return func(e *TopicEntry) error {
+		if p < 0 || p >= e.Partitions {
+			return fmt.Errorf("%w: partition %d of %d", ErrMove, p, e.Partitions)
+		}
+		if _, moving := e.Move(p); moving {
+			return fmt.Errorf("adopt replicas of partition %d: %w", p, ErrTopicChanged)
+		}
+		if err := validReplicaList(voters); err != nil {
+			return err
+		}
+		e.Replicas[p] = slices.Clone(voters)
+		return nil
+	}
+}

@@ -57,6 +57,10 @@ type Node struct {
 	mu          sync.RWMutex
 	parts       map[tp]*localPartition
 	reconcileMu sync.Mutex
+	// notVoting: when reconcile first saw each replica the catalog no
+	// longer names with no sign of the group's counting it (reassign.go's
+	// stillVoting); guarded by reconcileMu.
+	notVoting map[tp]time.Time
 	// mend.go: when each stopped replica was first seen stopped, and
 	// whether a reopen left a partition closed.
 	mendMu            sync.Mutex

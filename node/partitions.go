@@ -241,14 +241,28 @@ func (n *Node) reconcile() error {
 		if why == "" {
 			continue
 		}
+		if why == reasonNotReplica && n.stillVoting(p) {
+			// The catalog's word against the group's: kept until the
+			// group no longer counts this replica (reassign.go).
+			kept = append(kept, nil)
+			continue
+		}
 		drop = append(drop, dropped{p, why})
 		delete(n.parts, key)
 	}
 	n.mu.Unlock()
 	// A move's target orders the replicas (its first is the preferred
 	// leader); outside n.mu, as it waits for the group's round.
+	retry := false
 	for _, p := range kept {
+		if p == nil {
+			retry = true
+			continue
+		}
 		p.replica.SetReplicas(want[tp{p.topic, p.index}].preferred(p.index))
+	}
+	if retry {
+		time.AfterFunc(time.Second, n.catalog.signal)
 	}
 	for _, d := range drop {
 		p := d.p
@@ -308,9 +322,11 @@ func (n *Node) dropReason(topic string, index int32, id TopicID) string {
 			Warn("partition beyond the topic's partition count in the catalog (a growth lost to a concurrent alteration?); kept")
 		return ""
 	default:
-		return "this node is no longer a replica"
+		return reasonNotReplica
 	}
 }
+
+const reasonNotReplica = "this node is no longer a replica"
 
 // removeOrphans looks at every partition directory at start and
 // quarantines those the catalog says are gone (dropReason): what a crash

@@ -155,16 +155,160 @@ func (n *Node) handOff(p *localPartition, candidates []int32) {
 	}
 }
 
-// reassignLoop runs reassign every reassignEvery until ctx ends.
+// reassignLoop runs reassign every reassignEvery, and heal every
+// healEvery passes, until ctx ends.
 func (n *Node) reassignLoop(ctx context.Context) {
 	t := time.NewTicker(reassignEvery)
 	defer t.Stop()
-	for {
+	suspect := map[tp]int{}
+	for pass := 1; ; pass++ {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
 		n.reassign(ctx)
+		if pass%healEvery == 0 {
+			n.heal(ctx, suspect)
+		}
 	}
 }
+
+// healEvery is how many reassign passes apart heal looks.
+const healEvery = 10
+
+// heal brings the catalog and the groups this node leads back together
+// where no move is recorded but the group's configuration is not the
+// catalog's replica list: a move the catalog lost (the topic's entry is one
+// register; two alterations of one topic at once keep the later) or a
+// node that restarted mid-change. A joint configuration is left, learners
+// are removed, and voters the catalog does not list are recorded as the
+// replica list (Raft's configuration is what the group commits with). It
+// acts on a mismatch seen twice in a row, not on a catalog a moment behind
+// the leader's own change.
+func (n *Node) heal(ctx context.Context, suspect map[tp]int) {
+	specs := map[string]TopicSpec{}
+	seen := map[tp]bool{}
+	for _, p := range n.localPartitions() {
+		if !p.replica.Replicated() {
+			continue
+		}
+		if _, ok := p.replica.WritableEpoch(); !ok {
+			continue
+		}
+		spec, ok := specs[p.topic]
+		if !ok {
+			if spec, ok = n.catalog.Topic(p.topic); !ok {
+				continue
+			}
+			specs[p.topic] = spec
+		}
+		if spec.ID != p.topicID || p.index >= spec.Partitions {
+			continue
+		}
+		if _, moving := spec.Moves[p.index]; moving {
+			continue
+		}
+		conf, _ := p.replica.Conf()
+		cur := spec.Replicas[p.index]
+		if !conf.Joint() && len(conf.Learners) == 0 && sameSet(conf.Voters, cur) {
+			continue
+		}
+		key := tp{p.topic, p.index}
+		seen[key] = true
+		if suspect[key]++; suspect[key] < 2 {
+			continue
+		}
+		fields := logrus.Fields{"topic": p.topic, "partition": p.index, "replicas": cur, "voters": conf.Voters, "learners": conf.Learners}
+		sctx, cancel := context.WithTimeout(ctx, reassignStepTimeout)
+		var err error
+		switch {
+		case conf.Joint() && containsID(conf.Voters, n.cfg.NodeID):
+			n.log.WithFields(fields).Warn("reassignment heal: leaving a joint configuration no move names")
+			err = p.replica.LeaveJoint(sctx)
+		case conf.Joint():
+			n.handOff(p, conf.Voters)
+		case len(conf.Learners) > 0:
+			n.log.WithFields(fields).Warn("reassignment heal: removing a learner no move names")
+			err = p.replica.ChangeConf(sctx, replica.ConfChange{Kind: replica.RemoveMember, Broker: conf.Learners[0]})
+		default:
+			voters := slices.Clone(conf.Voters)
+			slices.SortStableFunc(voters, func(a, b int32) int { return rank(cur, a) - rank(cur, b) })
+			n.log.WithFields(fields).Warn("reassignment heal: the catalog lost a move; recording the group's voters as the replica list")
+			_, err = n.catalog.alter(p.topic, membership.AdoptReplicas(p.index, voters))
+		}
+		cancel()
+		if err != nil {
+			n.log.WithError(err).WithFields(fields).Debug("reassignment heal: retrying")
+		}
+	}
+	for k := range suspect {
+		if !seen[k] {
+			delete(suspect, k)
+		}
+	}
+}
+
+// rank is b's place in list, or past its end.
+func rank(list []int32, b int32) int {
+	if i := slices.Index(list, b); i >= 0 {
+		return i
+	}
+	return len(list) + int(b)
+}
+
+// stillVoting tells whether p's Raft group still counts this node's
+// replica, whatever the catalog says: it leads, or the leader's claim
+// lists it in sync. A replica the catalog no longer names is closed (and
+// quarantined) only once the group no longer counts it: a move removes a
+// replica from the group before it ends in the catalog, and a catalog
+// that lost a move (the topic's entry is one register: two alterations
+// of one topic at once keep the later) must not take a voter out of a
+// quorum. A removed replica never learns its removal was committed, so
+// the leader's claim is what tells.
+//
+// The leader's claim lags a configuration change (its ISR is recomputed
+// every few ticks, then gossiped), so a voter just promoted may be missing
+// from it: a replica whose own configuration still names it a voter is
+// kept until the claim has left it out for notVotingGrace. Called by
+// reconcile, under reconcileMu.
+func (n *Node) stillVoting(p *localPartition) bool {
+	key := tp{p.topic, p.index}
+	if !p.replica.Replicated() {
+		return false
+	}
+	counted := p.replica.IsLeader()
+	if !counted {
+		if c, ok := n.leaders.table.Lookup(p.topicID, p.index); ok && c.Leader != n.cfg.NodeID && n.agent.IsAlive(c.Leader) {
+			counted = containsID(c.ISR, n.cfg.NodeID)
+		} else {
+			counted = true // no word from a live leader: it may still count
+		}
+	}
+	if counted {
+		delete(n.notVoting, key)
+		return true
+	}
+	conf, _ := p.replica.Conf()
+	if !containsID(conf.Voters, n.cfg.NodeID) && !containsID(conf.VotersOutgoing, n.cfg.NodeID) {
+		delete(n.notVoting, key)
+		return false
+	}
+	if n.notVoting == nil {
+		n.notVoting = map[tp]time.Time{}
+	}
+	since, ok := n.notVoting[key]
+	if !ok {
+		n.notVoting[key] = time.Now()
+		return true
+	}
+	if time.Since(since) < notVotingGrace {
+		return true
+	}
+	delete(n.notVoting, key)
+	return false
+}
+
+// notVotingGrace is how long a replica that thinks itself a voter is kept
+// after the catalog and the leader's claim both left it out.
+const notVotingGrace = 15 * time.Second
