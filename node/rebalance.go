@@ -17,12 +17,16 @@ import (
 // that is merely down stays in it, so a reboot moves nothing), the
 // partitions whose replica set placement would now choose differently
 // move there, by the same reassignment an operator asks for
-// (reassign.go). Each node looks at the partitions it leads, the biggest
-// first, and starts moves while fewer than RebalanceMaxMoves are under way
-// in the catalog: a bound approximate by the gossip delay (two leaders may
-// each start the last one). Pinned partitions (a manual assignment at
-// create, or an operator's reassignment) never move; nor does a partition
-// only for the order of its replicas, so no leadership churns for it.
+// (reassign.go), the partition's leader carrying each out.
+//
+// One node starts them: the live broker of the lowest id in the roster
+// (two for a moment while gossip disagrees), so the bound, RebalanceMaxMoves
+// under way in the catalog, holds, and the topic entries, each one
+// register in the catalog, are altered from one place. It takes the biggest
+// first, as far as it knows sizes (the partitions it hosts; others count
+// as empty). Pinned partitions (a manual assignment at create, or an
+// operator's reassignment) never move; nor does a partition only for the
+// order of its replicas, so no leadership churns for it.
 
 // rebalanceEvery is how often a node looks for partitions to move.
 const rebalanceEvery = 2 * time.Second
@@ -43,8 +47,15 @@ func (n *Node) rebalanceLoop(ctx context.Context) {
 	}
 }
 
-// rebalance starts the moves this node's leaders owe, within the bound.
+// rebalance starts moves while fewer than the bound are under way, if
+// this node is the one to.
 func (n *Node) rebalance() {
+	roster := n.agent.Roster()
+	for _, id := range roster {
+		if id < n.cfg.NodeID && n.agent.IsAlive(id) {
+			return // a lower live broker starts them
+		}
+	}
 	moving := 0
 	for _, e := range n.agent.MovingTopics() {
 		moving += len(e.Moves)
@@ -52,7 +63,6 @@ func (n *Node) rebalance() {
 	if moving >= n.cfg.RebalanceMaxMoves {
 		return
 	}
-	roster := n.agent.Roster()
 	type candidate struct {
 		topic  string
 		index  int32
@@ -60,44 +70,34 @@ func (n *Node) rebalance() {
 		size   int64
 	}
 	var cands []candidate
-	entries := map[string]membership.TopicEntry{}
-	placed := map[string][][]int32{}
-	for _, p := range n.localPartitions() {
-		if !p.replica.Replicated() {
+	for _, e := range n.agent.Topics() {
+		if e.ReplicationFactor < 2 || int(e.ReplicationFactor) > len(roster) {
 			continue
 		}
-		if _, ok := p.replica.WritableEpoch(); !ok {
-			continue
-		}
-		e, ok := entries[p.topic]
-		if !ok {
-			if e, ok = n.agent.Topic(p.topic); !ok {
+		pl := membership.PlaceTopic(e.Name, e.Partitions, roster, int(e.ReplicationFactor))
+		for p := range e.Partitions {
+			if e.IsPinned(p) {
 				continue
 			}
-			entries[p.topic] = e
+			if _, moving := e.Move(p); moving {
+				continue
+			}
+			want, cur := pl[p], e.Replicas[p]
+			if len(want) != len(cur) || len(cur) < 2 || sameSet(want, cur) {
+				continue
+			}
+			c := candidate{e.Name, p, want, 0}
+			if lp := n.hostedPartition(e.Name, p, TopicID(e.ID)); lp != nil {
+				c.size = lp.replica.Size()
+			}
+			cands = append(cands, c)
 		}
-		if TopicID(e.ID) != p.topicID || p.index >= e.Partitions || e.IsPinned(p.index) || int(e.ReplicationFactor) > len(roster) {
-			continue
-		}
-		if _, moving := e.Move(p.index); moving {
-			continue
-		}
-		pl, ok := placed[p.topic]
-		if !ok {
-			pl = membership.PlaceTopic(e.Name, e.Partitions, roster, int(e.ReplicationFactor))
-			placed[p.topic] = pl
-		}
-		want, cur := pl[p.index], e.Replicas[p.index]
-		if len(want) != len(cur) || sameSet(want, cur) {
-			continue
-		}
-		cands = append(cands, candidate{p.topic, p.index, want, p.replica.Size()})
 	}
 	slices.SortStableFunc(cands, func(a, b candidate) int {
-		if a.size != b.size {
-			if a.size > b.size {
-				return -1
-			}
+		switch {
+		case a.size > b.size:
+			return -1
+		case a.size < b.size:
 			return 1
 		}
 		return 0

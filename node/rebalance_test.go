@@ -15,7 +15,8 @@ import (
 
 // With AutoRebalance, a fourth node joining a cluster of three moves the
 // replicated partitions that placement over the new roster puts on it,
-// at most RebalanceMaxMoves under way at once, and nothing else: a topic
+// at most RebalanceMaxMoves under way at once (started by the lowest
+// live broker), and nothing else: a topic
 // created with a manual assignment stays as it was, and once done every
 // other partition's replicas are the set placement chooses.
 func TestAutoRebalanceOnJoin(t *testing.T) {
@@ -90,8 +91,9 @@ func TestAutoRebalanceOnJoin(t *testing.T) {
 			t.Errorf("node %d: the pinned topic moved: %v", n.NodeID(), s.Replicas)
 		}
 	}
-	// One per leader at worst, when leaders start their last move at once.
-	if m := most.Load(); m > 3 {
+	// One node starts moves; a node's catalog may show one more for a
+	// moment (one topic's end arriving after another's start).
+	if m := most.Load(); m > 2 {
 		t.Errorf("%d moves under way at once, bound 1", m)
 	}
 	t.Logf("%d partitions moved; at most %d under way at once (bound 1)", moves, most.Load())
