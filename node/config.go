@@ -161,6 +161,10 @@ type Config struct {
 	// way in the cluster; pinned (manual) assignments stay.
 	AutoRebalance     bool
 	RebalanceMaxMoves int
+	// ReplicaCopyBytesPerSecond bounds the bytes per second this node
+	// serves to replicas copying a snapshot's records (a reassignment's
+	// new replica, a follower far behind), all together; 0 is no bound.
+	ReplicaCopyBytesPerSecond int64
 }
 
 // GroupSettings are the consumer-group coordinator's broker settings.
@@ -249,6 +253,9 @@ func (c *Config) validate() error {
 	}
 	if c.KafkaAddr == "" {
 		return fmt.Errorf("kafka address is empty")
+	}
+	if c.ReplicaCopyBytesPerSecond < 0 {
+		return fmt.Errorf("replica copy bytes per second %d: want 0 (no bound) or more", c.ReplicaCopyBytesPerSecond)
 	}
 	if c.AutoRebalance && (c.RebalanceMaxMoves < 1 || c.RebalanceMaxMoves > 10_000) {
 		return fmt.Errorf("rebalance max moves %d: want 1..10000", c.RebalanceMaxMoves)

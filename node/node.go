@@ -61,6 +61,8 @@ type Node struct {
 	// longer names with no sign of the group's counting it (reassign.go's
 	// stillVoting); guarded by reconcileMu.
 	notVoting map[tp]time.Time
+	// copyThrottle bounds the snapshot copies this node serves (nil: none).
+	copyThrottle *copyThrottle
 	// mend.go: when each stopped replica was first seen stopped, and
 	// whether a reopen left a partition closed.
 	mendMu            sync.Mutex
@@ -152,6 +154,7 @@ func New(cfg Config) (_ *Node, err error) {
 	}()
 	n := &Node{
 		cfg:          cfg,
+		copyThrottle: newCopyThrottle(cfg.ReplicaCopyBytesPerSecond),
 		log:          log,
 		lock:         lock,
 		files:        partition.NewFileCache(cfg.MaxOpenFiles),

@@ -19,16 +19,19 @@ import (
 // TestReassignmentFigures measures a move: a partition holding
 // SPOOL_MOVE_BENCH_MB megabytes (acks=all) moves onto a fourth node while
 // a producer keeps writing; it reports the bytes moved per second and the
-// producer's throughput during the move as a ratio of before it. Off
-// unless SPOOL_MOVE_BENCH_MB is set:
+// producer's throughput during the move as a ratio of before it; with
+// SPOOL_MOVE_BENCH_THROTTLE (bytes/s, Config.ReplicaCopyBytesPerSecond)
+// the copy's rate as a fraction of it. Off unless SPOOL_MOVE_BENCH_MB is
+// set:
 //
-//	SPOOL_MOVE_BENCH_MB=256 go test ./node -run TestReassignmentFigures -v
+//	SPOOL_MOVE_BENCH_MB=256 SPOOL_MOVE_BENCH_THROTTLE=20000000 go test ./node -run TestReassignmentFigures -v
 func TestReassignmentFigures(t *testing.T) {
 	mb, _ := strconv.Atoi(os.Getenv("SPOOL_MOVE_BENCH_MB"))
 	if mb <= 0 {
 		t.Skip("set SPOOL_MOVE_BENCH_MB to measure a move")
 	}
-	nodes := startCluster(t, 4)
+	throttle, _ := strconv.ParseInt(os.Getenv("SPOOL_MOVE_BENCH_THROTTLE"), 10, 64)
+	nodes := startClusterWith(t, 4, func(c *Config) { c.ReplicaCopyBytesPerSecond = throttle })
 	const topic = "figures"
 	spec := startReplicatedTopic(t, nodes, topic, 1, 3)
 	cur := spec.Replicas[0]
@@ -107,4 +110,7 @@ func TestReassignmentFigures(t *testing.T) {
 	size := byID[add].partition(topic, 0).replica.Size()
 	t.Logf("moved %d MB in %v: %.1f MB/s; acks=all produce %.0f records/s before, %.0f during (%.2f of before)",
 		size>>20, took.Round(time.Millisecond), float64(size)/(1<<20)/took.Seconds(), before, during, during/before)
+	if throttle > 0 {
+		t.Logf("throttle %d bytes/s: the move ran at %.2f of it", throttle, float64(size)/took.Seconds()/float64(throttle))
+	}
 }
