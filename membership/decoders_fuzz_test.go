@@ -47,6 +47,10 @@ func FuzzCatalogSnapshot(f *testing.F) {
 	f.Add([]byte(`{"clock":1,"topics":[{"name":"x","partitions":-1}]}`))
 	f.Add([]byte(`{"topics":[{"name":"x","partitions":1,"replication_factor":1,"replicas":[[]]}]}`))
 	f.Add([]byte(`{"clock":2,"topics":[],"acls":[{"resourceType":2,"resourceName":"t","patternType":4,"principal":"User:a","host":"*","operation":3,"permission":3,"lamport":2,"origin":1}]}`))
+	f.Add([]byte(`{"topics":[{"name":"m","id":"8a000000000080008000000000000001","partitions":2,"replicationFactor":2,"replicas":[[1,2],[2,3]],"lamport":4,"origin":1,"moves":[{"partition":1,"target":[3,4]}]}]}`))
+	f.Add([]byte(`{"topics":[{"name":"m","id":"8a000000000080008000000000000001","partitions":2,"replicationFactor":2,"replicas":[[1,2],[2,3]],"lamport":4,"origin":1,"moves":[{"partition":1,"target":[3,3]},{"partition":0,"target":[]}]}]}`))
+	f.Add([]byte(`{"topics":[{"name":"m","id":"8a000000000080008000000000000001","partitions":2,"replicationFactor":2,"replicas":[[1,2],[2,3]],"lamport":4,"origin":1,"pinned":[0,1]}]}`))
+	f.Add([]byte(`{"topics":[{"name":"m","id":"8a000000000080008000000000000001","partitions":2,"replicationFactor":2,"replicas":[[1,2],[2,3]],"lamport":4,"origin":1,"pinned":[1,1,7]}]}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		s, err := decodeCatalogSnapshot(raw)
 		if err != nil {
@@ -67,6 +71,8 @@ func FuzzCatalogSnapshot(f *testing.F) {
 			}
 			for p := int32(0); p < e.Partitions; p++ {
 				c.partition(e.Name, p)
+				_, _ = e.Adding(p), e.Removing(p)
+				_ = e.IsPinned(p)
 			}
 		}
 		_ = c.Digest()

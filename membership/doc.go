@@ -8,7 +8,9 @@
 //
 // Serf is the only source of liveness. Nothing here decides leadership or moves
 // data: the catalog records where each partition's replicas were placed when the
-// topic was created, and the node turns that plus liveness into Metadata (the
+// topic was created, and the moves under way (topic_move.go: a partition's target
+// replica list, which its Raft leader carries out and ends by making it the replica
+// list), and the node turns that plus liveness into Metadata (the
 // leader of a partition is its first live replica). The node's own word on the
 // partitions it leads travels beside: SetLeadershipTag publishes the version of
 // its claims in the "lv" tag (Member.Leadership), and peers pull the claims

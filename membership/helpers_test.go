@@ -71,8 +71,8 @@ type testNode struct {
 
 type nodeOpt func(*Config)
 
-func withKey(key []byte) nodeOpt   { return func(c *Config) { c.GossipKey = key } }
-func withPort(port int) nodeOpt    { return func(c *Config) { c.BindPort = port } }
+func withKey(key []byte) nodeOpt { return func(c *Config) { c.GossipKey = key } }
+func withPort(port int) nodeOpt  { return func(c *Config) { c.BindPort = port } }
 
 // withoutPeriodicPushPull turns off memberlist's periodic state sync (the
 // push/pull of a join still runs). Serf v0.11 has a race in it: a node

@@ -137,6 +137,9 @@ type TopicSpec struct {
 	ID                TopicID
 	Replicas          [][]int32
 	Auto              bool
+	// Pinned marks Replicas as an operator's manual assignment, which
+	// automatic rebalancing never moves.
+	Pinned bool
 }
 
 // TopicEntry is one topic as the catalog holds it. Replicas[p] lists the
@@ -164,6 +167,14 @@ type TopicEntry struct {
 	Auto              bool              `json:"auto,omitempty"`
 	Lamport           uint64            `json:"lamport"`
 	Origin            int32             `json:"origin"`
+	// Moves are the partitions being reassigned (topic_move.go), by
+	// partition, ascending: absent from entries of topics not moving and
+	// from catalogs written before reassignment existed.
+	Moves []PartitionMove `json:"moves,omitempty"`
+	// Pinned are the partitions, ascending, whose replicas an operator
+	// chose (a manual assignment at create, a reassignment): automatic
+	// rebalancing leaves them where they are (topic_move.go).
+	Pinned []int32 `json:"pinned,omitempty"`
 }
 
 // newerThan reports whether e's version sorts above o's.
@@ -189,6 +200,15 @@ func (e TopicEntry) clone() TopicEntry {
 		out.Replicas = make([][]int32, len(e.Replicas))
 		for i, rs := range e.Replicas {
 			out.Replicas[i] = append([]int32(nil), rs...)
+		}
+	}
+	if e.Pinned != nil {
+		out.Pinned = append([]int32(nil), e.Pinned...)
+	}
+	if e.Moves != nil {
+		out.Moves = make([]PartitionMove, len(e.Moves))
+		for i, m := range e.Moves {
+			out.Moves[i] = PartitionMove{Partition: m.Partition, Target: append([]int32(nil), m.Target...)}
 		}
 	}
 	if e.Config != nil {
@@ -238,7 +258,7 @@ func (e TopicEntry) validate() error {
 		return err
 	}
 	if e.Deleted {
-		if len(e.Replicas) != 0 {
+		if len(e.Replicas) != 0 || len(e.Moves) != 0 || len(e.Pinned) != 0 {
 			return fmt.Errorf("topic %s: tombstone carries replicas", e.Name)
 		}
 		return nil
@@ -269,6 +289,9 @@ func (e TopicEntry) validate() error {
 	}
 	if e.ID == (TopicID{}) {
 		return fmt.Errorf("topic %s: zero topic id", e.Name)
+	}
+	if err := e.validateMoves(); err != nil {
+		return err
 	}
 	return validateConfig(e.Config)
 }

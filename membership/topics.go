@@ -76,6 +76,11 @@ func (a *Agent) CreateTopic(spec TopicSpec) (TopicEntry, error) {
 		Lamport:           pred.Lamport + 1,
 		Origin:            a.cfg.BrokerID,
 	}
+	if spec.Pinned && spec.Replicas != nil {
+		for p := range spec.Partitions {
+			entry.Pinned = append(entry.Pinned, p)
+		}
+	}
 	entry = entry.clone()
 	for p, rs := range entry.Replicas {
 		if len(rs) != int(spec.ReplicationFactor) {

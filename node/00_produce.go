@@ -383,7 +383,7 @@ func (n *Node) leaderOf(spec TopicSpec, index int32) int32 {
 	}
 	// Elsewhere the leadership table's claim (a Raft leader moves), then
 	// the cluster view.
-	if cl, ok := n.claimed(spec.ID, index, spec.Replicas[index], n.agent.IsAlive); ok {
+	if cl, ok := n.claimed(spec.ID, index, spec.hosting(index), n.agent.IsAlive); ok {
 		return cl.Leader
 	}
 	return n.cluster.Leader(spec.Replicas[index])

@@ -263,6 +263,7 @@ func (n *Node) createPlaced(name string, partitions int32, rf int16, replicas []
 		// the partition under-replicated, or without a quorum.
 		return TopicSpec{}, &topicError{kerr.InvalidReplicationFactor, fmt.Sprintf("replication factor %d is above the %d brokers alive", rf, live)}
 	}
+	manual := replicas != nil
 	if replicas == nil {
 		var err error
 		replicas, err = n.cluster.Place(name, partitions, rf)
@@ -279,6 +280,7 @@ func (n *Node) createPlaced(name string, partitions int32, rf int16, replicas []
 		ReplicationFactor: rf,
 		Replicas:          replicas,
 		AutoCreated:       auto,
+		Manual:            manual,
 	}
 	if len(configs) > 0 {
 		spec.Configs = configs

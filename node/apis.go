@@ -58,6 +58,10 @@ var apis = map[int16]api{
 
 	int16(kmsg.OffsetForLeaderEpoch): {wire.VersionRange{Min: 2, Max: 4}, (*Node).handleOffsetForLeaderEpoch, nil},
 
+	int16(kmsg.ElectLeaders):               {wire.VersionRange{Min: 0, Max: 2}, (*Node).handleElectLeaders, always},
+	int16(kmsg.AlterPartitionAssignments):  {wire.VersionRange{Min: 0, Max: 1}, (*Node).handleAlterPartitionReassignments, nil},
+	int16(kmsg.ListPartitionReassignments): {wire.VersionRange{Min: 0, Max: 0}, (*Node).handleListPartitionReassignments, nil},
+
 	int16(kmsg.OffsetCommit):    {wire.VersionRange{Min: 0, Max: 9}, (*Node).handleOffsetCommit, nil},
 	int16(kmsg.OffsetFetch):     {wire.VersionRange{Min: 0, Max: 9}, (*Node).handleOffsetFetch, nil},
 	int16(kmsg.FindCoordinator): {wire.VersionRange{Min: 0, Max: 6}, (*Node).handleFindCoordinator, nil},

@@ -231,6 +231,23 @@ func authzProbes() map[int16]kmsg.Request {
 
 	add(kmsg.NewPtrListTransactionsRequest())
 
+	apr := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+	aprt := kmsg.NewAlterPartitionAssignmentsRequestTopic()
+	aprt.Topic = topic
+	aprp := kmsg.NewAlterPartitionAssignmentsRequestTopicPartition()
+	aprp.Replicas = []int32{1}
+	aprt.Partitions = []kmsg.AlterPartitionAssignmentsRequestTopicPartition{aprp}
+	apr.Topics = []kmsg.AlterPartitionAssignmentsRequestTopic{aprt}
+	add(apr)
+
+	add(kmsg.NewPtrListPartitionReassignmentsRequest())
+
+	el := kmsg.NewPtrElectLeadersRequest()
+	elt := kmsg.NewElectLeadersRequestTopic()
+	elt.Topic, elt.Partitions = topic, []int32{0}
+	el.Topics = []kmsg.ElectLeadersRequestTopic{elt}
+	add(el)
+
 	return p
 }
 

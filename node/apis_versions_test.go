@@ -856,6 +856,50 @@ func TestEveryAdvertisedVersionIsServed(t *testing.T) {
 		}
 	}
 
+	// Reassignment on a single copy: its own list is a no-op, a cancel
+	// finds no move, nothing is listed, and its leader is the preferred.
+	for _, v := range versionsOf(kmsg.AlterPartitionAssignments) {
+		req := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+		req.Version = v
+		rt := kmsg.NewAlterPartitionAssignmentsRequestTopic()
+		rt.Topic = "orders"
+		rp := kmsg.NewAlterPartitionAssignmentsRequestTopicPartition()
+		rp.Replicas = []int32{n.NodeID()}
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp := roundTrip[*kmsg.AlterPartitionAssignmentsResponse](t, vc, req)
+		mark(req)
+		if len(resp.Topics) != 1 || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+			t.Fatalf("AlterPartitionReassignments v%d: %+v", v, resp.Topics)
+		}
+		req.Topics[0].Partitions[0].Replicas = nil
+		resp = roundTrip[*kmsg.AlterPartitionAssignmentsResponse](t, vc, req)
+		if resp.Topics[0].Partitions[0].ErrorCode != kerr.NoReassignmentInProgress.Code {
+			t.Fatalf("AlterPartitionReassignments v%d cancel: %+v", v, resp.Topics)
+		}
+	}
+	for _, v := range versionsOf(kmsg.ListPartitionReassignments) {
+		req := kmsg.NewPtrListPartitionReassignmentsRequest()
+		req.Version = v
+		resp := roundTrip[*kmsg.ListPartitionReassignmentsResponse](t, vc, req)
+		mark(req)
+		if resp.ErrorCode != 0 || len(resp.Topics) != 0 {
+			t.Fatalf("ListPartitionReassignments v%d: %+v", v, resp)
+		}
+	}
+	for _, v := range versionsOf(kmsg.ElectLeaders) {
+		req := kmsg.NewPtrElectLeadersRequest()
+		req.Version, req.TimeoutMillis = v, 1000
+		rt := kmsg.NewElectLeadersRequestTopic()
+		rt.Topic, rt.Partitions = "orders", []int32{0}
+		req.Topics = append(req.Topics, rt)
+		resp := roundTrip[*kmsg.ElectLeadersResponse](t, vc, req)
+		mark(req)
+		if len(resp.Topics) != 1 || resp.Topics[0].Partitions[0].ErrorCode != kerr.ElectionNotNeeded.Code {
+			t.Fatalf("ElectLeaders v%d: %+v", v, resp.Topics)
+		}
+	}
+
 	// Every advertised key and version was sent.
 	for key, a := range apis {
 		for v := a.versions.Min; v <= a.versions.Max; v++ {
@@ -965,6 +1009,8 @@ func TestKafka41Versions(t *testing.T) {
 		// AddPartitionsToTxn, EndTxn and TxnOffsetCommit stop at v4, below
 		// Kafka 4.1's v5 (KIP-890 part 2); node/26_end_txn.go says why.
 		kmsg.ConsumerGroupHeartbeat: {Min: 0, Max: 1}, kmsg.ConsumerGroupDescribe: {Min: 0, Max: 1},
+		kmsg.ElectLeaders: {Min: 0, Max: 2}, kmsg.AlterPartitionAssignments: {Min: 0, Max: 1},
+		kmsg.ListPartitionReassignments: {Min: 0, Max: 0},
 	}
 	for key, rng := range want {
 		a, ok := apis[int16(key)]

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/sirupsen/logrus"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -58,6 +59,13 @@ type TopicSpec struct {
 	// succession order: the first live one leads.
 	Replicas [][]int32         `json:"replicas"`
 	Configs  map[string]string `json:"configs,omitempty"`
+	// Moves are the partitions being reassigned, to their target replica
+	// lists (reassign.go); Replicas stays the list each move started from
+	// until it ends.
+	Moves map[int32][]int32 `json:"moves,omitempty"`
+	// Manual marks Replicas, at create, as an operator's assignment, which
+	// automatic rebalancing never moves (the catalog pins them).
+	Manual bool `json:"-"`
 	// AutoCreated marks a topic nobody created by name (auto-creation on
 	// Metadata or Produce, __consumer_offsets): of two concurrent
 	// creates, an explicit one wins over an automatic one.
@@ -152,8 +160,49 @@ func specFromEntry(e membership.TopicEntry) TopicSpec {
 		ReplicationFactor: e.ReplicationFactor,
 		Replicas:          e.Replicas,
 		Configs:           e.Config,
+		Moves:             movesOf(e),
 		AutoCreated:       e.Auto,
 	}
+}
+
+func movesOf(e membership.TopicEntry) map[int32][]int32 {
+	if len(e.Moves) == 0 {
+		return nil
+	}
+	out := make(map[int32][]int32, len(e.Moves))
+	for _, m := range e.Moves {
+		out[m.Partition] = m.Target
+	}
+	return out
+}
+
+// preferred is partition index's replica list in succession order: the
+// move's target while one is under way (its first replica is the leader
+// the move ends with), else the replica list.
+func (s TopicSpec) preferred(index int32) []int32 {
+	if t, ok := s.Moves[index]; ok {
+		return t
+	}
+	return s.Replicas[index]
+}
+
+// hosting is partition index's replicas and those a move is adding:
+// whose leadership claims count (a move may hand leadership to a new
+// replica before it ends).
+func (s TopicSpec) hosting(index int32) []int32 {
+	out := s.Replicas[index]
+	for _, b := range s.Moves[index] {
+		if !containsID(out, b) {
+			out = append(slices.Clone(out), b)
+		}
+	}
+	return out
+}
+
+// hosts tells whether broker holds (or is to hold) partition index: a
+// replica, or one a move is adding.
+func (s TopicSpec) hosts(index int32, broker int32) bool {
+	return containsID(s.Replicas[index], broker) || containsID(s.Moves[index], broker)
 }
 
 // Topics returns every topic, sorted by name.
@@ -226,6 +275,7 @@ func (c *gossipCatalog) Create(spec TopicSpec) (TopicSpec, error) {
 		ID:                membership.TopicID(spec.ID),
 		Replicas:          spec.Replicas,
 		Auto:              spec.AutoCreated,
+		Pinned:            spec.Manual,
 	})
 	switch {
 	case errors.Is(err, membership.ErrTopicExists):

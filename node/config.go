@@ -172,6 +172,16 @@ type Config struct {
 	// DefaultReplicationFactor is the replication factor of topics created
 	// without one (CreateTopics' -1, auto-created topics).
 	DefaultReplicationFactor int16
+	// AutoRebalance has the leaders move their partitions to where
+	// placement over the roster puts them once brokers join or are
+	// decommissioned (rebalance.go), at most RebalanceMaxMoves moves under
+	// way in the cluster; pinned (manual) assignments stay.
+	AutoRebalance     bool
+	RebalanceMaxMoves int
+	// ReplicaCopyBytesPerSecond bounds the bytes per second this node
+	// serves to replicas copying a snapshot's records (a reassignment's
+	// new replica, a follower far behind), all together; 0 is no bound.
+	ReplicaCopyBytesPerSecond int64
 }
 
 // GroupSettings are the consumer-group coordinator's broker settings.
@@ -213,6 +223,7 @@ func DefaultConfig() Config {
 		AdminAddr:                "127.0.0.1:9644",
 		Raft:                     replica.DefaultDriverConfig(),
 		DefaultReplicationFactor: 1,
+		RebalanceMaxMoves:        2,
 		NodeID:                   1,
 		AutoCreateTopics:         true,
 		DefaultPartitions:        1,
@@ -260,6 +271,12 @@ func (c *Config) validate() error {
 	}
 	if c.KafkaAddr == "" {
 		return fmt.Errorf("kafka address is empty")
+	}
+	if c.ReplicaCopyBytesPerSecond < 0 {
+		return fmt.Errorf("replica copy bytes per second %d: want 0 (no bound) or more", c.ReplicaCopyBytesPerSecond)
+	}
+	if c.AutoRebalance && (c.RebalanceMaxMoves < 1 || c.RebalanceMaxMoves > 10_000) {
+		return fmt.Errorf("rebalance max moves %d: want 1..10000", c.RebalanceMaxMoves)
 	}
 	if err := c.validateListeners(); err != nil {
 		return err

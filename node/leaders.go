@@ -147,12 +147,12 @@ func (n *Node) partitionLeadership(spec TopicSpec, index int32, live map[int32]b
 		if st.Leader == n.cfg.NodeID {
 			return st
 		}
-		if cl, ok := n.claimed(spec.ID, index, spec.Replicas[index], alive); ok && cl.LeaderEpoch >= st.LeaderEpoch {
+		if cl, ok := n.claimed(spec.ID, index, spec.hosting(index), alive); ok && cl.LeaderEpoch >= st.LeaderEpoch {
 			return cl
 		}
 		return st
 	}
-	if cl, ok := n.claimed(spec.ID, index, spec.Replicas[index], alive); ok {
+	if cl, ok := n.claimed(spec.ID, index, spec.hosting(index), alive); ok {
 		return cl
 	}
 	return n.leadership(spec, index, live)

@@ -57,6 +57,12 @@ type Node struct {
 	mu          sync.RWMutex
 	parts       map[tp]*localPartition
 	reconcileMu sync.Mutex
+	// notVoting: when reconcile first saw each replica the catalog no
+	// longer names with no sign of the group's counting it (reassign.go's
+	// stillVoting); guarded by reconcileMu.
+	notVoting map[tp]time.Time
+	// copyThrottle bounds the snapshot copies this node serves (nil: none).
+	copyThrottle *copyThrottle
 	// mend.go: when each stopped replica was first seen stopped, and
 	// whether a reopen left a partition closed.
 	mendMu            sync.Mutex
@@ -151,6 +157,7 @@ func New(cfg Config) (_ *Node, err error) {
 	}()
 	n := &Node{
 		cfg:          cfg,
+		copyThrottle: newCopyThrottle(cfg.ReplicaCopyBytesPerSecond),
 		log:          log,
 		lock:         lock,
 		files:        partition.NewFileCache(cfg.MaxOpenFiles),
@@ -298,6 +305,8 @@ func (n *Node) startLoops() {
 	memberEvents, _ := n.agent.Subscribe() // closed by the agent's Shutdown
 	n.loops.Go(n.catalog.watch)
 	n.loops.Go(n.catalogLoop)
+	n.loops.Go(n.reassignLoop)  // reassign.go
+	n.loops.Go(n.rebalanceLoop) // rebalance.go: returns at once unless AutoRebalance
 	n.loops.Go(func(ctx context.Context) { n.membershipLoop(ctx, memberEvents) })
 	n.loops.Every(admin.FlushInterval, n.flushMetrics)
 	n.startReplicationMetrics() // replication_metrics.go

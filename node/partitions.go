@@ -176,8 +176,11 @@ func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, erro
 			return nil, err
 		}
 	}
-	rep, err := replica.Open(log, replica.Config{Self: n.cfg.NodeID, Replicas: spec.Replicas[index], Alive: n.agent.IsAlive,
-		Driver: n.raft, Group: replica.GroupKey{Topic: spec.ID, Partition: index}})
+	// A replica a move adds joins the group empty (replica.Config.Join);
+	// once it has Raft state it opens as any replica.
+	join := !containsID(spec.Replicas[index], n.cfg.NodeID)
+	rep, err := replica.Open(log, replica.Config{Self: n.cfg.NodeID, Replicas: spec.preferred(index), Alive: n.agent.IsAlive,
+		Driver: n.raft, Group: replica.GroupKey{Topic: spec.ID, Partition: index}, Join: join})
 	if err != nil {
 		log.Close()
 		return nil, fmt.Errorf("open partition %s: %w", dir, err)
@@ -217,11 +220,9 @@ func (n *Node) reconcile() error {
 
 	want := make(map[tp]TopicSpec)
 	for _, spec := range n.catalog.Topics() {
-		for i, replicas := range spec.Replicas {
-			for _, r := range replicas {
-				if r == n.cfg.NodeID {
-					want[tp{spec.Name, int32(i)}] = spec
-				}
+		for i := range spec.Replicas {
+			if spec.hosts(int32(i), n.cfg.NodeID) {
+				want[tp{spec.Name, int32(i)}] = spec
 			}
 		}
 	}
@@ -231,19 +232,40 @@ func (n *Node) reconcile() error {
 		why string
 	}
 	var drop []dropped
+	var kept []*localPartition
 	n.mu.Lock()
 	for key, p := range n.parts {
 		if spec, ok := want[key]; ok && spec.ID == p.topicID {
+			kept = append(kept, p)
 			continue
 		}
 		why := n.dropReason(key.topic, key.partition, p.topicID)
 		if why == "" {
 			continue
 		}
+		if why == reasonNotReplica && n.stillVoting(p) {
+			// The catalog's word against the group's: kept until the
+			// group no longer counts this replica (reassign.go).
+			kept = append(kept, nil)
+			continue
+		}
 		drop = append(drop, dropped{p, why})
 		delete(n.parts, key)
 	}
 	n.mu.Unlock()
+	// A move's target orders the replicas (its first is the preferred
+	// leader); outside n.mu, as it waits for the group's round.
+	retry := false
+	for _, p := range kept {
+		if p == nil {
+			retry = true
+			continue
+		}
+		p.replica.SetReplicas(want[tp{p.topic, p.index}].preferred(p.index))
+	}
+	if retry {
+		time.AfterFunc(time.Second, n.catalog.signal)
+	}
 	for _, d := range drop {
 		p := d.p
 		if err := p.replica.Release(); err != nil {
@@ -302,9 +324,11 @@ func (n *Node) dropReason(topic string, index int32, id TopicID) string {
 			Warn("partition beyond the topic's partition count in the catalog (a growth lost to a concurrent alteration?); kept")
 		return ""
 	default:
-		return "this node is no longer a replica"
+		return reasonNotReplica
 	}
 }
+
+const reasonNotReplica = "this node is no longer a replica"
 
 // removeOrphans looks at every partition directory at start and
 // quarantines those the catalog says are gone (dropReason): what a crash
@@ -327,7 +351,7 @@ func (n *Node) removeOrphans() error {
 		dir := filepath.Join(n.cfg.DataDir, e.Name())
 		fields := logrus.Fields{"topic": topic, "partition": index, "dir": dir}
 		spec, deleted, known := n.catalog.Entry(topic)
-		if known && !deleted && index < spec.Partitions && containsID(spec.Replicas[index], n.cfg.NodeID) {
+		if known && !deleted && index < spec.Partitions && spec.hosts(index, n.cfg.NodeID) {
 			continue
 		}
 		why := ""

@@ -51,7 +51,7 @@ func (n *Node) serveReplicaSnapshot(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")
-	if err := n.raft.WriteSnapshot(k, w); err != nil {
+	if err := n.raft.WriteSnapshot(k, throttledWriter{r.Context(), w, n.copyThrottle}); err != nil {
 		if errors.Is(err, replica.ErrNotHosted) {
 			http.Error(w, err.Error(), http.StatusNotFound)
 			return

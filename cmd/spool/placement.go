@@ -17,8 +17,9 @@ leader epoch ("-" when the answering node does not know it yet), the in-sync
 and offline replicas, and the replicas rendezvous hashing over today's roster
 prefers. A "*" in the
 DIFFERS column marks a partition whose replicas are not where hashing would put
-them now: brokers joined or were decommissioned since. Spool never moves data
-on its own.`,
+them now: brokers joined or were decommissioned since. "spool rebalance plan"
+shows the moves that would put them there; nodes make them on their own only
+with --auto-rebalance.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := client.CheckOutput(output); err != nil {

@@ -89,7 +89,15 @@
 //   - DeleteRecords: a command entry (raftlog.DeleteRecordsCommand, kept
 //     in the sidecar, no offset) every replica applies at its place in
 //     the log (raftlog.DeleteBefore); the leader answers once it applied it.
-//   - Not yet: configuration changes (moving replicas).
+//   - Configuration changes (confchange.go) move replicas: ChangeConf
+//     adds a learner, promotes it, removes a voter (several at once enter
+//     a joint configuration, which LeaveJoint leaves), leader only, one at
+//     a time; never removing the leader, which transfers leadership first.
+//     They are sidecar entries (no offset); a restart replays those after
+//     the snapshot, and every snapshot records the configuration as of its
+//     own entry. A joining replica (Config.Join) starts with none and gets
+//     a snapshot: every replica seals its log at a learner's addition.
+//     Replicas are the voters in the order SetReplicas (the catalog) gives.
 //   - Quiescence (quiesce.go): an idle group whose live replicas all hold
 //     the leader's log stops ticking and sends nothing; anything but a
 //     heartbeat's answer wakes it, and gossip's word (MemberFailed,

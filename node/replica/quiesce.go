@@ -86,7 +86,7 @@ func (g *raftGroup) maybeQuiesceLeader() {
 // their order on the transport.
 func (g *raftGroup) sendQuiesceMarkers(tr Transport) {
 	bs := g.rn.BasicStatus()
-	for _, b := range g.r.replicas {
+	for _, b := range g.r.members() {
 		if b == g.r.self {
 			continue
 		}
@@ -99,7 +99,10 @@ func (g *raftGroup) quiescable() bool {
 	if !g.writable.Load() || len(g.pending) > 0 || len(g.appended) > 0 || len(g.reads) > 0 {
 		return false
 	}
-	if pref := g.r.replicas[0]; pref != g.r.self && g.r.alive(pref) {
+	if len(g.conf.GetLearners()) > 0 || len(g.conf.GetVotersOutgoing()) > 0 || len(g.confWaits) > 0 {
+		return false // a learner catching up, or a move half done
+	}
+	if pref := g.r.members()[0]; pref != g.r.self && g.r.alive(pref) {
 		return false // awake to hand leadership back (maybeTransfer)
 	}
 	st := g.rn.Status()
@@ -115,7 +118,7 @@ func (g *raftGroup) quiescable() bool {
 		return false
 	}
 	inSync := 0
-	for _, b := range g.r.replicas {
+	for _, b := range g.r.members() {
 		pr, ok := st.Progress[RaftID(b)]
 		if !ok {
 			return false
@@ -133,7 +136,7 @@ func (g *raftGroup) quiescable() bool {
 			inSync++
 		}
 	}
-	return inSync > len(g.r.replicas)/2
+	return inSync > len(g.r.members())/2
 }
 
 // maybeQuiesceFollower puts a follower to sleep on its leader's quiesce

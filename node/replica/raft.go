@@ -45,24 +45,29 @@ func brokerOf(id uint64) int32 {
 // became (FIFO within the term: raft appends a leader's proposals in
 // order, and only the term's leader makes entries of that term).
 type proposal struct {
-	term     uint64
-	index    uint64
-	info     partition.AppendInfo
-	appended chan struct{} // closed once the leader's log holds it, or on failure (err set)
-	done     chan struct{} // closed once committed, or on failure (err set)
-	err      error         // set before a channel closes
+	term      uint64
+	index     uint64
+	info      partition.AppendInfo
+	appended  chan struct{} // closed once the leader's log holds it, or on failure (appendErr set)
+	done      chan struct{} // closed once committed, or on failure (err set)
+	appendErr error         // set before appended closes
+	err       error         // set before done closes
 }
 
+// fail ends what of the proposal is still open with err: each error is
+// written only before its channel closes, as readers read it after (a
+// proposal appended, then failed, keeps its nil appendErr).
 func (p *proposal) fail(err error) {
-	p.err = err
 	select {
 	case <-p.appended:
 	default:
+		p.appendErr = err
 		close(p.appended)
 	}
 	select {
 	case <-p.done:
 	default:
+		p.err = err
 		close(p.done)
 	}
 }
@@ -132,12 +137,30 @@ type raftGroup struct {
 	// silent are the replicas a leader has not heard from within
 	// ISRMaxIdleTicks (offline as far as the group can tell).
 	silent atomic.Pointer[[]int32]
+
+	// Configuration (confchange.go), under mu: conf as applied, the
+	// configurations applied since the snapshot (confAt), the index of
+	// the last change this leader appended, and the proposals waiting
+	// for theirs to apply.
+	conf      *pb.ConfState
+	confs     []confPoint
+	confIndex uint64
+	confWaits map[string]*confWait
+	confSeq   uint64
+	// members are the voters in the catalog's order; learners the
+	// learners (both published for readers without mu).
+	members  atomic.Pointer[[]int32]
+	learners atomic.Pointer[[]int32]
 }
 
 func (r *Replica) openRaft(cfg Config) error {
-	voters := make([]uint64, 0, len(r.replicas))
-	for _, id := range r.replicas {
+	pref := *r.pref.Load()
+	voters := make([]uint64, 0, len(pref))
+	for _, id := range pref {
 		voters = append(voters, RaftID(id))
+	}
+	if cfg.Join {
+		voters = nil
 	}
 	// The log's own retention would move its start without the Raft log;
 	// the replica applies the topic's through raftlog.Compact instead.
@@ -162,13 +185,17 @@ func (r *Replica) openRaft(cfg Config) error {
 		ID: g.self, ElectionTick: d.cfg.ElectionTick, HeartbeatTick: d.cfg.HeartbeatTick, Storage: st,
 		Applied: g.applied, MaxSizePerMsg: d.cfg.MaxSizePerMsg, MaxInflightMsgs: d.cfg.MaxInflightMsgs,
 		MaxUncommittedEntriesSize: d.cfg.MaxUncommittedEntriesSize, MaxCommittedSizePerReady: 4 << 20,
-		PreVote: true, CheckQuorum: true, Logger: raftLogger{g.log},
+		PreVote: true, CheckQuorum: true, StepDownOnRemoval: true, Logger: raftLogger{g.log},
 	})
 	if err != nil {
 		st.Close()
 		return fmt.Errorf("raft group %s: %w", cfg.Group, err)
 	}
 	g.rn = rn
+	if err := g.restoreConf(); err != nil {
+		st.Close()
+		return fmt.Errorf("raft group %s: %w", cfg.Group, err)
+	}
 	hw, err := st.NextOffset(g.applied)
 	if err != nil {
 		st.Close()
@@ -180,7 +207,7 @@ func (r *Replica) openRaft(cfg Config) error {
 	r.rg = g
 	// A single voter elects itself at once; so does the preferred replica
 	// of a brand-new group, instead of waiting out an election timeout.
-	if len(voters) == 1 || (hs.GetTerm() == 0 && r.replicas[0] == r.self) {
+	if !cfg.Join && (len(voters) == 1 || (hs.GetTerm() == 0 && pref[0] == r.self)) {
 		g.campaign = true
 		g.eager = 3 * d.cfg.ElectionTick
 	}
@@ -298,7 +325,9 @@ func (g *raftGroup) handleReady() error {
 		tr.Flush()
 	}
 	if rd.Snapshot != nil && !raft.IsEmptySnap(rd.Snapshot) {
-		if err := g.st.ApplySnapshot(rd.Snapshot); err != nil && !errors.Is(err, raft.ErrSnapOutOfDate) {
+		if err := g.st.ApplySnapshot(rd.Snapshot); err == nil {
+			g.snapshotConf(rd.Snapshot.GetMetadata())
+		} else if !errors.Is(err, raft.ErrSnapOutOfDate) {
 			return err
 		}
 		g.failFrom(rd.Snapshot.GetMetadata().GetIndex() + 1)
@@ -368,11 +397,19 @@ func (g *raftGroup) failFrom(index uint64) {
 func (g *raftGroup) match(ents []*pb.Entry) {
 	term := g.rn.BasicStatus().GetTerm()
 	for _, e := range ents {
+		if raftlog.IsConfChange(e) {
+			if e.GetTerm() == term {
+				g.confIndex = e.GetIndex()
+			}
+			continue
+		}
 		if e.GetType() != pb.EntryNormal {
 			continue
 		}
 		if len(e.Data) == 0 {
-			if e.GetTerm() == term {
+			// The term's first: raft turns a configuration change it
+			// refuses into an empty entry too.
+			if e.GetTerm() == term && g.termStartTerm != term {
 				g.termStart, g.termStartTerm = e.GetIndex(), e.GetTerm()
 			}
 			continue
@@ -400,11 +437,11 @@ func (g *raftGroup) match(ents []*pb.Entry) {
 func (g *raftGroup) apply(ents []*pb.Entry) error {
 	first, last := ents[0].GetIndex(), ents[len(ents)-1].GetIndex()
 	for _, e := range ents {
-		switch e.GetType() {
-		case pb.EntryConfChange, pb.EntryConfChangeV2:
-			// Spool proposes none yet (moving replicas will); a group
-			// must not silently ignore one it was sent.
-			return fmt.Errorf("entry %d: configuration changes are not supported yet", e.GetIndex())
+		if raftlog.IsConfChange(e) {
+			if err := g.applyConf(e); err != nil {
+				return err
+			}
+			continue
 		}
 		if raftlog.IsCommand(e) {
 			if err := g.command(e); err != nil {
@@ -451,6 +488,9 @@ func (g *raftGroup) publish(tick bool) {
 	if changed && g.d.cfg.OnLeaderChange != nil {
 		g.d.cfg.OnLeaderChange()
 	}
+	if !leading && len(g.confWaits) > 0 {
+		g.failConfWaits(ErrOutcomeUnknown)
+	}
 	// Every Ready is handled: a proposal not matched by now was dropped
 	// from raft's log before it was persisted (leadership moved).
 	for _, p := range g.pending {
@@ -478,7 +518,7 @@ func (g *raftGroup) updateISR(leading bool, lead uint64) {
 		last := st.Progress[g.self].Match
 		now := g.ticks.Load()
 		g.inMu.Lock()
-		for _, b := range g.r.replicas {
+		for _, b := range g.r.members() {
 			id := RaftID(b)
 			pr, ok := st.Progress[id]
 			if !ok {
@@ -516,7 +556,7 @@ func (g *raftGroup) updateISR(leading bool, lead uint64) {
 // maybeTransfer hands leadership back to the preferred (first) replica
 // when it is alive, answering and caught up.
 func (g *raftGroup) maybeTransfer() {
-	pref := g.r.replicas[0]
+	pref := g.r.members()[0]
 	if pref == g.r.self || !g.writable.Load() || !g.r.alive(pref) {
 		return
 	}
@@ -539,7 +579,7 @@ func (g *raftGroup) maybeTransfer() {
 // led, the replicas forget it (so they grant votes without waiting out its
 // lease) and the next live replica in succession order campaigns at once.
 func (g *raftGroup) memberFailed(id int32) {
-	if !slices.Contains(g.r.replicas, id) {
+	if !slices.Contains(g.r.members(), id) {
 		return
 	}
 	if g.lead.Load() != RaftID(id) {
@@ -547,7 +587,7 @@ func (g *raftGroup) memberFailed(id int32) {
 		return
 	}
 	next := int32(-1)
-	for _, b := range g.r.replicas {
+	for _, b := range g.r.members() {
 		if b != id && g.r.alive(b) {
 			next = b
 			break
@@ -613,8 +653,8 @@ func (g *raftGroup) propose(batches []byte) (*proposal, error) {
 	// that lands, or a retry of it would be appended again. Leadership
 	// moving, the group breaking or closing ends the wait.
 	<-p.appended
-	if p.err != nil {
-		return nil, p.err
+	if p.appendErr != nil {
+		return nil, p.appendErr
 	}
 	return p, nil
 }
@@ -625,11 +665,8 @@ func (g *raftGroup) command(e *pb.Entry) error {
 	if !ok {
 		return fmt.Errorf("entry %d: a command this node does not know", e.GetIndex())
 	}
-	_, conf, err := g.st.InitialState()
-	if err != nil {
-		return err
-	}
-	if err := g.st.DeleteBefore(offset, conf); err != nil {
+	defer g.trimConfs()
+	if err := g.st.DeleteBeforeAt(offset, g.confAt); err != nil {
 		return fmt.Errorf("entry %d: %w", e.GetIndex(), err)
 	}
 	return nil
@@ -706,13 +743,10 @@ func (g *raftGroup) compactBelow(offset int64) error {
 		// (a compacted log's) may have.
 		return g.st.DropSealedBefore(offset)
 	}
-	_, conf, err := g.st.InitialState()
-	if err != nil {
-		return err
-	}
-	if err := g.st.Compact(i, conf); err != nil && !errors.Is(err, raft.ErrCompacted) {
+	if err := g.st.Compact(i, g.confAt(i)); err != nil && !errors.Is(err, raft.ErrCompacted) {
 		return fmt.Errorf("compact raft log of %s to entry %d: %w", g.key, i, err)
 	}
+	g.trimConfs()
 	return nil
 }
 
@@ -741,13 +775,10 @@ func (g *raftGroup) sealForCleaning() error {
 			return nil
 		}
 	}
-	_, conf, err := g.st.InitialState()
-	if err != nil {
-		return err
-	}
-	if err := g.st.Seal(i, conf); err != nil && !errors.Is(err, raft.ErrCompacted) {
+	if err := g.st.Seal(i, g.confAt(i)); err != nil && !errors.Is(err, raft.ErrCompacted) {
 		return fmt.Errorf("seal raft log of %s to entry %d: %w", g.key, i, err)
 	}
+	g.trimConfs()
 	return nil
 }
 
@@ -788,6 +819,7 @@ func (g *raftGroup) close() error {
 		p.fail(partition.ErrClosed)
 	}
 	g.pending, g.appended = nil, nil
+	g.failConfWaits(partition.ErrClosed)
 	g.mu.Unlock()
 	g.d.remove(g)
 	g.leading.Store(false)

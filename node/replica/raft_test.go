@@ -64,6 +64,10 @@ type raftCluster struct {
 	drv  map[int32]*Driver
 	key  GroupKey
 	pcfg partition.Config
+	// joining: brokers that start as replicas the group adds (Config.Join).
+	joining map[int32]bool
+	// mu guards reps against a producer running beside the test.
+	mu sync.Mutex
 }
 
 func quietLog() *logrus.Entry {
@@ -112,7 +116,7 @@ func (c *raftCluster) start(id int32) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	r, err := Open(log, Config{Self: id, Replicas: c.ids, Driver: d, Group: c.key, Alive: c.alive})
+	r, err := Open(log, Config{Self: id, Replicas: c.ids, Driver: d, Group: c.key, Alive: c.alive, Join: c.joining[id]})
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -120,7 +124,9 @@ func (c *raftCluster) start(id int32) {
 	c.net.mu.Lock()
 	c.net.drivers[RaftID(id)] = d
 	c.net.mu.Unlock()
+	c.mu.Lock()
 	c.reps[id], c.drv[id] = r, d
+	c.mu.Unlock()
 }
 
 // fetchSnapshot reads broker from's snapshot of k in process, as the node
@@ -154,7 +160,9 @@ func (c *raftCluster) stop(id int32) {
 	c.net.mu.Unlock()
 	c.drv[id].Stop()
 	c.reps[id].Close()
+	c.mu.Lock()
 	delete(c.reps, id)
+	c.mu.Unlock()
 }
 
 // leader waits until a live replica can take appends and returns it.
@@ -162,11 +170,14 @@ func (c *raftCluster) leader() *Replica {
 	c.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
+		c.mu.Lock()
 		for _, r := range c.reps {
 			if _, ok := r.WritableEpoch(); ok {
+				c.mu.Unlock()
 				return r
 			}
 		}
+		c.mu.Unlock()
 		time.Sleep(5 * time.Millisecond)
 	}
 	c.t.Fatal("no leader")

@@ -32,15 +32,24 @@ type Config struct {
 	// by it (Open). A single copy stays on the direct path (doc.go).
 	Driver *Driver
 	Group  GroupKey
+	// Join opens a replica the group is adding (a reassignment) rather
+	// than one it began with: with no Raft state yet it starts with no
+	// configuration, as a learner to be, and takes the leader's snapshot,
+	// which names the group's members (confchange.go). Ignored once the
+	// replica has Raft state.
+	Join bool
 }
 
 // Replica is one partition's replica on this node. All methods are safe
 // for concurrent use.
 type Replica struct {
-	log      *partition.Log
-	self     int32
-	replicas []int32
-	alive    func(int32) bool
+	log   *partition.Log
+	self  int32
+	alive func(int32) bool
+	// pref is the catalog's replica list, in succession order
+	// (SetReplicas); with Raft, the members are the group's voters in
+	// this order (members).
+	pref atomic.Pointer[[]int32]
 
 	// epoch is the leader epoch this replica leads in: the newest epoch
 	// of the log's leader-epoch cache plus one, fixed at open (doc.go).
@@ -71,10 +80,11 @@ func New(log *partition.Log, cfg Config) *Replica {
 	r := &Replica{
 		log:       log,
 		self:      cfg.Self,
-		replicas:  slices.Clone(cfg.Replicas),
 		alive:     cfg.Alive,
 		committed: make(chan struct{}),
 	}
+	pref := slices.Clone(cfg.Replicas)
+	r.pref.Store(&pref)
 	if r.alive == nil {
 		r.alive = func(int32) bool { return true }
 	}
@@ -90,7 +100,7 @@ func New(log *partition.Log, cfg Config) *Replica {
 // (voters: the replicas), the high watermark its commit point.
 func Open(log *partition.Log, cfg Config) (*Replica, error) {
 	r := New(log, cfg)
-	if cfg.Driver == nil || len(r.replicas) < 2 {
+	if cfg.Driver == nil || (len(cfg.Replicas) < 2 && !cfg.Join) {
 		return r, nil
 	}
 	if err := r.openRaft(cfg); err != nil {
@@ -115,7 +125,7 @@ func (r *Replica) MemberFailed(id int32) {
 // Raft the group wakes if it was quiesced, so a leader brings the replica
 // up to date at once rather than when its election timer wakes the group.
 func (r *Replica) MemberJoined(id int32) {
-	if r.rg != nil && slices.Contains(r.replicas, id) {
+	if r.rg != nil && (slices.Contains(r.members(), id) || r.rg.hasLearner(id)) {
 		r.rg.wake()
 	}
 }
@@ -151,10 +161,11 @@ func (r *Replica) Leader() int32 {
 	if r.rg != nil {
 		return brokerOf(r.rg.lead.Load())
 	}
-	if len(r.replicas) == 0 || !r.alive(r.replicas[0]) {
+	rs := r.members()
+	if len(rs) == 0 || !r.alive(rs[0]) {
 		return -1
 	}
-	return r.replicas[0]
+	return rs[0]
 }
 
 // IsLeader tells whether this node leads the partition.
@@ -181,8 +192,35 @@ func (r *Replica) LeaderEpoch() int32 {
 	return r.epoch
 }
 
-// Replicas are the partition's replicas in succession order.
-func (r *Replica) Replicas() []int32 { return slices.Clone(r.replicas) }
+// Replicas are the partition's replicas in succession order: with Raft,
+// the group's voters as this replica applied its configuration (both
+// sides of a joint one), in the order SetReplicas gave.
+func (r *Replica) Replicas() []int32 { return slices.Clone(r.members()) }
+
+// members is Replicas without the copy: not to be modified.
+func (r *Replica) members() []int32 {
+	if r.rg != nil {
+		return *r.rg.members.Load()
+	}
+	return *r.pref.Load()
+}
+
+// SetReplicas gives the catalog's replica list, in succession order, as
+// it changes (a reassignment): with Raft it orders the voters (the first
+// present is the preferred leader) but does not change the group, whose
+// configuration changes only through ChangeConf.
+func (r *Replica) SetReplicas(ids []int32) {
+	if slices.Equal(*r.pref.Load(), ids) {
+		return
+	}
+	pref := slices.Clone(ids)
+	r.pref.Store(&pref)
+	if g := r.rg; g != nil {
+		g.mu.Lock()
+		g.setMembers()
+		g.mu.Unlock()
+	}
+}
 
 // ISR is the in-sync replica set: single copy, the leader alone (the other
 // replicas hold nothing), empty when nobody leads.
@@ -208,7 +246,7 @@ func (r *Replica) Offline() []int32 {
 		}
 	}
 	out := []int32{}
-	for _, id := range r.replicas {
+	for _, id := range r.members() {
 		if !r.alive(id) || slices.Contains(silent, id) {
 			out = append(out, id)
 		}
@@ -233,7 +271,7 @@ func (r *Replica) State() State {
 		st.Leader, st.LeaderEpoch, st.ISR, st.Offline = r.Leader(), r.LeaderEpoch(), r.ISR(), r.Offline()
 		return st
 	}
-	for i, id := range r.replicas {
+	for i, id := range r.members() {
 		if !r.alive(id) {
 			st.Offline = append(st.Offline, id)
 		} else if i == 0 {

@@ -578,6 +578,13 @@ func (s *Storage) DropSealedBefore(offset int64) error {
 // the snapshot as its floor (the batch stays, whole, for raft; readers
 // start at the offset).
 func (s *Storage) DeleteBefore(offset int64, conf *pb.ConfState) error {
+	return s.DeleteBeforeAt(offset, func(uint64) *pb.ConfState { return conf })
+}
+
+// DeleteBeforeAt is DeleteBefore with the configuration as of the entry
+// that becomes the snapshot given by confAt: a configuration change may
+// lie between it and the commit point.
+func (s *Storage) DeleteBeforeAt(offset int64, confAt func(i uint64) *pb.ConfState) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if offset <= s.log.StartOffset() {
@@ -602,7 +609,7 @@ func (s *Storage) DeleteBefore(offset int64, conf *pb.ConfState) error {
 		s.floor = offset
 	}
 	if lo > s.idx.snapIndex {
-		if err := s.sealLocked(lo, conf); err != nil {
+		if err := s.sealLocked(lo, confAt(lo)); err != nil {
 			return err
 		}
 	} else if s.floor == offset {

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spool-log/spool/client"
+	"github.com/spool-log/spool/internal/nodetest"
+	"github.com/spool-log/spool/internal/retry"
+	"github.com/spool-log/spool/node"
+)
+
+// A topic placed on three nodes, then a fourth joins: spool rebalance plan
+// shows the partitions hashing now puts on it (the replicas to copy, the
+// bytes), apply starts them a bounded number at a time, and once they end
+// the plan is empty and every partition is where placement prefers it.
+func TestRebalancePlanAndApply(t *testing.T) {
+	var nodes []*node.Node
+	start := func(id int32) {
+		nodes = append(nodes, nodetest.Start(t, func(c *node.Config) {
+			c.NodeID = id
+			if id > 1 {
+				c.Gossip.Join = []string{nodes[0].Membership().Local().GossipAddr}
+			}
+		}))
+	}
+	waitRoster := func(n int) {
+		retry.Run(t, 20*time.Second, func() error {
+			for _, x := range nodes {
+				if len(x.Membership().Roster()) < n || len(x.Membership().LiveBrokers()) < n {
+					return fmt.Errorf("node %d sees %d brokers", x.NodeID(), len(x.Membership().LiveBrokers()))
+				}
+			}
+			return nil
+		})
+	}
+	for id := int32(1); id <= 3; id++ {
+		start(id)
+	}
+	waitRoster(3)
+	b := []string{"--brokers", nodes[0].KafkaAddr(), "--admin", nodes[0].AdminAddr()}
+	if _, _, err := runCLI(t, "", append([]string{"topic", "create", "rb", "--partitions", "6", "--replication-factor", "3"}, b...)...); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runCLI(t, "", append([]string{"rebalance", "plan", "-o", "json"}, b...)...)
+	if err != nil || strings.TrimSpace(out) != "[]" {
+		t.Fatalf("plan before any join: %q, %v", out, err)
+	}
+	start(4)
+	waitRoster(4)
+	var plan client.RebalancePlan
+	retry.Run(t, 20*time.Second, func() error {
+		out, _, err := runCLI(t, "", append([]string{"rebalance", "plan", "-o", "json"}, b...)...)
+		if err != nil {
+			return err
+		}
+		plan = nil
+		if err := json.Unmarshal([]byte(out), &plan); err != nil {
+			return err
+		}
+		return retry.Check(len(plan) > 0, "empty plan")
+	})
+	for _, m := range plan {
+		if !slices.Contains(m.To, 4) || m.Copies != 1 {
+			t.Errorf("planned %+v: want the new broker in, one copy", m)
+		}
+	}
+	out, _, err = runCLI(t, "", append([]string{"rebalance", "plan"}, b...)...)
+	if err != nil || !strings.Contains(out, fmt.Sprintf("%d partitions to move", len(plan))) {
+		t.Fatalf("plan table: %q, %v", out, err)
+	}
+	out, _, err = runCLI(t, "", append([]string{"rebalance", "apply", "--max", "1"}, b...)...)
+	if err != nil || !strings.Contains(out, fmt.Sprintf("1 of %d planned moves started", len(plan))) {
+		t.Fatalf("apply --max 1: %q, %v", out, err)
+	}
+	retry.Run(t, 90*time.Second, func() error {
+		if _, _, err := runCLI(t, "", append([]string{"rebalance", "apply", "--max", "2"}, b...)...); err != nil {
+			return err
+		}
+		out, _, err := runCLI(t, "", append([]string{"placement", "-o", "json"}, b...)...)
+		if err != nil {
+			return err
+		}
+		var parts client.Placements
+		if err := json.Unmarshal([]byte(out), &parts); err != nil {
+			return err
+		}
+		for _, p := range parts {
+			if p.Differs {
+				return fmt.Errorf("%s/%d on %v, preferred %v", p.Topic, p.Partition, p.Replicas, p.Preferred)
+			}
+		}
+		return nil
+	})
+}

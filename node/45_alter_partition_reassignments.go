@@ -1,0 +1,123 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/wire"
+)
+
+// AlterPartitionReassignments: v0-1
+//
+// Behavior:
+// * Records each partition's target replica list in the catalog (a
+//   membership.PartitionMove), which gossip spreads; the partition's Raft
+//   leader then moves the replicas by membership changes (reassign.go)
+//   and, once the group's voters are the target, makes it the replica
+//   list. The response says the move is recorded, not done: Metadata and
+//   ListPartitionReassignments show its progress. Any node serves it.
+// * Null Replicas cancels the partition's move: the target goes back to
+//   the replica list the move started from, which the leader rolls the
+//   group back to (NO_REASSIGNMENT_IN_PROGRESS when none is under way).
+//   A target equal to the current list with no move is a no-op success.
+// * The target must name distinct roster brokers, as many as the current
+//   list (changing the replication factor is INVALID_REPLICATION_FACTOR,
+//   whatever AllowReplicationFactorChange says); a partition with a single
+//   copy (no Raft group) cannot move (INVALID_REPLICA_ASSIGNMENT); an
+//   unknown topic or partition is UNKNOWN_TOPIC_OR_PARTITION; a partition
+//   named twice INVALID_REQUEST.
+// * A failed save of the catalog is KAFKA_STORAGE_ERROR.
+//
+// Version notes:
+// * v0: flexible
+// * v1: AllowReplicationFactorChange (refused when it would be needed)
+
+func (n *Node) handleAlterPartitionReassignments(ctx context.Context, wreq *wire.Request) wire.Response {
+	req := wreq.Body.(*kmsg.AlterPartitionAssignmentsRequest)
+	resp := req.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
+	resp.AllowReplicationFactorChange = req.AllowReplicationFactorChange
+	if !n.requesterOf(ctx, wreq).mayCluster(kmsg.ACLOperationAlter) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code // as Kafka: ALTER on the cluster
+		return resp
+	}
+	seen := map[tp]int{}
+	for _, rt := range req.Topics {
+		for _, rp := range rt.Partitions {
+			seen[tp{rt.Topic, rp.Partition}]++
+		}
+	}
+	for _, rt := range req.Topics {
+		st := kmsg.NewAlterPartitionAssignmentsResponseTopic()
+		st.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
+			sp.Partition = rp.Partition
+			var err error
+			if seen[tp{rt.Topic, rp.Partition}] > 1 {
+				err = &topicError{kerr.InvalidRequest, "partition named more than once in the request"}
+			} else {
+				err = n.reassignPartition(rt.Topic, rp.Partition, rp.Replicas)
+			}
+			if err != nil {
+				var te *topicError
+				if !errors.As(err, &te) {
+					n.log.WithError(err).WithField("topic", rt.Topic).WithField("partition", rp.Partition).Error("alter partition reassignment")
+					te = &topicError{kerr.UnknownServerError, err.Error()}
+				}
+				sp.ErrorCode = te.err.Code
+				msg := te.msg
+				sp.ErrorMessage = &msg
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
+}
+
+// reassignPartition records (target not nil) or cancels (nil) a move.
+func (n *Node) reassignPartition(topic string, index int32, target []int32) error {
+	if err := membership.ValidateTopicName(topic); err != nil {
+		return &topicError{kerr.UnknownTopicOrPartition, err.Error()}
+	}
+	spec, ok := n.catalog.Topic(topic)
+	if !ok || index < 0 || index >= spec.Partitions {
+		return &topicError{kerr.UnknownTopicOrPartition, fmt.Sprintf("unknown topic or partition %s/%d", topic, index)}
+	}
+	cur := spec.Replicas[index]
+	_, moving := spec.Moves[index]
+	if target == nil {
+		if !moving {
+			return &topicError{kerr.NoReassignmentInProgress, fmt.Sprintf("no reassignment of %s/%d under way", topic, index)}
+		}
+		target = cur
+	}
+	switch {
+	case !moving && slices.Equal(target, cur):
+		return nil
+	case len(target) != len(cur):
+		return &topicError{kerr.InvalidReplicationFactor, fmt.Sprintf("%d replicas for a partition of %d: changing the replication factor is not supported", len(target), len(cur))}
+	case len(cur) < 2:
+		return &topicError{kerr.InvalidReplicaAssignment, "a partition with a single copy has no Raft group to move"}
+	}
+	n.createMu.Lock()
+	defer n.createMu.Unlock()
+	_, err := n.catalog.alter(topic, n.agent.SetMove(index, target))
+	switch {
+	case errors.Is(err, membership.ErrMove):
+		return &topicError{kerr.InvalidReplicaAssignment, err.Error()}
+	case errors.Is(err, membership.ErrUnknownTopic):
+		return &topicError{kerr.UnknownTopicOrPartition, err.Error()}
+	case errors.Is(err, membership.ErrNotDurable):
+		return &topicError{kerr.KafkaStorageError, err.Error()}
+	case errors.Is(err, membership.ErrTopicChanged):
+		return &topicError{kerr.RequestTimedOut, err.Error()}
+	}
+	return err
+}

@@ -1,0 +1,81 @@
+package node
+
+import (
+	"context"
+	"io"
+	"sync"
+	"time"
+)
+
+// copyThrottle bounds the bytes per second this node serves to replicas
+// copying a snapshot's records (a new replica of a reassignment, or a
+// follower far behind), all streams together, so a move does not take
+// the disk and network from the partitions' own traffic
+// (Config.ReplicaCopyBytesPerSecond; 0 is no bound). Each write is
+// scheduled after the bytes before it at the rate: the first goes at once.
+type copyThrottle struct {
+	rate float64 // bytes per second
+	mu   sync.Mutex
+	next time.Time
+}
+
+func newCopyThrottle(bytesPerSecond int64) *copyThrottle {
+	if bytesPerSecond <= 0 {
+		return nil
+	}
+	return &copyThrottle{rate: float64(bytesPerSecond)}
+}
+
+// wait returns when n more bytes may go, or ctx ends.
+func (t *copyThrottle) wait(ctx context.Context, n int) error {
+	t.mu.Lock()
+	now := time.Now()
+	if t.next.Before(now) {
+		t.next = now
+	}
+	at := t.next
+	t.next = t.next.Add(time.Duration(float64(n) / t.rate * float64(time.Second)))
+	t.mu.Unlock()
+	d := time.Until(at)
+	if d <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// copyChunk is the most a throttled write sends at once.
+const copyChunk = 64 << 10
+
+// throttledWriter writes through a copyThrottle (nil: no bound).
+type throttledWriter struct {
+	ctx context.Context
+	w   io.Writer
+	t   *copyThrottle
+}
+
+func (tw throttledWriter) Write(p []byte) (int, error) {
+	if tw.t == nil {
+		return tw.w.Write(p)
+	}
+	written := 0
+	for len(p) > 0 {
+		n := min(len(p), copyChunk)
+		if err := tw.t.wait(tw.ctx, n); err != nil {
+			return written, err
+		}
+		m, err := tw.w.Write(p[:n])
+		written += m
+		if err != nil {
+			return written, err
+		}
+		p = p[n:]
+	}
+	return written, nil
+}
