@@ -113,7 +113,18 @@ func (p *localPartition) rebuildProducers(now time.Time) error {
 					return fmt.Errorf("parse batch header at %d in %s: %v", pos, p.dir, err)
 				}
 				if h.LastOffset() >= off {
-					p.producers.record(h, h.BaseOffset, now)
+					if h.Control() && h.ProducerID >= 0 {
+						// A marker: its coordinator epoch is in its record.
+						b, err := readControlBatch(r.File, pos, h)
+						if err != nil {
+							s.Release()
+							return err
+						}
+						_, coordEpoch, _ := parseMarker(b)
+						p.producers.recordMarker(h.ProducerID, h.ProducerEpoch, coordEpoch, now)
+					} else {
+						p.producers.record(h, h.BaseOffset, now)
+					}
 					off = h.LastOffset() + 1
 					advanced = true
 				}

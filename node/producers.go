@@ -33,7 +33,14 @@ type producerEntry struct {
 	txnOpen bool
 	// markers counts the producer's markers here, so a verified
 	// transactional batch can tell its transaction ended meanwhile.
-	markers    uint64
+	markers uint64
+	// coordEpoch is the highest coordinator epoch of the producer's
+	// markers here (-1: none seen), as Kafka's ProducerStateEntry keeps
+	// it: a marker from an older coordinator (one deposed while holding
+	// a Prepare state) is refused, or it could close the producer's next
+	// transaction. Rebuilt from the markers in the log, so every replica
+	// agrees.
+	coordEpoch int32
 	batches    []batchMeta // oldest first, at most producerWindow
 	lastAppend time.Time
 }
@@ -101,12 +108,12 @@ func (ps *producerStates) record(h partition.BatchHeader, baseOffset int64, now 
 	if h.Control() {
 		// A transaction marker ends the transaction; sequence numbers
 		// go on across it.
-		ps.recordMarker(h.ProducerID, h.ProducerEpoch, now)
+		ps.recordMarker(h.ProducerID, h.ProducerEpoch, -1, now)
 		return
 	}
 	e, ok := ps.m[h.ProducerID]
 	if !ok {
-		e = &producerEntry{epoch: h.ProducerEpoch}
+		e = &producerEntry{epoch: h.ProducerEpoch, coordEpoch: -1}
 		ps.m[h.ProducerID] = e
 	}
 	if h.ProducerEpoch != e.epoch {
@@ -128,13 +135,15 @@ func (ps *producerStates) record(h partition.BatchHeader, baseOffset int64, now 
 
 // recordMarker notes a transaction marker of the producer at epoch: its
 // transaction is over, and an epoch bumped by the coordinator (a timed-out
-// or re-initialised producer) fences the older one.
-func (ps *producerStates) recordMarker(pid int64, epoch int16, now time.Time) {
+// or re-initialised producer) fences the older one. coordEpoch is the
+// marker's coordinator epoch (-1 when unknown).
+func (ps *producerStates) recordMarker(pid int64, epoch int16, coordEpoch int32, now time.Time) {
 	e, ok := ps.m[pid]
 	if !ok {
-		e = &producerEntry{epoch: epoch}
+		e = &producerEntry{epoch: epoch, coordEpoch: -1}
 		ps.m[pid] = e
 	}
+	e.coordEpoch = max(e.coordEpoch, coordEpoch)
 	if epoch > e.epoch {
 		e.epoch = epoch
 		e.batches = e.batches[:0]
@@ -142,6 +151,17 @@ func (ps *producerStates) recordMarker(pid int64, epoch int16, now time.Time) {
 	e.txnOpen = false
 	e.markers++
 	e.lastAppend = now
+}
+
+// markerFenced reports whether a marker of pid at producer epoch epoch
+// from a coordinator in coordEpoch is superseded here: the partition knows
+// a newer producer epoch, or a marker from a newer coordinator.
+func (ps *producerStates) markerFenced(pid int64, epoch int16, coordEpoch int32) (epochOld, coordOld bool) {
+	e, ok := ps.m[pid]
+	if !ok {
+		return false, false
+	}
+	return e.epoch > epoch, e.coordEpoch > coordEpoch
 }
 
 // txnView is what a transactional batch's check needs of its producer:

@@ -13,7 +13,6 @@ import (
 
 	"github.com/spool-log/spool/internal/atomicfile"
 
-	"github.com/spool-log/spool/internal/recordbatch"
 	"github.com/spool-log/spool/partition"
 	"github.com/spool-log/spool/wire"
 )
@@ -191,22 +190,15 @@ func (x *txnIndex) note(f interface {
 		}
 		return nil
 	}
-	if h.Size() > 1<<16 {
-		return fmt.Errorf("control batch of %d bytes at offset %d", h.Size(), h.BaseOffset)
-	}
-	b := make([]byte, h.Size())
-	if _, err := f.ReadAt(b, pos); err != nil {
-		return fmt.Errorf("read control batch at offset %d: %w", h.BaseOffset, err)
-	}
-	rh, err := recordbatch.ParseHeader(b)
+	b, err := readControlBatch(f, pos, h)
 	if err != nil {
-		return fmt.Errorf("control batch at offset %d: %w", h.BaseOffset, err)
+		return err
 	}
-	recs, err := recordbatch.ParseRecords(nil, b[recordbatch.HeaderSize:], rh.NumRecords, rh.LastOffsetDelta)
-	if err != nil || len(recs) == 0 || len(recs[0].Key) < 4 {
+	commit, _, ok := parseMarker(b)
+	if !ok {
 		return nil // not a transaction marker we can read: leave the state
 	}
-	abort := recs[0].Key[2] == 0 && recs[0].Key[3] == 0
+	abort := !commit
 	first, ok := x.open[h.ProducerID]
 	delete(x.open, h.ProducerID)
 	if abort && ok {

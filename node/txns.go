@@ -3,6 +3,7 @@ package node
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -228,6 +229,40 @@ func markerBatch(mk txn.Marker, ts int64) []byte {
 	return b
 }
 
+// readControlBatch reads the whole control batch h at pos (small: a
+// marker is one record).
+func readControlBatch(f interface {
+	ReadAt([]byte, int64) (int, error)
+}, pos int64, h partition.BatchHeader) ([]byte, error) {
+	if h.Size() > 1<<16 {
+		return nil, fmt.Errorf("control batch of %d bytes at offset %d", h.Size(), h.BaseOffset)
+	}
+	b := make([]byte, h.Size())
+	if _, err := f.ReadAt(b, pos); err != nil {
+		return nil, fmt.Errorf("read control batch at offset %d: %w", h.BaseOffset, err)
+	}
+	return b, nil
+}
+
+// parseMarker reads a control batch's transaction marker: commit or
+// abort, and the coordinator epoch (-1 if the value is missing). ok is
+// false when it is no marker this code can read.
+func parseMarker(batch []byte) (commit bool, coordEpoch int32, ok bool) {
+	rh, err := recordbatch.ParseHeader(batch)
+	if err != nil {
+		return false, -1, false
+	}
+	recs, err := recordbatch.ParseRecords(nil, batch[recordbatch.HeaderSize:], rh.NumRecords, rh.LastOffsetDelta)
+	if err != nil || len(recs) == 0 || len(recs[0].Key) < 4 || recs[0].Key[2] != 0 || recs[0].Key[3] > 1 {
+		return false, -1, false
+	}
+	coordEpoch = -1
+	if v := recs[0].Value; len(v) >= 6 {
+		coordEpoch = int32(binary.BigEndian.Uint32(v[2:6]))
+	}
+	return recs[0].Key[3] == 1, coordEpoch, true
+}
+
 // errMarkerFenced: the partition knows a newer epoch of the producer than
 // the marker's, so a newer coordinator decision superseded it.
 var errMarkerFenced = errors.New("marker epoch older than the producer's")
@@ -246,17 +281,29 @@ func (n *Node) writeMarkerLocal(ctx context.Context, tp txn.TopicPartition, mk t
 		return e
 	}
 	p.appendMu.Lock()
+	if err := ctx.Err(); err != nil {
+		// Abandoned while waiting for the lock (a coordinator that
+		// gave up, or moved): proposing now could land after a newer
+		// coordinator's decision.
+		p.appendMu.Unlock()
+		return err
+	}
 	if e := p.producersFor(n); e != nil {
 		p.appendMu.Unlock()
 		return e
 	}
-	if pe := p.producers.m[mk.ProducerID]; pe != nil && pe.epoch > mk.Epoch {
+	epochOld, coordOld := p.producers.markerFenced(mk.ProducerID, mk.Epoch, mk.CoordinatorEpoch)
+	switch {
+	case coordOld:
+		p.appendMu.Unlock()
+		return fmt.Errorf("marker to %s-%d from coordinator epoch %d: %w", tp.Topic, tp.Partition, mk.CoordinatorEpoch, txn.ErrCoordinatorFenced)
+	case epochOld:
 		p.appendMu.Unlock()
 		return fmt.Errorf("%w: %w", txn.ErrPartitionGone, errMarkerFenced)
 	}
 	info, commit, err := p.replica.Propose(markerBatch(mk, time.Now().UnixMilli()))
 	if err == nil {
-		p.producers.recordMarker(mk.ProducerID, mk.Epoch, time.Now())
+		p.producers.recordMarker(mk.ProducerID, mk.Epoch, mk.CoordinatorEpoch, time.Now())
 	}
 	p.appendMu.Unlock()
 	if err != nil {
@@ -315,6 +362,8 @@ func (w markerWriter) Write(ctx context.Context, tp txn.TopicPartition, mk txn.M
 	switch {
 	case mr.Gone:
 		return txn.ErrPartitionGone
+	case mr.ErrorCode == kerr.TransactionCoordinatorFenced.Code:
+		return fmt.Errorf("broker %d: marker to %s-%d: %w", leader, tp.Topic, tp.Partition, txn.ErrCoordinatorFenced)
 	case mr.ErrorCode != 0 || mr.Error != "":
 		return fmt.Errorf("broker %d: marker to %s-%d: code %d %s", leader, tp.Topic, tp.Partition, mr.ErrorCode, mr.Error)
 	}
@@ -372,6 +421,8 @@ func (n *Node) serveTxnMarker(w http.ResponseWriter, r *http.Request) {
 	case err == nil:
 	case errors.Is(err, txn.ErrPartitionGone):
 		out.Gone = true
+	case errors.Is(err, txn.ErrCoordinatorFenced):
+		out.ErrorCode = kerr.TransactionCoordinatorFenced.Code
 	case errors.As(err, &ke):
 		out.ErrorCode = ke.Code
 	default:
@@ -498,10 +549,21 @@ func (n *Node) loadLedTxnPartitions() {
 		return
 	}
 	var led []int32
+	leads := make(map[int32]bool)
 	for p := range spec.Partitions {
 		if lp := n.hostedPartition(txn.TopicName, p, spec.ID); lp != nil {
 			if _, ok := lp.replica.WritableEpoch(); ok {
 				led = append(led, p)
+				leads[p] = true
+			}
+		}
+	}
+	// A deposed coordinator stops (its marker loops with it): the new
+	// leader's coordinator finishes what it held.
+	if c := n.txnCoord.coord.Load(); c != nil {
+		for _, p := range c.LoadedPartitions() {
+			if !leads[p] {
+				c.Unload(p)
 			}
 		}
 	}

@@ -34,10 +34,16 @@ type Marker struct {
 // longer exists (its topic was deleted): there is nothing to mark.
 var ErrPartitionGone = errors.New("partition gone")
 
+// ErrCoordinatorFenced tells the coordinator a partition has seen a
+// marker of the producer from a newer coordinator (Kafka's
+// TRANSACTION_COORDINATOR_FENCED): this one was deposed, and stops.
+var ErrCoordinatorFenced = errors.New("transaction coordinator fenced")
+
 // Markers writes markers to the partitions of transactions.
 type Markers interface {
 	// Write returns once the marker is committed in tp, or an error
-	// (retried by the coordinator, except ErrPartitionGone).
+	// (retried by the coordinator, except ErrPartitionGone and
+	// ErrCoordinatorFenced).
 	Write(ctx context.Context, tp TopicPartition, m Marker) error
 }
 
@@ -202,6 +208,17 @@ func (c *Coordinator) Load(p, epoch int32) error {
 	return nil
 }
 
+// LoadedPartitions lists the partitions loaded, in any epoch.
+func (c *Coordinator) LoadedPartitions() []int32 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]int32, 0, len(c.shards))
+	for p := range c.shards {
+		out = append(out, p)
+	}
+	return out
+}
+
 // Unload stops coordinating partition p.
 func (c *Coordinator) Unload(p int32) {
 	c.mu.Lock()
@@ -309,6 +326,10 @@ func (c *Coordinator) writeMarker(ctx context.Context, tp TopicPartition, mk Mar
 		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		err := c.markers.Write(wctx, tp, mk)
 		cancel()
+		if errors.Is(err, ErrCoordinatorFenced) {
+			c.logger.WithError(err).WithFields(logrus.Fields{"topic": tp.Topic, "partition": tp.Partition, "producer_id": mk.ProducerID}).Info("transaction marker fenced by a newer coordinator")
+			return
+		}
 		if err == nil || errors.Is(err, ErrPartitionGone) || ctx.Err() != nil {
 			return
 		}
