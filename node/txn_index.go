@@ -37,7 +37,9 @@ import (
 // offsets were scanned since, at most once a second. A checkpoint is only a
 // place to resume: what lies after it is scanned again, so a lost or stale
 // one costs time, never correctness; one that does not fit the log (below
-// its start, past its end) is ignored. Without one, the scan starts at the
+// its start, past its high watermark) or whose last batch (base offset,
+// leader epoch, CRC) is not in the log as it was (a tail lost in a crash
+// under flush policy os, written again) is ignored. Without one, the scan starts at the
 // log start: one 61-byte header read per batch, about 3 µs a batch from
 // the page cache (TestTxnIndexRebuildCost), so a million batches take some
 // 3 s once. Kafka keeps a .txnindex beside each segment instead; one file
@@ -45,7 +47,11 @@ import (
 // rewrite.
 type txnIndex struct {
 	mu      sync.Mutex
-	scanned int64           // offsets below are indexed
+	scanned int64 // offsets below are indexed
+	// last identifies the last batch scanned (base offset, partition
+	// leader epoch, CRC; base -1: none), so a checkpoint can be checked
+	// against the log it was taken from.
+	last    [3]int64
 	open    map[int64]int64 // producer id -> first offset of its open transaction; nil: not built
 	aborted []abortedTxn    // by marker offset
 
@@ -64,16 +70,23 @@ type txnIndexCheckpoint struct {
 	Scanned int64            `json:"scanned"`
 	Open    map[string]int64 `json:"open"`    // producer id (decimal) -> first offset
 	Aborted [][3]int64       `json:"aborted"` // producer id, first offset, marker offset
+	// Last is the last batch scanned: base offset, partition leader
+	// epoch, CRC. With flush policy os the log's tail can be lost in a
+	// crash while this fsynced file survives, and the tail be written
+	// again with other batches: a checkpoint whose last batch is not in
+	// the log as it was is refused.
+	Last *[3]int64 `json:"last,omitempty"`
 }
 
-// loadCheckpoint resumes from the checkpoint if it fits the log [start, end].
-func (x *txnIndex) loadCheckpoint(dir string, start, end int64) {
-	b, err := os.ReadFile(filepath.Join(dir, txnIndexFile))
+// loadCheckpoint resumes from the checkpoint if it fits the log [start,
+// hw] and its last batch is in the log.
+func (x *txnIndex) loadCheckpoint(p *localPartition, start, hw int64) {
+	b, err := os.ReadFile(filepath.Join(p.dir, txnIndexFile))
 	if err != nil || len(b) > 64<<20 {
 		return
 	}
 	var c txnIndexCheckpoint
-	if json.Unmarshal(b, &c) != nil || c.Version != 1 || c.Scanned < start || c.Scanned > end {
+	if json.Unmarshal(b, &c) != nil || c.Version != 1 || c.Scanned <= start || c.Scanned > hw || c.Last == nil || !lastBatchIs(p, *c.Last, c.Scanned) {
 		return
 	}
 	open := make(map[int64]int64, len(c.Open))
@@ -84,7 +97,7 @@ func (x *txnIndex) loadCheckpoint(dir string, start, end int64) {
 		}
 		open[pid] = v
 	}
-	x.open, x.scanned, x.checkpointed = open, c.Scanned, c.Scanned
+	x.open, x.scanned, x.checkpointed, x.last = open, c.Scanned, c.Scanned, *c.Last
 	x.aborted = x.aborted[:0]
 	for _, a := range c.Aborted {
 		x.aborted = append(x.aborted, abortedTxn{pid: a[0], first: a[1], last: a[2]})
@@ -97,7 +110,11 @@ func (x *txnIndex) maybeCheckpoint(dir string) {
 	if x.open == nil || x.scanned == x.checkpointed || !(x.dirty || x.scanned-x.checkpointed >= 1_000_000) || time.Since(x.lastWrite) < time.Second {
 		return
 	}
-	c := txnIndexCheckpoint{Version: 1, Scanned: x.scanned, Open: make(map[string]int64, len(x.open)), Aborted: make([][3]int64, 0, len(x.aborted))}
+	if x.last[0] < 0 {
+		return // nothing scanned: nothing to resume
+	}
+	last := x.last
+	c := txnIndexCheckpoint{Version: 1, Scanned: x.scanned, Last: &last, Open: make(map[string]int64, len(x.open)), Aborted: make([][3]int64, 0, len(x.aborted))}
 	for pid, first := range x.open {
 		c.Open[strconv.FormatInt(pid, 10)] = first
 	}
@@ -111,6 +128,29 @@ func (x *txnIndex) maybeCheckpoint(dir string) {
 	}
 }
 
+// lastBatchIs reports whether the batch ending at scanned-1 in p's log is
+// the one last identifies (base offset, leader epoch, CRC).
+func lastBatchIs(p *localPartition, last [3]int64, scanned int64) bool {
+	s, err := p.replica.Read(last[0], 1)
+	if err != nil {
+		return false
+	}
+	defer s.Release()
+	if len(s.Regions) == 0 {
+		return false
+	}
+	r := s.Regions[0]
+	hdr := make([]byte, partition.BatchHeaderSize)
+	if r.Length < int64(len(hdr)) {
+		return false
+	}
+	if _, err := r.File.ReadAt(hdr, r.Position); err != nil {
+		return false
+	}
+	h, err := partition.ParseBatchHeader(hdr)
+	return err == nil && h.BaseOffset == last[0] && int64(h.PartitionLeaderEpoch) == last[1] && int64(h.CRC) == last[2] && h.LastOffset()+1 == scanned
+}
+
 type abortedTxn struct {
 	pid         int64
 	first, last int64 // last: the abort marker's offset
@@ -122,7 +162,7 @@ func (x *txnIndex) update(p *localPartition) error {
 	start, hw, end := p.replica.LogStartOffset(), p.replica.HighWatermark(), p.replica.LogEndOffset()
 	if x.open == nil && !x.triedFile {
 		x.triedFile = true
-		x.loadCheckpoint(p.dir, start, end)
+		x.loadCheckpoint(p, start, hw)
 	}
 	if x.open == nil || x.scanned > end || x.scanned < start {
 		// Never scanned, or the log was replaced under it (a snapshot
@@ -130,6 +170,7 @@ func (x *txnIndex) update(p *localPartition) error {
 		x.open = make(map[int64]int64)
 		x.aborted = x.aborted[:0]
 		x.scanned = start
+		x.last = [3]int64{-1, 0, 0}
 		x.dirty = true
 	}
 	if i := slices.IndexFunc(x.aborted, func(a abortedTxn) bool { return a.last >= start }); i > 0 {
@@ -167,6 +208,7 @@ func (x *txnIndex) update(p *localPartition) error {
 						}
 					}
 					x.scanned = h.LastOffset() + 1
+					x.last = [3]int64{h.BaseOffset, int64(h.PartitionLeaderEpoch), int64(h.CRC)}
 					advanced = true
 				}
 				pos += h.Size()
