@@ -327,7 +327,9 @@ func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, 
 	fp.Records = s
 	*remaining -= s.Size()
 	if readCommitted {
-		fp.AbortedTransactions = p.txns.abortedIn(rp.FetchOffset, upTo)
+		// Up to the end of what is sent, as Kafka: the LSO would list
+		// every aborted transaction after it too.
+		fp.AbortedTransactions = p.txns.abortedIn(rp.FetchOffset, s.Next)
 	}
 	return nil
 }

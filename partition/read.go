@@ -133,6 +133,7 @@ func (l *Log) readOnce(offset int64, maxBytes int, upTo int64, belowStart bool) 
 		return nil, err
 	}
 	taken := int64(0)
+	next := int64(0)
 	done := false
 	hr := newHeaderReader()
 	defer hr.free()
@@ -196,6 +197,7 @@ func (l *Log) readOnce(offset int64, maxBytes int, upTo int64, belowStart bool) 
 		}
 		if last >= 0 {
 			s.hintNext(last+1, pos)
+			next = last + 1
 		}
 		if pos > first {
 			regions = append(regions, Region{File: f, Position: first, Length: pos - first})
@@ -204,7 +206,9 @@ func (l *Log) readOnce(offset int64, maxBytes int, upTo int64, belowStart bool) 
 			s.log.release()
 		}
 	}
-	return NewSlice(regions, unpin), nil
+	sl = NewSlice(regions, unpin)
+	sl.Next = next
+	return sl, nil
 }
 
 // segmentFor is the index of the segment holding offset. Called under mu.

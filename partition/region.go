@@ -20,6 +20,9 @@ type Region struct {
 // readable until the last Slice that uses it is released.
 type Slice struct {
 	Regions []Region
+	// Next is the offset after the last batch in Regions (0 when empty):
+	// a read_committed fetch lists the aborted transactions up to it.
+	Next int64
 
 	once    sync.Once
 	release func()
