@@ -50,6 +50,16 @@ type shard struct {
 	markerEpoch map[int64]int16
 	// lateMarkers are markers that arrived during the replay.
 	lateMarkers []lateMarker
+	// seq stamps offset commit records in log order: appends of one
+	// group are serialised by its writer, and a replay goes in order.
+	seq uint64
+}
+
+// nextSeq is the log-order stamp of the next offset commit record. Called
+// with s.mu held.
+func (s *shard) nextSeq() uint64 {
+	s.seq++
+	return s.seq
 }
 
 // New returns a coordinator that has loaded no partitions yet.

@@ -112,6 +112,11 @@ type commit struct {
 	leaderEpoch int32
 	metadata    string
 	timestamp   int64
+	// seq is the commit record's place in the log (shard.nextSeq): a
+	// transaction's offsets, applied at its marker, replace the current
+	// commit only if written after it, as Kafka's
+	// completePendingTxnOffsetCommit and as the cleaner keeps the later.
+	seq uint64
 }
 
 func (c *Coordinator) newGroup(s *shard, id string) *group {

@@ -174,7 +174,9 @@ func (c *Coordinator) applyCommits(s *shard, t commitTo, req *kmsg.OffsetCommitR
 		g = cur
 	}
 	for _, a := range accepted {
-		setCommit(g, a.topic, req.Topics[a.ti].Partitions[a.pi].Partition, a.c)
+		cm := a.c
+		cm.seq = s.nextSeq()
+		setCommit(g, a.topic, req.Topics[a.ti].Partitions[a.pi].Partition, cm)
 	}
 	if s.groups[req.Group] == nil && g.state != Dead && len(g.offsets) > 0 {
 		s.groups[g.id] = g

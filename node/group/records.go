@@ -27,6 +27,9 @@ const (
 // a tombstone.
 type record struct {
 	key, value []byte
+	// seq is a transactional record's place in the log (shard.nextSeq),
+	// stamped when it is appended or replayed; 0 for others.
+	seq uint64
 }
 
 func offsetCommitKey(group, topic string, partition int32) []byte {

@@ -88,7 +88,11 @@ func (c *Coordinator) replay(s *shard) (map[string]*group, error) {
 				if v.Version < 3 {
 					epoch = -1
 				}
-				setCommit(g, k.Topic, k.Partition, commit{offset: v.Offset, leaderEpoch: epoch, metadata: v.Metadata, timestamp: v.CommitTimestamp})
+				cm := commit{offset: v.Offset, leaderEpoch: epoch, metadata: v.Metadata, timestamp: v.CommitTimestamp, seq: r.seq}
+				if r.seq == 0 {
+					cm.seq = s.nextSeq() // a plain commit: its place is now
+				}
+				setCommitIfNewer(g, k.Topic, k.Partition, cm)
 			case 2:
 				var k kmsg.GroupMetadataKey
 				if err := k.ReadFrom(r.key); err != nil {
@@ -152,6 +156,15 @@ func setCommit(g *group, topic string, partition int32, c commit) {
 		g.offsets[topic] = ps
 	}
 	ps[partition] = c
+}
+
+// setCommitIfNewer sets c unless the current commit was written after it
+// (a plain commit between a transaction's offsets and its marker wins).
+func setCommitIfNewer(g *group, topic string, partition int32, c commit) {
+	if cur, ok := g.offsets[topic][partition]; ok && cur.seq > c.seq {
+		return
+	}
+	setCommit(g, topic, partition, c)
 }
 
 func deleteCommit(g *group, topic string, partition int32) {

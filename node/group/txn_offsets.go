@@ -160,7 +160,10 @@ func (s *shard) addPending(pid int64, epoch int16, recs []record) {
 		pt = &pendingTxn{epoch: epoch}
 		s.pendingTxn[pid] = pt
 	}
-	pt.recs = append(pt.recs, recs...)
+	for _, r := range recs {
+		r.seq = s.nextSeq()
+		pt.recs = append(pt.recs, r)
+	}
 }
 
 // endPending takes pid's pending records at a marker of epoch, returning
@@ -224,7 +227,7 @@ func (c *Coordinator) applyMarker(s *shard, pid int64, epoch int16, committed bo
 			g = c.newGroup(s, k.Group)
 			s.groups[k.Group] = g
 		}
-		setCommit(g, k.Topic, k.Partition, commit{offset: v.Offset, leaderEpoch: v.LeaderEpoch, metadata: v.Metadata, timestamp: v.CommitTimestamp})
+		setCommitIfNewer(g, k.Topic, k.Partition, commit{offset: v.Offset, leaderEpoch: v.LeaderEpoch, metadata: v.Metadata, timestamp: v.CommitTimestamp, seq: r.seq})
 	}
 }
 

@@ -91,3 +91,33 @@ func TestTxnOffsetCommitVisibility(t *testing.T) {
 		t.Fatalf("offset %d replayed, want 50", got)
 	}
 }
+
+// A plain commit written between a transaction's offsets and its commit
+// marker is the later one in the log and stays the group's offset, in
+// memory and after a replay (as the cleaner keeps the later record); a
+// transaction's offsets written after a plain commit replace it.
+func TestTxnOffsetCommitLogOrder(t *testing.T) {
+	h := newHarness(t)
+	wantCode(t, "txn commit", txnCommit(h, "g", 7, 0, 10), nil)
+	if code := commitCode(t, h.commit("g", "", -1, "in", map[int32]int64{0: 20})); code != 0 {
+		t.Fatalf("plain commit: code %d", code)
+	}
+	marker(h, "g", 7, 0, true)
+	if got := h.fetch("g", "in", 0)[0]; got != 20 {
+		t.Fatalf("offset %d after the marker, want the later plain commit's 20", got)
+	}
+	h.start()
+	if got := h.fetch("g", "in", 0)[0]; got != 20 {
+		t.Fatalf("offset %d replayed, want 20", got)
+	}
+	// Written after the plain commit: the transaction's offset wins.
+	wantCode(t, "txn commit", txnCommit(h, "g", 7, 0, 30), nil)
+	marker(h, "g", 7, 0, true)
+	if got := h.fetch("g", "in", 0)[0]; got != 30 {
+		t.Fatalf("offset %d after the second marker, want 30", got)
+	}
+	h.start()
+	if got := h.fetch("g", "in", 0)[0]; got != 30 {
+		t.Fatalf("offset %d replayed, want 30", got)
+	}
+}
