@@ -295,13 +295,16 @@ func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, 
 	}
 	upTo := hwm
 	if readCommitted {
+		// The index's lock is held for the scan only, not for the read:
+		// other read_committed fetches of the partition go on meanwhile.
 		p.txns.mu.Lock()
-		defer p.txns.mu.Unlock()
-		if err := p.txns.update(p); err != nil {
+		err := p.txns.update(p)
+		upTo = p.txns.lso(hwm)
+		p.txns.mu.Unlock()
+		if err != nil {
 			n.log.WithError(err).WithField("topic", topic).WithField("partition", rp.Partition).Error("scan transactions failed")
 			return kerr.KafkaStorageError
 		}
-		upTo = p.txns.lso(hwm)
 		fp.LastStableOffset = upTo
 	}
 	if rp.FetchOffset >= upTo {
@@ -329,7 +332,12 @@ func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, 
 	if readCommitted {
 		// Up to the end of what is sent, as Kafka: the LSO would list
 		// every aborted transaction after it too.
+		// The aborted list only grows at its end (and loses entries
+		// below the log start), so what covers [FetchOffset, Next) is
+		// the same now as when the LSO was taken.
+		p.txns.mu.Lock()
 		fp.AbortedTransactions = p.txns.abortedIn(rp.FetchOffset, s.Next)
+		p.txns.mu.Unlock()
 	}
 	return nil
 }

@@ -311,6 +311,7 @@ func (n *Node) startLoops() {
 	n.loops.Every(admin.FlushInterval, n.flushMetrics)
 	n.startReplicationMetrics() // replication_metrics.go
 	n.loops.Every(n.cfg.RetentionCheckInterval, n.enforceRetention)
+	n.loops.Every(txnCheckpointInterval, n.flushTxnIndexes)
 	n.startCleaner()                           // compaction.go: the log cleaner runs beside retention
 	n.loops.Every(mendInterval, n.mendStopped) // mend.go: replicas stopped by a full disk
 	n.loops.Go(n.scrub.Run)

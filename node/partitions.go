@@ -428,6 +428,7 @@ func (n *Node) closePartitions() error {
 		go func() {
 			defer wg.Done()
 			for p := range work {
+				p.txns.flushCheckpoint(p.dir)
 				if err := p.replica.Close(); err != nil {
 					errMu.Lock()
 					if firstErr == nil {

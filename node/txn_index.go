@@ -55,10 +55,13 @@ type txnIndex struct {
 	open    map[int64]int64 // producer id -> first offset of its open transaction; nil: not built
 	aborted []abortedTxn    // by marker offset
 
-	triedFile    bool      // the checkpoint was looked for
-	checkpointed int64     // scanned as of the last checkpoint
-	dirty        bool      // the aborted list changed since
-	lastWrite    time.Time // of the checkpoint
+	triedFile    bool  // the checkpoint was looked for
+	checkpointed int64 // scanned as of the last checkpoint
+	dirty        bool  // the aborted list changed since
+
+	// flushMu serialises checkpoint writes, which run outside mu so no
+	// fetch waits for an fsync.
+	flushMu sync.Mutex
 }
 
 // txnIndexFile is the checkpoint's name in the partition directory.
@@ -104,14 +107,43 @@ func (x *txnIndex) loadCheckpoint(p *localPartition, start, hw int64) {
 	}
 }
 
-// maybeCheckpoint writes the checkpoint when it is due. A failed write
-// only means a longer scan after a restart.
-func (x *txnIndex) maybeCheckpoint(dir string) {
-	if x.open == nil || x.scanned == x.checkpointed || !(x.dirty || x.scanned-x.checkpointed >= 1_000_000) || time.Since(x.lastWrite) < time.Second {
+// txnCheckpointInterval is how often due txn-index checkpoints are
+// written (and at shutdown), off the fetch path.
+const txnCheckpointInterval = 5 * time.Second
+
+// flushCheckpoint writes the checkpoint when it is due: an abort was
+// learnt or a million offsets scanned since the last. A failed write only
+// means a longer scan after a restart.
+func (x *txnIndex) flushCheckpoint(dir string) {
+	x.flushMu.Lock()
+	defer x.flushMu.Unlock()
+	x.mu.Lock()
+	b, scanned, ok := x.checkpointLocked()
+	if ok {
+		x.dirty = false
+	}
+	x.mu.Unlock()
+	if !ok {
 		return
 	}
+	err := atomicfile.Write(filepath.Join(dir, txnIndexFile), b, 0o644)
+	x.mu.Lock()
+	if err == nil {
+		x.checkpointed = scanned
+	} else {
+		x.dirty = true
+	}
+	x.mu.Unlock()
+}
+
+// checkpointLocked encodes the checkpoint if one is due. Called with mu
+// held.
+func (x *txnIndex) checkpointLocked() ([]byte, int64, bool) {
+	if x.open == nil || x.scanned == x.checkpointed || !(x.dirty || x.scanned-x.checkpointed >= 1_000_000) {
+		return nil, 0, false
+	}
 	if x.last[0] < 0 {
-		return // nothing scanned: nothing to resume
+		return nil, 0, false // nothing scanned: nothing to resume
 	}
 	last := x.last
 	c := txnIndexCheckpoint{Version: 1, Scanned: x.scanned, Last: &last, Open: make(map[string]int64, len(x.open)), Aborted: make([][3]int64, 0, len(x.aborted))}
@@ -122,10 +154,7 @@ func (x *txnIndex) maybeCheckpoint(dir string) {
 		c.Aborted = append(c.Aborted, [3]int64{a.pid, a.first, a.last})
 	}
 	b, _ := json.Marshal(c)
-	x.lastWrite = time.Now()
-	if atomicfile.Write(filepath.Join(dir, txnIndexFile), b, 0o644) == nil {
-		x.checkpointed, x.dirty = x.scanned, false
-	}
+	return b, x.scanned, true
 }
 
 // lastBatchIs reports whether the batch ending at scanned-1 in p's log is
@@ -149,6 +178,14 @@ func lastBatchIs(p *localPartition, last [3]int64, scanned int64) bool {
 	}
 	h, err := partition.ParseBatchHeader(hdr)
 	return err == nil && h.BaseOffset == last[0] && int64(h.PartitionLeaderEpoch) == last[1] && int64(h.CRC) == last[2] && h.LastOffset()+1 == scanned
+}
+
+// flushTxnIndexes writes the due txn-index checkpoints of the local
+// partitions.
+func (n *Node) flushTxnIndexes() {
+	for _, p := range n.localPartitions() {
+		p.txns.flushCheckpoint(p.dir)
+	}
 }
 
 // txnScanHook, when set (tests), runs before each read of a scan.
@@ -180,7 +217,6 @@ func (x *txnIndex) update(p *localPartition) error {
 		x.aborted = slices.Delete(x.aborted, 0, i)
 		x.dirty = true
 	}
-	defer x.maybeCheckpoint(p.dir)
 	hdr := make([]byte, partition.BatchHeaderSize)
 	restarts := 0
 	for x.scanned < hw {

@@ -625,6 +625,8 @@ func TestTxnIndexAcrossRestart(t *testing.T) {
 	}
 	check(n)
 	cl.Close()
+	// Written off the fetch path, at the latest when the node stops.
+	stopNode(t, n)
 	path := filepath.Join(cfg.DataDir, "txn-rs-0", txnIndexFile)
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -633,7 +635,6 @@ func TestTxnIndexAcrossRestart(t *testing.T) {
 	if !strings.Contains(string(b), `"aborted":[[`) {
 		t.Fatalf("checkpoint without the aborted transaction: %s", b)
 	}
-	stopNode(t, n)
 
 	n = startNode(t, cfg)
 	check(n)
