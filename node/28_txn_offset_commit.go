@@ -21,9 +21,13 @@ import (
 // * v3+ with a generation >= 0: the member and generation are checked as
 //   an OffsetCommit's (KIP-447), so a zombie of an old generation cannot
 //   commit.
-// * The producer's epoch is not checked here: the transaction
-//   coordinator refuses to commit a fenced producer's transaction, and
-//   only a commit marker makes these offsets visible.
+// * The transaction coordinator is asked, as for a transactional
+//   produce (txns.go verifyTxn), whether the producer (id, epoch) has an
+//   ongoing transaction holding the group's __consumer_offsets partition
+//   (AddOffsetsToTxn): if not, INVALID_TXN_STATE; a fenced producer,
+//   INVALID_PRODUCER_EPOCH (PRODUCER_FENCED where the group's own check,
+//   v3+, finds it first); the coordinator out of reach,
+//   COORDINATOR_NOT_AVAILABLE (retriable).
 //
 // Version notes:
 // * v2: LeaderEpoch per partition
@@ -57,6 +61,9 @@ func (n *Node) handleTxnOffsetCommit(ctx context.Context, wreq *wire.Request) wi
 	}
 	if code == 0 && req.TransactionalID == "" {
 		code = kerr.InvalidRequest.Code
+	}
+	if code == 0 {
+		code = n.verifyTxnOffsets(ctx, req)
 	}
 	if code != 0 || len(denied) > 0 {
 		resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
@@ -107,4 +114,32 @@ func mergeTxnOffsetTopics(all, got []kmsg.TxnOffsetCommitResponseTopic) []kmsg.T
 		}
 	}
 	return all
+}
+
+// verifyTxnOffsets asks the transaction coordinator whether req's
+// producer holds the group's partition in an ongoing transaction.
+func (n *Node) verifyTxnOffsets(ctx context.Context, req *kmsg.TxnOffsetCommitRequest) int16 {
+	parts := n.groupConfig().Partitions
+	if spec, ok := n.catalog.Topic(group.TopicName); ok {
+		parts = spec.Partitions
+	}
+	vr := verifyRequest{TxnID: req.TransactionalID, ProducerID: req.ProducerID, Epoch: req.ProducerEpoch,
+		Topic: group.TopicName, Partition: group.PartitionFor(req.Group, parts)}
+	code, err := n.verifyTxn(ctx, vr)
+	if err != nil {
+		n.log.WithError(err).WithField("transactional_id", req.TransactionalID).Debug("transactional offset commit not verified")
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	switch code {
+	case 0:
+		return 0
+	case kerr.ProducerFenced.Code, kerr.InvalidProducerEpoch.Code:
+		return kerr.InvalidProducerEpoch.Code
+	case kerr.InvalidProducerIDMapping.Code:
+		return kerr.InvalidProducerIDMapping.Code
+	case kerr.NotCoordinator.Code, kerr.CoordinatorNotAvailable.Code, kerr.CoordinatorLoadInProgress.Code, kerr.ConcurrentTransactions.Code:
+		return kerr.CoordinatorNotAvailable.Code
+	default:
+		return kerr.InvalidTxnState.Code
+	}
 }
