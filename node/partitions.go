@@ -176,9 +176,16 @@ func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, erro
 			return nil, err
 		}
 	}
-	// A replica a move adds joins the group empty (replica.Config.Join);
-	// once it has Raft state it opens as any replica.
-	join := !containsID(spec.Replicas[index], n.cfg.NodeID)
+	// A replica with no Raft state starts the group from a fixed
+	// configuration only while the partition's replica list is what the
+	// group began with or ended a move on, i.e. no move is under way; and
+	// then from that list, never a move's target, which the group does
+	// not have yet (raft would take it as the voters, and a replica first
+	// in it would campaign at once with a learner's vote). Otherwise it
+	// joins (replica.Config.Join): no configuration, no vote, the leader's
+	// snapshot first. Once it has Raft state it opens as any replica.
+	_, moving := spec.Moves[index]
+	join := !containsID(spec.Replicas[index], n.cfg.NodeID) || (moving && len(spec.Replicas[index]) > 1)
 	rep, err := replica.Open(log, replica.Config{Self: n.cfg.NodeID, Replicas: spec.preferred(index), Alive: n.agent.IsAlive,
 		Driver: n.raft, Group: replica.GroupKey{Topic: spec.ID, Partition: index}, Join: join})
 	if err != nil {

@@ -393,3 +393,38 @@ func (g *raftGroup) hasLearner(b int32) bool {
 	l := g.learners.Load()
 	return l != nil && slices.Contains(*l, b)
 }
+
+// joiningMark marks a refused append from a replica that has no
+// configuration yet (a joining replica, Config.Join): raft's own refusal
+// carries no Context, and the leader reads none from it.
+var joiningMark = []byte("spool-joining")
+
+// hasVoters tells whether the applied configuration names any voter: not
+// so for a joining replica until the leader's snapshot reaches it. Under mu.
+func (g *raftGroup) hasVoters() bool {
+	return len(g.conf.GetVoters())+len(g.conf.GetVotersOutgoing()) > 0
+}
+
+// sealForJoiner, on the leader, makes sure a joining replica whose log
+// ends at hint gets a snapshot rather than entries: a replica with no
+// configuration must not take entries from the group's first (the
+// starting voters are in no entry, only in the bootstrap snapshot), nor
+// from any index whose configuration it does not know. A leader whose log
+// still holds hint+1 seals it at the applied index (raftlog.Seal, records
+// kept), so raft finds the next entry compacted and sends the snapshot,
+// whose configuration names the replica if the group counts it. Under mu.
+func (g *raftGroup) sealForJoiner(hint uint64) {
+	if g.rn.BasicStatus().RaftState != raft.StateLeader {
+		return
+	}
+	first, err := g.st.FirstIndex()
+	if err != nil || hint+1 < first || g.applied <= hint || g.applied <= g.st.SnapshotIndex() {
+		return
+	}
+	if err := g.st.Seal(g.applied, g.confAt(g.applied)); err != nil && !errors.Is(err, raft.ErrCompacted) {
+		g.log.WithError(err).Warn("sealing the log for a joining replica")
+		return
+	}
+	g.trimConfs()
+	g.log.WithField("index", g.applied).Info("sealed the log: a joining replica gets the snapshot")
+}
