@@ -325,6 +325,7 @@ func (g *raftGroup) restoreConf() error {
 	}
 	g.conf = cs
 	g.confs = []confPoint{{g.st.SnapshotIndex(), cs}}
+	var seal confPoint
 	for _, e := range g.st.ConfEntries(g.st.SnapshotIndex()+1, g.applied) {
 		cc, err := confChangeOf(e)
 		if err != nil {
@@ -332,6 +333,20 @@ func (g *raftGroup) restoreConf() error {
 		}
 		g.conf = g.rn.ApplyConfChange(cc)
 		g.confs = append(g.confs, confPoint{e.GetIndex(), g.conf})
+		if slices.ContainsFunc(cc.GetChanges(), func(c *pb.ConfChangeSingle) bool { return c.GetType() == pb.ConfChangeAddLearnerNode }) {
+			seal = confPoint{e.GetIndex(), g.conf}
+		}
+	}
+	// The applied index is the persisted commit, which may be past what
+	// was applied before a crash: a change that adds a learner replayed
+	// here may never have sealed the log (applyConf), and must, or the
+	// learner could be sent entries its configuration does not follow
+	// from. Sealing again where it did is harmless.
+	if seal.cs != nil {
+		if err := g.st.Seal(seal.index, seal.cs); err != nil && !errors.Is(err, raft.ErrCompacted) {
+			return fmt.Errorf("entry %d: seal for a learner: %w", seal.index, err)
+		}
+		g.trimConfs()
 	}
 	g.setMembers()
 	return nil

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	pb "go.etcd.io/raft/v3/raftpb"
 )
 
 // A replica the group is adding, still waiting for its snapshot, has no
@@ -107,4 +109,76 @@ func TestRaftJoiningVoterGetsTheSnapshot(t *testing.T) {
 	if got, want := values(t, c.reps[0]), values(t, lead); !slices.Equal(got, want) {
 		t.Fatalf("replica 0 holds %v, the leader %v", got, want)
 	}
+}
+
+// A restart applies from the persisted commit, which may be past what was
+// applied before the crash: a change adding a learner replayed then must
+// seal the log as its first apply would have (applyConf). The crash is
+// made by the group itself: a command entry this node does not know,
+// committed with the change after it, stops the group at the command, the
+// commit already saved.
+func TestRaftRestartReplaysALearnersSeal(t *testing.T) {
+	c := newRaftCluster(t, 3)
+	ctx := context.Background()
+	for i := range 5 {
+		if _, err := c.produce(ctx, fmt.Sprint("v", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lead := c.leader()
+	g := lead.rg
+	g.mu.Lock()
+	if err := g.rn.Propose([]byte{0xFF, 'X'}); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.rn.ProposeConfChange(&pb.ConfChangeV2{Changes: []*pb.ConfChangeSingle{
+		{Type: pb.ConfChangeAddLearnerNode.Enum(), NodeId: new(RaftID(3))}}}); err != nil {
+		t.Fatal(err)
+	}
+	g.mu.Unlock()
+	g.w.kick(g)
+	retryUntil(t, func() error {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.broken == nil {
+			return errors.New("the leader has not applied the unknown command yet")
+		}
+		return nil
+	})
+	hs, _, _ := g.st.InitialState()
+	adds := learnerAdds(g, hs.GetCommit())
+	if len(adds) != 1 {
+		t.Fatalf("%d changes adding a learner committed above the snapshot, want 1 (commit %d)", len(adds), hs.GetCommit())
+	}
+	if cf, _ := lead.Conf(); slices.Contains(cf.Learners, 3) {
+		t.Fatal("the change was applied before the crash: nothing to replay")
+	}
+	id := lead.self
+	c.stop(id)
+	c.start(id)
+	r := c.reps[id]
+	if cf, _ := r.Conf(); !slices.Contains(cf.Learners, 3) {
+		t.Fatalf("restarted: configuration %+v, want learner 3", cf)
+	}
+	if got := r.rg.st.SnapshotIndex(); got < adds[0] {
+		t.Fatalf("restarted: snapshot at %d, below the replayed learner's change at %d", got, adds[0])
+	}
+}
+
+// learnerAdds are the indexes of the changes adding a learner in g's log
+// above its snapshot up to hi.
+func learnerAdds(g *raftGroup, hi uint64) []uint64 {
+	var out []uint64
+	for _, e := range g.st.ConfEntries(g.st.SnapshotIndex()+1, hi) {
+		cc, err := confChangeOf(e)
+		if err != nil {
+			continue
+		}
+		for _, ch := range cc.GetChanges() {
+			if ch.GetType() == pb.ConfChangeAddLearnerNode {
+				out = append(out, e.GetIndex())
+			}
+		}
+	}
+	return out
 }
