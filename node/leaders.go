@@ -123,8 +123,15 @@ func (n *Node) publishLeadership() {
 		if st.Leader != n.cfg.NodeID || st.LeaderEpoch < 0 {
 			continue
 		}
+		// The voters tell a replica the catalog no longer names whether
+		// the group still counts it (stillVoting); the ISR leaves out a
+		// voter that lags.
+		var voters []int32
+		if p.replica.Replicated() {
+			voters = p.replica.Replicas()
+		}
 		claims = append(claims, leadership.Claim{Topic: p.topicID, Partition: p.index, Leader: st.Leader,
-			Epoch: st.LeaderEpoch, ISR: st.ISR, Offline: st.Offline})
+			Epoch: st.LeaderEpoch, ISR: st.ISR, Offline: st.Offline, Voters: voters})
 	}
 	if n.leaders.local.Set(claims) {
 		if err := n.agent.SetLeadershipTag(n.leaders.local.Tag()); err != nil {

@@ -295,6 +295,9 @@ func (g *raftGroup) applyConf(e *pb.Entry) error {
 	g.conf = cs
 	g.confs = append(g.confs, confPoint{e.GetIndex(), cs})
 	g.setMembers()
+	if g.leading.Load() && g.d.cfg.OnLeaderChange != nil {
+		g.d.cfg.OnLeaderChange() // the node publishes a leader's voters
+	}
 	for _, c := range cc.GetChanges() {
 		if c.GetType() != pb.ConfChangeAddLearnerNode {
 			continue

@@ -1,0 +1,96 @@
+package node
+
+import (
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	pb "go.etcd.io/raft/v3/raftpb"
+
+	"github.com/spool-log/spool/internal/retry"
+	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/replica"
+)
+
+// mutedTransport drops every Raft message a node sends: its replicas hear
+// their leaders but are never heard, so they fall out of the ISR while
+// staying voters.
+type mutedTransport struct{}
+
+func (mutedTransport) Send(replica.GroupKey, *pb.Message) bool { return false }
+func (mutedTransport) Flush()                                  {}
+
+// A voter that lags is not in its leader's ISR, and still a voter: the
+// catalog leaving it out (a lost move, then a move that stalls, towards a
+// broker that never comes) must not close and quarantine its replica while
+// the group counts it. The leader's claim names its voters.
+func TestReassignKeepsALaggingVoter(t *testing.T) {
+	defer func(g time.Duration) { notVotingGrace = g }(notVotingGrace)
+	notVotingGrace = 2 * time.Second
+	nodes := startCluster(t, 3)
+	const topic = "lagging-voter"
+	spec := startReplicatedTopic(t, nodes, topic, 1, 3)
+	var lead *Node
+	retry.Run(t, 20*time.Second, func() error {
+		var err error
+		lead, err = partitionLeader(nodes, topic, 0)
+		return err
+	})
+	var lag *Node
+	for _, n := range nodes {
+		if n != lead {
+			lag = n
+			break
+		}
+	}
+	// Writes keep the group awake (a quiesced leader does not recompute
+	// its ISR).
+	h := startAckedHistory(t, nodes, topic)
+	defer h.finish(t)
+	h.waitMore(t, 5)
+	lag.raft.SetTransport(mutedTransport{})
+	outOfISR := func() error {
+		c, ok := lag.leaders.table.Lookup(spec.ID, 0)
+		if !ok {
+			return errors.New("no leadership claim")
+		}
+		return retry.Check(c.Leader == lead.NodeID() && !containsID(c.ISR, lag.NodeID()), "claim %+v", c)
+	}
+	retry.Run(t, 30*time.Second, outOfISR)
+
+	const ghost = 99 // never started: the move adds it as a learner and waits
+	target := []int32{ghost}
+	for _, b := range spec.Replicas[0] {
+		if b != lag.NodeID() {
+			target = append(target, b)
+		}
+	}
+	if _, err := lead.catalog.alter(topic, func(e *membership.TopicEntry) error {
+		e.Replicas[0] = slices.Clone(target)
+		e.Moves = []membership.PartitionMove{{Partition: 0, Target: slices.Clone(target)}}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	retry.Run(t, 30*time.Second, func() error {
+		s, ok := lag.catalog.Topic(topic)
+		if !ok || !slices.Equal(s.Replicas[0], target) {
+			return errors.New("the catalog change has not reached the lagging voter")
+		}
+		return nil
+	})
+	for end := time.Now().Add(notVotingGrace + 3*time.Second); time.Now().Before(end); {
+		if lag.partition(topic, 0) == nil {
+			t.Fatalf("node %d, a voter out of the ISR, closed its replica on the catalog's word", lag.NodeID())
+		}
+		time.Sleep(50 * time.Millisecond) // watching for a close that must not happen
+	}
+	if err := outOfISR(); err != nil {
+		t.Fatalf("the voter came back into the ISR: the test proved nothing: %v", err)
+	}
+	conf, _ := lead.partition(topic, 0).replica.Conf()
+	if !containsID(conf.Voters, lag.NodeID()) {
+		t.Fatalf("leader's configuration %+v no longer names %d", conf, lag.NodeID())
+	}
+}
