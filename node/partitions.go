@@ -240,6 +240,7 @@ func (n *Node) reconcile() error {
 	}
 	var drop []dropped
 	var kept []*localPartition
+	retry := false
 	n.mu.Lock()
 	for key, p := range n.parts {
 		if spec, ok := want[key]; ok && spec.ID == p.topicID {
@@ -252,8 +253,14 @@ func (n *Node) reconcile() error {
 		}
 		if why == reasonNotReplica && n.stillVoting(p) {
 			// The catalog's word against the group's: kept until the
-			// group no longer counts this replica (reassign.go).
-			kept = append(kept, nil)
+			// group no longer counts this replica (reassign.go). The
+			// catalog's list still orders the voters, so a leader it
+			// leaves out hands leadership to one it names.
+			if spec, ok := n.catalog.Topic(key.topic); ok && spec.ID == p.topicID && key.partition < spec.Partitions {
+				want[key] = spec
+			}
+			kept = append(kept, p)
+			retry = true
 			continue
 		}
 		drop = append(drop, dropped{p, why})
@@ -262,13 +269,10 @@ func (n *Node) reconcile() error {
 	n.mu.Unlock()
 	// A move's target orders the replicas (its first is the preferred
 	// leader); outside n.mu, as it waits for the group's round.
-	retry := false
 	for _, p := range kept {
-		if p == nil {
-			retry = true
-			continue
+		if spec, ok := want[tp{p.topic, p.index}]; ok {
+			p.replica.SetReplicas(spec.preferred(p.index))
 		}
-		p.replica.SetReplicas(want[tp{p.topic, p.index}].preferred(p.index))
 	}
 	if retry {
 		time.AfterFunc(time.Second, n.catalog.signal)

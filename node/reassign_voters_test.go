@@ -94,3 +94,65 @@ func TestReassignKeepsALaggingVoter(t *testing.T) {
 		t.Fatalf("leader's configuration %+v no longer names %d", conf, lag.NodeID())
 	}
 }
+
+// A leader the catalog no longer names (a lost move) while its group
+// still counts it: every node answers with it as the leader, and it hands
+// leadership to a voter the catalog names once one is caught up.
+func TestReassignLeaderOutsideTheCatalog(t *testing.T) {
+	nodes := startCluster(t, 4)
+	const topic = "leader-outside"
+	spec := startReplicatedTopic(t, nodes, topic, 1, 3)
+	h := startAckedHistory(t, nodes, topic)
+	defer h.finish(t)
+	h.waitMore(t, 5)
+	var lead, lag, outside *Node
+	retry.Run(t, 20*time.Second, func() error {
+		var err error
+		lead, err = partitionLeader(nodes, topic, 0)
+		return err
+	})
+	for _, n := range nodes {
+		switch {
+		case !containsID(spec.Replicas[0], n.NodeID()):
+			outside = n
+		case n != lead && lag == nil:
+			lag = n
+		}
+	}
+	// The one voter the catalog will name lags: nobody to hand over to.
+	lag.raft.SetTransport(mutedTransport{})
+	target := []int32{98, 99, lag.NodeID()} // never started: the move waits
+	if _, err := lead.catalog.alter(topic, func(e *membership.TopicEntry) error {
+		e.Replicas[0] = slices.Clone(target)
+		e.Moves = []membership.PartitionMove{{Partition: 0, Target: slices.Clone(target)}}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	live := map[int32]bool{}
+	for _, n := range nodes {
+		live[n.NodeID()] = true
+	}
+	retry.Run(t, 30*time.Second, func() error {
+		s, ok := outside.catalog.Topic(topic)
+		if !ok || !slices.Equal(s.Replicas[0], target) {
+			return errors.New("the catalog change has not reached the node outside")
+		}
+		if l, err := partitionLeader(nodes, topic, 0); err != nil || l != lead {
+			t.Fatalf("leadership moved before the voter the catalog names caught up: %v %v", l, err)
+		}
+		st := outside.partitionLeadership(s, 0, live)
+		return retry.Check(st.Leader == lead.NodeID(), "node %d answers leader %d, the leader is %d", outside.NodeID(), st.Leader, lead.NodeID())
+	})
+	h.waitMore(t, 5)
+
+	lag.raft.SetTransport(lag.raftNet)
+	retry.Run(t, 60*time.Second, func() error {
+		l, err := partitionLeader(nodes, topic, 0)
+		if err != nil {
+			return err
+		}
+		return retry.Check(l == lag, "node %d leads, want %d, the voter the catalog names", l.NodeID(), lag.NodeID())
+	})
+	h.waitMore(t, 5)
+}
