@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	pb "go.etcd.io/raft/v3/raftpb"
 
 	"github.com/spool-log/spool/internal/retry"
@@ -155,4 +156,77 @@ func TestReassignLeaderOutsideTheCatalog(t *testing.T) {
 		return retry.Check(l == lag, "node %d leads, want %d, the voter the catalog names", l.NodeID(), lag.NodeID())
 	})
 	h.waitMore(t, 5)
+}
+
+// A replica whose disk was replaced comes back while a move of its
+// partition is under way: it joins (no configuration until the leader's
+// snapshot), rather than starting the group afresh from the move's
+// target, which the group does not have (a replica first in it would
+// campaign at once with voters that are not the group's).
+func TestReassignEmptyReplicaJoinsDuringAMove(t *testing.T) {
+	nodes := startCluster(t, 4)
+	const topic = "empty-during-move"
+	spec := startReplicatedTopic(t, nodes, topic, 1, 3)
+	cur := spec.Replicas[0]
+	h := startAckedHistory(t, nodes, topic)
+	h.waitMore(t, 10)
+	lead, err := partitionLeader(nodes, topic, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wiped, add *Node
+	var stay []int32
+	for _, n := range nodes {
+		switch {
+		case !containsID(cur, n.NodeID()):
+			add = n
+		case n != lead && wiped == nil:
+			wiped = n
+		}
+	}
+	for _, b := range cur {
+		if b != wiped.NodeID() {
+			stay = append(stay, b)
+		}
+	}
+	// The move adds a broker that is down: it waits at the learner.
+	stopNode(t, add)
+	target := []int32{wiped.NodeID(), stay[0], add.NodeID()}
+	retry.Run(t, 30*time.Second, func() error {
+		var req kadm.AlterPartitionAssignmentsReq
+		req.Assign(topic, 0, target)
+		rs, err := newAdmin(t, lead).AlterPartitionAssignments(testCtx(t), req)
+		if err == nil {
+			err = rs.Error()
+		}
+		return err
+	})
+	retry.Run(t, 30*time.Second, func() error {
+		l, err := partitionLeader(nodes, topic, 0)
+		if err != nil {
+			return err
+		}
+		c, _ := l.partition(topic, 0).replica.Conf()
+		return retry.Check(slices.Contains(c.Learners, add.NodeID()), "configuration %+v", c)
+	})
+
+	stopNode(t, wiped)
+	cfg := wiped.cfg
+	cfg.DataDir = t.TempDir()
+	cfg.Gossip.Join = []string{lead.Membership().Local().GossipAddr}
+	wiped = startNode(t, cfg)
+	want := sorted(cur)
+	retry.Run(t, 30*time.Second, func() error {
+		p := wiped.partition(topic, 0)
+		if p == nil {
+			return errors.New("not open")
+		}
+		c, _ := p.replica.Conf()
+		if sameSet(c.Voters, target) {
+			t.Fatalf("node %d started the group from the move's target: %+v", wiped.NodeID(), c)
+		}
+		return retry.Check(slices.Equal(c.Voters, want) && slices.Equal(c.Learners, []int32{add.NodeID()}), "configuration %+v", c)
+	})
+	h.waitMore(t, 10)
+	h.finish(t)
 }

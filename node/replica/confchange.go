@@ -423,20 +423,27 @@ func (g *raftGroup) hasVoters() bool {
 	return len(g.conf.GetVoters())+len(g.conf.GetVotersOutgoing()) > 0
 }
 
-// sealForJoiner, on the leader, makes sure a joining replica whose log
-// ends at hint gets a snapshot rather than entries: a replica with no
+// sealForJoiner, on the leader, makes sure a joining replica (from, whose
+// log ends at hint) gets a snapshot rather than entries: a replica with no
 // configuration must not take entries from the group's first (the
 // starting voters are in no entry, only in the bootstrap snapshot), nor
-// from any index whose configuration it does not know. A leader whose log
-// still holds hint+1 seals it at the applied index (raftlog.Seal, records
-// kept), so raft finds the next entry compacted and sends the snapshot,
-// whose configuration names the replica if the group counts it. Under mu.
-func (g *raftGroup) sealForJoiner(hint uint64) {
-	if g.rn.BasicStatus().RaftState != raft.StateLeader {
+// from any index whose configuration it does not know. Raft sends from
+// past the larger of the hint and what it last knew the replica to hold
+// (its match, which raft never lowers: a voter whose disk was replaced
+// keeps it). A leader whose log still holds that entry seals it at the
+// applied index (raftlog.Seal, records kept), so raft finds it compacted
+// and sends the snapshot, whose configuration names the replica if the
+// group counts it; or waits for the applied index to pass it. Under mu.
+func (g *raftGroup) sealForJoiner(from, hint uint64) {
+	st := g.rn.Status()
+	if st.RaftState != raft.StateLeader {
 		return
 	}
-	first, err := g.st.FirstIndex()
-	if err != nil || hint+1 < first || g.applied <= hint || g.applied <= g.st.SnapshotIndex() {
+	need := hint
+	if pr, ok := st.Progress[from]; ok {
+		need = max(need, pr.Match)
+	}
+	if g.st.SnapshotIndex() > need || g.applied <= need {
 		return
 	}
 	if err := g.st.Seal(g.applied, g.confAt(g.applied)); err != nil && !errors.Is(err, raft.ErrCompacted) {
@@ -444,5 +451,5 @@ func (g *raftGroup) sealForJoiner(hint uint64) {
 		return
 	}
 	g.trimConfs()
-	g.log.WithField("index", g.applied).Info("sealed the log: a joining replica gets the snapshot")
+	g.log.WithFields(logrus.Fields{"index": g.applied, "replica": brokerOf(from)}).Info("sealed the log: a joining replica gets the snapshot")
 }

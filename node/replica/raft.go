@@ -259,8 +259,18 @@ func (g *raftGroup) process(tick bool) {
 			// elects nobody. Dropped, not refused: no answer is needed.
 			continue
 		}
+		if m.GetType() == pb.MsgHeartbeat && m.GetCommit() > 0 {
+			// The leader's heartbeat commits up to what it last knew this
+			// replica to hold; a replica that lost its log (a replaced
+			// disk, reopened joining) holds less, and raft would panic.
+			// It commits nothing on it; its answer has the leader probe,
+			// and the refused append brings the snapshot.
+			if last, err := g.st.LastIndex(); err == nil && m.GetCommit() > last {
+				m.Commit = nil
+			}
+		}
 		if m.GetType() == pb.MsgAppResp && m.GetReject() && bytes.Equal(m.GetContext(), joiningMark) {
-			g.sealForJoiner(m.GetRejectHint())
+			g.sealForJoiner(m.GetFrom(), m.GetRejectHint())
 		}
 		_ = g.rn.Step(m) // refusals are raft's own (a stale term, an unknown peer)
 	}
