@@ -228,7 +228,7 @@ func (n *Node) reconcile() error {
 	want := make(map[tp]TopicSpec)
 	for _, spec := range n.catalog.Topics() {
 		for i := range spec.Replicas {
-			if spec.hosts(int32(i), n.cfg.NodeID) || n.claimedVoter(spec.ID, int32(i)) {
+			if spec.hosts(int32(i), n.cfg.NodeID) {
 				want[tp{spec.Name, int32(i)}] = spec
 			}
 		}

@@ -319,11 +319,3 @@ func (n *Node) stillVoting(p *localPartition) bool {
 // notVotingGrace is how long a replica that thinks itself a voter is kept
 // after the catalog and the leader's claim both left it out.
 var notVotingGrace = 15 * time.Second // a variable for tests
-
-// claimedVoter tells whether the live leader of partition index of topic
-// id claims this node among its group's voters: a replica to keep open
-// (or open) whatever the catalog says (reconcile).
-func (n *Node) claimedVoter(id TopicID, index int32) bool {
-	c, ok := n.leaders.table.Lookup(id, index)
-	return ok && c.Leader != n.cfg.NodeID && n.agent.IsAlive(c.Leader) && containsID(c.Voters, n.cfg.NodeID)
-}
