@@ -40,7 +40,12 @@ import (
 //     leader's log then starts after it, and the learner gets the
 //     snapshot, whose configuration names it and the voters, and copies
 //     its records (snapcopy.go). The cost: a voter that was down across
-//     the change gets a snapshot copy rather than entries.
+//     the change gets a snapshot copy rather than entries. A restart
+//     replaying such a change seals again (restoreConf). Until its
+//     snapshot arrives a joining replica votes for nobody (it cannot tell
+//     the group's candidates from others), and marks its refused appends
+//     so the leader seals past what it remembers of it (sealForJoiner):
+//     a voter whose disk was replaced comes back the same way.
 //   - The leader never removes itself: ChangeConf refuses (ErrLeaderLeaving)
 //     and the caller transfers leadership first. Should a leader find
 //     itself removed all the same, raft's StepDownOnRemoval has it step
