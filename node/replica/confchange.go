@@ -439,14 +439,27 @@ func (g *raftGroup) hasVoters() bool {
 // applied index (raftlog.Seal, records kept), so raft finds it compacted
 // and sends the snapshot, whose configuration names the replica if the
 // group counts it; or waits for the applied index to pass it. Under mu.
-func (g *raftGroup) sealForJoiner(from, hint uint64) {
+//
+// A replica that is not joining refuses appends when its log diverged,
+// which raft resolves itself; only one whose log ends below the match the
+// leader remembers (it lost entries: a replaced disk, the group started
+// again from the replica list) needs the snapshot too, as raft would
+// probe above its end forever.
+func (g *raftGroup) sealForJoiner(from, hint uint64, joining bool) {
+	if !g.leading.Load() {
+		return
+	}
 	st := g.rn.Status()
 	if st.RaftState != raft.StateLeader {
 		return
 	}
 	need := hint
-	if pr, ok := st.Progress[from]; ok {
+	pr, ok := st.Progress[from]
+	if ok {
 		need = max(need, pr.Match)
+	}
+	if !joining && (!ok || pr.Match <= hint) {
+		return
 	}
 	if g.st.SnapshotIndex() > need || g.applied <= need {
 		return

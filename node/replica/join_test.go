@@ -182,3 +182,42 @@ func learnerAdds(g *raftGroup, hi uint64) []uint64 {
 	}
 	return out
 }
+
+// A voter whose disk was replaced and that reopens with the replica list
+// (no move under way) refuses the leader's appends from above its empty
+// log; the leader, which remembers it holding more, seals past that so
+// the replica gets the snapshot rather than probes above its end forever.
+func TestRaftVoterWithALostLogCatchesUp(t *testing.T) {
+	c := newRaftCluster(t, 3)
+	ctx := context.Background()
+	for i := range 20 {
+		if _, err := c.produce(ctx, fmt.Sprint("v", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lead := c.leader()
+	var lost int32 = -1
+	for _, id := range c.ids {
+		if c.reps[id] != lead {
+			lost = id
+			break
+		}
+	}
+	c.stop(lost)
+	c.dirs[lost] = t.TempDir()
+	c.start(lost)
+	if _, err := c.produce(ctx, "after"); err != nil {
+		t.Fatal(err)
+	}
+	lead = c.leader()
+	retry := func() error {
+		if c.reps[lost].HighWatermark() < lead.HighWatermark() {
+			return fmt.Errorf("replica %d at %d, leader at %d", lost, c.reps[lost].HighWatermark(), lead.HighWatermark())
+		}
+		return nil
+	}
+	retryUntil(t, retry)
+	if got, want := values(t, c.reps[lost]), values(t, lead); !slices.Equal(got, want) {
+		t.Fatalf("replica %d holds %v, the leader %v", lost, got, want)
+	}
+}

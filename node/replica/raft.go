@@ -269,8 +269,8 @@ func (g *raftGroup) process(tick bool) {
 				m.Commit = nil
 			}
 		}
-		if m.GetType() == pb.MsgAppResp && m.GetReject() && bytes.Equal(m.GetContext(), joiningMark) {
-			g.sealForJoiner(m.GetFrom(), m.GetRejectHint())
+		if m.GetType() == pb.MsgAppResp && m.GetReject() {
+			g.sealForJoiner(m.GetFrom(), m.GetRejectHint(), bytes.Equal(m.GetContext(), joiningMark))
 		}
 		_ = g.rn.Step(m) // refusals are raft's own (a stale term, an unknown peer)
 	}
