@@ -19,7 +19,7 @@ import (
 // Like every change to a topic, a move is a new version of the whole entry
 // (AlterTopic): the merge stays the entry's (Lamport time, then origin),
 // deterministic on every node. Cancelling a move sets the target back to
-// the replica list, which the leader rolls the group back to.
+// the replica list, which the leader rolls the group back to (CancelMove).
 
 // PartitionMove is one partition's reassignment in progress.
 type PartitionMove struct {
@@ -144,6 +144,30 @@ func (a *Agent) SetMove(p int32, target []int32) func(*TopicEntry) error {
 			return nil // nothing moving, nothing to cancel
 		default:
 			e.Moves = slices.Insert(e.Moves, i, m)
+		}
+		return nil
+	}
+}
+
+// CancelMove is the AlterTopic change that cancels partition p's move, an
+// operator's (the partition stays pinned): the target becomes the replica
+// list, which the leader rolls the group back to, then ends (EndMove). It
+// is decided on the entry it changes, not on the caller's view of it:
+// when that entry has no move (it ended, or was cancelled, meanwhile) it
+// changes nothing. SetMove with the replica list the caller saw would, on
+// an entry whose move had ended, start a move back from where it ended.
+func CancelMove(p int32) func(*TopicEntry) error {
+	return func(e *TopicEntry) error {
+		if p < 0 || p >= e.Partitions {
+			return fmt.Errorf("%w: partition %d of %d", ErrMove, p, e.Partitions)
+		}
+		i, ok := slices.BinarySearchFunc(e.Moves, p, func(m PartitionMove, p int32) int { return int(m.Partition - p) })
+		if !ok {
+			return nil
+		}
+		e.Moves[i].Target = slices.Clone(e.Replicas[p])
+		if j, ok := slices.BinarySearch(e.Pinned, p); !ok {
+			e.Pinned = slices.Insert(e.Pinned, j, p)
 		}
 		return nil
 	}

@@ -106,3 +106,36 @@ func TestAutoMoveLeavesPinnedPartitions(t *testing.T) {
 		t.Errorf("saved pinned %v, want [1]", got.Pinned)
 	}
 }
+
+// A cancel acts on the entry it changes: on a move under way it sets the
+// target back to the replica list; on an entry whose move ended (the
+// canceller's view was stale) it changes nothing, where SetMove with the
+// replica list the canceller saw would start a move back.
+func TestCancelMoveActsOnTheLatestEntry(t *testing.T) {
+	a := cluster(t, 2)[0]
+	if _, err := a.CreateTopic(TopicSpec{Name: "cancel", Partitions: 1, ReplicationFactor: 2, Replicas: [][]int32{{1, 2}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.AlterTopic("cancel", a.SetMove(0, []int32{2, 1})); err != nil {
+		t.Fatal(err)
+	}
+	e, err := a.AlterTopic("cancel", CancelMove(0))
+	if m, ok := e.Move(0); err != nil || !ok || !slices.Equal(m.Target, []int32{1, 2}) || !e.IsPinned(0) {
+		t.Fatalf("cancel under way: %v, moves %+v pinned %v", err, e.Moves, e.Pinned)
+	}
+	if _, err := a.AlterTopic("cancel", EndMove(0, []int32{1, 2})); err != nil {
+		t.Fatal(err)
+	}
+	// A move to {2,1} runs to its end; a cancel decided on the view from
+	// before it ended comes after.
+	if _, err := a.AlterTopic("cancel", a.SetMove(0, []int32{2, 1})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.AlterTopic("cancel", EndMove(0, []int32{2, 1})); err != nil {
+		t.Fatal(err)
+	}
+	e, err = a.AlterTopic("cancel", CancelMove(0))
+	if err != nil || len(e.Moves) != 0 || !slices.Equal(e.Replicas[0], []int32{2, 1}) {
+		t.Fatalf("a cancel after the move ended: %v, replicas %v moves %+v", err, e.Replicas, e.Moves)
+	}
+}

@@ -92,11 +92,17 @@ func (n *Node) reassignPartition(topic string, index int32, target []int32) erro
 	}
 	cur := spec.Replicas[index]
 	_, moving := spec.Moves[index]
-	if target == nil {
-		if !moving {
-			return &topicError{kerr.NoReassignmentInProgress, fmt.Sprintf("no reassignment of %s/%d under way", topic, index)}
-		}
+	change := func(*membership.TopicEntry) error { return nil }
+	switch {
+	case target == nil && !moving:
+		return &topicError{kerr.NoReassignmentInProgress, fmt.Sprintf("no reassignment of %s/%d under way", topic, index)}
+	case target == nil:
+		// Decided on the catalog's latest entry, not this view: a move
+		// that ended meanwhile is not started back (membership.CancelMove).
+		change = membership.CancelMove(index)
 		target = cur
+	default:
+		change = n.agent.SetMove(index, target)
 	}
 	switch {
 	case !moving && slices.Equal(target, cur):
@@ -108,7 +114,7 @@ func (n *Node) reassignPartition(topic string, index int32, target []int32) erro
 	}
 	n.createMu.Lock()
 	defer n.createMu.Unlock()
-	_, err := n.catalog.alter(topic, n.agent.SetMove(index, target))
+	_, err := n.catalog.alter(topic, change)
 	switch {
 	case errors.Is(err, membership.ErrMove):
 		return &topicError{kerr.InvalidReplicaAssignment, err.Error()}

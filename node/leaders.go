@@ -123,8 +123,15 @@ func (n *Node) publishLeadership() {
 		if st.Leader != n.cfg.NodeID || st.LeaderEpoch < 0 {
 			continue
 		}
+		// The voters tell a replica the catalog no longer names whether
+		// the group still counts it (stillVoting); the ISR leaves out a
+		// voter that lags.
+		var voters []int32
+		if p.replica.Replicated() {
+			voters = p.replica.Replicas()
+		}
 		claims = append(claims, leadership.Claim{Topic: p.topicID, Partition: p.index, Leader: st.Leader,
-			Epoch: st.LeaderEpoch, ISR: st.ISR, Offline: st.Offline})
+			Epoch: st.LeaderEpoch, ISR: st.ISR, Offline: st.Offline, Voters: voters})
 	}
 	if n.leaders.local.Set(claims) {
 		if err := n.agent.SetLeadershipTag(n.leaders.local.Tag()); err != nil {
@@ -159,13 +166,16 @@ func (n *Node) partitionLeadership(spec TopicSpec, index int32, live map[int32]b
 }
 
 // claimed is the table's claim on a partition whose replicas are replicas.
-// A claim is ignored when its leader is outside the replicas (a stale or
-// bogus claim) or not alive: the table keeps a failed node's claims a
-// moment in case it was only slow, but Metadata never names a leader that
-// is not among the brokers it lists.
+// A claim is ignored when its leader is outside both the replicas and the
+// voters it claims (a stale or bogus claim), or not alive: the table keeps
+// a failed node's claims a moment in case it was only slow, but Metadata
+// never names a leader that is not among the brokers it lists. A leader
+// the catalog no longer names, whose group still counts it (stillVoting:
+// a lost move), leads all the same until it hands leadership on, and
+// clients must reach it.
 func (n *Node) claimed(id TopicID, index int32, replicas []int32, alive func(int32) bool) (replica.State, bool) {
 	c, ok := n.leaders.table.Lookup(id, index)
-	if !ok || !slices.Contains(replicas, c.Leader) || !alive(c.Leader) {
+	if !ok || !alive(c.Leader) || (!slices.Contains(replicas, c.Leader) && !slices.Contains(c.Voters, c.Leader)) {
 		return replica.State{}, false
 	}
 	return replica.State{Leader: c.Leader, LeaderEpoch: c.Epoch, ISR: c.ISR, Offline: c.Offline}, true

@@ -187,9 +187,16 @@ func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, erro
 			return nil, err
 		}
 	}
-	// A replica a move adds joins the group empty (replica.Config.Join);
-	// once it has Raft state it opens as any replica.
-	join := !containsID(spec.Replicas[index], n.cfg.NodeID)
+	// A replica with no Raft state starts the group from a fixed
+	// configuration only while the partition's replica list is what the
+	// group began with or ended a move on, i.e. no move is under way; and
+	// then from that list, never a move's target, which the group does
+	// not have yet (raft would take it as the voters, and a replica first
+	// in it would campaign at once with a learner's vote). Otherwise it
+	// joins (replica.Config.Join): no configuration, no vote, the leader's
+	// snapshot first. Once it has Raft state it opens as any replica.
+	_, moving := spec.Moves[index]
+	join := !containsID(spec.Replicas[index], n.cfg.NodeID) || (moving && len(spec.Replicas[index]) > 1)
 	rep, err := replica.Open(log, replica.Config{Self: n.cfg.NodeID, Replicas: spec.preferred(index), Alive: n.agent.IsAlive,
 		Driver: n.raft, Group: replica.GroupKey{Topic: spec.ID, Partition: index}, Join: join})
 	if err != nil {
@@ -244,6 +251,7 @@ func (n *Node) reconcile() error {
 	}
 	var drop []dropped
 	var kept []*localPartition
+	retry := false
 	n.mu.Lock()
 	for key, p := range n.parts {
 		if spec, ok := want[key]; ok && spec.ID == p.topicID {
@@ -256,8 +264,14 @@ func (n *Node) reconcile() error {
 		}
 		if why == reasonNotReplica && n.stillVoting(p) {
 			// The catalog's word against the group's: kept until the
-			// group no longer counts this replica (reassign.go).
-			kept = append(kept, nil)
+			// group no longer counts this replica (reassign.go). The
+			// catalog's list still orders the voters, so a leader it
+			// leaves out hands leadership to one it names.
+			if spec, ok := n.catalog.Topic(key.topic); ok && spec.ID == p.topicID && key.partition < spec.Partitions {
+				want[key] = spec
+			}
+			kept = append(kept, p)
+			retry = true
 			continue
 		}
 		drop = append(drop, dropped{p, why})
@@ -266,13 +280,10 @@ func (n *Node) reconcile() error {
 	n.mu.Unlock()
 	// A move's target orders the replicas (its first is the preferred
 	// leader); outside n.mu, as it waits for the group's round.
-	retry := false
 	for _, p := range kept {
-		if p == nil {
-			retry = true
-			continue
+		if spec, ok := want[tp{p.topic, p.index}]; ok {
+			p.replica.SetReplicas(spec.preferred(p.index))
 		}
-		p.replica.SetReplicas(want[tp{p.topic, p.index}].preferred(p.index))
 	}
 	if retry {
 		time.AfterFunc(time.Second, n.catalog.signal)

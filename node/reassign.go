@@ -259,7 +259,7 @@ func rank(list []int32, b int32) int {
 
 // stillVoting tells whether p's Raft group still counts this node's
 // replica, whatever the catalog says: it leads, or the leader's claim
-// lists it in sync. A replica the catalog no longer names is closed (and
+// lists it among the group's voters. A replica the catalog no longer names is closed (and
 // quarantined) only once the group no longer counts it: a move removes a
 // replica from the group before it ends in the catalog, and a catalog
 // that lost a move (the topic's entry is one register: two alterations
@@ -267,9 +267,9 @@ func rank(list []int32, b int32) int {
 // quorum. A removed replica never learns its removal was committed, so
 // the leader's claim is what tells.
 //
-// The leader's claim lags a configuration change (its ISR is recomputed
-// every few ticks, then gossiped), so a voter just promoted may be missing
-// from it: a replica whose own configuration still names it a voter is
+// The leader's claim lags a configuration change (it is republished on
+// the change, then pulled by the peers), so a voter just promoted may be
+// missing from it: a replica whose own configuration still names it a voter is
 // kept until the claim has left it out for notVotingGrace. Called by
 // reconcile, under reconcileMu.
 func (n *Node) stillVoting(p *localPartition) bool {
@@ -280,7 +280,14 @@ func (n *Node) stillVoting(p *localPartition) bool {
 	counted := p.replica.IsLeader()
 	if !counted {
 		if c, ok := n.leaders.table.Lookup(p.topicID, p.index); ok && c.Leader != n.cfg.NodeID && n.agent.IsAlive(c.Leader) {
-			counted = containsID(c.ISR, n.cfg.NodeID)
+			// The leader's voters; the ISR only from a peer that
+			// publishes none (an earlier version), though it leaves out
+			// a voter that lags.
+			if len(c.Voters) > 0 {
+				counted = containsID(c.Voters, n.cfg.NodeID)
+			} else {
+				counted = containsID(c.ISR, n.cfg.NodeID)
+			}
 		} else {
 			counted = true // no word from a live leader: it may still count
 		}
@@ -311,4 +318,4 @@ func (n *Node) stillVoting(p *localPartition) bool {
 
 // notVotingGrace is how long a replica that thinks itself a voter is kept
 // after the catalog and the leader's claim both left it out.
-const notVotingGrace = 15 * time.Second
+var notVotingGrace = 15 * time.Second // a variable for tests

@@ -86,6 +86,11 @@ func (n *Node) rebalance() {
 			if len(want) != len(cur) || len(cur) < 2 || sameSet(want, cur) {
 				continue
 			}
+			if slices.ContainsFunc(want, func(b int32) bool { return !n.agent.IsAlive(b) }) {
+				// A move onto a broker that is down would hold one of the
+				// RebalanceMaxMoves slots until it came back: later.
+				continue
+			}
 			c := candidate{e.Name, p, want, 0}
 			if lp := n.hostedPartition(e.Name, p, TopicID(e.ID)); lp != nil {
 				c.size = lp.replica.Size()

@@ -98,3 +98,38 @@ func TestAutoRebalanceOnJoin(t *testing.T) {
 	}
 	t.Logf("%d partitions moved; at most %d under way at once (bound 1)", moves, most.Load())
 }
+
+// Rebalancing moves nothing onto a broker of the roster that is down: the
+// move could not finish, and would hold a slot of RebalanceMaxMoves.
+func TestAutoRebalanceSkipsBrokersDown(t *testing.T) {
+	nodes := startCluster(t, 3)
+	startReplicatedTopic(t, nodes, "dead-target", 6, 2)
+	cfg := testConfig(t, t.TempDir())
+	cfg.NodeID = 4
+	cfg.Gossip.Join = []string{nodes[0].Membership().Local().GossipAddr}
+	fourth := startNode(t, cfg)
+	waitMembers(t, append(slices.Clone(nodes), fourth), 4)
+	stopNode(t, fourth)
+	retry.Run(t, 30*time.Second, func() error {
+		return retry.Check(!nodes[0].agent.IsAlive(4) && slices.Contains(nodes[0].agent.Roster(), 4),
+			"broker 4 alive %v, roster %v", nodes[0].agent.IsAlive(4), nodes[0].agent.Roster())
+	})
+	e, _ := nodes[0].agent.Topic("dead-target")
+	onto4 := 0
+	for _, rs := range membership.PlaceTopic(e.Name, e.Partitions, nodes[0].agent.Roster(), 2) {
+		if slices.Contains(rs, 4) {
+			onto4++
+		}
+	}
+	if onto4 == 0 {
+		t.Fatal("placement over the roster puts nothing on broker 4: the test proves nothing")
+	}
+	nodes[0].rebalance()
+	for _, e := range nodes[0].agent.MovingTopics() {
+		for _, m := range e.Moves {
+			if slices.Contains(m.Target, 4) {
+				t.Fatalf("rebalance started a move onto broker 4, which is down: %+v", m)
+			}
+		}
+	}
+}

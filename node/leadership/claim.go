@@ -20,17 +20,23 @@ type Claim struct {
 	Epoch     int32
 	ISR       []int32
 	Offline   []int32
+	// Voters are the group's voters as the leader applied its
+	// configuration (both sides of a joint one): unlike the ISR, a voter
+	// that lags is still one. Empty from a peer that predates them
+	// (codec.go).
+	Voters []int32
 }
 
 // Key is the partition the claim is about.
 func (c Claim) Key() Key { return Key{c.Topic, c.Partition} }
 
 func (c Claim) sameAs(o Claim) bool {
-	return c.Leader == o.Leader && c.Epoch == o.Epoch && slices.Equal(c.ISR, o.ISR) && slices.Equal(c.Offline, o.Offline)
+	return c.Leader == o.Leader && c.Epoch == o.Epoch && slices.Equal(c.ISR, o.ISR) && slices.Equal(c.Offline, o.Offline) &&
+		slices.Equal(c.Voters, o.Voters)
 }
 
 func (c Claim) clone() Claim {
-	c.ISR, c.Offline = slices.Clone(c.ISR), slices.Clone(c.Offline)
+	c.ISR, c.Offline, c.Voters = slices.Clone(c.ISR), slices.Clone(c.Offline), slices.Clone(c.Voters)
 	if c.ISR == nil {
 		c.ISR = []int32{}
 	}

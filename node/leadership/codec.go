@@ -20,7 +20,13 @@ type Message struct {
 	Removed []Key   // no longer led (a delta only)
 }
 
-var magic = [4]byte{'S', 'L', 'D', '1'}
+// magic opens a message; magicV1 one without the claims' voters, which
+// a node of an earlier version sends (and is all it reads: during a
+// rolling upgrade it ignores the newer nodes' claims until upgraded).
+var (
+	magic   = [4]byte{'S', 'L', 'D', '2'}
+	magicV1 = [4]byte{'S', 'L', 'D', '1'}
+)
 
 // MaxMessageBytes bounds an encoded message a peer may send: far above a
 // node leading 100,000 partitions (~1 MB).
@@ -47,7 +53,8 @@ func Encode(m Message) []byte {
 		b = binary.AppendUvarint(b, uint64(c.Partition))
 		b = binary.AppendUvarint(b, uint64(c.Epoch))
 		b = appendIDs(b, c.ISR)
-		return appendIDs(b, c.Offline)
+		b = appendIDs(b, c.Offline)
+		return appendIDs(b, c.Voters)
 	})
 	removed := append([]Key(nil), m.Removed...)
 	sort.Slice(removed, func(i, j int) bool { return less(removed[i], removed[j]) })
@@ -172,9 +179,10 @@ func Decode(b []byte) (Message, error) {
 	if len(b) > MaxMessageBytes {
 		return m, fmt.Errorf("leadership message of %d bytes, over %d", len(b), MaxMessageBytes)
 	}
-	if len(b) < len(magic) || [4]byte(b[:4]) != magic {
+	if len(b) < len(magic) || ([4]byte(b[:4]) != magic && [4]byte(b[:4]) != magicV1) {
 		return m, errors.New("not a leadership message (bad magic)")
 	}
+	voters := [4]byte(b[:4]) == magic
 	r := &reader{b: b[4:]}
 	m.Broker = r.int32()
 	m.Inc = r.uvarint(math.MaxUint64)
@@ -192,6 +200,11 @@ func Decode(b []byte) (Message, error) {
 			c := Claim{Topic: t, Partition: r.int32(), Leader: m.Broker, Epoch: r.int32()}
 			c.ISR = r.ids()
 			c.Offline = r.ids()
+			if voters {
+				if v := r.ids(); len(v) > 0 {
+					c.Voters = v
+				}
+			}
 			m.Claims = append(m.Claims, c)
 		}
 	}

@@ -22,7 +22,7 @@ func claims(leader int32, topic byte, n int, epoch int32) []Claim {
 	var out []Claim
 	for p := range n {
 		out = append(out, Claim{Topic: topicID(topic), Partition: int32(p), Leader: leader, Epoch: epoch,
-			ISR: []int32{leader, leader + 1}, Offline: []int32{leader + 2}})
+			ISR: []int32{leader, leader + 1}, Offline: []int32{leader + 2}, Voters: []int32{leader, leader + 1, leader + 2}})
 	}
 	return out
 }
@@ -45,6 +45,23 @@ func TestCodecRoundTripAndSize(t *testing.T) {
 	big := Encode(Message{Broker: 1, Inc: 1, Version: 1, Full: true, Claims: claims(1, 1, 3334, 3)})
 	if len(big) > 40_000 {
 		t.Fatalf("3334 claims encode to %d bytes", len(big))
+	}
+}
+
+// A message of an earlier version, without the claims' voters, still
+// decodes: its claims have none.
+func TestDecodeReadsVersionOne(t *testing.T) {
+	c := Claim{Topic: topicID(1), Partition: 2, Leader: 3, Epoch: 4, ISR: []int32{3}, Offline: []int32{}}
+	b := Encode(Message{Broker: 3, Inc: 1, Version: 1, Full: true, Claims: []Claim{c}})
+	// The claim's empty voter list is the last byte but the removals'
+	// topic count.
+	v1 := append(append(append([]byte{}, magicV1[:]...), b[4:len(b)-2]...), b[len(b)-1])
+	m, err := Decode(v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Claims) != 1 || !reflect.DeepEqual(m.Claims[0], c) {
+		t.Fatalf("decoded %+v, want %+v", m.Claims, c)
 	}
 }
 

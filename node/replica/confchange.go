@@ -40,7 +40,12 @@ import (
 //     leader's log then starts after it, and the learner gets the
 //     snapshot, whose configuration names it and the voters, and copies
 //     its records (snapcopy.go). The cost: a voter that was down across
-//     the change gets a snapshot copy rather than entries.
+//     the change gets a snapshot copy rather than entries. A restart
+//     replaying such a change seals again (restoreConf). Until its
+//     snapshot arrives a joining replica votes for nobody (it cannot tell
+//     the group's candidates from others), and marks its refused appends
+//     so the leader seals past what it remembers of it (sealForJoiner):
+//     a voter whose disk was replaced comes back the same way.
 //   - The leader never removes itself: ChangeConf refuses (ErrLeaderLeaving)
 //     and the caller transfers leadership first. Should a leader find
 //     itself removed all the same, raft's StepDownOnRemoval has it step
@@ -295,6 +300,9 @@ func (g *raftGroup) applyConf(e *pb.Entry) error {
 	g.conf = cs
 	g.confs = append(g.confs, confPoint{e.GetIndex(), cs})
 	g.setMembers()
+	if g.leading.Load() && g.d.cfg.OnLeaderChange != nil {
+		g.d.cfg.OnLeaderChange() // the node publishes a leader's voters
+	}
 	for _, c := range cc.GetChanges() {
 		if c.GetType() != pb.ConfChangeAddLearnerNode {
 			continue
@@ -325,6 +333,7 @@ func (g *raftGroup) restoreConf() error {
 	}
 	g.conf = cs
 	g.confs = []confPoint{{g.st.SnapshotIndex(), cs}}
+	var seal confPoint
 	for _, e := range g.st.ConfEntries(g.st.SnapshotIndex()+1, g.applied) {
 		cc, err := confChangeOf(e)
 		if err != nil {
@@ -332,6 +341,20 @@ func (g *raftGroup) restoreConf() error {
 		}
 		g.conf = g.rn.ApplyConfChange(cc)
 		g.confs = append(g.confs, confPoint{e.GetIndex(), g.conf})
+		if slices.ContainsFunc(cc.GetChanges(), func(c *pb.ConfChangeSingle) bool { return c.GetType() == pb.ConfChangeAddLearnerNode }) {
+			seal = confPoint{e.GetIndex(), g.conf}
+		}
+	}
+	// The applied index is the persisted commit, which may be past what
+	// was applied before a crash: a change that adds a learner replayed
+	// here may never have sealed the log (applyConf), and must, or the
+	// learner could be sent entries its configuration does not follow
+	// from. Sealing again where it did is harmless.
+	if seal.cs != nil {
+		if err := g.st.Seal(seal.index, seal.cs); err != nil && !errors.Is(err, raft.ErrCompacted) {
+			return fmt.Errorf("entry %d: seal for a learner: %w", seal.index, err)
+		}
+		g.trimConfs()
 	}
 	g.setMembers()
 	return nil
@@ -392,4 +415,59 @@ func (g *raftGroup) setMembers() {
 func (g *raftGroup) hasLearner(b int32) bool {
 	l := g.learners.Load()
 	return l != nil && slices.Contains(*l, b)
+}
+
+// joiningMark marks a refused append from a replica that has no
+// configuration yet (a joining replica, Config.Join): raft's own refusal
+// carries no Context, and the leader reads none from it.
+var joiningMark = []byte("spool-joining")
+
+// hasVoters tells whether the applied configuration names any voter: not
+// so for a joining replica until the leader's snapshot reaches it. Under mu.
+func (g *raftGroup) hasVoters() bool {
+	return len(g.conf.GetVoters())+len(g.conf.GetVotersOutgoing()) > 0
+}
+
+// sealForJoiner, on the leader, makes sure a joining replica (from, whose
+// log ends at hint) gets a snapshot rather than entries: a replica with no
+// configuration must not take entries from the group's first (the
+// starting voters are in no entry, only in the bootstrap snapshot), nor
+// from any index whose configuration it does not know. Raft sends from
+// past the larger of the hint and what it last knew the replica to hold
+// (its match, which raft never lowers: a voter whose disk was replaced
+// keeps it). A leader whose log still holds that entry seals it at the
+// applied index (raftlog.Seal, records kept), so raft finds it compacted
+// and sends the snapshot, whose configuration names the replica if the
+// group counts it; or waits for the applied index to pass it. Under mu.
+//
+// A replica that is not joining refuses appends when its log diverged,
+// which raft resolves itself; only one whose log ends below the match the
+// leader remembers (it lost entries: a replaced disk, the group started
+// again from the replica list) needs the snapshot too, as raft would
+// probe above its end forever.
+func (g *raftGroup) sealForJoiner(from, hint uint64, joining bool) {
+	if !g.leading.Load() {
+		return
+	}
+	st := g.rn.Status()
+	if st.RaftState != raft.StateLeader {
+		return
+	}
+	need := hint
+	pr, ok := st.Progress[from]
+	if ok {
+		need = max(need, pr.Match)
+	}
+	if !joining && (!ok || pr.Match <= hint) {
+		return
+	}
+	if g.st.SnapshotIndex() > need || g.applied <= need {
+		return
+	}
+	if err := g.st.Seal(g.applied, g.confAt(g.applied)); err != nil && !errors.Is(err, raft.ErrCompacted) {
+		g.log.WithError(err).Warn("sealing the log for a joining replica")
+		return
+	}
+	g.trimConfs()
+	g.log.WithFields(logrus.Fields{"index": g.applied, "replica": brokerOf(from)}).Info("sealed the log: a joining replica gets the snapshot")
 }

@@ -252,6 +252,26 @@ func (g *raftGroup) process(tick bool) {
 		if m.GetType() == pb.MsgSnap && g.awaitsCopy(m) {
 			continue // stepped once its records are copied (snapcopy.go)
 		}
+		if (m.GetType() == pb.MsgVote || m.GetType() == pb.MsgPreVote) && !g.hasVoters() {
+			// A joining replica knows no voters, so it cannot tell a
+			// candidate of the group from one that believes in another
+			// configuration (etcd raft lets a non-member vote): it
+			// elects nobody. Dropped, not refused: no answer is needed.
+			continue
+		}
+		if m.GetType() == pb.MsgHeartbeat && m.GetCommit() > 0 {
+			// The leader's heartbeat commits up to what it last knew this
+			// replica to hold; a replica that lost its log (a replaced
+			// disk, reopened joining) holds less, and raft would panic.
+			// It commits nothing on it; its answer has the leader probe,
+			// and the refused append brings the snapshot.
+			if last, err := g.st.LastIndex(); err == nil && m.GetCommit() > last {
+				m.Commit = nil
+			}
+		}
+		if m.GetType() == pb.MsgAppResp && m.GetReject() {
+			g.sealForJoiner(m.GetFrom(), m.GetRejectHint(), bytes.Equal(m.GetContext(), joiningMark))
+		}
 		_ = g.rn.Step(m) // refusals are raft's own (a stale term, an unknown peer)
 	}
 	for _, id := range unr {
@@ -370,7 +390,11 @@ func (g *raftGroup) handleReady() error {
 
 // send sends a Ready's messages, then the quiesce markers the round owes.
 func (g *raftGroup) send(tr Transport, msgs []*pb.Message) {
+	joining := !g.hasVoters()
 	for _, m := range msgs {
+		if joining && m.GetType() == pb.MsgAppResp && m.GetReject() {
+			m.Context = joiningMark // the leader sends a snapshot (sealForJoiner)
+		}
 		tr.Send(g.key, m)
 	}
 	if g.quiescing {

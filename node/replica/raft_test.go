@@ -29,6 +29,15 @@ type memNet struct {
 	drivers map[uint64]*Driver
 	cut     map[uint64]bool
 	sent    atomic.Int64 // messages delivered
+	// votes counts the vote and pre-vote requests delivered, by
+	// recipient.
+	votes map[uint64]int
+}
+
+func (n *memNet) votesTo(id int32) int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.votes[RaftID(id)]
 }
 
 type memTransport struct {
@@ -41,6 +50,9 @@ func (t memTransport) Send(g GroupKey, m *pb.Message) bool {
 	d := t.net.drivers[m.GetTo()]
 	if t.net.cut[t.self] || t.net.cut[m.GetTo()] {
 		d = nil
+	}
+	if d != nil && (m.GetType() == pb.MsgVote || m.GetType() == pb.MsgPreVote) {
+		t.net.votes[m.GetTo()]++
 	}
 	t.net.mu.Unlock()
 	if d == nil {
@@ -66,6 +78,12 @@ type raftCluster struct {
 	pcfg partition.Config
 	// joining: brokers that start as replicas the group adds (Config.Join).
 	joining map[int32]bool
+	// replicas, where set, is the replica list a broker opens with
+	// instead of ids.
+	replicas map[int32][]int32
+	// holdCopies, while open, holds every snapshot copy back.
+	holdCopies chan struct{}
+	copies     atomic.Int64 // snapshot copies asked for
 	// mu guards reps against a producer running beside the test.
 	mu sync.Mutex
 }
@@ -85,7 +103,7 @@ func newRaftCluster(t testing.TB, n int) *raftCluster {
 }
 
 func newRaftClusterWith(t testing.TB, n int, pcfg partition.Config) *raftCluster {
-	c := &raftCluster{t: t, net: &memNet{drivers: map[uint64]*Driver{}, cut: map[uint64]bool{}},
+	c := &raftCluster{t: t, net: &memNet{drivers: map[uint64]*Driver{}, cut: map[uint64]bool{}, votes: map[uint64]int{}},
 		dirs: map[int32]string{}, reps: map[int32]*Replica{}, drv: map[int32]*Driver{}, pcfg: pcfg}
 	c.key.Topic[0], c.key.Partition = 7, 3
 	for id := int32(0); id < int32(n); id++ {
@@ -116,7 +134,11 @@ func (c *raftCluster) start(id int32) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	r, err := Open(log, Config{Self: id, Replicas: c.ids, Driver: d, Group: c.key, Alive: c.alive, Join: c.joining[id]})
+	replicas := c.ids
+	if rs, ok := c.replicas[id]; ok {
+		replicas = rs
+	}
+	r, err := Open(log, Config{Self: id, Replicas: replicas, Driver: d, Group: c.key, Alive: c.alive, Join: c.joining[id]})
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -132,6 +154,14 @@ func (c *raftCluster) start(id int32) {
 // fetchSnapshot reads broker from's snapshot of k in process, as the node
 // reads it over the admin listener.
 func (c *raftCluster) fetchSnapshot(ctx context.Context, k GroupKey, from int32) (io.ReadCloser, error) {
+	c.copies.Add(1)
+	if hold := c.holdCopies; hold != nil {
+		select {
+		case <-hold:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	c.net.mu.Lock()
 	d := c.net.drivers[RaftID(from)]
 	c.net.mu.Unlock()
