@@ -79,6 +79,8 @@ type CleanStats struct {
 	Records            int64 // records read
 	RecordsKept        int64
 	TombstonesRemoved  int64 // tombstones past their delete horizon
+	AbortedRemoved     int64 // records of aborted transactions
+	MarkersRemoved     int64 // transaction markers with no record left, past their delete horizon
 	KeylessRemoved     int64 // records without a key, which a compacted log cannot hold
 	MapKeys            int   // distinct keys in the dirty part
 }
@@ -167,11 +169,19 @@ func (l *Log) Clean(upTo int64, mapBytes int) (CleanStats, error) {
 	// txnPending holds, per producer, the keys of its transactional
 	// records since its last marker.
 	txnPending := map[int64][]keyAt{}
+	txns := newTxnScan()
 	stats.DirtyFrom, stats.DirtyTo = plan.firstDirty, plan.firstDirty
 	used, n := 0, 0
 	var recs []recordbatch.Record
 	for i, s := range plan.segs {
 		if plan.ends[i] <= plan.firstDirty {
+			// Already cleaned: only its transactions are needed.
+			err := l.eachBatch(s, plan.sizes[i], func(batch []byte, h BatchHeader) error {
+				return txns.noteBatch(batch, h, plan.cfg.Codecs)
+			})
+			if err != nil {
+				return stats, fmt.Errorf("clean %s: scan segment %d: %w", l.dir, s.base, err)
+			}
 			n = i + 1
 			continue
 		}
@@ -185,6 +195,11 @@ func (l *Log) Clean(upTo int64, mapBytes int) (CleanStats, error) {
 			var err error
 			if recs, err = recordbatch.Records(recs[:0], batch, h, plan.cfg.Codecs, maxDecompressedBytes); err != nil {
 				return err
+			}
+			if h.Control() {
+				txns.note(h, recs)
+			} else if h.Transactional() {
+				txns.note(h, nil)
 			}
 			switch {
 			case h.Control():
@@ -208,10 +223,8 @@ func (l *Log) Clean(upTo int64, mapBytes int) (CleanStats, error) {
 			case h.Transactional():
 				// Until its marker, a transactional record may belong to
 				// a transaction still open or to be aborted: it shadows
-				// nothing. (The cleaner does not know aborted
-				// transactions otherwise: their records are kept until a
-				// later record of the key shadows them, where Kafka
-				// removes them.)
+				// nothing. (Aborted ones are removed by the filter,
+				// which knows them from txns.)
 				for _, r := range recs {
 					if r.Key != nil {
 						txnPending[h.ProducerID] = append(txnPending[h.ProducerID], keyAt{string(r.Key), h.BaseOffset + r.OffsetDelta})
@@ -250,6 +263,8 @@ func (l *Log) Clean(upTo int64, mapBytes int) (CleanStats, error) {
 		now:     plan.cfg.Clock().UnixMilli(),
 		stats:   &stats,
 		horizon: -1,
+		txns:    txns,
+		txnKept: map[int64]bool{},
 	}
 	c.newHorizon = c.now + plan.cfg.DeleteRetention.Milliseconds()
 	gen := plan.gen
@@ -371,19 +386,28 @@ type cleaner struct {
 	horizon    int64 // earliest horizon of a written batch holding tombstones, -1 if none
 	stats      *CleanStats
 	recs, kept []recordbatch.Record
+	txns       *txnScan
+	txnKept    map[int64]bool // producer -> a record of its current transaction was kept
 }
 
 // filter appends to dst what survives of one batch.
 func (c *cleaner) filter(dst, batch []byte, h BatchHeader) ([]byte, error) {
-	if h.Control() {
-		return append(dst, batch...), nil // transaction markers: not handled yet, kept
+	if h.Control() && !isMarker(h) {
+		return append(dst, batch...), nil
 	}
 	var err error
 	if c.recs, err = recordbatch.Records(c.recs[:0], batch, h, c.cfg.Codecs, maxDecompressedBytes); err != nil {
 		return dst, err
 	}
-	c.stats.Records += int64(len(c.recs))
 	hasHorizon := h.DeleteHorizon()
+	if h.Control() {
+		return c.filterMarker(dst, batch, h, hasHorizon)
+	}
+	c.stats.Records += int64(len(c.recs))
+	if h.Transactional() && c.txns.abortedAt(h.ProducerID, h.BaseOffset) {
+		c.stats.AbortedRemoved += int64(len(c.recs))
+		return dst, nil
+	}
 	c.kept = c.kept[:0]
 	tombstones := false
 	for _, r := range c.recs {
@@ -407,6 +431,9 @@ func (c *cleaner) filter(dst, batch []byte, h BatchHeader) ([]byte, error) {
 	if len(c.kept) == 0 {
 		return dst, nil
 	}
+	if h.Transactional() {
+		c.txnKept[h.ProducerID] = true
+	}
 	horizon := int64(-1)
 	if hasHorizon {
 		horizon = h.FirstTimestamp
@@ -420,6 +447,33 @@ func (c *cleaner) filter(dst, batch []byte, h BatchHeader) ([]byte, error) {
 		return append(dst, batch...), nil
 	}
 	return rebuildBatch(dst, h, c.kept, horizon, c.cfg.Codecs)
+}
+
+// filterMarker keeps a transaction marker while a record of its transaction
+// is left (those come before it, so the filter has seen them all); once
+// none is, it stamps the marker's delete horizon, and drops it on a pass
+// past that.
+func (c *cleaner) filterMarker(dst, batch []byte, h BatchHeader, hasHorizon bool) ([]byte, error) {
+	kept := c.txnKept[h.ProducerID]
+	delete(c.txnKept, h.ProducerID)
+	if kept {
+		return append(dst, batch...), nil
+	}
+	if hasHorizon && c.now >= h.FirstTimestamp {
+		c.stats.MarkersRemoved++
+		return dst, nil
+	}
+	horizon := c.newHorizon
+	if hasHorizon {
+		horizon = h.FirstTimestamp
+	}
+	if c.horizon < 0 || horizon < c.horizon {
+		c.horizon = horizon
+	}
+	if hasHorizon {
+		return append(dst, batch...), nil
+	}
+	return rebuildBatch(dst, h, c.recs, horizon, c.cfg.Codecs)
 }
 
 // cleanGroup rewrites plan.segs[start:end] into one segment and swaps it in.

@@ -587,7 +587,7 @@ func TestTruncateBelowCleanedOffset(t *testing.T) {
 
 // A transactional record does not shadow an older record of its key
 // until its transaction's commit marker: an aborted or still open one
-// never does; a later plain record shadows it.
+// never does; a later plain record shadows it; an aborted one is removed.
 func TestCleanTransactionalRecords(t *testing.T) {
 	l := openLog(t, t.TempDir(), compactConfig())
 	defer l.Close()
@@ -626,7 +626,7 @@ func TestCleanTransactionalRecords(t *testing.T) {
 			got = append(got, r.key+"="+r.value)
 		}
 	}
-	want := []string{"a=plain-a", "d=plain-d", "a=aborted-a", "b=plain-b2", "c=committed-c", "d=open-d"}
+	want := []string{"a=plain-a", "d=plain-d", "b=plain-b2", "c=committed-c", "d=open-d"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("after cleaning:\n got %v\nwant %v", got, want)
 	}
@@ -639,5 +639,103 @@ func TestCleanTransactionalRecords(t *testing.T) {
 	}
 	if markers != 2 {
 		t.Fatalf("%d markers kept, want 2", markers)
+	}
+}
+
+// txnBatch marks b transactional (and a control batch if control) of
+// producer pid.
+func txnBatch(b []byte, pid int64, control bool) []byte {
+	a := binary.BigEndian.Uint16(b[recordbatch.OffAttributes:]) | recordbatch.AttrTransactional
+	if control {
+		a |= recordbatch.AttrControl
+	}
+	binary.BigEndian.PutUint16(b[recordbatch.OffAttributes:], a)
+	binary.BigEndian.PutUint64(b[recordbatch.OffProducerID:], uint64(pid))
+	recordbatch.SetCRC(b)
+	return b
+}
+
+func markerBatch(t testing.TB, ts, pid int64, commit bool) []byte {
+	typ := "\x00\x00\x00\x00"
+	if commit {
+		typ = "\x00\x00\x00\x01"
+	}
+	return txnBatch(keyedBatch(t, ts, false, kvs(typ, "\x00\x00\x00\x00\x00\x00")), pid, true)
+}
+
+// TestCleanAbortedTransactionsAndMarkers: the cleaner removes aborted
+// transactions' records, keeps committed and open ones (an open one is
+// one whose marker is not in the cleaned range, even if it later aborts),
+// keeps a marker while a record of its transaction is left, and removes it
+// on a pass past the delete horizon stamped when its transaction emptied.
+func TestCleanAbortedTransactionsAndMarkers(t *testing.T) {
+	clock := &fakeClock{now: time.UnixMilli(1_000_000)}
+	cfg := compactConfig()
+	cfg.Clock = clock.Now
+	cfg.DeleteRetention = time.Hour
+	cfg.SegmentBytes = 1 // every batch gets its own segment
+	l := openLog(t, t.TempDir(), cfg)
+	defer l.Close()
+	const p1, p2, p3 = 11, 22, 33
+	mustAppend(t, l, keyedBatch(t, 1, false, kvs("a", "plain-a", "b", "plain-b", "c", "plain-c", "d", "plain-d")), -1) // 0-3
+	mustAppend(t, l, txnBatch(keyedBatch(t, 2, true, kvs("a", "aborted-a", "b", "aborted-b")), p1, false), -1)    // 4-5
+	mustAppend(t, l, txnBatch(keyedBatch(t, 3, false, kvs("c", "committed-c")), p2, false), -1)                   // 6
+	mustAppend(t, l, markerBatch(t, 4, p1, false), -1)                                                            // 7
+	mustAppend(t, l, txnBatch(keyedBatch(t, 5, false, kvs("d", "open-d")), p3, false), -1)                        // 8
+	mustAppend(t, l, markerBatch(t, 6, p2, true), -1)                                                             // 9
+	mustAppend(t, l, markerBatch(t, 7, p3, false), -1)                                                            // 10: active, not cleaned
+	state := func() (string, int) {
+		recs, hs := readRecords(t, l)
+		var got []string
+		for _, r := range recs {
+			if !strings.HasPrefix(r.key, "\x00") && r.key != "z" {
+				got = append(got, r.key+"="+r.value)
+			}
+		}
+		markers := 0
+		for _, h := range hs {
+			if h.Control() {
+				markers++
+			}
+		}
+		return strings.Join(got, " "), markers
+	}
+	st := mustClean(t, l)
+	if got, m := state(); got != "a=plain-a b=plain-b d=plain-d c=committed-c d=open-d" || m != 3 || st.AbortedRemoved != 2 || st.MarkersRemoved != 0 {
+		t.Fatalf("first cleaning: %q, %d markers, stats %+v", got, m, st)
+	}
+	_, hs := readRecords(t, l)
+	for _, h := range hs {
+		if h.Control() && h.BaseOffset == 7 && (!h.DeleteHorizon() || h.FirstTimestamp != clock.now.Add(time.Hour).UnixMilli()) {
+			t.Fatalf("emptied abort marker: attributes %#x, firstTimestamp %d: no delete horizon", h.Attributes, h.FirstTimestamp)
+		}
+		if h.Control() && h.BaseOffset == 9 && h.DeleteHorizon() {
+			t.Fatal("commit marker with a record left got a delete horizon")
+		}
+	}
+	clock.Advance(59 * time.Minute)
+	mustClean(t, l)
+	if _, m := state(); m != 3 {
+		t.Fatalf("%d markers before the horizon, want 3", m)
+	}
+	clock.Advance(time.Minute)
+	if !l.NeedsCleaning() {
+		t.Fatal("does not need cleaning once a marker's delete horizon passed")
+	}
+	// p3's abort marker is now closed, so its transaction can be judged;
+	// c=plain-c2 shadows p2's committed record.
+	mustAppend(t, l, keyedBatch(t, 8, false, kvs("c", "plain-c2")), -1) // 11
+	mustAppend(t, l, keyedBatch(t, 9, false, kvs("z", "z")), -1)        // 12: active
+	st = mustClean(t, l)
+	if got, m := state(); got != "a=plain-a b=plain-b d=plain-d c=plain-c2" || m != 2 || st.AbortedRemoved != 1 || st.MarkersRemoved != 1 {
+		t.Fatalf("second cleaning: %q, %d markers, stats %+v", got, m, st)
+	}
+	clock.Advance(time.Hour)
+	st = mustClean(t, l)
+	if got, m := state(); got != "a=plain-a b=plain-b d=plain-d c=plain-c2" || m != 0 || st.MarkersRemoved != 2 {
+		t.Fatalf("third cleaning: %q, %d markers, stats %+v", got, m, st)
+	}
+	if l.NeedsCleaning() || l.StartOffset() != 0 || l.EndOffset() != 13 {
+		t.Fatalf("needs cleaning %v, offsets [%d, %d)", l.NeedsCleaning(), l.StartOffset(), l.EndOffset())
 	}
 }
