@@ -27,6 +27,9 @@ import (
 // see offset gaps, never moved records, and the log start offset stays.
 // Tombstones (nil values) are kept until their batch's delete horizon, set
 // to now+DeleteRetention the first time a cleaning sees them (KIP-534).
+// Records of aborted transactions are removed, and transaction markers too
+// once their transaction has no record left, past a horizon stamped the
+// same way (compact_txn.go).
 //
 // Consecutive segments are rewritten as one group into one new segment
 // named by the group's first base offset, and swapped in crash-safely:

@@ -678,12 +678,12 @@ func TestCleanAbortedTransactionsAndMarkers(t *testing.T) {
 	defer l.Close()
 	const p1, p2, p3 = 11, 22, 33
 	mustAppend(t, l, keyedBatch(t, 1, false, kvs("a", "plain-a", "b", "plain-b", "c", "plain-c", "d", "plain-d")), -1) // 0-3
-	mustAppend(t, l, txnBatch(keyedBatch(t, 2, true, kvs("a", "aborted-a", "b", "aborted-b")), p1, false), -1)    // 4-5
-	mustAppend(t, l, txnBatch(keyedBatch(t, 3, false, kvs("c", "committed-c")), p2, false), -1)                   // 6
-	mustAppend(t, l, markerBatch(t, 4, p1, false), -1)                                                            // 7
-	mustAppend(t, l, txnBatch(keyedBatch(t, 5, false, kvs("d", "open-d")), p3, false), -1)                        // 8
-	mustAppend(t, l, markerBatch(t, 6, p2, true), -1)                                                             // 9
-	mustAppend(t, l, markerBatch(t, 7, p3, false), -1)                                                            // 10: active, not cleaned
+	mustAppend(t, l, txnBatch(keyedBatch(t, 2, true, kvs("a", "aborted-a", "b", "aborted-b")), p1, false), -1)         // 4-5
+	mustAppend(t, l, txnBatch(keyedBatch(t, 3, false, kvs("c", "committed-c")), p2, false), -1)                        // 6
+	mustAppend(t, l, markerBatch(t, 4, p1, false), -1)                                                                 // 7
+	mustAppend(t, l, txnBatch(keyedBatch(t, 5, false, kvs("d", "open-d")), p3, false), -1)                             // 8
+	mustAppend(t, l, markerBatch(t, 6, p2, true), -1)                                                                  // 9
+	mustAppend(t, l, markerBatch(t, 7, p3, false), -1)                                                                 // 10: active, not cleaned
 	state := func() (string, int) {
 		recs, hs := readRecords(t, l)
 		var got []string
