@@ -199,9 +199,9 @@ func (l *Log) Clean(upTo int64, mapBytes int) (CleanStats, error) {
 			if recs, err = recordbatch.Records(recs[:0], batch, h, plan.cfg.Codecs, maxDecompressedBytes); err != nil {
 				return err
 			}
-			if h.Control() {
-				txns.note(h, recs)
-			} else if h.Transactional() {
+			if h.Control() && txns.note(h, recs) {
+				used += txnSpanBytes
+			} else if !h.Control() && h.Transactional() {
 				txns.note(h, nil)
 			}
 			switch {

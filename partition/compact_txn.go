@@ -41,21 +41,26 @@ func markerCommits(recs []recordbatch.Record) bool {
 	return len(recs) > 0 && len(recs[0].Key) >= 4 && recs[0].Key[2] == 0 && recs[0].Key[3] == 1
 }
 
+// txnSpanBytes is what the key map's bound counts for an aborted span.
+const txnSpanBytes = 48
+
 // note applies one batch; recs are a marker's decoded records (nil for
-// other batches).
-func (s *txnScan) note(h BatchHeader, recs []recordbatch.Record) {
+// other batches). It reports whether it added an aborted span.
+func (s *txnScan) note(h BatchHeader, recs []recordbatch.Record) bool {
 	switch {
 	case isMarker(h):
 		first, ok := s.open[h.ProducerID]
 		delete(s.open, h.ProducerID)
 		if ok && !markerCommits(recs) {
 			s.aborted[h.ProducerID] = append(s.aborted[h.ProducerID], offRange{first, h.BaseOffset})
+			return true
 		}
 	case h.Transactional() && !h.Control():
 		if _, ok := s.open[h.ProducerID]; !ok {
 			s.open[h.ProducerID] = h.BaseOffset
 		}
 	}
+	return false
 }
 
 // noteBatch is note for a batch not decoded yet: it decodes markers only.
