@@ -111,24 +111,38 @@ func (g Config) PartitionMoves(ctx context.Context, topics ...string) (Partition
 }
 
 // WaitMoved waits until topic/part is no longer moving and its replica
-// list, as Metadata reports it, is target, or ctx ends.
+// list, as Metadata reports it, is target, or ctx ends; then it says where
+// the move stood when last seen, and the last error.
 func (g Config) WaitMoved(ctx context.Context, topic string, part int32, target []int32) error {
 	t := time.NewTicker(200 * time.Millisecond)
 	defer t.Stop()
+	stood, lastErr := "not seen", error(nil)
 	for {
 		moves, err := g.PartitionMoves(ctx, topic)
-		if err == nil && !slices.ContainsFunc(moves, func(m PartitionMove) bool { return m.Partition == part }) {
-			var replicas []int32
-			if replicas, err = g.partitionReplicas(ctx, topic, part); err == nil && slices.Equal(replicas, target) {
-				return nil
+		if err == nil {
+			i := slices.IndexFunc(moves, func(m PartitionMove) bool { return m.Partition == part })
+			if i >= 0 {
+				m := moves[i]
+				stood = fmt.Sprintf("moving: replicas %v, adding %v, removing %v", m.Replicas, m.Adding, m.Removing)
+			} else {
+				var replicas []int32
+				if replicas, err = g.partitionReplicas(ctx, topic, part); err == nil {
+					if slices.Equal(replicas, target) {
+						return nil
+					}
+					stood = fmt.Sprintf("no move listed, replicas %v", replicas)
+				}
 			}
+		}
+		if err != nil && ctx.Err() == nil {
+			lastErr = err
 		}
 		select {
 		case <-ctx.Done():
-			if err != nil {
-				return fmt.Errorf("wait for the move of %s/%d: %w (last: %v)", topic, part, ctx.Err(), err)
+			if lastErr != nil {
+				stood += fmt.Sprintf(" (last error: %v)", lastErr)
 			}
-			return fmt.Errorf("wait for the move of %s/%d: %w", topic, part, ctx.Err())
+			return fmt.Errorf("wait for the move of %s/%d to %v: %w; last seen %s; the move goes on: `spool partition moves` shows it", topic, part, target, ctx.Err(), stood)
 		case <-t.C:
 		}
 	}

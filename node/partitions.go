@@ -187,18 +187,23 @@ func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, erro
 			return nil, err
 		}
 	}
-	// A replica with no Raft state starts the group from a fixed
-	// configuration only while the partition's replica list is what the
-	// group began with or ended a move on, i.e. no move is under way; and
-	// then from that list, never a move's target, which the group does
-	// not have yet (raft would take it as the voters, and a replica first
-	// in it would campaign at once with a learner's vote). Otherwise it
-	// joins (replica.Config.Join): no configuration, no vote, the leader's
+	// A replica with no Raft state that the partition's replica list
+	// names starts the group from that list: the configuration the group
+	// began with or ended its last move on, never a move's target, which
+	// the group does not have yet (raft would take it as the voters, and
+	// a replica first in it would campaign at once with a learner's
+	// vote). It does so even while a move is under way, for a move may be
+	// recorded before any replica of a new topic opened, and a group none
+	// of whose replicas starts never elects a leader to carry it out. A
+	// replica that starts so with a stale configuration (its state lost
+	// mid-move) cannot lead: its empty log loses every vote to a member
+	// holding data, and the leader's snapshot brings it the group's
+	// configuration. A replica only a move names joins
+	// (replica.Config.Join): no configuration, no vote, the leader's
 	// snapshot first. Once it has Raft state it opens as any replica.
-	_, moving := spec.Moves[index]
-	join := !containsID(spec.Replicas[index], n.cfg.NodeID) || (moving && len(spec.Replicas[index]) > 1)
-	rep, err := replica.Open(log, replica.Config{Self: n.cfg.NodeID, Replicas: spec.preferred(index), Alive: n.agent.IsAlive,
-		Driver: n.raft, Group: replica.GroupKey{Topic: spec.ID, Partition: index}, Join: join})
+	join := !containsID(spec.Replicas[index], n.cfg.NodeID)
+	rep, err := replica.Open(log, replica.Config{Self: n.cfg.NodeID, Replicas: spec.preferred(index), Voters: spec.Replicas[index],
+		Alive: n.agent.IsAlive, Driver: n.raft, Group: replica.GroupKey{Topic: spec.ID, Partition: index}, Join: join})
 	if err != nil {
 		log.Close()
 		return nil, fmt.Errorf("open partition %s: %w", dir, err)

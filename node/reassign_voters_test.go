@@ -2,6 +2,7 @@ package node
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -159,11 +160,12 @@ func TestReassignLeaderOutsideTheCatalog(t *testing.T) {
 }
 
 // A replica whose disk was replaced comes back while a move of its
-// partition is under way: it joins (no configuration until the leader's
-// snapshot), rather than starting the group afresh from the move's
-// target, which the group does not have (a replica first in it would
-// campaign at once with voters that are not the group's).
-func TestReassignEmptyReplicaJoinsDuringAMove(t *testing.T) {
+// partition is under way: it starts from the replica list the group began
+// the move with, never from the move's target, which the group does not
+// have (a replica first in it would campaign at once with voters that are
+// not the group's); the leader's entries then bring it the group's
+// configuration, and writes go on.
+func TestReassignEmptyReplicaDuringAMove(t *testing.T) {
 	nodes := startCluster(t, 4)
 	const topic = "empty-during-move"
 	spec := startReplicatedTopic(t, nodes, topic, 1, 3)
@@ -229,4 +231,50 @@ func TestReassignEmptyReplicaJoinsDuringAMove(t *testing.T) {
 	})
 	h.waitMore(t, 10)
 	h.finish(t)
+}
+
+// Moves recorded right after a topic is created, before its replicas
+// opened (an operator's script, or auto-rebalancing a new topic): each
+// replica the list names still starts the group, so a leader is elected to
+// carry the move out. Before, every replica of such a partition joined,
+// waiting for a leader none of them could become.
+func TestReassignMoveRecordedBeforeTheReplicasOpen(t *testing.T) {
+	nodes := startCluster(t, 4)
+	const topic, partitions = "moved-at-birth", 6
+	n := nodes[0]
+	spec, err := n.catalog.Create(TopicSpec{Name: topic, Partitions: partitions, ReplicationFactor: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := map[int32][]int32{}
+	for p := range int32(partitions) {
+		cur := spec.Replicas[p]
+		target := []int32{cur[1], cur[2]}
+		for _, m := range nodes {
+			if !containsID(cur, m.NodeID()) {
+				target = append(target, m.NodeID())
+			}
+		}
+		if _, err := n.catalog.alter(topic, n.agent.SetMove(p, target)); err != nil {
+			t.Fatal(err)
+		}
+		targets[p] = target
+	}
+	retry.Run(t, 60*time.Second, func() error {
+		for p, target := range targets {
+			for _, m := range nodes {
+				s, ok := m.catalog.Topic(topic)
+				if !ok {
+					return fmt.Errorf("node %d: no topic", m.NodeID())
+				}
+				if _, moving := s.Moves[p]; moving || !slices.Equal(s.Replicas[p], target) {
+					return fmt.Errorf("node %d: partition %d has replicas %v (moving: %v), want %v", m.NodeID(), p, s.Replicas[p], moving, target)
+				}
+			}
+			if _, err := partitionLeader(nodes, topic, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

@@ -5,6 +5,7 @@ package nodetest
 import (
 	"context"
 	"io"
+	"os"
 	"testing"
 	"time"
 
@@ -29,6 +30,11 @@ func Start(t testing.TB, options ...func(*node.Config)) *node.Node {
 	cfg.Gossip.Timings = "fast"
 	log := logrus.New()
 	log.SetOutput(io.Discard)
+	if os.Getenv("SPOOL_TEST_LOG") != "" {
+		// For a failure to be read: the nodes' logs, tagged by node.
+		log.SetOutput(os.Stderr)
+		log.SetLevel(logrus.DebugLevel)
+	}
 	cfg.Logger = log
 	for _, o := range options {
 		o(&cfg)

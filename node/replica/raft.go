@@ -155,8 +155,12 @@ type raftGroup struct {
 
 func (r *Replica) openRaft(cfg Config) error {
 	pref := *r.pref.Load()
-	voters := make([]uint64, 0, len(pref))
-	for _, id := range pref {
+	start := cfg.Voters
+	if start == nil {
+		start = pref
+	}
+	voters := make([]uint64, 0, len(start))
+	for _, id := range start {
 		voters = append(voters, RaftID(id))
 	}
 	if cfg.Join {
@@ -207,7 +211,7 @@ func (r *Replica) openRaft(cfg Config) error {
 	r.rg = g
 	// A single voter elects itself at once; so does the preferred replica
 	// of a brand-new group, instead of waiting out an election timeout.
-	if !cfg.Join && (len(voters) == 1 || (hs.GetTerm() == 0 && pref[0] == r.self)) {
+	if !cfg.Join && (len(voters) == 1 || (hs.GetTerm() == 0 && pref[0] == r.self && slices.Contains(start, r.self))) {
 		g.campaign = true
 		g.eager = 3 * d.cfg.ElectionTick
 	}

@@ -23,6 +23,11 @@ type Config struct {
 	// Replicas are the partition's replicas in succession order, as the
 	// topic catalog placed them; the first is the preferred leader.
 	Replicas []int32
+	// Voters, for a replica with no Raft state that does not Join, are
+	// the configuration the group began with; nil means Replicas. They
+	// differ while a move is under way: Replicas is then the move's
+	// target (who should lead), which the group does not have yet.
+	Voters []int32
 	// Alive says whether gossip sees broker id alive. Single copy decides
 	// leadership by it; with Raft it is only a hint for campaigning.
 	Alive func(id int32) bool
