@@ -149,7 +149,6 @@ func (p *localPartition) maxTimestamp() (int64, error) {
 	maxTS := int64(-1)
 	end := p.replica.HighWatermark()
 	off := p.replica.LogStartOffset()
-	hdr := make([]byte, partition.BatchHeaderSize)
 	for off < end {
 		s, err := p.replica.Read(off, 4<<20)
 		if errors.Is(err, partition.ErrOffsetOutOfRange) {
@@ -162,30 +161,18 @@ func (p *localPartition) maxTimestamp() (int64, error) {
 		if err != nil {
 			return -1, err
 		}
-		advanced := false
-		for _, r := range s.Regions {
-			for pos, stop := r.Position, r.Position+r.Length; pos+partition.BatchHeaderSize <= stop; {
-				if _, err := r.File.ReadAt(hdr, pos); err != nil {
-					s.Release()
-					return -1, fmt.Errorf("read batch header at %d: %w", pos, err)
-				}
-				h, err := partition.ParseBatchHeader(hdr)
-				if err != nil || h.Size() <= 0 {
-					s.Release()
-					return -1, fmt.Errorf("parse batch header at %d: %v", pos, err)
-				}
-				if h.LastOffset() >= off {
-					maxTS = max(maxTS, h.MaxTimestamp)
-					off = h.LastOffset() + 1
-					advanced = true
-				}
-				pos += h.Size()
-			}
-		}
+		next, err := s.EachBatchHeader(off, func(_ *os.File, _ int64, h partition.BatchHeader) error {
+			maxTS = max(maxTS, h.MaxTimestamp)
+			return nil
+		})
 		s.Release()
-		if !advanced {
+		if err != nil {
+			return -1, err
+		}
+		if next == off {
 			break
 		}
+		off = next
 	}
 	return maxTS, nil
 }

@@ -91,7 +91,6 @@ const producerRebuildOffsets = 100_000
 func (p *localPartition) rebuildProducers(now time.Time) error {
 	end := p.replica.HighWatermark()
 	off := max(p.replica.LogStartOffset(), end-producerRebuildOffsets)
-	hdr := make([]byte, partition.BatchHeaderSize)
 	for off < end {
 		s, err := p.replica.Read(off, 1<<20)
 		if errors.Is(err, partition.ErrOffsetOutOfRange) {
@@ -100,41 +99,28 @@ func (p *localPartition) rebuildProducers(now time.Time) error {
 		if err != nil {
 			return fmt.Errorf("read producer state of %s: %w", p.dir, err)
 		}
-		advanced := false
-		for _, r := range s.Regions {
-			for pos, stop := r.Position, r.Position+r.Length; pos+partition.BatchHeaderSize <= stop; {
-				if _, err := r.File.ReadAt(hdr, pos); err != nil {
-					s.Release()
-					return fmt.Errorf("read batch header at %d in %s: %w", pos, p.dir, err)
-				}
-				h, err := partition.ParseBatchHeader(hdr)
-				if err != nil || h.Size() <= 0 {
-					s.Release()
-					return fmt.Errorf("parse batch header at %d in %s: %v", pos, p.dir, err)
-				}
-				if h.LastOffset() >= off {
-					if h.Control() && h.ProducerID >= 0 {
-						// A marker: its coordinator epoch is in its record.
-						b, err := readControlBatch(r.File, pos, h)
-						if err != nil {
-							s.Release()
-							return err
-						}
-						_, coordEpoch, _ := parseMarker(b)
-						p.producers.recordMarker(h.ProducerID, h.ProducerEpoch, coordEpoch, now)
-					} else {
-						p.producers.record(h, h.BaseOffset, now)
-					}
-					off = h.LastOffset() + 1
-					advanced = true
-				}
-				pos += h.Size()
+		next, err := s.EachBatchHeader(off, func(f *os.File, pos int64, h partition.BatchHeader) error {
+			if !h.Control() || h.ProducerID < 0 {
+				p.producers.record(h, h.BaseOffset, now)
+				return nil
 			}
-		}
+			// A marker: its coordinator epoch is in its record.
+			b, err := readControlBatch(f, pos, h)
+			if err != nil {
+				return err
+			}
+			_, coordEpoch, _ := parseMarker(b)
+			p.producers.recordMarker(h.ProducerID, h.ProducerEpoch, coordEpoch, now)
+			return nil
+		})
 		s.Release()
-		if !advanced {
+		if err != nil {
+			return fmt.Errorf("producer state of %s: %w", p.dir, err)
+		}
+		if next == off {
 			return nil
 		}
+		off = next
 	}
 	return nil
 }

@@ -217,7 +217,6 @@ func (x *txnIndex) update(p *localPartition) error {
 		x.aborted = slices.Delete(x.aborted, 0, i)
 		x.dirty = true
 	}
-	hdr := make([]byte, partition.BatchHeaderSize)
 	restarts := 0
 	for x.scanned < hw {
 		if txnScanHook != nil {
@@ -243,33 +242,21 @@ func (x *txnIndex) update(p *localPartition) error {
 		if err != nil {
 			return fmt.Errorf("scan transactions of %s: %w", p.dir, err)
 		}
-		advanced := false
-		for _, r := range s.Regions {
-			for pos, stop := r.Position, r.Position+r.Length; pos+partition.BatchHeaderSize <= stop; {
-				if _, err := r.File.ReadAt(hdr, pos); err != nil {
-					s.Release()
-					return fmt.Errorf("read batch header at %d in %s: %w", pos, p.dir, err)
+		next, err := s.EachBatchHeader(x.scanned, func(f *os.File, pos int64, h partition.BatchHeader) error {
+			if h.Transactional() && h.ProducerID >= 0 {
+				if err := x.note(f, pos, h); err != nil {
+					return err
 				}
-				h, err := partition.ParseBatchHeader(hdr)
-				if err != nil || h.Size() <= 0 {
-					s.Release()
-					return fmt.Errorf("parse batch header at %d in %s: %v", pos, p.dir, err)
-				}
-				if h.LastOffset() >= x.scanned {
-					if h.Transactional() && h.ProducerID >= 0 {
-						if err := x.note(r.File, pos, h); err != nil {
-							s.Release()
-							return err
-						}
-					}
-					x.scanned = h.LastOffset() + 1
-					x.last = [3]int64{h.BaseOffset, int64(h.PartitionLeaderEpoch), int64(h.CRC)}
-					advanced = true
-				}
-				pos += h.Size()
 			}
-		}
+			x.last = [3]int64{h.BaseOffset, int64(h.PartitionLeaderEpoch), int64(h.CRC)}
+			return nil
+		})
 		s.Release()
+		advanced := next > x.scanned
+		x.scanned = next
+		if err != nil {
+			return fmt.Errorf("scan transactions of %s: %w", p.dir, err)
+		}
 		if !advanced {
 			break
 		}
