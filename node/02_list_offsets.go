@@ -3,7 +3,7 @@ package node
 import (
 	"context"
 	"errors"
-	"fmt"
+	"os"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"

@@ -45,8 +45,7 @@ func TestEachBatchHeader(t *testing.T) {
 	}
 	// A zeroed header: an error naming the file, and the offset reached.
 	r := s.Regions[len(s.Regions)-1]
-	bad := *s
-	bad.Regions = []Region{{File: r.File, Position: r.Position + r.Length, Length: BatchHeaderSize}}
+	bad := NewSlice([]Region{{File: r.File, Position: r.Position + r.Length, Length: BatchHeaderSize}}, nil)
 	f, err := os.OpenFile(r.File.Name(), os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
