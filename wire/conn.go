@@ -181,8 +181,10 @@ func (c *conn) close(err error) {
 		c.closed = true
 		c.cond.Broadcast()
 		c.mu.Unlock()
-		c.cancel()
+		// The socket first: a handler its cancel wakes must find it
+		// closed, not write an answer to a connection being closed.
 		c.nc.Close()
+		c.cancel()
 		if err != nil {
 			c.log.WithError(err).Debug("connection closed")
 		}
