@@ -274,3 +274,40 @@ func (a *Agent) DrainProgress(id int32) DrainStatus {
 	}
 	return st
 }
+
+// DrainMove is the AlterTopic change a drain makes: partition p moves to
+// target, the replica list with the drained brokers replaced, whether the
+// partition is pinned or not (an operator asked for the broker to go; the
+// pin stays as it was). A move under way is retargeted only while its
+// target is still from, the one the drain saw (a move that does not name
+// the drained broker is left to finish); with from nil there must be no
+// move. ErrTopicChanged otherwise.
+func (a *Agent) DrainMove(p int32, from, target []int32) func(*TopicEntry) error {
+	return func(e *TopicEntry) error {
+		if p < 0 || p >= e.Partitions || int(p) >= len(e.Replicas) {
+			return fmt.Errorf("%w: partition %d of %d", ErrMove, p, e.Partitions)
+		}
+		if err := validReplicaList(target); err != nil {
+			return err
+		}
+		if len(target) != len(e.Replicas[p]) {
+			return fmt.Errorf("%w: %d replicas for a partition of %d", ErrMove, len(target), len(e.Replicas[p]))
+		}
+		roster := a.roster.IDs()
+		for _, b := range target {
+			if !slices.Contains(roster, b) && !slices.Contains(e.Replicas[p], b) {
+				return fmt.Errorf("%w: broker %d is not in the roster", ErrMove, b)
+			}
+		}
+		i, moving := slices.BinarySearchFunc(e.Moves, p, func(m PartitionMove, p int32) int { return int(m.Partition - p) })
+		switch {
+		case moving && !slices.Equal(e.Moves[i].Target, from), !moving && from != nil:
+			return fmt.Errorf("drain partition %d: %w", p, ErrTopicChanged)
+		case moving:
+			e.Moves[i].Target = slices.Clone(target)
+		default:
+			e.Moves = slices.Insert(e.Moves, i, PartitionMove{Partition: p, Target: slices.Clone(target)})
+		}
+		return nil
+	}
+}
