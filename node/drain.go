@@ -37,8 +37,9 @@ import (
 // time down is this node's own observation: a starter that restarts, or
 // a new one, starts counting afresh (later, never sooner).
 
-// drainEvery is how often the starting node looks at drains.
-const drainEvery = rebalanceEvery
+// drainEvery is how often the starting node looks at drains: often, so
+// that a move that ended frees its slot for the next soon.
+const drainEvery = 500 * time.Millisecond
 
 func (n *Node) drainLoop(ctx context.Context) {
 	t := time.NewTicker(drainEvery)
