@@ -216,6 +216,7 @@ type DrainPartition struct {
 const (
 	BlockedSingleReplica = "replication factor 1: no other replica to copy from; delete the topic, or decommission with --force to leave it behind"
 	BlockedNoBroker      = "no broker outside the replica list to take its place; add a broker"
+	BlockedNoMajority    = "most of its replicas are down: no leader to carry a move out; start them again"
 )
 
 func (s DrainStatus) singles() []string {
@@ -262,6 +263,8 @@ func (a *Agent) DrainProgress(id int32) DrainStatus {
 				dp.Blocked = BlockedSingleReplica
 			case !slices.ContainsFunc(roster, func(b int32) bool { return b != id && !slices.Contains(cur, b) }):
 				dp.Blocked = BlockedNoBroker
+			case len(slices.DeleteFunc(slices.Clone(cur), func(b int32) bool { return !a.IsAlive(b) })) <= len(cur)/2:
+				dp.Blocked = BlockedNoMajority
 			}
 			if dp.Blocked != "" {
 				st.Blocked++
