@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -152,25 +151,6 @@ func (g Config) Scrub(ctx context.Context, start bool) (scrub.Status, error) {
 	}
 	var st scrub.Status
 	return st, g.adminJSON(ctx, method, "/v1/scrub", &st)
-}
-
-// Decommission removes broker id from the roster for good and returns the
-// brokers left in it.
-func (g Config) Decommission(ctx context.Context, id int32) (roster []int32, err error) {
-	var entries []struct {
-		ID             int32 `json:"id"`
-		Decommissioned bool  `json:"decommissioned"`
-	}
-	if err := g.adminJSON(ctx, "POST", "/v1/roster/decommission?id="+strconv.Itoa(int(id)), &entries); err != nil {
-		return nil, err
-	}
-	roster = []int32{}
-	for _, e := range entries {
-		if !e.Decommissioned {
-			roster = append(roster, e.ID)
-		}
-	}
-	return roster, nil
 }
 
 // httpClient is the admin API's client: with Config.AdminTLS (its CA, its

@@ -16,6 +16,7 @@ import (
 
 func FuzzDecodeRoster(f *testing.F) {
 	f.Add(encodeRoster([]RosterEntry{{ID: 1, Gen: 3}, {ID: 2, Gen: 1, Decommissioned: true}, {ID: -1, Gen: 0}}))
+	f.Add(encodeRoster([]RosterEntry{{ID: 1, Gen: 3, Drain: 6}, {ID: 2, Gen: 1, Decommissioned: true, Drain: 4}}))
 	f.Add(encodeRoster(nil))
 	f.Add([]byte{})
 	f.Add([]byte{1, 0x80})

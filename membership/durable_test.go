@@ -125,7 +125,7 @@ func TestRosterChangeAppliedOnlyOnceSaved(t *testing.T) {
 	retry.Run(t, slow(20*time.Second), wantStatus(n.Agent, "node-7", StatusFailed))
 
 	disk := fulldisk.Fill(t, dir)
-	if err := n.Decommission(7); err == nil {
+	if err := n.Decommission(7, false); err == nil {
 		t.Fatal("decommission on a full disk succeeded")
 	}
 	if got := n.Roster(); len(got) != 2 || got[1] != 7 {
@@ -145,7 +145,7 @@ func TestRosterChangeAppliedOnlyOnceSaved(t *testing.T) {
 		}
 		return nil
 	})
-	if err := n.Decommission(7); err != nil {
+	if err := n.Decommission(7, false); err != nil {
 		t.Fatal(err)
 	}
 	if got := n.Roster(); len(got) != 2 || got[0] != 1 || got[1] != 8 {

@@ -32,18 +32,35 @@ import (
 //
 // Merge is commutative, associative and idempotent, so rosters converge
 // whatever order they are exchanged in.
+//
+// Drain (roster_drain.go) is a second, independent register of the entry:
+// a counter merged by max, so a drain outlives the broker's reboots (a new
+// generation) and a cancel (the next value) outranks the drain it ends.
 type RosterEntry struct {
 	ID             int32  `json:"id"`
 	Gen            uint64 `json:"gen"`
 	Decommissioned bool   `json:"decommissioned,omitempty"`
+	Drain          uint64 `json:"drain,omitempty"`
 }
 
-// dominates reports whether e sorts strictly above o in the roster order.
+// dominates reports whether e's (Gen, Decommissioned) sorts strictly above
+// o's in the roster order.
 func (e RosterEntry) dominates(o RosterEntry) bool {
 	if e.Gen != o.Gen {
 		return e.Gen > o.Gen
 	}
 	return e.Decommissioned && !o.Decommissioned
+}
+
+// join is the least entry above both e and o: the higher of their
+// (Gen, Decommissioned) and the higher Drain.
+func (e RosterEntry) join(o RosterEntry) RosterEntry {
+	out := e
+	if o.dominates(e) {
+		out = o
+	}
+	out.Drain = max(e.Drain, o.Drain)
+	return out
 }
 
 // maxRosterEntries bounds a roster decoded from a peer.
@@ -95,8 +112,11 @@ func (r *Roster) Merge(entries []RosterEntry) bool {
 	changed := false
 	for _, in := range entries {
 		cur, ok := r.entries[in.ID]
-		if !ok || in.dominates(cur) {
+		if !ok {
 			r.entries[in.ID] = in
+			changed = true
+		} else if next := cur.join(in); next != cur {
+			r.entries[in.ID] = next
 			changed = true
 		}
 	}
@@ -129,7 +149,7 @@ func (r *Roster) wouldChange(e RosterEntry) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	cur, ok := r.entries[e.ID]
-	return !ok || e.dominates(cur)
+	return !ok || cur.join(e) != cur
 }
 
 // entry returns id's entry.
@@ -140,14 +160,15 @@ func (r *Roster) entry(id int32) (RosterEntry, bool) {
 	return e, ok
 }
 
-// IDs returns the broker ids in the roster (decommissioned ones excluded),
+// IDs returns the broker ids in the roster (decommissioned and draining
+// ones excluded: nothing new is placed on a broker being drained),
 // ascending. This is the list placement hashes over.
 func (r *Roster) IDs() []int32 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	ids := make([]int32, 0, len(r.entries))
 	for id, e := range r.entries {
-		if !e.Decommissioned {
+		if !e.Decommissioned && !e.Draining() {
 			ids = append(ids, id)
 		}
 	}
@@ -177,10 +198,18 @@ func (r *Roster) Digest() string {
 
 // encodeRoster is the compact form sent in Serf queries: a version byte, then
 // per entry zigzag-varint id, uvarint gen and a flags byte (bit 0:
-// decommissioned). About 4 bytes per broker in practice.
+// decommissioned), and in version 2 a uvarint Drain. About 4 bytes per
+// broker in practice. Version 1 while no entry has a Drain, so a roster
+// without drains reads (and digests) as before drains existed.
 func encodeRoster(entries []RosterEntry) []byte {
-	out := make([]byte, 0, 1+len(entries)*6)
-	out = append(out, 1)
+	version := byte(1)
+	for _, e := range entries {
+		if e.Drain != 0 {
+			version = 2
+		}
+	}
+	out := make([]byte, 0, 1+len(entries)*7)
+	out = append(out, version)
 	for _, e := range entries {
 		out = binary.AppendVarint(out, int64(e.ID))
 		out = binary.AppendUvarint(out, e.Gen)
@@ -189,14 +218,18 @@ func encodeRoster(entries []RosterEntry) []byte {
 			flags |= 1
 		}
 		out = append(out, flags)
+		if version == 2 {
+			out = binary.AppendUvarint(out, e.Drain)
+		}
 	}
 	return out
 }
 
 func decodeRoster(raw []byte) ([]RosterEntry, error) {
-	if len(raw) == 0 || raw[0] != 1 {
+	if len(raw) == 0 || (raw[0] != 1 && raw[0] != 2) {
 		return nil, errors.New("decode roster: unknown encoding version")
 	}
+	version := raw[0]
 	raw = raw[1:]
 	var out []RosterEntry
 	for len(raw) > 0 {
@@ -216,8 +249,15 @@ func decodeRoster(raw []byte) ([]RosterEntry, error) {
 		if len(raw) == 0 || raw[0]&^1 != 0 {
 			return nil, errors.New("decode roster: bad flags")
 		}
-		out = append(out, RosterEntry{ID: int32(id), Gen: gen, Decommissioned: raw[0]&1 != 0})
+		e := RosterEntry{ID: int32(id), Gen: gen, Decommissioned: raw[0]&1 != 0}
 		raw = raw[1:]
+		if version == 2 {
+			if e.Drain, n = binary.Uvarint(raw); n <= 0 {
+				return nil, errors.New("decode roster: bad drain")
+			}
+			raw = raw[n:]
+		}
+		out = append(out, e)
 	}
 	return out, nil
 }

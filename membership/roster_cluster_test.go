@@ -45,11 +45,26 @@ func TestRosterMergeAndDecommission(t *testing.T) {
 		t.Fatalf("leaving changed the roster: %s", got)
 	}
 
-	if err := a.Decommission(2); !errors.Is(err, ErrBrokerAlive) {
+	// A live broker is drained (out of placement) until cancelled.
+	if err := a.Decommission(2, false); err != nil {
 		t.Fatalf("decommission of a live broker: %v", err)
 	}
-	if err := a.Decommission(3); err != nil {
+	retry.Run(t, 10*time.Second, wantRoster("[1 3]", a, b))
+	if err := b.CancelDecommission(2); err != nil {
 		t.Fatal(err)
+	}
+	retry.Run(t, 10*time.Second, wantRoster("[1 2 3]", a, b))
+
+	// Broker 3 holds nothing: its drain is over at once, and the node
+	// that starts moves (node/drain.go) removes it.
+	if err := a.Decommission(3, false); err != nil {
+		t.Fatal(err)
+	}
+	if done, err := a.FinishDrain(3); !done || err != nil {
+		t.Fatalf("finish the drain of an empty broker: %v %v", done, err)
+	}
+	if err := a.CancelDecommission(3); !errors.Is(err, ErrDecommissioned) {
+		t.Fatalf("cancel after the removal: %v", err)
 	}
 	// b still holds 3 alive at the same generation; merging must not bring
 	// it back anywhere.

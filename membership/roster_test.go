@@ -73,7 +73,7 @@ func TestRosterEncodingAndPersistence(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(r.Entries()) {
 		t.Fatalf("round trip: %v vs %v", got, r.Entries())
 	}
-	for _, bad := range [][]byte{nil, {2}, {1, 0x80}, {1, 2, 1, 7}} {
+	for _, bad := range [][]byte{nil, {3}, {1, 0x80}, {2, 2, 1, 0}, {1, 2, 1, 7}} {
 		if _, err := decodeRoster(bad); err == nil {
 			t.Errorf("decodeRoster(%v) accepted garbage", bad)
 		}

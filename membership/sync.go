@@ -158,9 +158,10 @@ func (a *Agent) stageRoster(entries []RosterEntry) bool {
 		if a.rosterPending == nil {
 			a.rosterPending = make(map[int32]RosterEntry)
 		}
-		if cur, ok := a.rosterPending[e.ID]; !ok || e.dominates(cur) {
-			a.rosterPending[e.ID] = e
+		if cur, ok := a.rosterPending[e.ID]; ok {
+			e = cur.join(e)
 		}
+		a.rosterPending[e.ID] = e
 		staged = true
 	}
 	return staged

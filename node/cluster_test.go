@@ -231,11 +231,13 @@ func TestClusterStoppedLeaderIsUnavailableNotMoved(t *testing.T) {
 		}
 	}
 
-	// Decommission: refused for a live broker, done for the stopped one,
-	// after which placement differs where the stopped broker held replicas.
+	// Decommission: refused while the broker holds single-copy partitions
+	// (they cannot move off it), live or stopped; with force, done for the
+	// stopped one (the partitions stay on it), after which placement
+	// differs where the stopped broker held replicas.
 	adm := "http://" + rest[0].AdminAddr()
-	post := func(id int32) int {
-		resp, err := http.Post(fmt.Sprintf("%s/v1/roster/decommission?id=%d", adm, id), "", nil)
+	post := func(id int32, force ...string) int {
+		resp, err := http.Post(fmt.Sprintf("%s/v1/roster/decommission?id=%d%s", adm, id, strings.Join(force, "")), "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -245,13 +247,19 @@ func TestClusterStoppedLeaderIsUnavailableNotMoved(t *testing.T) {
 	if code := post(1); code != http.StatusConflict {
 		t.Errorf("decommission of a live broker: HTTP %d, want 409", code)
 	}
-	if code := post(gone.NodeID()); code != http.StatusOK {
+	if code := post(gone.NodeID()); code != http.StatusConflict {
+		t.Errorf("decommission of the stopped broker without force: HTTP %d, want 409", code)
+	}
+	if code := post(gone.NodeID(), "&force=1"); code != http.StatusOK {
 		t.Fatalf("decommission of the stopped broker: HTTP %d", code)
 	}
 	retry.Run(t, 20*time.Second, func() error {
 		for _, n := range rest {
 			if roster := n.Membership().Roster(); !slices.Equal(roster, []int32{1, 2}) {
 				return fmt.Errorf("node %d roster %v, want [1 2]", n.NodeID(), roster)
+			}
+			if st := n.Membership().DrainProgress(gone.NodeID()); st.State != "decommissioned" {
+				return fmt.Errorf("node %d: broker %d %s, want decommissioned", n.NodeID(), gone.NodeID(), st.State)
 			}
 		}
 		return nil

@@ -178,6 +178,10 @@ type Config struct {
 	// way in the cluster; pinned (manual) assignments stay.
 	AutoRebalance     bool
 	RebalanceMaxMoves int
+	// FailedBrokerGrace is how long a broker of the roster may be down
+	// before automatic rebalancing drains it, its replicas replaced on live
+	// brokers (drain.go): long enough that a reboot moves nothing.
+	FailedBrokerGrace time.Duration
 	// ReplicaCopyBytesPerSecond bounds the bytes per second this node
 	// serves to replicas copying a snapshot's records (a reassignment's
 	// new replica, a follower far behind), all together; 0 is no bound.
@@ -224,6 +228,7 @@ func DefaultConfig() Config {
 		Raft:                     replica.DefaultDriverConfig(),
 		DefaultReplicationFactor: 1,
 		RebalanceMaxMoves:        2,
+		FailedBrokerGrace:        30 * time.Minute,
 		NodeID:                   1,
 		AutoCreateTopics:         true,
 		DefaultPartitions:        1,
@@ -277,6 +282,9 @@ func (c *Config) validate() error {
 	}
 	if c.AutoRebalance && (c.RebalanceMaxMoves < 1 || c.RebalanceMaxMoves > 10_000) {
 		return fmt.Errorf("rebalance max moves %d: want 1..10000", c.RebalanceMaxMoves)
+	}
+	if c.AutoRebalance && c.FailedBrokerGrace <= 0 {
+		return fmt.Errorf("failed broker grace %v: want more than 0", c.FailedBrokerGrace)
 	}
 	if err := c.validateListeners(); err != nil {
 		return err

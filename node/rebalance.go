@@ -50,12 +50,10 @@ func (n *Node) rebalanceLoop(ctx context.Context) {
 // rebalance starts moves while fewer than the bound are under way, if
 // this node is the one to.
 func (n *Node) rebalance() {
-	roster := n.agent.Roster()
-	for _, id := range roster {
-		if id < n.cfg.NodeID && n.agent.IsAlive(id) {
-			return // a lower live broker starts them
-		}
+	if !n.startsMoves() {
+		return // a lower live broker starts them (drain.go)
 	}
+	roster := n.agent.Roster()
 	moving := 0
 	for _, e := range n.agent.MovingTopics() {
 		moving += len(e.Moves)

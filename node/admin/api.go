@@ -92,7 +92,9 @@ func New(cfg Config) *API { return &API{cfg: cfg} }
 //	                topic) beside where rendezvous over today's roster would
 //	                put them
 //	/v1/roster      JSON roster (decommissioned ids included)
-//	POST /v1/roster/decommission?id=N  removes a stopped broker from the roster
+//	POST /v1/roster/decommission?id=N[&force=1|&cancel=1]  drains broker N,
+//	                then removes it from the roster (or stops the drain)
+//	/v1/roster/drain?id=N  JSON progress of broker N's drain
 //	/v1/quarantine  JSON what the node set aside in DATA/quarantine (node/datadir);
 //	                POST /v1/quarantine/purge[?older_than=D] deletes it for good
 //	/v1/scrub       the background scrubber's progress and findings (node/scrub)

@@ -151,14 +151,25 @@ func (a *API) clusterRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/roster", func(w http.ResponseWriter, r *http.Request) {
 		httpjson.Write(w, a.cfg.Agent.RosterEntries())
 	})
+	// Decommission drains the broker (membership/roster_drain.go); force
+	// leaves its replication-factor-1 partitions behind, cancel stops a
+	// drain. The reply is the roster, as before drains existed; progress
+	// is GET /v1/roster/drain.
 	mux.HandleFunc("POST /v1/roster/decommission", func(w http.ResponseWriter, r *http.Request) {
-		id, err := strconv.ParseInt(r.URL.Query().Get("id"), 10, 32)
+		q := r.URL.Query()
+		id, err := strconv.ParseInt(q.Get("id"), 10, 32)
 		if err != nil || id < 0 {
 			http.Error(w, "want ?id=<broker id>", http.StatusBadRequest)
 			return
 		}
-		switch err := a.cfg.Agent.Decommission(int32(id)); {
-		case errors.Is(err, membership.ErrBrokerAlive):
+		cancel, force := q.Get("cancel") == "1", q.Get("force") == "1"
+		if cancel {
+			err = a.cfg.Agent.CancelDecommission(int32(id))
+		} else {
+			err = a.cfg.Agent.Decommission(int32(id), force)
+		}
+		switch {
+		case errors.Is(err, membership.ErrDrainBlocked), errors.Is(err, membership.ErrDecommissioned):
 			http.Error(w, err.Error(), http.StatusConflict)
 		case errors.Is(err, membership.ErrUnknownBroker):
 			http.Error(w, err.Error(), http.StatusNotFound)
@@ -167,9 +178,17 @@ func (a *API) clusterRoutes(mux *http.ServeMux) {
 		case err != nil:
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 		default:
-			a.cfg.Log.WithField("decommissioned", id).Warn("broker decommissioned through the admin API")
+			a.cfg.Log.WithField("broker", id).WithField("cancel", cancel).WithField("force", force).Warn("decommission through the admin API")
 			httpjson.Write(w, a.cfg.Agent.RosterEntries())
 		}
+	})
+	mux.HandleFunc("GET /v1/roster/drain", func(w http.ResponseWriter, r *http.Request) {
+		id, err := strconv.ParseInt(r.URL.Query().Get("id"), 10, 32)
+		if err != nil || id < 0 {
+			http.Error(w, "want ?id=<broker id>", http.StatusBadRequest)
+			return
+		}
+		httpjson.Write(w, a.cfg.Agent.DrainProgress(int32(id)))
 	})
 }
 

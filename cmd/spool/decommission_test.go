@@ -1,0 +1,79 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spool-log/spool/client"
+	"github.com/spool-log/spool/internal/nodetest"
+	"github.com/spool-log/spool/internal/retry"
+	"github.com/spool-log/spool/node"
+)
+
+// spool decommission on four nodes holding a replication-factor-3 topic:
+// without --wait it returns once the drain is recorded (-o json: the
+// progress); --cancel puts the broker back; with --wait it prints the
+// progress (partitions left, moving) until the broker is drained and out
+// of the roster, and every partition is off it.
+func TestDecommissionWaitShowsProgress(t *testing.T) {
+	var nodes []*node.Node
+	for id := int32(1); id <= 4; id++ {
+		nodes = append(nodes, nodetest.Start(t, func(c *node.Config) {
+			c.NodeID = id
+			if id > 1 {
+				c.Gossip.Join = []string{nodes[0].Membership().Local().GossipAddr}
+			}
+		}))
+	}
+	retry.Run(t, 20*time.Second, func() error {
+		for _, x := range nodes {
+			if len(x.Membership().Roster()) < 4 || len(x.Membership().LiveBrokers()) < 4 {
+				return fmt.Errorf("node %d sees %d brokers", x.NodeID(), len(x.Membership().LiveBrokers()))
+			}
+		}
+		return nil
+	})
+	b := []string{"--brokers", nodes[0].KafkaAddr(), "--admin", nodes[0].AdminAddr()}
+	if _, _, err := runCLI(t, "", append([]string{"topic", "create", "dc", "--partitions", "6", "--replication-factor", "3"}, b...)...); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runCLI(t, "", append([]string{"produce", "dc"}, b...)...); err != nil {
+		t.Logf("produce: %v", err) // records are a bonus; the moves are the test
+	}
+
+	out, _, err := runCLI(t, "", append([]string{"decommission", "3", "-o", "json"}, b...)...)
+	var st client.DrainStatus
+	if err != nil || json.Unmarshal([]byte(out), &st) != nil || st.State != "draining" || st.Broker != 3 {
+		t.Fatalf("decommission -o json: %v\n%s", err, out)
+	}
+	out, _, err = runCLI(t, "", append([]string{"decommission", "3", "--cancel"}, b...)...)
+	if err != nil || !strings.Contains(out, "broker 3: drain cancelled; roster now [1 2 3 4]") {
+		t.Fatalf("decommission --cancel: %v\n%s", err, out)
+	}
+
+	out, _, err = runCLI(t, "", append([]string{"decommission", "4", "--wait", "50s"}, b...)...)
+	if err != nil {
+		t.Fatalf("decommission --wait: %v\n%s", err, out)
+	}
+	for _, want := range []string{"broker 4 draining; placement now uses [1 2 3]", "partitions left", "moving", "broker 4 drained and removed from the roster in"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("decommission --wait printed no %q:\n%s", want, out)
+		}
+	}
+	for _, n := range nodes[:3] {
+		e, ok := n.Membership().Topic("dc")
+		if !ok {
+			t.Fatalf("node %d lost the topic", n.NodeID())
+		}
+		for p, rs := range e.Replicas {
+			if slices.Contains(rs, 4) {
+				t.Errorf("node %d: dc/%d still on 4: %v", n.NodeID(), p, rs)
+			}
+		}
+	}
+	t.Logf("spool decommission 4 --wait:\n%s", out)
+}

@@ -1,0 +1,254 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/spool-log/spool/membership"
+)
+
+// Draining a broker (membership/roster_drain.go records it in the roster):
+// every partition with a replica on it moves to a target that replaces
+// it with the next broker placement prefers over the roster without it,
+// the other replicas kept in their order (the newcomer takes the drained
+// broker's place, so the preferred leader changes only if it was the
+// drained one). These are the ordinary moves of reassign.go, carried out
+// by each partition's leader; pinned partitions are drained too (an
+// operator asked for the broker to go) and stay pinned.
+//
+// Like automatic rebalancing, one node starts them, the live broker of
+// the lowest id in the roster, at most RebalanceMaxMoves under way in the
+// catalog, the biggest first as far as it knows sizes. A move starts only
+// where it leaves the partition a majority of live voters before and
+// after: the partition's leader must be able to commit each step, and a
+// drained broker that is down is a voter that never votes. Once nothing
+// names an operator's drained broker, the same node removes it from the
+// roster (membership.Agent.FinishDrain); its replicas, if it is alive,
+// are closed and quarantined by reconcile as for any move.
+//
+// With automatic rebalancing, a broker down longer than FailedBrokerGrace
+// is drained the same way (an automatic drain), so its partitions return
+// to full replication on the live brokers; the drain ends when it is
+// back, an empty broker in the roster that rebalancing fills again. The
+// time down is this node's own observation: a starter that restarts, or
+// a new one, starts counting afresh (later, never sooner).
+
+// drainEvery is how often the starting node looks at drains: often, so
+// that a move that ended frees its slot for the next soon.
+const drainEvery = 500 * time.Millisecond
+
+func (n *Node) drainLoop(ctx context.Context) {
+	t := time.NewTicker(drainEvery)
+	defer t.Stop()
+	down := map[int32]time.Time{}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if !n.startsMoves() {
+			clear(down) // another node counts, and will drain
+			continue
+		}
+		if n.cfg.AutoRebalance {
+			n.watchFailed(down)
+		}
+		n.drain()
+	}
+}
+
+// startsMoves tells whether this node is the one to start moves: the
+// live broker of the lowest id in the roster (a broker drained or
+// removed is not).
+func (n *Node) startsMoves() bool {
+	roster := n.agent.Roster()
+	if !slices.Contains(roster, n.cfg.NodeID) {
+		return false
+	}
+	for _, id := range roster {
+		if id < n.cfg.NodeID && n.agent.IsAlive(id) {
+			return false
+		}
+	}
+	return true
+}
+
+// watchFailed drains the brokers down past the grace and ends the
+// automatic drain of those back. down is when each was first seen down.
+func (n *Node) watchFailed(down map[int32]time.Time) {
+	for _, e := range n.agent.DrainingBrokers() {
+		if e.DrainAuto() && n.agent.IsAlive(e.ID) {
+			if err := n.agent.EndAutoDrain(e.ID); err != nil {
+				n.log.WithError(err).WithField("broker", e.ID).Warn("drain: could not end an automatic drain")
+			}
+		}
+	}
+	roster := n.agent.Roster()
+	live := 0
+	for _, id := range roster {
+		if n.agent.IsAlive(id) {
+			live++
+			delete(down, id)
+		} else if _, ok := down[id]; !ok {
+			down[id] = time.Now()
+		}
+	}
+	for id := range down {
+		if !slices.Contains(roster, id) {
+			delete(down, id)
+		}
+	}
+	if live <= len(roster)/2 {
+		// This node may be the one cut off: the others look down from here.
+		return
+	}
+	for id, since := range down {
+		if time.Since(since) < n.cfg.FailedBrokerGrace {
+			continue
+		}
+		if err := n.agent.AutoDrain(id); err != nil {
+			n.log.WithError(err).WithField("broker", id).Warn("drain: could not record the drain of a failed broker")
+			continue
+		}
+		n.log.WithFields(logrus.Fields{"broker": id, "down": time.Since(since).Round(time.Second)}).Warn("drain: broker down past the failed-broker grace; moving its replicas to live brokers")
+		delete(down, id)
+	}
+}
+
+// drain starts the moves of the drained brokers' partitions while fewer
+// than the bound are under way, retargets moves onto a drained broker,
+// and removes from the roster an operator's drained broker left empty.
+func (n *Node) drain() {
+	draining := map[int32]bool{}
+	for _, e := range n.agent.DrainingBrokers() {
+		draining[e.ID] = true
+	}
+	if len(draining) == 0 {
+		return
+	}
+	roster := n.agent.Roster()
+	limit := max(n.cfg.RebalanceMaxMoves, 1)
+	moving := 0
+	for _, e := range n.agent.MovingTopics() {
+		moving += len(e.Moves)
+	}
+	type candidate struct {
+		topic  string
+		index  int32
+		from   []int32 // the move's target being retargeted, or nil
+		target []int32
+		size   int64
+	}
+	var starts, retargets []candidate
+	for _, e := range n.agent.Topics() {
+		var placed [][]int32
+		for p := range e.Partitions {
+			if int(p) >= len(e.Replicas) || len(e.Replicas[p]) < 2 {
+				continue // replication factor 1 cannot move: DrainProgress reports it
+			}
+			cur := e.Replicas[p]
+			m, isMoving := e.Move(p)
+			base := cur
+			if isMoving {
+				base = m.Target
+			}
+			if !slices.ContainsFunc(base, func(b int32) bool { return draining[b] }) {
+				continue
+			}
+			if placed == nil {
+				placed = membership.PlaceTopic(e.Name, e.Partitions, roster, min(int(e.ReplicationFactor), len(roster)))
+			}
+			target := n.drainTarget(e.Name, p, base, placed[p], roster, draining)
+			if target == nil {
+				continue
+			}
+			c := candidate{topic: e.Name, index: p, target: target}
+			if isMoving {
+				c.from = m.Target
+				retargets = append(retargets, c)
+				continue
+			}
+			if !n.liveMajority(cur) || !n.liveMajority(target) {
+				continue
+			}
+			if lp := n.hostedPartition(e.Name, p, TopicID(e.ID)); lp != nil {
+				c.size = lp.replica.Size()
+			}
+			starts = append(starts, c)
+		}
+	}
+	slices.SortStableFunc(starts, func(a, b candidate) int {
+		switch {
+		case a.size > b.size:
+			return -1
+		case a.size < b.size:
+			return 1
+		}
+		return 0
+	})
+	for _, c := range slices.Concat(retargets, starts) {
+		if c.from == nil && moving >= limit {
+			break
+		}
+		_, err := n.catalog.alter(c.topic, n.agent.DrainMove(c.index, c.from, c.target))
+		fields := logrus.Fields{"topic": c.topic, "partition": c.index, "target": c.target, "bytes": c.size}
+		switch {
+		case err == nil && c.from != nil:
+			n.log.WithFields(fields).WithField("was", c.from).Info("drain: retargeting a move onto a drained broker")
+		case err == nil:
+			moving++
+			n.log.WithFields(fields).Info("drain: moving a partition off a drained broker")
+		case errors.Is(err, membership.ErrTopicChanged):
+		default:
+			n.log.WithError(err).WithFields(fields).Warn("drain: could not start a move")
+		}
+	}
+	for id := range draining {
+		done, err := n.agent.FinishDrain(id)
+		switch {
+		case err != nil:
+			n.log.WithError(err).WithField("broker", id).Warn("drain: could not remove the drained broker from the roster")
+		case done:
+			n.log.WithField("broker", id).Warn("drain: broker drained; removed from the roster")
+		}
+	}
+}
+
+// drainTarget is base with each drained broker replaced by the next live
+// broker of the roster placement prefers for the partition (the topic's
+// placement, then plain rendezvous order) that base does not hold; nil
+// when there is none.
+func (n *Node) drainTarget(topic string, p int32, base, placed, roster []int32, draining map[int32]bool) []int32 {
+	prefs := slices.Concat(placed, membership.Place(topic, p, roster, len(roster)))
+	target := slices.Clone(base)
+	for i, b := range target {
+		if !draining[b] {
+			continue
+		}
+		j := slices.IndexFunc(prefs, func(c int32) bool {
+			return !draining[c] && !slices.Contains(target, c) && n.agent.IsAlive(c)
+		})
+		if j < 0 {
+			return nil
+		}
+		target[i] = prefs[j]
+	}
+	return target
+}
+
+// liveMajority tells whether a majority of replicas are brokers gossip
+// sees alive: a group whose leader can commit a configuration change.
+func (n *Node) liveMajority(replicas []int32) bool {
+	live := 0
+	for _, b := range replicas {
+		if n.agent.IsAlive(b) {
+			live++
+		}
+	}
+	return live > len(replicas)/2
+}
