@@ -50,6 +50,9 @@ func (n *Node) rebalanceLoop(ctx context.Context) {
 // rebalance starts moves while fewer than the bound are under way, if
 // this node is the one to.
 func (n *Node) rebalance() {
+	if n.agent.RebalancePaused() { // rebalance_pause.go
+		return
+	}
 	roster := n.agent.Roster()
 	for _, id := range roster {
 		if id < n.cfg.NodeID && n.agent.IsAlive(id) {
