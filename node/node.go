@@ -109,9 +109,8 @@ type Node struct {
 	flushedBytesOut int64
 	// flushedSecurity are the security counters as of the last flushMetrics.
 	flushedSecurity securityCounts
-	// movedBytes is, per new replica of a move led here, the bytes it held
-	// at the last flushMetrics (rebalance_metrics.go).
-	movedBytes map[movedKey]int64
+	// moved feeds spool_rebalance_bytes_moved (rebalance_metrics.go).
+	moved movedBytes
 	// repl feeds the replication metrics and /readyz (replication_metrics.go).
 	repl *replicationTracker
 

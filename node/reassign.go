@@ -145,7 +145,7 @@ func (n *Node) moveStep(ctx context.Context, p *localPartition, target []int32) 
 	if _, err := n.catalog.alter(p.topic, membership.EndMove(p.index, target)); err != nil {
 		return err
 	}
-	n.countMoveEnded(slices.Equal(from, target)) // rebalance_metrics.go: a cancel ends on the list it started from
+	n.countMoveEnded(p, from, target) // rebalance_metrics.go
 	n.log.WithFields(fields).Info("reassignment done: the target is the partition's replica list")
 	return nil
 }
