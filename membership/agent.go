@@ -59,7 +59,9 @@ type Agent struct {
 	// persistMu.
 	users *entryKind[userKey, UserEntry]
 	acls  *entryKind[ACLBinding, ACLEntry]
-	tagMu sync.Mutex // orders republishing this node's tags (publishTags)
+	// settings are the cluster settings (settings.go).
+	settings *entryKind[string, SettingEntry]
+	tagMu    sync.Mutex // orders republishing this node's tags (publishTags)
 
 	// mu guards the small state below; it is held over memory only.
 	mu      sync.Mutex
@@ -107,6 +109,7 @@ func Create(cfg *Config) (*Agent, error) {
 		shutdownCh:    make(chan struct{}),
 		users:         newUsersKind(),
 		acls:          newACLsKind(),
+		settings:      newSettingsKind(),
 	}
 	a.guard = newConflictGuard(a)
 	a.rejoin = newRejoin()

@@ -36,12 +36,14 @@ type Catalog struct {
 	topics map[string]TopicEntry
 	users  entrySet[userKey, UserEntry]   // SCRAM users (user.go, catalog_users.go)
 	acls   entrySet[ACLBinding, ACLEntry] // ACLs (acl.go, catalog_acls.go)
+	// settings are the cluster settings (setting.go, catalog_settings.go).
+	settings entrySet[string, SettingEntry]
 }
 
 // NewCatalog returns an empty catalog.
 func NewCatalog() *Catalog {
 	return &Catalog{topics: map[string]TopicEntry{}, users: newEntrySet[userKey, UserEntry](),
-		acls: newEntrySet[ACLBinding, ACLEntry]()}
+		acls: newEntrySet[ACLBinding, ACLEntry](), settings: newEntrySet[string, SettingEntry]()}
 }
 
 // tick advances the Lamport clock for a local operation and returns the time
@@ -99,7 +101,7 @@ func (c *Catalog) clone() *Catalog {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := &Catalog{clock: c.clock, topics: make(map[string]TopicEntry, len(c.topics)),
-		users: c.users.copy(), acls: c.acls.copy()}
+		users: c.users.copy(), acls: c.acls.copy(), settings: c.settings.copy()}
 	for k, v := range c.topics {
 		out.topics[k] = v // entries are replaced whole, never changed in place
 	}
@@ -110,14 +112,15 @@ func (c *Catalog) clone() *Catalog {
 // the two, as a local tick may have advanced it meanwhile.
 func (c *Catalog) adopt(next *Catalog) {
 	next.mu.Lock()
-	topics, users, acls, clock := next.topics, next.users, next.acls, next.clock
+	topics, users, acls, settings, clock := next.topics, next.users, next.acls, next.settings, next.clock
 	next.mu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.topics = topics
 	users.gen = max(users.gen, c.users.gen)
 	acls.gen = max(acls.gen, c.acls.gen)
-	c.users, c.acls = users, acls
+	settings.gen = max(settings.gen, c.settings.gen)
+	c.users, c.acls, c.settings = users, acls, settings
 	c.clock = max(c.clock, clock)
 }
 
@@ -183,8 +186,9 @@ func (c *Catalog) Entries() []TopicEntry {
 // mechanism, a 0x01, the name, a 0x00, the mechanism, a 0x00, Lamport (8),
 // origin (4) and a deleted byte; then, per ACL entry in ACLEntry.less
 // order, a 0x02, the binding (aclDigestBytes), Lamport (8), origin (4) and
-// a deleted byte. A catalog without users or ACLs hashes as before they
-// existed, so nodes of both kinds agree on it. A version identifies
+// a deleted byte; then, per setting by name, a 0x03, the name, a 0x00, the
+// value, a 0x00, Lamport (8) and origin (4). A catalog without users, ACLs
+// or settings hashes as before they existed, so nodes of both kinds agree on it. A version identifies
 // an entry's content, so equal digests mean equal catalogs.
 func (c *Catalog) Digest() uint64 {
 	h := xxhash.New()
@@ -234,6 +238,16 @@ func (c *Catalog) Digest() uint64 {
 		buf = append(buf, deleted)
 		_, _ = h.Write(buf)
 	}
+	for _, e := range c.Settings() {
+		buf = append(buf[:0], 3)
+		buf = append(buf, e.Name...)
+		buf = append(buf, 0)
+		buf = append(buf, e.Value...)
+		buf = append(buf, 0)
+		buf = binary.BigEndian.AppendUint64(buf, e.Lamport)
+		buf = binary.BigEndian.AppendUint32(buf, uint32(e.Origin))
+		_, _ = h.Write(buf)
+	}
 	return h.Sum64()
 }
 
@@ -246,12 +260,14 @@ type CatalogSnapshot struct {
 	Topics []TopicEntry `json:"topics"`
 	Users  []UserEntry  `json:"users,omitempty"`
 	ACLs   []ACLEntry   `json:"acls,omitempty"`
+	// Settings are absent from files written before they existed.
+	Settings []SettingEntry `json:"settings,omitempty"`
 }
 
 // Snapshot copies the catalog.
 func (c *Catalog) Snapshot() CatalogSnapshot {
 	entries := c.Entries()
-	return CatalogSnapshot{Clock: c.Clock(), Topics: entries, Users: c.Users(), ACLs: c.ACLs()}
+	return CatalogSnapshot{Clock: c.Clock(), Topics: entries, Users: c.Users(), ACLs: c.ACLs(), Settings: c.Settings()}
 }
 
 // decodeCatalogSnapshot parses a snapshot from disk or a peer.
@@ -286,6 +302,9 @@ func loadCatalog(path string) (*Catalog, error) {
 		return nil, fmt.Errorf("load catalog %s: %w", path, err)
 	}
 	if _, err := c.MergeACLs(s.ACLs); err != nil {
+		return nil, fmt.Errorf("load catalog %s: %w", path, err)
+	}
+	if _, err := c.MergeSettings(s.Settings); err != nil {
 		return nil, fmt.Errorf("load catalog %s: %w", path, err)
 	}
 	c.mu.Lock()

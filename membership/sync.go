@@ -118,6 +118,7 @@ func (a *Agent) antiEntropyRound() {
 	a.retryCatalog()
 	retryEntries(a, a.users)
 	retryEntries(a, a.acls)
+	retryEntries(a, a.settings)
 	// Tags are gossiped state, so a missed update event is repaired here.
 	for _, m := range a.serf.Members() {
 		if m.Status == serf.StatusAlive {
@@ -310,6 +311,7 @@ func (a *Agent) pullCatalog(peer Member) {
 	_, _ = a.mergeCatalog(snap.Topics, "anti-entropy:"+peer.Name) // logged; the next round pulls again
 	_ = a.mergeUsers(snap.Users, "anti-entropy:"+peer.Name)       // likewise
 	_ = mergeEntries(a, a.acls, snap.ACLs, "anti-entropy:"+peer.Name)
+	_ = mergeEntries(a, a.settings, snap.Settings, "anti-entropy:"+peer.Name)
 }
 
 func (a *Agent) fetch(peer Member, path string) ([]byte, error) {

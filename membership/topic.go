@@ -208,7 +208,7 @@ func (e TopicEntry) clone() TopicEntry {
 	if e.Moves != nil {
 		out.Moves = make([]PartitionMove, len(e.Moves))
 		for i, m := range e.Moves {
-			out.Moves[i] = PartitionMove{Partition: m.Partition, Target: append([]int32(nil), m.Target...)}
+			out.Moves[i] = PartitionMove{Partition: m.Partition, Target: append([]int32(nil), m.Target...), Started: m.Started}
 		}
 	}
 	if e.Config != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // A reassignment moves a partition's replicas to a target list. The
@@ -25,6 +26,10 @@ import (
 type PartitionMove struct {
 	Partition int32   `json:"partition"`
 	Target    []int32 `json:"target"`
+	// Started is when the move was recorded (Unix milliseconds, the
+	// recording node's clock; 0 from a node of an earlier version), kept
+	// when it is retargeted: what progress reports count elapsed from.
+	Started int64 `json:"started,omitempty"`
 }
 
 // ErrMove refuses a reassignment that does not fit the topic.
@@ -135,10 +140,11 @@ func (a *Agent) SetMove(p int32, target []int32) func(*TopicEntry) error {
 		if i, ok := slices.BinarySearch(e.Pinned, p); !ok {
 			e.Pinned = slices.Insert(e.Pinned, i, p) // an operator's choice from now on
 		}
-		m := PartitionMove{Partition: p, Target: slices.Clone(target)}
+		m := PartitionMove{Partition: p, Target: slices.Clone(target), Started: time.Now().UnixMilli()}
 		i, ok := slices.BinarySearchFunc(e.Moves, p, func(m PartitionMove, p int32) int { return int(m.Partition - p) })
 		switch {
 		case ok:
+			m.Started = e.Moves[i].Started
 			e.Moves[i] = m
 		case slices.Equal(target, e.Replicas[p]):
 			return nil // nothing moving, nothing to cancel

@@ -191,6 +191,11 @@ func (n *Node) drain() {
 		}
 		return 0
 	})
+	if n.agent.RebalancePaused() {
+		// Paused (rebalance_pause.go): no move starts or is retargeted;
+		// a drain whose moves are done still finishes below.
+		retargets, starts = nil, nil
+	}
 	for _, c := range slices.Concat(retargets, starts) {
 		if c.from == nil && moving >= limit {
 			break

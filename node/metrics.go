@@ -18,7 +18,8 @@ func (n *Node) flushMetrics() {
 	}
 	n.flushedBytesOut = out
 	n.flushSecurityMetrics()
-	n.flushTxnMetrics() // txns.go
+	n.flushTxnMetrics()       // txns.go
+	n.flushRebalanceMetrics() // rebalance_metrics.go
 	for _, p := range n.localPartitions() {
 		bytes, records := p.producedBytes.Load(), p.producedRecords.Load()
 		db, dr := bytes-p.flushedBytes, records-p.flushedRecords

@@ -109,6 +109,8 @@ type Node struct {
 	flushedBytesOut int64
 	// flushedSecurity are the security counters as of the last flushMetrics.
 	flushedSecurity securityCounts
+	// moved feeds spool_rebalance_bytes_moved (rebalance_metrics.go).
+	moved movedBytes
 	// repl feeds the replication metrics and /readyz (replication_metrics.go).
 	repl *replicationTracker
 
@@ -283,7 +285,7 @@ func (n *Node) startLoops() {
 	n.adminAPI = admin.New(admin.Config{
 		Node: adminView{n}, Agent: n.agent, Quarantine: n.quarantine, Scrub: n.scrub,
 		Metrics: n.metrics, Leadership: n.leaders.local, Snapshots: http.HandlerFunc(n.serveReplicaSnapshot), Txn: http.HandlerFunc(n.serveTxn), Pprof: n.cfg.EnablePprof, Log: n.log, Closing: n.closing,
-		Access: n.adminAccess(),
+		Access: n.adminAccess(), Rebalance: adminView{n},
 	})
 	if n.adminLn != nil {
 		n.admin = &http.Server{Handler: n.adminAPI.Handler(), ReadHeaderTimeout: 10 * time.Second}

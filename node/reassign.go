@@ -55,6 +55,9 @@ func (n *Node) reassign(ctx context.Context) {
 			if _, ok := p.replica.WritableEpoch(); !ok {
 				continue
 			}
+			if n.moveHeld(p) { // rebalance_pause.go
+				continue
+			}
 			sctx, cancel := context.WithTimeout(ctx, reassignStepTimeout)
 			err := n.moveStep(sctx, p, m.Target)
 			cancel()
@@ -135,9 +138,14 @@ func (n *Node) moveStep(ctx context.Context, p *localPartition, target []int32) 
 		return r.ChangeConf(ctx, changes...)
 	}
 	// The voters are the target: the move ends.
+	var from []int32
+	if spec, ok := n.catalog.Topic(p.topic); ok && p.index < spec.Partitions {
+		from = spec.Replicas[p.index]
+	}
 	if _, err := n.catalog.alter(p.topic, membership.EndMove(p.index, target)); err != nil {
 		return err
 	}
+	n.countMoveEnded(p, from, target) // rebalance_metrics.go
 	n.log.WithFields(fields).Info("reassignment done: the target is the partition's replica list")
 	return nil
 }

@@ -50,6 +50,9 @@ func (n *Node) rebalanceLoop(ctx context.Context) {
 // rebalance starts moves while fewer than the bound are under way, if
 // this node is the one to.
 func (n *Node) rebalance() {
+	if n.agent.RebalancePaused() { // rebalance_pause.go
+		return
+	}
 	if !n.startsMoves() {
 		return // a lower live broker starts them (drain.go)
 	}

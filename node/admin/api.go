@@ -54,6 +54,8 @@ type Config struct {
 	// a partition leader's check of a transactional batch with this
 	// node's coordinator.
 	Txn http.Handler
+	// Rebalance serves /v1/rebalance (rebalance.go); nil leaves it out.
+	Rebalance Rebalancer
 	// Pprof serves Go's profiler under /debug/pprof/ (pprof.go).
 	Pprof bool
 	// Access decides who may change state and read (access.go); the zero
@@ -98,6 +100,8 @@ func New(cfg Config) *API { return &API{cfg: cfg} }
 //	/v1/quarantine  JSON what the node set aside in DATA/quarantine (node/datadir);
 //	                POST /v1/quarantine/purge[?older_than=D] deletes it for good
 //	/v1/scrub       the background scrubber's progress and findings (node/scrub)
+//	/v1/rebalance   JSON moves under way with their progress; POST
+//	                /v1/rebalance/pause and /v1/rebalance/resume (rebalance.go)
 //	/internal/membership/  catalog and roster for peers' anti-entropy
 //	/debug/pprof/   Go profiling, only with Config.EnablePprof (404 otherwise);
 //	                its /cmdline has secret flags redacted
@@ -122,6 +126,7 @@ func (a *API) Handler() http.Handler {
 	a.clusterRoutes(mux)    // cluster.go
 	a.quarantineRoutes(mux) // quarantine.go: /v1/quarantine, /v1/quarantine/purge
 	a.scrubRoutes(mux)      // /v1/scrub
+	a.rebalanceRoutes(mux)  // rebalance.go: /v1/rebalance, pause, resume
 	mux.Handle("/metrics", promhttp.HandlerFor(a.cfg.Metrics.Registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/v1/stats", func(w http.ResponseWriter, r *http.Request) {
 		httpjson.Write(w, a.cfg.Node.Stats())
