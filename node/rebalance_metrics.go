@@ -13,6 +13,8 @@ import (
 //	spool_rebalance_bytes_copied       gauge: bytes their new replicas hold of what they copy
 //	spool_rebalance_bytes_moved        counter: bytes the moves that completed here copied
 //	                                   (the log's size per new replica, counted at the end)
+//	spool_rebalance_replicas_added     counter: learners added here, each a copy of a log
+//	                                   (one a retargeted or lost move removes again included)
 //	spool_rebalance_moves_completed    counter: moves ended here on their target
 //	spool_rebalance_moves_cancelled    counter: moves ended here back on the list they started from
 //	spool_rebalance_paused             gauge: 1 while moves are paused cluster-wide
@@ -35,7 +37,7 @@ func (n *Node) flushRebalanceMetrics() {
 	n.metrics.SetGauge([]string{"rebalance", "bytes_copied"}, float32(copied))
 	// Counters are touched even at 0, so they are at /metrics before the
 	// first move ends.
-	for _, c := range []string{"bytes_moved", "moves_completed", "moves_cancelled"} {
+	for _, c := range []string{"bytes_moved", "replicas_added", "moves_completed", "moves_cancelled"} {
 		n.metrics.IncrCounter([]string{"rebalance", c}, 0)
 	}
 	paused := float32(0)
