@@ -143,6 +143,10 @@ type workload struct {
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
 	clients    []*kgo.Client
+	// errMu guards produceErrs: what the producer's callbacks were given
+	// (the poison producer's refusals are not kept).
+	errMu       sync.Mutex
+	produceErrs []error
 }
 
 // startWorkload starts, against the cluster reached through seeds:
@@ -209,6 +213,9 @@ func (w *workload) produce(ctx context.Context, name string, seeds []string, int
 			cl.Produce(ctx, &kgo.Record{Topic: w.topic, Partition: p, Value: []byte(value)}, func(r *kgo.Record, err error) {
 				if err != nil {
 					w.h.Failed(value, err, definiteFailure(err))
+					w.errMu.Lock()
+					w.produceErrs = append(w.produceErrs, err)
+					w.errMu.Unlock()
 					return
 				}
 				w.h.Acked(value, r.Partition, r.Offset)

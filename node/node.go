@@ -109,8 +109,6 @@ type Node struct {
 	flushedBytesOut int64
 	// flushedSecurity are the security counters as of the last flushMetrics.
 	flushedSecurity securityCounts
-	// moved feeds spool_rebalance_bytes_moved (rebalance_metrics.go).
-	moved movedBytes
 	// repl feeds the replication metrics and /readyz (replication_metrics.go).
 	repl *replicationTracker
 

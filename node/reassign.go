@@ -98,7 +98,11 @@ func (n *Node) moveStep(ctx context.Context, p *localPartition, target []int32) 
 	for _, b := range target {
 		if !containsID(conf.Voters, b) && !containsID(conf.Learners, b) {
 			n.log.WithFields(fields).WithField("broker", b).Info("reassignment: adding a learner")
-			return r.ChangeConf(ctx, replica.ConfChange{Kind: replica.AddLearner, Broker: b})
+			err := r.ChangeConf(ctx, replica.ConfChange{Kind: replica.AddLearner, Broker: b})
+			if err == nil {
+				n.metrics.IncrCounter([]string{"rebalance", "replicas_added"}, 1) // rebalance_metrics.go
+			}
+			return err
 		}
 	}
 	var leaving []int32

@@ -18,8 +18,8 @@ import (
 // Rebalancing paused on one node reaches every node; an operator's move
 // made while paused is recorded (ListPartitionReassignments lists it) but
 // its leader takes no step: no learner joins the group over several
-// reassign passes. GET /v1/rebalance on a node that does not lead the
-// partition shows the move, paused, at "adding learner", with the bytes
+// reassign passes. GET /v1/rebalance on every node (those that do not lead
+// the partition ask its leader) shows the move, paused, at "adding learner", with the bytes
 // to copy its leader reports, and the leader's /metrics a moving
 // partition, bytes remaining and paused (summed over the nodes: each
 // leader reports its own). Resumed, the move goes on from
@@ -61,17 +61,6 @@ func TestRebalancePauseStatusAndMetrics(t *testing.T) {
 	if rs, err := adm.AlterPartitionAssignments(testCtx(t), req); err != nil || rs.Error() != nil {
 		t.Fatalf("move while paused: %v %v", err, rs.Error())
 	}
-	lead, err := partitionLeader(nodes, topic, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var other *Node
-	for _, n := range nodes {
-		if n != lead {
-			other = n
-			break
-		}
-	}
 	status := func(n *Node) (admin.RebalanceStatus, error) {
 		var st admin.RebalanceStatus
 		code, body := getAdmin(n, "/v1/rebalance")
@@ -80,25 +69,33 @@ func TestRebalancePauseStatusAndMetrics(t *testing.T) {
 		}
 		return st, json.Unmarshal([]byte(body), &st)
 	}
+	// Every node answers for the cluster, the three that do not lead by
+	// asking the leader.
 	retry.Run(t, 20*time.Second, func() error {
-		st, err := status(other)
-		if err != nil {
-			return err
-		}
-		if !st.Paused || len(st.Moves) != 1 {
-			return fmt.Errorf("status %+v", st)
-		}
-		m := st.Moves[0]
-		if m.Topic != topic || m.Leader != lead.NodeID() || m.Step != admin.StepAddingLearner || !slices.Equal(m.Adding, []int32{add}) ||
-			m.BytesToCopy <= 0 || m.BytesCopied != 0 || m.StartedMs == 0 || m.Error != "" {
-			return fmt.Errorf("move %+v", m)
+		for _, n := range nodes {
+			st, err := status(n)
+			if err != nil {
+				return err
+			}
+			if !st.Paused || len(st.Moves) != 1 {
+				return fmt.Errorf("node %d: status %+v", n.NodeID(), st)
+			}
+			m := st.Moves[0]
+			if m.Topic != topic || m.Leader < 0 || m.Step != admin.StepAddingLearner || !slices.Equal(m.Adding, []int32{add}) ||
+				m.BytesToCopy <= 0 || m.BytesCopied != 0 || m.StartedMs == 0 || m.Error != "" || st.BytesToCopy != m.BytesToCopy {
+				return fmt.Errorf("node %d: move %+v", n.NodeID(), m)
+			}
 		}
 		return nil
 	})
 	// Held: over several reassign passes no learner joins.
 	for range 8 {
-		if conf, _ := lead.partition(topic, 0).replica.Conf(); len(conf.Learners) > 0 || !slices.Equal(conf.Voters, sortedIDs(cur)) {
-			t.Fatalf("a paused move stepped: %+v", conf)
+		for _, n := range nodes {
+			if p := n.partition(topic, 0); p != nil && slices.Contains(cur, n.NodeID()) {
+				if conf, _ := p.replica.Conf(); len(conf.Learners) > 0 || !slices.Equal(conf.Voters, sortedIDs(cur)) {
+					t.Fatalf("node %d: a paused move stepped: %+v", n.NodeID(), conf)
+				}
+			}
 		}
 		time.Sleep(reassignEvery)
 	}
@@ -121,14 +118,14 @@ func TestRebalancePauseStatusAndMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	retry.Run(t, 60*time.Second, func() error {
-		st, err := status(other)
+		st, err := status(nodes[0])
 		if err != nil {
 			return err
 		}
 		if st.Paused || len(st.Moves) != 0 {
 			return fmt.Errorf("status %+v", st)
 		}
-		s, _ := other.catalog.Topic(topic)
+		s, _ := nodes[0].catalog.Topic(topic)
 		return retry.Check(slices.Equal(s.Replicas[0], target), "replicas %v", s.Replicas[0])
 	})
 	retry.Run(t, 10*time.Second, func() error {

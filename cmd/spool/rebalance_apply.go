@@ -18,6 +18,11 @@ func newRebalanceApplyCmd(g *globals) *cobra.Command {
 			if limit < 0 {
 				return fmt.Errorf("--max %d: want 0 (no bound) or more", limit)
 			}
+			if st, err := g.RebalanceStatus(cmd.Context()); err != nil {
+				return err
+			} else if st.Paused {
+				return fmt.Errorf("rebalancing is paused: no move starts until `spool rebalance resume`")
+			}
 			plan, err := g.PlanRebalance(cmd.Context(), append(args, "")[0])
 			if err != nil {
 				return err
