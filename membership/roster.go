@@ -106,11 +106,18 @@ func (r *Roster) Decommission(id int32) (bool, error) {
 }
 
 // Merge folds entries into the roster and reports whether it changed.
+// maxDrain bounds a roster entry's Drain: each drain, cancel and end
+// counts up from 0 by a few, so no honest roster comes near it.
+const maxDrain = 1 << 62
+
 func (r *Roster) Merge(entries []RosterEntry) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	changed := false
 	for _, in := range entries {
+		if in.Drain >= maxDrain {
+			continue // from a peer never trusted: a drain no cancel could outrank
+		}
 		cur, ok := r.entries[in.ID]
 		if !ok {
 			r.entries[in.ID] = in

@@ -102,3 +102,42 @@ func TestRosterMergeAndDecommission(t *testing.T) {
 	c2.join(t, a)
 	retry.Run(t, 10*time.Second, wantRoster("[1 2 3 4]", a, b, c2, d))
 }
+
+// A drained broker that a cancelled move may still hold as a voter (the
+// cancel came after its promotion, so neither the replica list nor the
+// target names it) leaves the roster only once the move has ended.
+func TestFinishDrainWaitsForMovesUnderWay(t *testing.T) {
+	log := newTestLogger(t)
+	a := startNode(t, log, 1)
+	b := startNode(t, log, 2)
+	c := startNode(t, log, 3)
+	b.join(t, a)
+	c.join(t, a)
+	retry.Run(t, 10*time.Second, func() error {
+		return retry.Check(fmt.Sprint(a.Roster()) == "[1 2 3]", "roster %v", a.Roster())
+	})
+	if _, err := a.CreateTopic(TopicSpec{Name: "t", Partitions: 1, ReplicationFactor: 2, Replicas: [][]int32{{1, 2}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.AlterTopic("t", a.SetMove(0, []int32{1, 3})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.AlterTopic("t", CancelMove(0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Decommission(3, false); err != nil {
+		t.Fatal(err)
+	}
+	if st := a.DrainProgress(3); st.Done || st.MovesElsewhere != 1 {
+		t.Fatalf("drain with a cancelled move under way: %+v", st)
+	}
+	if done, err := a.FinishDrain(3); done || err != nil {
+		t.Fatalf("removed while a move that may hold it as a voter is under way: %v %v", done, err)
+	}
+	if _, err := a.AlterTopic("t", EndMove(0, []int32{1, 2})); err != nil {
+		t.Fatal(err)
+	}
+	if done, err := a.FinishDrain(3); !done || err != nil {
+		t.Fatalf("finish once the move ended: %v %v", done, err)
+	}
+}

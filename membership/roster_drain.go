@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Draining a broker: before a broker leaves the roster its partitions move
@@ -172,6 +173,12 @@ func (a *Agent) FinishDrain(id int32) (bool, error) {
 	return true, nil
 }
 
+// Decommissioned tells whether broker id was removed from the roster.
+func (a *Agent) Decommissioned(id int32) bool {
+	e, ok := a.roster.entry(id)
+	return ok && e.Decommissioned
+}
+
 // DrainingBrokers are the roster's entries being drained, by id.
 func (a *Agent) DrainingBrokers() []RosterEntry {
 	var out []RosterEntry
@@ -190,13 +197,17 @@ type DrainStatus struct {
 	// "in-roster" (not draining) or "unknown".
 	State string `json:"state"`
 	// Auto: drained for being down past the failed-broker grace; Forced:
-	// replication-factor-1 partitions do not hold the removal back.
+	// partitions that cannot move (replication factor 1, no majority, no
+	// broker to take the place) do not hold the removal back.
 	Auto   bool `json:"auto,omitempty"`
 	Forced bool `json:"forced,omitempty"`
 	// Partitions are those whose replica list or move names the broker.
 	Partitions []DrainPartition `json:"partitions"`
 	Moving     int              `json:"moving"`
-	Blocked    int              `json:"blocked"`
+	// MovesElsewhere are the moves under way of partitions that do not
+	// name the broker, which the removal waits for (DrainProgress).
+	MovesElsewhere int `json:"movesElsewhere,omitempty"`
+	Blocked        int `json:"blocked"`
 	// Done: nothing that must move is left (the broker is removed on the
 	// next pass of the node that starts moves).
 	Done bool `json:"done"`
@@ -216,7 +227,7 @@ type DrainPartition struct {
 const (
 	BlockedSingleReplica = "replication factor 1: no other replica to copy from; delete the topic, or decommission with --force to leave it behind"
 	BlockedNoBroker      = "no broker outside the replica list to take its place; add a broker"
-	BlockedNoMajority    = "most of its replicas are down: no leader to carry a move out; start them again"
+	BlockedNoMajority    = "most of its replicas are down: no leader to carry a move out; start them again, or decommission with --force to remove the broker anyway"
 )
 
 func (s DrainStatus) singles() []string {
@@ -269,11 +280,25 @@ func (a *Agent) DrainProgress(id int32) DrainStatus {
 			if dp.Blocked != "" {
 				st.Blocked++
 			}
-			if dp.Blocked != BlockedSingleReplica || !st.Forced {
+			if dp.Blocked == "" || !st.Forced {
 				st.Done = false
 			}
 			st.Partitions = append(st.Partitions, dp)
 		}
+	}
+	// A move under way may hold the broker as a voter that neither its
+	// replica list nor its target names (a move cancelled, or retargeted
+	// by an operator, after a promotion): the broker leaves the roster
+	// only once every move has ended.
+	for _, t := range a.MovingTopics() {
+		for _, m := range t.Moves {
+			if !slices.Contains(t.Replicas[m.Partition], id) && !slices.Contains(m.Target, id) {
+				st.MovesElsewhere++
+			}
+		}
+	}
+	if st.MovesElsewhere > 0 {
+		st.Done = false
 	}
 	return st
 }
@@ -309,7 +334,7 @@ func (a *Agent) DrainMove(p int32, from, target []int32) func(*TopicEntry) error
 		case moving:
 			e.Moves[i].Target = slices.Clone(target)
 		default:
-			e.Moves = slices.Insert(e.Moves, i, PartitionMove{Partition: p, Target: slices.Clone(target)})
+			e.Moves = slices.Insert(e.Moves, i, PartitionMove{Partition: p, Target: slices.Clone(target), Started: time.Now().UnixMilli()})
 		}
 		return nil
 	}

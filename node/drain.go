@@ -55,6 +55,7 @@ func (n *Node) drainLoop(ctx context.Context) {
 			clear(down) // another node counts, and will drain
 			continue
 		}
+		n.endReturnedAutoDrains()
 		if n.cfg.AutoRebalance {
 			n.watchFailed(down)
 		}
@@ -78,9 +79,10 @@ func (n *Node) startsMoves() bool {
 	return true
 }
 
-// watchFailed drains the brokers down past the grace and ends the
-// automatic drain of those back. down is when each was first seen down.
-func (n *Node) watchFailed(down map[int32]time.Time) {
+// endReturnedAutoDrains ends the automatic drain of brokers back alive,
+// whatever this node's --auto-rebalance: the node that started a drain may
+// be gone, and a broker left draining stays out of placement for good.
+func (n *Node) endReturnedAutoDrains() {
 	for _, e := range n.agent.DrainingBrokers() {
 		if e.DrainAuto() && n.agent.IsAlive(e.ID) {
 			if err := n.agent.EndAutoDrain(e.ID); err != nil {
@@ -88,6 +90,11 @@ func (n *Node) watchFailed(down map[int32]time.Time) {
 			}
 		}
 	}
+}
+
+// watchFailed drains the brokers down past the grace and ends the
+// automatic drain of those back. down is when each was first seen down.
+func (n *Node) watchFailed(down map[int32]time.Time) {
 	roster := n.agent.Roster()
 	live := 0
 	for _, id := range roster {
@@ -121,12 +128,25 @@ func (n *Node) watchFailed(down map[int32]time.Time) {
 }
 
 // drain starts the moves of the drained brokers' partitions while fewer
-// than the bound are under way, retargets moves onto a drained broker,
-// and removes from the roster an operator's drained broker left empty.
+// than the bound are under way, and removes from the roster an operator's
+// drained broker left empty. A broker already removed that a replica list
+// still names (a topic placed by a node that had not yet heard of the
+// drain, or a forced removal) is moved off the same way.
 func (n *Node) drain() {
 	draining := map[int32]bool{}
 	for _, e := range n.agent.DrainingBrokers() {
 		draining[e.ID] = true
+	}
+	pending := len(draining) > 0
+	topics := n.agent.Topics()
+	for _, e := range topics {
+		for _, rs := range e.Replicas {
+			for _, b := range rs {
+				if !draining[b] && n.agent.Decommissioned(b) {
+					draining[b] = true
+				}
+			}
+		}
 	}
 	if len(draining) == 0 {
 		return
@@ -140,42 +160,36 @@ func (n *Node) drain() {
 	type candidate struct {
 		topic  string
 		index  int32
-		from   []int32 // the move's target being retargeted, or nil
 		target []int32
 		size   int64
 	}
-	var starts, retargets []candidate
-	for _, e := range n.agent.Topics() {
+	var starts []candidate
+	for _, e := range topics {
 		var placed [][]int32
 		for p := range e.Partitions {
 			if int(p) >= len(e.Replicas) || len(e.Replicas[p]) < 2 {
 				continue // replication factor 1 cannot move: DrainProgress reports it
 			}
-			cur := e.Replicas[p]
-			m, isMoving := e.Move(p)
-			base := cur
-			if isMoving {
-				base = m.Target
+			if _, isMoving := e.Move(p); isMoving {
+				// A move under way ends first, then moves off the
+				// drained broker: retargeted after a promotion, the
+				// drained broker would be a voter no list names, and
+				// removed from the roster as such (DrainProgress waits
+				// for moves to end for the same reason).
+				continue
 			}
-			if !slices.ContainsFunc(base, func(b int32) bool { return draining[b] }) {
+			cur := e.Replicas[p]
+			if !slices.ContainsFunc(cur, func(b int32) bool { return draining[b] }) {
 				continue
 			}
 			if placed == nil {
 				placed = membership.PlaceTopic(e.Name, e.Partitions, roster, min(int(e.ReplicationFactor), len(roster)))
 			}
-			target := n.drainTarget(e.Name, p, base, placed[p], roster, draining)
-			if target == nil {
+			target := n.drainTarget(e.Name, p, cur, placed[p], roster, draining)
+			if target == nil || !n.liveMajority(cur) || !n.liveMajority(target) {
 				continue
 			}
 			c := candidate{topic: e.Name, index: p, target: target}
-			if isMoving {
-				c.from = m.Target
-				retargets = append(retargets, c)
-				continue
-			}
-			if !n.liveMajority(cur) || !n.liveMajority(target) {
-				continue
-			}
 			if lp := n.hostedPartition(e.Name, p, TopicID(e.ID)); lp != nil {
 				c.size = lp.replica.Size()
 			}
@@ -192,19 +206,17 @@ func (n *Node) drain() {
 		return 0
 	})
 	if n.agent.RebalancePaused() {
-		// Paused (rebalance_pause.go): no move starts or is retargeted;
-		// a drain whose moves are done still finishes below.
-		retargets, starts = nil, nil
+		// Paused (rebalance_pause.go): no move starts; a drain whose
+		// moves are done still finishes below.
+		starts = nil
 	}
-	for _, c := range slices.Concat(retargets, starts) {
-		if c.from == nil && moving >= limit {
+	for _, c := range starts {
+		if moving >= limit {
 			break
 		}
-		_, err := n.catalog.alter(c.topic, n.agent.DrainMove(c.index, c.from, c.target))
+		_, err := n.catalog.alter(c.topic, n.agent.DrainMove(c.index, nil, c.target))
 		fields := logrus.Fields{"topic": c.topic, "partition": c.index, "target": c.target, "bytes": c.size}
 		switch {
-		case err == nil && c.from != nil:
-			n.log.WithFields(fields).WithField("was", c.from).Info("drain: retargeting a move onto a drained broker")
 		case err == nil:
 			moving++
 			n.log.WithFields(fields).Info("drain: moving a partition off a drained broker")
@@ -213,13 +225,16 @@ func (n *Node) drain() {
 			n.log.WithError(err).WithFields(fields).Warn("drain: could not start a move")
 		}
 	}
-	for id := range draining {
-		done, err := n.agent.FinishDrain(id)
+	if !pending {
+		return
+	}
+	for _, e := range n.agent.DrainingBrokers() {
+		done, err := n.agent.FinishDrain(e.ID)
 		switch {
 		case err != nil:
-			n.log.WithError(err).WithField("broker", id).Warn("drain: could not remove the drained broker from the roster")
+			n.log.WithError(err).WithField("broker", e.ID).Warn("drain: could not remove the drained broker from the roster")
 		case done:
-			n.log.WithField("broker", id).Warn("drain: broker drained; removed from the roster")
+			n.log.WithField("broker", e.ID).Warn("drain: broker drained; removed from the roster")
 		}
 	}
 }

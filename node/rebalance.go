@@ -57,6 +57,10 @@ func (n *Node) rebalance() {
 		return // a lower live broker starts them (drain.go)
 	}
 	roster := n.agent.Roster()
+	draining := map[int32]bool{}
+	for _, e := range n.agent.DrainingBrokers() {
+		draining[e.ID] = true
+	}
 	moving := 0
 	for _, e := range n.agent.MovingTopics() {
 		moving += len(e.Moves)
@@ -85,6 +89,12 @@ func (n *Node) rebalance() {
 			}
 			want, cur := pl[p], e.Replicas[p]
 			if len(want) != len(cur) || len(cur) < 2 || sameSet(want, cur) {
+				continue
+			}
+			if !n.liveMajority(cur) || slices.ContainsFunc(cur, func(b int32) bool { return draining[b] }) {
+				// No leader to carry the move out, which would hold a
+				// slot for good; or a drain's to move (drain.go), by the
+				// smaller change that replaces the drained broker only.
 				continue
 			}
 			if slices.ContainsFunc(want, func(b int32) bool { return !n.agent.IsAlive(b) }) {
