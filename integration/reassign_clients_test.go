@@ -70,6 +70,9 @@ func createR3(t *testing.T, nodes []*Node, topic string, partitions int32) {
 	retry.Run(t, 30*time.Second, func() error {
 		for _, n := range nodes {
 			_, parts := metadata(t, n, topic)
+			if len(parts) != int(partitions) {
+				return fmt.Errorf("node %d: %s has %d partitions, want %d", n.ID, topic, len(parts), partitions)
+			}
 			for p, m := range parts {
 				if m.ErrorCode != 0 || m.Leader < 0 {
 					return fmt.Errorf("node %d: %s/%d error %d, leader %d", n.ID, topic, p, m.ErrorCode, m.Leader)
