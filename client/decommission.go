@@ -71,7 +71,7 @@ func (g Config) WaitDrained(ctx context.Context, id int32, each func(DrainStatus
 		case st.State != "draining":
 			return st, fmt.Errorf("broker %d is %s: not draining (cancelled?)", id, st.State)
 		default:
-			if !seen || len(st.Partitions) != len(last.Partitions) || st.Moving != last.Moving {
+			if !seen || len(st.Partitions) != len(last.Partitions) || st.Moving != last.Moving || st.Paused != last.Paused || st.MovesElsewhere != last.MovesElsewhere {
 				each(st)
 			}
 			seen, last = true, st
@@ -97,8 +97,14 @@ func (st DrainStatus) Progress() string {
 	if st.Blocked > 0 {
 		s += fmt.Sprintf(", %d blocked", st.Blocked)
 	}
+	if st.MovesElsewhere > 0 {
+		s += fmt.Sprintf(", waiting for %d moves of other partitions to end", st.MovesElsewhere)
+	}
 	if st.Auto {
 		s += " (down past the failed-broker grace)"
+	}
+	if st.Paused {
+		s += "; rebalancing is paused: no move starts until `spool rebalance resume`"
 	}
 	return s
 }

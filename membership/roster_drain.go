@@ -207,6 +207,9 @@ type DrainStatus struct {
 	// MovesElsewhere are the moves under way of partitions that do not
 	// name the broker, which the removal waits for (DrainProgress).
 	MovesElsewhere int `json:"movesElsewhere,omitempty"`
+	// Paused: rebalancing is paused cluster-wide, and no drain move
+	// starts until it resumes.
+	Paused bool `json:"paused,omitempty"`
 	Blocked        int `json:"blocked"`
 	// Done: nothing that must move is left (the broker is removed on the
 	// next pass of the node that starts moves).
@@ -254,6 +257,7 @@ func (a *Agent) DrainProgress(id int32) DrainStatus {
 		st.State = "in-roster"
 	}
 	roster := a.roster.IDs()
+	st.Paused = a.RebalancePaused()
 	st.Done = true
 	for _, t := range a.Topics() {
 		for p := range t.Partitions {

@@ -41,15 +41,23 @@ import (
 // that a move that ended frees its slot for the next soon.
 const drainEvery = 500 * time.Millisecond
 
-func (n *Node) drainLoop(ctx context.Context) {
+// movesLoop starts the moves of drains and, with AutoRebalance, of
+// rebalancing (rebalance.go), from one goroutine so the two never count
+// the moves under way at once and start more than RebalanceMaxMoves.
+func (n *Node) movesLoop(ctx context.Context) {
 	t := time.NewTicker(drainEvery)
 	defer t.Stop()
 	down := map[int32]time.Time{}
+	var lastRebalance time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		if n.cfg.AutoRebalance && time.Since(lastRebalance) >= rebalanceEvery {
+			lastRebalance = time.Now()
+			n.rebalance()
 		}
 		if !n.startsMoves() {
 			clear(down) // another node counts, and will drain

@@ -306,8 +306,7 @@ func (n *Node) startLoops() {
 	n.loops.Go(n.catalog.watch)
 	n.loops.Go(n.catalogLoop)
 	n.loops.Go(n.reassignLoop)  // reassign.go
-	n.loops.Go(n.rebalanceLoop) // rebalance.go: returns at once unless AutoRebalance
-	n.loops.Go(n.drainLoop)     // drain.go
+	n.loops.Go(n.movesLoop) // drain.go: drains, and rebalance.go's moves with AutoRebalance
 	n.loops.Go(func(ctx context.Context) { n.membershipLoop(ctx, memberEvents) })
 	n.loops.Every(admin.FlushInterval, n.flushMetrics)
 	n.startReplicationMetrics() // replication_metrics.go

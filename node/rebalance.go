@@ -1,7 +1,6 @@
 package node
 
 import (
-	"context"
 	"errors"
 	"slices"
 	"time"
@@ -28,24 +27,9 @@ import (
 // operator's reassignment) never move; nor does a partition only for the
 // order of its replicas, so no leadership churns for it.
 
-// rebalanceEvery is how often a node looks for partitions to move.
+// rebalanceEvery is how often a node looks for partitions to move
+// (movesLoop, drain.go).
 const rebalanceEvery = 2 * time.Second
-
-func (n *Node) rebalanceLoop(ctx context.Context) {
-	if !n.cfg.AutoRebalance {
-		return
-	}
-	t := time.NewTicker(rebalanceEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		n.rebalance()
-	}
-}
 
 // rebalance starts moves while fewer than the bound are under way, if
 // this node is the one to.
