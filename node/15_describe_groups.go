@@ -18,7 +18,11 @@ import (
 //   each member's metadata and assignment only while the group is Stable,
 //   as Kafka does. An unknown group is reported Dead with no error.
 // * Each group is answered by its own coordinator; groups another node
-//   coordinates get NOT_COORDINATOR.
+//   coordinates get NOT_COORDINATOR, and so does a group whose
+//   coordinator cannot confirm with a quorum (Raft ReadIndex), after the
+//   request arrived, that it still leads the group's offsets partition
+//   (as OffsetFetch): a deposed leader does not describe a group a newer
+//   one has moved on.
 //
 // Version notes:
 // * v1: ThrottleMillis
@@ -36,6 +40,9 @@ func (n *Node) handleDescribeGroups(ctx context.Context, wreq *wire.Request) wir
 	who := n.requesterOf(ctx, wreq)
 	for _, id := range req.Groups {
 		coord, code := n.groupCoordinatorAs(who, kmsg.ACLOperationDescribe, id)
+		if code == 0 {
+			code = n.confirmCoordinator(ctx, coord, id)
+		}
 		if code != 0 {
 			dg := kmsg.NewDescribeGroupsResponseGroup()
 			dg.Group, dg.ErrorCode = id, code

@@ -19,7 +19,11 @@ import (
 //   (topics by id and name). A classic or unknown group is
 //   GROUP_ID_NOT_FOUND.
 // * Each group is answered by its own coordinator; groups another node
-//   coordinates get NOT_COORDINATOR.
+//   coordinates get NOT_COORDINATOR, and so does a group whose
+//   coordinator cannot confirm with a quorum (Raft ReadIndex), after the
+//   request arrived, that it still leads the group's offsets partition
+//   (as OffsetFetch): a deposed leader does not describe a group a newer
+//   one has moved on.
 //
 // Version notes:
 // * v1: MemberType (1, the consumer protocol, for every member: classic
@@ -31,6 +35,9 @@ func (n *Node) handleConsumerGroupDescribe(ctx context.Context, wreq *wire.Reque
 	who := n.requesterOf(ctx, wreq)
 	for _, id := range req.Groups {
 		coord, code := n.groupCoordinatorAs(who, kmsg.ACLOperationDescribe, id)
+		if code == 0 {
+			code = n.confirmCoordinator(ctx, coord, id)
+		}
 		if code != 0 {
 			dg := kmsg.NewConsumerGroupDescribeResponseGroup()
 			dg.Group, dg.ErrorCode = id, code
