@@ -175,6 +175,14 @@ type TopicEntry struct {
 	// chose (a manual assignment at create, a reassignment): automatic
 	// rebalancing leaves them where they are (topic_move.go).
 	Pinned []int32 `json:"pinned,omitempty"`
+	// Born is the version of the write that started this incarnation of
+	// the topic when that is not the entry's own version, and Stamps the
+	// versions of the writes that last changed each partition's
+	// placement, as runs, when they are not all the entry's version
+	// (topic_merge.go). Both absent from entries written before they
+	// existed, which merge as whole-entry writes.
+	Born   Stamp      `json:"born,omitzero"`
+	Stamps []StampRun `json:"stamps,omitempty"`
 }
 
 // newerThan reports whether e's version sorts above o's.
@@ -204,6 +212,9 @@ func (e TopicEntry) clone() TopicEntry {
 	}
 	if e.Pinned != nil {
 		out.Pinned = append([]int32(nil), e.Pinned...)
+	}
+	if e.Stamps != nil {
+		out.Stamps = append([]StampRun(nil), e.Stamps...)
 	}
 	if e.Moves != nil {
 		out.Moves = make([]PartitionMove, len(e.Moves))
@@ -261,7 +272,7 @@ func (e TopicEntry) validate() error {
 		if len(e.Replicas) != 0 || len(e.Moves) != 0 || len(e.Pinned) != 0 {
 			return fmt.Errorf("topic %s: tombstone carries replicas", e.Name)
 		}
-		return nil
+		return e.validateStamps()
 	}
 	if e.Partitions < 1 || e.Partitions > MaxPartitions {
 		return fmt.Errorf("topic %s: %w: %d not in 1..%d", e.Name, ErrInvalidPartitions, e.Partitions, MaxPartitions)
@@ -291,6 +302,9 @@ func (e TopicEntry) validate() error {
 		return fmt.Errorf("topic %s: zero topic id", e.Name)
 	}
 	if err := e.validateMoves(); err != nil {
+		return err
+	}
+	if err := e.validateStamps(); err != nil {
 		return err
 	}
 	return validateConfig(e.Config)
