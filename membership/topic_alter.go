@@ -45,19 +45,7 @@ func (a *Agent) AlterTopic(name string, change func(*TopicEntry) error) (TopicEn
 		return TopicEntry{}, fmt.Errorf("alter topic %s: %w: the factor stays", name, ErrInvalidReplicationFactor)
 	}
 	next.Lamport, next.Origin = a.catalog.tick(), a.cfg.BrokerID
-	v := next.version()
-	was := cur.stamps()
-	st := make([]Stamp, next.Partitions)
-	var changed []int32
-	for p := range next.Partitions {
-		if p < cur.Partitions && p < int32(len(next.Replicas)) && samePartition(cur, next, p) {
-			st[p] = was[p]
-			continue
-		}
-		st[p] = v
-		changed = append(changed, p)
-	}
-	next.setStamps(cur.born(), st)
+	changed := stampAlteration(cur, &next)
 	if err := next.validate(); err != nil {
 		return TopicEntry{}, fmt.Errorf("alter topic: %w", err)
 	}
@@ -70,6 +58,27 @@ func (a *Agent) AlterTopic(name string, change func(*TopicEntry) error) (TopicEn
 	}
 	a.broadcastTopic(next)
 	return stored, nil
+}
+
+// stampAlteration stamps next, cur altered and given its version, in cur's
+// incarnation: the partitions whose placement differs from cur's, and those
+// cur does not have, with next's version, the others with their stamps in
+// cur. It returns the partitions it stamped.
+func stampAlteration(cur TopicEntry, next *TopicEntry) []int32 {
+	v := next.version()
+	was := cur.stamps()
+	st := make([]Stamp, next.Partitions)
+	var changed []int32
+	for p := range next.Partitions {
+		if p < cur.Partitions && p < int32(len(next.Replicas)) && samePartition(cur, *next, p) {
+			st[p] = was[p]
+			continue
+		}
+		st[p] = v
+		changed = append(changed, p)
+	}
+	next.setStamps(cur.born(), st)
+	return changed
 }
 
 // lostAlteration tells whether stored, the entry after next was merged,
