@@ -81,6 +81,9 @@ func (c *Catalog) Merge(entries []TopicEntry) ([]TopicChange, error) {
 		}
 		cur, ok := c.topics[in.Name]
 		if ok {
+			if sameEntry(cur, in) {
+				continue // the common case in anti-entropy, without copying
+			}
 			in = joinTopic(cur, in)
 			if sameEntry(in, cur) {
 				continue

@@ -1,0 +1,77 @@
+package node
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/spool-log/spool/internal/retry"
+)
+
+// Moves of every partition of one topic recorded one request at a time on
+// one node, while the partitions' leaders, spread over the cluster, end the
+// moves already recorded: each end and each start alters the topic on a
+// different node at nearly the same time. The catalog merges them partition
+// by partition, so every move starts and ends: every partition reaches its
+// target on every node, with no move left. (Kept as one register per topic,
+// a move recorded while another partition's end was in flight was lost,
+// and its partition never moved.)
+func TestReassignConcurrentMovesOfOneTopicAllSurvive(t *testing.T) {
+	nodes := startCluster(t, 3)
+	const topic = "permerge"
+	const partitions = 8
+	spec := startReplicatedTopic(t, nodes, topic, partitions, 2)
+	adm := newAdmin(t, nodes[0])
+	ctx := testCtx(t)
+	for round := range 2 {
+		want := make([][]int32, partitions)
+		for p := range int32(partitions) {
+			cur := spec.Replicas[p]
+			// Swap the second replica for the broker the partition lacks.
+			for _, n := range nodes {
+				if !slices.Contains(cur, n.NodeID()) {
+					want[p] = []int32{cur[0], n.NodeID()}
+				}
+			}
+			var req kadm.AlterPartitionAssignmentsReq
+			req.Assign(topic, p, want[p])
+			rs, err := adm.AlterPartitionAssignments(ctx, req)
+			if err == nil {
+				err = rs.Error()
+			}
+			if err != nil {
+				t.Fatalf("round %d: move of partition %d: %v", round, p, err)
+			}
+		}
+		retry.Run(t, 60*time.Second, func() error {
+			for _, n := range nodes {
+				s, ok := n.catalog.Topic(topic)
+				if !ok {
+					return fmt.Errorf("node %d: no topic", n.NodeID())
+				}
+				if len(s.Moves) != 0 {
+					return fmt.Errorf("node %d: moves under way %v", n.NodeID(), s.Moves)
+				}
+				for p := range int32(partitions) {
+					if !slices.Equal(s.Replicas[p], want[p]) {
+						return fmt.Errorf("node %d round %d: partition %d replicas %v, want %v", n.NodeID(), round, p, s.Replicas[p], want[p])
+					}
+				}
+			}
+			return nil
+		})
+		retry.Run(t, 20*time.Second, func() error {
+			d := nodes[0].Membership().Digest()
+			for _, n := range nodes[1:] {
+				if n.Membership().Digest() != d {
+					return fmt.Errorf("node %d's catalog digest differs from node %d's", n.NodeID(), nodes[0].NodeID())
+				}
+			}
+			return nil
+		})
+		spec, _ = nodes[0].catalog.Topic(topic)
+	}
+}
