@@ -7,7 +7,11 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/spool-log/spool/internal/retry"
 )
 
 // alterOn is AlterTopic on a bare catalog, as node origin: the change is
@@ -444,5 +448,55 @@ func TestMergeRejectsBadStamps(t *testing.T) {
 	}
 	if !errors.Is(st.validate(), nil) {
 		t.Error(st.validate())
+	}
+}
+
+// Three nodes record moves of different partitions of one topic at once:
+// none is told its alteration lost, and every node, and every node's saved
+// catalog, ends with every move and one digest.
+func TestAlterTopicConcurrentPartitionsOnAgents(t *testing.T) {
+	nodes := cluster(t, 3)
+	if _, err := nodes[0].CreateTopic(TopicSpec{Name: "pm", Partitions: 30, ReplicationFactor: 2}); err != nil {
+		t.Fatal(err)
+	}
+	retry.Run(t, 5*time.Second, sameCatalog(nodes...))
+	var wg sync.WaitGroup
+	errs := make(chan error, 30)
+	targets := make([][]int32, 30)
+	for p := range int32(30) {
+		targets[p] = []int32{p%3 + 1, (p+1)%3 + 1}
+	}
+	for i, n := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := int32(i); p < 30; p += 3 {
+				if _, err := n.AlterTopic("pm", n.SetMove(p, targets[p])); err != nil {
+					errs <- fmt.Errorf("%s partition %d: %w", n.cfg.NodeName, p, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	retry.Run(t, 10*time.Second, sameCatalog(nodes...))
+	for _, n := range nodes {
+		saved, err := loadCatalog(n.catalogPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mem, _ := n.Topic("pm")
+		disk, _ := saved.Get("pm")
+		for _, e := range []TopicEntry{mem, disk} {
+			for p := range int32(30) {
+				m, ok := e.Move(p)
+				if !ok && !slices.Equal(e.Replicas[p], targets[p]) || ok && !slices.Equal(m.Target, targets[p]) {
+					t.Errorf("%s: partition %d: replicas %v move %+v, want a move to %v", n.cfg.NodeName, p, e.Replicas[p], m, targets[p])
+				}
+			}
+		}
 	}
 }
