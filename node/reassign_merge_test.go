@@ -22,22 +22,21 @@ import (
 func TestReassignConcurrentMovesOfOneTopicAllSurvive(t *testing.T) {
 	nodes := startCluster(t, 3)
 	const topic = "permerge"
-	const partitions = 8
+	const partitions = 12
 	spec := startReplicatedTopic(t, nodes, topic, partitions, 2)
 	adm := newAdmin(t, nodes[0])
 	ctx := testCtx(t)
-	for round := range 2 {
-		want := make([][]int32, partitions)
+	want := spec.Replicas
+	for round := range 6 {
+		// Each round reverses every partition's replica list (a move
+		// of order only, which its leader ends at its next pass); a
+		// round starts once the previous one's first end is seen, so
+		// starts recorded here and ends recorded by the leaders overlap.
+		next := make([][]int32, partitions)
 		for p := range int32(partitions) {
-			cur := spec.Replicas[p]
-			// Swap the second replica for the broker the partition lacks.
-			for _, n := range nodes {
-				if !slices.Contains(cur, n.NodeID()) {
-					want[p] = []int32{cur[0], n.NodeID()}
-				}
-			}
+			next[p] = []int32{want[p][1], want[p][0]}
 			var req kadm.AlterPartitionAssignmentsReq
-			req.Assign(topic, p, want[p])
+			req.Assign(topic, p, next[p])
 			rs, err := adm.AlterPartitionAssignments(ctx, req)
 			if err == nil {
 				err = rs.Error()
@@ -46,32 +45,36 @@ func TestReassignConcurrentMovesOfOneTopicAllSurvive(t *testing.T) {
 				t.Fatalf("round %d: move of partition %d: %v", round, p, err)
 			}
 		}
-		retry.Run(t, 60*time.Second, func() error {
-			for _, n := range nodes {
-				s, ok := n.catalog.Topic(topic)
-				if !ok {
-					return fmt.Errorf("node %d: no topic", n.NodeID())
-				}
-				if len(s.Moves) != 0 {
-					return fmt.Errorf("node %d: moves under way %v", n.NodeID(), s.Moves)
-				}
-				for p := range int32(partitions) {
-					if !slices.Equal(s.Replicas[p], want[p]) {
-						return fmt.Errorf("node %d round %d: partition %d replicas %v, want %v", n.NodeID(), round, p, s.Replicas[p], want[p])
-					}
-				}
-			}
-			return nil
+		want = next
+		retry.Run(t, 30*time.Second, func() error {
+			s, _ := nodes[0].catalog.Topic(topic)
+			return retry.Check(len(s.Moves) < partitions, "round %d: no move ended yet", round)
 		})
-		retry.Run(t, 20*time.Second, func() error {
-			d := nodes[0].Membership().Digest()
-			for _, n := range nodes[1:] {
-				if n.Membership().Digest() != d {
-					return fmt.Errorf("node %d's catalog digest differs from node %d's", n.NodeID(), nodes[0].NodeID())
-				}
-			}
-			return nil
-		})
-		spec, _ = nodes[0].catalog.Topic(topic)
 	}
+	retry.Run(t, 60*time.Second, func() error {
+		for _, n := range nodes {
+			s, ok := n.catalog.Topic(topic)
+			if !ok {
+				return fmt.Errorf("node %d: no topic", n.NodeID())
+			}
+			if len(s.Moves) != 0 {
+				return fmt.Errorf("node %d: moves under way %v", n.NodeID(), s.Moves)
+			}
+			for p := range int32(partitions) {
+				if !slices.Equal(s.Replicas[p], want[p]) {
+					return fmt.Errorf("node %d: partition %d replicas %v, want %v", n.NodeID(), p, s.Replicas[p], want[p])
+				}
+			}
+		}
+		return nil
+	})
+	retry.Run(t, 20*time.Second, func() error {
+		d := nodes[0].Membership().Digest()
+		for _, n := range nodes[1:] {
+			if n.Membership().Digest() != d {
+				return fmt.Errorf("node %d's catalog digest differs from node %d's", n.NodeID(), nodes[0].NodeID())
+			}
+		}
+		return nil
+	})
 }
