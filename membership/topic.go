@@ -145,8 +145,10 @@ type TopicSpec struct {
 // TopicEntry is one topic as the catalog holds it. Replicas[p] lists the
 // brokers of partition p in succession order (the first live one leads).
 //
-// (Lamport, Auto, Origin) is the entry's version. Of two entries for one name
-// the one with the higher Lamport time wins; at equal times an explicit
+// (Lamport, Auto, Origin) is the entry's version. Of two entries for one
+// name from different incarnations (creates, deletes; the merge of one
+// incarnation's alterations is per partition, topic_merge.go) the one
+// born with the higher Lamport time wins; at equal times an explicit
 // create beats an automatic one, then the higher origin broker id wins, then
 // the higher topic id bytes (only reachable by a bug, kept so the order is
 // total). A delete is a tombstone (Deleted, no replicas) stamped with a new
