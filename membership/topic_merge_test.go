@@ -1,6 +1,7 @@
 package membership
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cespare/xxhash/v2"
 
 	"github.com/spool-log/spool/internal/retry"
 )
@@ -231,13 +234,14 @@ func TestMergeDeleteBeatsConcurrentAlteration(t *testing.T) {
 }
 
 // legacyDigest is Catalog.Digest as the previous version computed it, for
-// one topic entry.
+// a catalog of one live, explicit topic entry.
 func legacyDigest(e TopicEntry) uint64 {
-	c := NewCatalog()
-	bare := e.clone()
-	bare.Born, bare.Stamps = Stamp{}, nil
-	c.topics[e.Name] = bare
-	return c.Digest()
+	buf := append([]byte(e.Name), 0)
+	buf = binary.BigEndian.AppendUint64(buf, e.Lamport)
+	buf = binary.BigEndian.AppendUint32(buf, uint32(e.Origin))
+	buf = append(buf, e.ID[:]...)
+	buf = append(buf, 0) // flags: not deleted, not auto
+	return xxhash.Sum64(buf)
 }
 
 // Random alterations, deletes, creates and growths on several nodes, with
