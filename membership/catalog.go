@@ -26,9 +26,10 @@ type TopicChange struct {
 }
 
 // Catalog is the topic catalog of one node: a map from topic name to the
-// newest TopicEntry seen, tombstones included, plus the node's Lamport clock.
-// Merging is a per-name maximum by version, so any two catalogs that have seen
-// the same entries hold the same map, whatever the order of arrival. Safe for
+// join of the TopicEntries seen, tombstones included, plus the node's Lamport
+// clock. Merging is a per-name join (topic_merge.go: the newest incarnation,
+// its partitions merged one by one), so any two catalogs that have seen the
+// same entries hold the same map, whatever the order of arrival. Safe for
 // concurrent use.
 type Catalog struct {
 	mu     sync.Mutex
@@ -79,10 +80,24 @@ func (c *Catalog) Merge(entries []TopicEntry) ([]TopicChange, error) {
 			c.clock = in.Lamport
 		}
 		cur, ok := c.topics[in.Name]
-		if ok && !in.newerThan(cur) {
-			continue
+		if ok {
+			if sameEntry(cur, in) {
+				continue // the common case in anti-entropy, without copying
+			}
+			in = joinTopic(cur, in)
+			if sameEntry(in, cur) {
+				continue
+			}
+			if err := in.validate(); err != nil {
+				// Two valid entries of one lineage joined into an invalid
+				// one (replica lists longer than the winner's factor):
+				// only a bug makes a lineage's factor differ.
+				errs = append(errs, fmt.Errorf("merge topic %s: %w", in.Name, err))
+				continue
+			}
+		} else {
+			in = in.clone()
 		}
-		in = in.clone()
 		c.topics[in.Name] = in
 		ch := TopicChange{New: in.clone()}
 		if ok {
@@ -159,13 +174,28 @@ func (c *Catalog) nameByID(id TopicID) (string, bool) {
 	return "", false
 }
 
-// version returns the version of name's entry (Lamport, Auto, Origin; the
-// rest zero), the zero entry if unknown.
-func (c *Catalog) version(name string) TopicEntry {
+// holdsWrite tells whether name's entry holds the write stamped v or one
+// that supersedes it: its version is v or newer from another incarnation,
+// or v stamps one of its partitions. An older alteration of the topic may
+// still bring partitions the entry lacks (topic_merge.go), so a version
+// above v is not enough. An alteration that changed no partition and lost
+// is not found, costing one needless pull.
+func (c *Catalog) holdsWrite(name string, v Stamp) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e := c.topics[name]
-	return TopicEntry{Lamport: e.Lamport, Auto: e.Auto, Origin: e.Origin}
+	e, ok := c.topics[name]
+	if !ok {
+		return false
+	}
+	if c := e.version().compare(v); c == 0 || c > 0 && (e.Deleted || e.born().compare(v) > 0) {
+		return true
+	}
+	for _, r := range e.Stamps {
+		if r.Stamp == v {
+			return true
+		}
+	}
+	return false
 }
 
 // Entries returns every entry, tombstones included, by name.
@@ -182,14 +212,19 @@ func (c *Catalog) Entries() []TopicEntry {
 
 // Digest fingerprints the catalog: xxhash64 over, per entry by name, the name,
 // a 0x00, then big-endian Lamport (8), origin (4), the topic id (16) and a
-// flags byte (bit 0 deleted, bit 1 auto); then, per user entry by name and
+// flags byte (bit 0 deleted, bit 1 auto, bit 2 stamped) followed, for a
+// stamped entry (Born or Stamps set), by its stamps (appendStampsDigest):
+// a merged entry is neither of its inputs, its version is the winner's, and
+// its stamps are what tell it apart; then, per user entry by name and
 // mechanism, a 0x01, the name, a 0x00, the mechanism, a 0x00, Lamport (8),
 // origin (4) and a deleted byte; then, per ACL entry in ACLEntry.less
 // order, a 0x02, the binding (aclDigestBytes), Lamport (8), origin (4) and
 // a deleted byte; then, per setting by name, a 0x03, the name, a 0x00, the
 // value, a 0x00, Lamport (8) and origin (4). A catalog without users, ACLs
-// or settings hashes as before they existed, so nodes of both kinds agree on it. A version identifies
-// an entry's content, so equal digests mean equal catalogs.
+// or settings (or stamps) hashes as before they existed, so nodes of both kinds agree on it. A
+// version identifies the topic-wide content of an entry, each partition's
+// stamp that partition's, and the count is hashed, so equal digests mean
+// equal catalogs.
 func (c *Catalog) Digest() uint64 {
 	h := xxhash.New()
 	var buf []byte
@@ -207,7 +242,13 @@ func (c *Catalog) Digest() uint64 {
 		if e.Auto {
 			flags |= 2
 		}
+		if e.Born != (Stamp{}) || len(e.Stamps) > 0 {
+			flags |= 4
+		}
 		buf = append(buf, flags)
+		if flags&4 != 0 {
+			buf = e.appendStampsDigest(buf)
+		}
 		_, _ = h.Write(buf)
 	}
 	for _, u := range c.Users() {

@@ -52,6 +52,10 @@ func FuzzCatalogSnapshot(f *testing.F) {
 	f.Add([]byte(`{"topics":[{"name":"m","id":"8a000000000080008000000000000001","partitions":2,"replicationFactor":2,"replicas":[[1,2],[2,3]],"lamport":4,"origin":1,"moves":[{"partition":1,"target":[3,3]},{"partition":0,"target":[]}]}]}`))
 	f.Add([]byte(`{"topics":[{"name":"m","id":"8a000000000080008000000000000001","partitions":2,"replicationFactor":2,"replicas":[[1,2],[2,3]],"lamport":4,"origin":1,"pinned":[0,1]}]}`))
 	f.Add([]byte(`{"topics":[{"name":"m","id":"8a000000000080008000000000000001","partitions":2,"replicationFactor":2,"replicas":[[1,2],[2,3]],"lamport":4,"origin":1,"pinned":[1,1,7]}]}`))
+	// Stamped entries (topic_merge.go): one merged with an older unstamped
+	// entry of its incarnation, and stamps out of order.
+	f.Add([]byte(`{"topics":[{"name":"m","id":"8a000000000080008000000000000001","partitions":3,"replicationFactor":2,"replicas":[[1,2],[2,3],[3,1]],"lamport":6,"origin":2,"born":{"lamport":1,"origin":1},"stamps":[{"from":0,"lamport":1,"origin":1},{"from":1,"lamport":6,"origin":2},{"from":2,"lamport":4,"origin":1}],"moves":[{"partition":1,"target":[3,4]}]},{"name":"m","id":"8a000000000080008000000000000001","partitions":4,"replicationFactor":2,"replicas":[[1,2],[2,3],[3,1],[1,3]],"lamport":4,"origin":1,"born":{"lamport":1,"origin":1},"stamps":[{"from":0,"lamport":1,"origin":1},{"from":2,"lamport":4,"origin":1}],"pinned":[3]}]}`))
+	f.Add([]byte(`{"topics":[{"name":"m","id":"8a000000000080008000000000000001","partitions":2,"replicationFactor":2,"replicas":[[1,2],[2,3]],"lamport":6,"origin":2,"stamps":[{"from":1,"lamport":6,"origin":2},{"from":0,"lamport":4,"origin":1}]}]}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		s, err := decodeCatalogSnapshot(raw)
 		if err != nil {
@@ -80,6 +84,10 @@ func FuzzCatalogSnapshot(f *testing.F) {
 	})
 }
 
+// stampedSeed is a stamped entry (topic_merge.go): partition 1 altered at
+// 6 by broker 2 in an incarnation born at 1 by broker 1.
+const stampedSeed = `{"name":"m","id":"8a000000000080008000000000000001","partitions":2,"replicationFactor":2,"replicas":[[1,2],[2,3]],"lamport":6,"origin":2,"born":{"lamport":1,"origin":1},"stamps":[{"from":0,"lamport":1,"origin":1},{"from":1,"lamport":6,"origin":2}]}`
+
 // FuzzTopicEvent is a topic user event's payload, merged as the event loop
 // does.
 func FuzzTopicEvent(f *testing.F) {
@@ -89,6 +97,9 @@ func FuzzTopicEvent(f *testing.F) {
 		raw, _ := json.Marshal(e)
 		f.Add(raw)
 	}
+	f.Add([]byte(stampedSeed))
+	f.Add([]byte(`{"name":"m","id":"8a000000000080008000000000000001","partitions":3,"replicationFactor":2,"replicas":[[3,2],[2,3],[1,2]],"lamport":5,"origin":3,"born":{"lamport":1,"origin":1},"stamps":[{"from":0,"lamport":5,"origin":3},{"from":1,"lamport":1,"origin":1}],"moves":[{"partition":2,"target":[3,4]}]}`))
+	f.Add([]byte(`{"name":"m","id":"8a000000000080008000000000000001","deleted":true,"lamport":5,"origin":3}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		var e TopicEntry
 		if json.Unmarshal(raw, &e) != nil {
@@ -99,6 +110,22 @@ func FuzzTopicEvent(f *testing.F) {
 			if got, ok := c.Get(e.Name); !ok || len(got.Replicas) != int(got.Partitions) {
 				t.Fatalf("merged entry %q has %d replica lists for %d partitions", e.Name, len(got.Replicas), got.Partitions)
 			}
+		}
+		// Joined with a stamped entry of the same name: what is kept is
+		// valid, and merging either again changes nothing.
+		var held TopicEntry
+		_ = json.Unmarshal([]byte(stampedSeed), &held)
+		j := NewCatalog()
+		if _, err := j.Merge([]TopicEntry{held}); err != nil {
+			t.Fatal(err)
+		}
+		_, _ = j.Merge([]TopicEntry{e})
+		got, _ := j.Get(held.Name)
+		if err := got.validate(); err != nil {
+			t.Fatalf("join kept an invalid entry: %v", err)
+		}
+		if ch, _ := j.Merge([]TopicEntry{e, held}); len(ch) != 0 {
+			t.Fatalf("merging again changed %+v", ch)
 		}
 	})
 }

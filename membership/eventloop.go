@@ -123,8 +123,8 @@ func (a *Agent) handleUserEvent(e serf.UserEvent) {
 			a.log.WithError(err).Warn("undecodable topic hint; anti-entropy will repair")
 			return
 		}
-		hinted := TopicEntry{Lamport: h.Lamport, Auto: h.Auto, Origin: h.Origin}
-		if hinted.newerThan(a.catalog.version(h.Name)) && h.Node != a.cfg.NodeName {
+		hinted := Stamp{Lamport: h.Lamport, Auto: h.Auto, Origin: h.Origin}
+		if !a.catalog.holdsWrite(h.Name, hinted) && h.Node != a.cfg.NodeName {
 			a.requestSync(syncRequest{kind: syncCatalogPull, peer: h.Node})
 		}
 	}
@@ -200,15 +200,21 @@ func (a *Agent) mergeCatalog(entries []TopicEntry, source string) ([]TopicChange
 	return changes, nil
 }
 
-// keepForRetry remembers peers' entries whose save failed, the newest per
-// name, so the list is bounded by the number of topics. Called with
+// keepForRetry remembers peers' entries whose save failed, joined per name
+// (a join loses nothing a later merge would keep), so the list is bounded
+// by the number of topics. Called with
 // persistMu held.
 func (a *Agent) keepForRetry(entries []TopicEntry) {
 	if a.catalogRetry == nil {
 		a.catalogRetry = make(map[string]TopicEntry)
 	}
 	for _, e := range entries {
-		if cur, ok := a.catalogRetry[e.Name]; !ok || e.newerThan(cur) {
+		if e.validate() != nil {
+			continue // Merge skips it too
+		}
+		if cur, ok := a.catalogRetry[e.Name]; ok {
+			a.catalogRetry[e.Name] = joinTopic(cur, e)
+		} else {
 			a.catalogRetry[e.Name] = e.clone()
 		}
 	}

@@ -145,8 +145,10 @@ type TopicSpec struct {
 // TopicEntry is one topic as the catalog holds it. Replicas[p] lists the
 // brokers of partition p in succession order (the first live one leads).
 //
-// (Lamport, Auto, Origin) is the entry's version. Of two entries for one name
-// the one with the higher Lamport time wins; at equal times an explicit
+// (Lamport, Auto, Origin) is the entry's version. Of two entries for one
+// name from different incarnations (creates, deletes; the merge of one
+// incarnation's alterations is per partition, topic_merge.go) the one
+// born with the higher Lamport time wins; at equal times an explicit
 // create beats an automatic one, then the higher origin broker id wins, then
 // the higher topic id bytes (only reachable by a bug, kept so the order is
 // total). A delete is a tombstone (Deleted, no replicas) stamped with a new
@@ -175,6 +177,14 @@ type TopicEntry struct {
 	// chose (a manual assignment at create, a reassignment): automatic
 	// rebalancing leaves them where they are (topic_move.go).
 	Pinned []int32 `json:"pinned,omitempty"`
+	// Born is the version of the write that started this incarnation of
+	// the topic when that is not the entry's own version, and Stamps the
+	// versions of the writes that last changed each partition's
+	// placement, as runs, when they are not all the entry's version
+	// (topic_merge.go). Both absent from entries written before they
+	// existed, which merge as whole-entry writes.
+	Born   Stamp      `json:"born,omitzero"`
+	Stamps []StampRun `json:"stamps,omitempty"`
 }
 
 // newerThan reports whether e's version sorts above o's.
@@ -204,6 +214,9 @@ func (e TopicEntry) clone() TopicEntry {
 	}
 	if e.Pinned != nil {
 		out.Pinned = append([]int32(nil), e.Pinned...)
+	}
+	if e.Stamps != nil {
+		out.Stamps = append([]StampRun(nil), e.Stamps...)
 	}
 	if e.Moves != nil {
 		out.Moves = make([]PartitionMove, len(e.Moves))
@@ -261,7 +274,7 @@ func (e TopicEntry) validate() error {
 		if len(e.Replicas) != 0 || len(e.Moves) != 0 || len(e.Pinned) != 0 {
 			return fmt.Errorf("topic %s: tombstone carries replicas", e.Name)
 		}
-		return nil
+		return e.validateStamps()
 	}
 	if e.Partitions < 1 || e.Partitions > MaxPartitions {
 		return fmt.Errorf("topic %s: %w: %d not in 1..%d", e.Name, ErrInvalidPartitions, e.Partitions, MaxPartitions)
@@ -291,6 +304,9 @@ func (e TopicEntry) validate() error {
 		return fmt.Errorf("topic %s: zero topic id", e.Name)
 	}
 	if err := e.validateMoves(); err != nil {
+		return err
+	}
+	if err := e.validateStamps(); err != nil {
 		return err
 	}
 	return validateConfig(e.Config)

@@ -2,20 +2,27 @@ package membership
 
 import (
 	"fmt"
+	"maps"
 )
 
 // AlterTopic changes a live topic in place: change edits a copy of its entry
-// (partition count and replica lists, configs), and the result replaces the
-// entry under the same topic id, stamped with a new tick of this node's
-// Lamport clock, then persisted and broadcast like a create. Keeping the id
-// is what makes it an alteration rather than a replacement: nodes keep the
-// partitions they hold and open the ones added.
+// (partition count and replica lists, configs, moves), and the result
+// replaces the entry under the same topic id, stamped with a new tick of
+// this node's Lamport clock, then persisted and broadcast like a create.
+// Keeping the id is what makes it an alteration rather than a replacement:
+// nodes keep the partitions they hold and open the ones added.
 //
-// Name, id, Deleted, Auto and the version are not change's to set. Of an
-// alteration and a concurrent delete or alteration elsewhere, the newer
-// Lamport time wins as for any entry; if another version won before this
-// one was stored, AlterTopic fails with ErrTopicChanged and nothing of it
-// spreads.
+// The partitions change actually changed (placement, move or pin; every
+// added partition) are stamped with the alteration's version, the others
+// keep their stamps, so alterations of different partitions made
+// concurrently elsewhere both survive the merge (topic_merge.go). Name, id,
+// Deleted, Auto, the replication factor, the version and the stamps are not
+// change's to set, and the partition count only grows. Of an alteration and
+// a concurrent alteration elsewhere, each changed partition goes to the
+// newer stamp and the topic-wide fields (configs) to the newer version; a
+// concurrent delete wins over any alteration. If any part of this one lost
+// before it was stored, AlterTopic fails with ErrTopicChanged and nothing
+// of it spreads.
 func (a *Agent) AlterTopic(name string, change func(*TopicEntry) error) (TopicEntry, error) {
 	a.opMu.Lock()
 	defer a.opMu.Unlock()
@@ -31,19 +38,66 @@ func (a *Agent) AlterTopic(name string, change func(*TopicEntry) error) (TopicEn
 	if len(next.Config) == 0 {
 		next.Config = nil
 	}
+	if next.Partitions < cur.Partitions {
+		return TopicEntry{}, fmt.Errorf("alter topic %s: %w: the count only grows", name, ErrInvalidPartitions)
+	}
+	if next.ReplicationFactor != cur.ReplicationFactor {
+		return TopicEntry{}, fmt.Errorf("alter topic %s: %w: the factor stays", name, ErrInvalidReplicationFactor)
+	}
+	next.Lamport, next.Origin = a.catalog.tick(), a.cfg.BrokerID
+	changed := stampAlteration(cur, &next)
 	if err := next.validate(); err != nil {
 		return TopicEntry{}, fmt.Errorf("alter topic: %w", err)
 	}
-	next.Lamport, next.Origin = a.catalog.tick(), a.cfg.BrokerID
 	if _, err := a.mergeCatalog([]TopicEntry{next}, "local"); err != nil {
 		return TopicEntry{}, fmt.Errorf("alter topic %s: %w", name, err)
 	}
 	stored, _ := a.catalog.Get(name)
-	if stored.Lamport != next.Lamport || stored.Origin != next.Origin || stored.ID != next.ID {
+	if lostAlteration(stored, next, changed, !maps.Equal(cur.Config, next.Config)) {
 		return TopicEntry{}, fmt.Errorf("alter topic %s: %w", name, ErrTopicChanged)
 	}
 	a.broadcastTopic(next)
 	return stored, nil
+}
+
+// stampAlteration stamps next, cur altered and given its version, in cur's
+// incarnation: the partitions whose placement differs from cur's, and those
+// cur does not have, with next's version, the others with their stamps in
+// cur. It returns the partitions it stamped.
+func stampAlteration(cur TopicEntry, next *TopicEntry) []int32 {
+	v := next.version()
+	was := cur.stamps()
+	st := make([]Stamp, next.Partitions)
+	var changed []int32
+	for p := range next.Partitions {
+		if p < cur.Partitions && p < int32(len(next.Replicas)) && samePartition(cur, *next, p) {
+			st[p] = was[p]
+			continue
+		}
+		st[p] = v
+		changed = append(changed, p)
+	}
+	next.setStamps(cur.born(), st)
+	return changed
+}
+
+// lostAlteration tells whether stored, the entry after next was merged,
+// lost any part of next: its incarnation, a partition it changed (another
+// stamp won it) or, when it changed topic-wide fields, its version.
+func lostAlteration(stored, next TopicEntry, changed []int32, topicWide bool) bool {
+	if compareLineage(stored, next) != 0 || stored.Partitions < next.Partitions {
+		return true
+	}
+	if topicWide && stored.version() != next.version() {
+		return true
+	}
+	st := stored.stamps()
+	for _, p := range changed {
+		if st[p] != next.version() {
+			return true
+		}
+	}
+	return false
 }
 
 // ErrTopicChanged is AlterTopic's answer when a newer version of the topic

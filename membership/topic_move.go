@@ -17,9 +17,12 @@ import (
 // Replicas is the list the move started from, so Kafka's AddingReplicas
 // are Target minus Replicas and RemovingReplicas Replicas minus Target.
 //
-// Like every change to a topic, a move is a new version of the whole entry
-// (AlterTopic): the merge stays the entry's (Lamport time, then origin),
-// deterministic on every node. Cancelling a move sets the target back to
+// Like every change to a topic, a move is a new version of the entry
+// (AlterTopic) that stamps the partitions it changed: the merge is per
+// partition (topic_merge.go), so moves of different partitions recorded
+// concurrently on different nodes (a move started here, another's end
+// recorded by its leader there) all survive, and concurrent changes of one
+// partition settle on the newer stamp, deterministic on every node. Cancelling a move sets the target back to
 // the replica list, which the leader rolls the group back to (CancelMove).
 
 // PartitionMove is one partition's reassignment in progress.

@@ -140,8 +140,10 @@ func logLostCreate(log logrus.FieldLogger, self int32, ch membership.TopicChange
 }
 
 // logLostGrowth reports a topic whose partition count went down: a growth
-// (CreatePartitions) lost to an alteration made concurrently elsewhere on
-// the entry before it, which won by its Lamport time. The count of one
+// (CreatePartitions) lost to a whole-entry write made concurrently on the
+// entry before it by a node of the previous version (the catalog's merge
+// keeps the larger count of one incarnation otherwise: membership's
+// topic_merge.go). The count of one
 // incarnation only grows, so the partitions beyond the new count keep their
 // data (dropReason); growing the topic again places them where they were,
 // as long as the roster has not changed, and serves them again.

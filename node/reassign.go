@@ -191,9 +191,11 @@ const healEvery = 10
 
 // heal brings the catalog and the groups this node leads back together
 // where no move is recorded but the group's configuration is not the
-// catalog's replica list: a move the catalog lost (the topic's entry is one
-// register; two alterations of one topic at once keep the later) or a
-// node that restarted mid-change. A joint configuration is left, learners
+// catalog's replica list: a move the catalog lost (the catalog merges a
+// topic partition by partition, so concurrent alterations of different
+// partitions both survive, but a move loses to a concurrent delete, to a
+// newer change of its own partition, and to a whole-entry write by a node
+// of the previous version) or a node that restarted mid-change. A joint configuration is left, learners
 // are removed, and voters the catalog does not list are recorded as the
 // replica list (Raft's configuration is what the group commits with). It
 // acts on a mismatch seen twice in a row, not on a catalog a moment behind
@@ -274,9 +276,7 @@ func rank(list []int32, b int32) int {
 // lists it among the group's voters. A replica the catalog no longer names is closed (and
 // quarantined) only once the group no longer counts it: a move removes a
 // replica from the group before it ends in the catalog, and a catalog
-// that lost a move (the topic's entry is one register: two alterations
-// of one topic at once keep the later) must not take a voter out of a
-// quorum. A removed replica never learns its removal was committed, so
+// that lost a move (see heal) must not take a voter out of a quorum. A removed replica never learns its removal was committed, so
 // the leader's claim is what tells.
 //
 // The leader's claim lags a configuration change (it is republished on

@@ -360,9 +360,9 @@ func sorted(ids []int32) []int32 {
 	return out
 }
 
-// The catalog can lose a move: a topic's entry is one register, and two
-// alterations of one topic at once keep the later. Here the loss is made
-// by hand, twice. A move to a node that is down stops at its learner;
+// The catalog can lose a move (to a concurrent delete, to a newer change
+// of its partition, to a whole-entry write by a node of the previous
+// version). Here the loss is made by hand, twice. A move to a node that is down stops at its learner;
 // the move vanishes from the catalog: the leader removes the learner.
 // Then a finished move is reverted in the catalog (replica list back to
 // the old one): the new replica, a voter, is not closed on the catalog's
