@@ -305,8 +305,8 @@ func (n *Node) startLoops() {
 	memberEvents, _ := n.agent.Subscribe() // closed by the agent's Shutdown
 	n.loops.Go(n.catalog.watch)
 	n.loops.Go(n.catalogLoop)
-	n.loops.Go(n.reassignLoop)  // reassign.go
-	n.loops.Go(n.movesLoop) // drain.go: drains, and rebalance.go's moves with AutoRebalance
+	n.loops.Go(n.reassignLoop) // reassign.go
+	n.loops.Go(n.movesLoop)    // drain.go: drains, and rebalance.go's moves with AutoRebalance
 	n.loops.Go(func(ctx context.Context) { n.membershipLoop(ctx, memberEvents) })
 	n.loops.Every(admin.FlushInterval, n.flushMetrics)
 	n.startReplicationMetrics() // replication_metrics.go
