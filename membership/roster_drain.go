@@ -209,8 +209,8 @@ type DrainStatus struct {
 	MovesElsewhere int `json:"movesElsewhere,omitempty"`
 	// Paused: rebalancing is paused cluster-wide, and no drain move
 	// starts until it resumes.
-	Paused bool `json:"paused,omitempty"`
-	Blocked        int `json:"blocked"`
+	Paused  bool `json:"paused,omitempty"`
+	Blocked int  `json:"blocked"`
 	// Done: nothing that must move is left (the broker is removed on the
 	// next pass of the node that starts moves).
 	Done bool `json:"done"`
