@@ -1,6 +1,7 @@
 package node
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -204,15 +205,7 @@ func (n *Node) drain() {
 			starts = append(starts, c)
 		}
 	}
-	slices.SortStableFunc(starts, func(a, b candidate) int {
-		switch {
-		case a.size > b.size:
-			return -1
-		case a.size < b.size:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(starts, func(a, b candidate) int { return cmp.Compare(b.size, a.size) }) // the biggest first
 	if n.agent.RebalancePaused() {
 		// Paused (rebalance_pause.go): no move starts; a drain whose
 		// moves are done still finishes below.

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"cmp"
 	"errors"
 	"slices"
 	"time"
@@ -93,15 +94,7 @@ func (n *Node) rebalance() {
 			cands = append(cands, c)
 		}
 	}
-	slices.SortStableFunc(cands, func(a, b candidate) int {
-		switch {
-		case a.size > b.size:
-			return -1
-		case a.size < b.size:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(cands, func(a, b candidate) int { return cmp.Compare(b.size, a.size) }) // the biggest first
 	for _, c := range cands {
 		if moving >= n.cfg.RebalanceMaxMoves {
 			return
