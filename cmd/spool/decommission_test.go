@@ -2,16 +2,11 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/spool-log/spool/client"
-	"github.com/spool-log/spool/internal/nodetest"
-	"github.com/spool-log/spool/internal/retry"
-	"github.com/spool-log/spool/node"
 )
 
 // spool decommission on four nodes holding a replication-factor-3 topic:
@@ -20,23 +15,7 @@ import (
 // progress (partitions left, moving) until the broker is drained and out
 // of the roster, and every partition is off it.
 func TestDecommissionWaitShowsProgress(t *testing.T) {
-	var nodes []*node.Node
-	for id := int32(1); id <= 4; id++ {
-		nodes = append(nodes, nodetest.Start(t, func(c *node.Config) {
-			c.NodeID = id
-			if id > 1 {
-				c.Gossip.Join = []string{nodes[0].Membership().Local().GossipAddr}
-			}
-		}))
-	}
-	retry.Run(t, 20*time.Second, func() error {
-		for _, x := range nodes {
-			if len(x.Membership().Roster()) < 4 || len(x.Membership().LiveBrokers()) < 4 {
-				return fmt.Errorf("node %d sees %d brokers", x.NodeID(), len(x.Membership().LiveBrokers()))
-			}
-		}
-		return nil
-	})
+	nodes := startCLICluster(t, 4).nodes
 	b := []string{"--brokers", nodes[0].KafkaAddr(), "--admin", nodes[0].AdminAddr()}
 	if _, _, err := runCLI(t, "", append([]string{"topic", "create", "dc", "--partitions", "6", "--replication-factor", "3"}, b...)...); err != nil {
 		t.Fatal(err)

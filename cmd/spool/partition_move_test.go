@@ -7,32 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spool-log/spool/internal/nodetest"
 	"github.com/spool-log/spool/internal/retry"
-	"github.com/spool-log/spool/node"
 )
 
 // spool partition move moves a partition of replication factor 3 onto a
 // fourth node and waits for it; the move is then listed no more, a cancel
 // finds none, and bad targets are refused with the node's reason.
 func TestPartitionMove(t *testing.T) {
-	var nodes []*node.Node
-	for id := int32(1); id <= 4; id++ {
-		nodes = append(nodes, nodetest.Start(t, func(c *node.Config) {
-			c.NodeID = id
-			if id > 1 {
-				c.Gossip.Join = []string{nodes[0].Membership().Local().GossipAddr}
-			}
-		}))
-	}
-	retry.Run(t, 20*time.Second, func() error {
-		for _, n := range nodes {
-			if len(n.Membership().Roster()) < 4 || len(n.Membership().LiveBrokers()) < 4 {
-				return fmt.Errorf("node %d sees %d brokers", n.NodeID(), len(n.Membership().LiveBrokers()))
-			}
-		}
-		return nil
-	})
+	nodes := startCLICluster(t, 4).nodes
 	b := []string{"--brokers", nodes[0].KafkaAddr()}
 	if _, _, err := runCLI(t, "", append([]string{"topic", "create", "mv", "--partitions", "1", "--replication-factor", "3"}, b...)...); err != nil {
 		t.Fatal(err)

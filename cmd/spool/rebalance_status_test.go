@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/spool-log/spool/client"
-	"github.com/spool-log/spool/internal/nodetest"
 	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/node"
 	nodeadmin "github.com/spool-log/spool/node/admin"
@@ -24,27 +23,10 @@ import (
 // command still answers.
 func TestRebalanceStatusPauseResume(t *testing.T) {
 	byID := map[int32]*node.Node{}
-	var first *node.Node
-	for id := int32(1); id <= 4; id++ {
-		n := nodetest.Start(t, func(c *node.Config) {
-			c.NodeID = id
-			if id > 1 {
-				c.Gossip.Join = []string{first.Membership().Local().GossipAddr}
-			}
-		})
-		if first == nil {
-			first = n
-		}
-		byID[id] = n
+	for _, n := range startCLICluster(t, 4).nodes {
+		byID[n.NodeID()] = n
 	}
-	retry.Run(t, 20*time.Second, func() error {
-		for _, n := range byID {
-			if len(n.Membership().Roster()) < 4 || len(n.Membership().LiveBrokers()) < 4 {
-				return fmt.Errorf("node %d sees %d brokers", n.NodeID(), len(n.Membership().LiveBrokers()))
-			}
-		}
-		return nil
-	})
+	first := byID[1]
 	if _, _, err := runCLI(t, "", "topic", "create", "st", "--partitions", "1", "--replication-factor", "3", "--brokers", first.KafkaAddr()); err != nil {
 		t.Fatal(err)
 	}

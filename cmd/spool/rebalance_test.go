@@ -9,9 +9,7 @@ import (
 	"time"
 
 	"github.com/spool-log/spool/client"
-	"github.com/spool-log/spool/internal/nodetest"
 	"github.com/spool-log/spool/internal/retry"
-	"github.com/spool-log/spool/node"
 )
 
 // A topic placed on three nodes, then a fourth joins: spool rebalance plan
@@ -19,29 +17,8 @@ import (
 // bytes), apply starts them a bounded number at a time, and once they end
 // the plan is empty and every partition is where placement prefers it.
 func TestRebalancePlanAndApply(t *testing.T) {
-	var nodes []*node.Node
-	start := func(id int32) {
-		nodes = append(nodes, nodetest.Start(t, func(c *node.Config) {
-			c.NodeID = id
-			if id > 1 {
-				c.Gossip.Join = []string{nodes[0].Membership().Local().GossipAddr}
-			}
-		}))
-	}
-	waitRoster := func(n int) {
-		retry.Run(t, 20*time.Second, func() error {
-			for _, x := range nodes {
-				if len(x.Membership().Roster()) < n || len(x.Membership().LiveBrokers()) < n {
-					return fmt.Errorf("node %d sees %d brokers", x.NodeID(), len(x.Membership().LiveBrokers()))
-				}
-			}
-			return nil
-		})
-	}
-	for id := int32(1); id <= 3; id++ {
-		start(id)
-	}
-	waitRoster(3)
+	cl := startCLICluster(t, 3)
+	nodes := cl.nodes
 	b := []string{"--brokers", nodes[0].KafkaAddr(), "--admin", nodes[0].AdminAddr()}
 	if _, _, err := runCLI(t, "", append([]string{"topic", "create", "rb", "--partitions", "6", "--replication-factor", "3"}, b...)...); err != nil {
 		t.Fatal(err)
@@ -50,8 +27,8 @@ func TestRebalancePlanAndApply(t *testing.T) {
 	if err != nil || strings.TrimSpace(out) != "[]" {
 		t.Fatalf("plan before any join: %q, %v", out, err)
 	}
-	start(4)
-	waitRoster(4)
+	cl.add()
+	cl.waitRoster(4)
 	var plan client.RebalancePlan
 	retry.Run(t, 20*time.Second, func() error {
 		out, _, err := runCLI(t, "", append([]string{"rebalance", "plan", "-o", "json"}, b...)...)

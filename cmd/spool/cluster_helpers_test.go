@@ -1,0 +1,55 @@
+package main
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/spool-log/spool/internal/nodetest"
+	"github.com/spool-log/spool/internal/retry"
+	"github.com/spool-log/spool/node"
+)
+
+// testCluster is in-process nodes with broker ids 1, 2, ..., joined by
+// gossip to the first, for the CLI's cluster commands.
+type testCluster struct {
+	t     *testing.T
+	nodes []*node.Node
+}
+
+// startCLICluster starts size nodes and waits until each sees them all
+// alive in the roster.
+func startCLICluster(t *testing.T, size int) *testCluster {
+	c := &testCluster{t: t}
+	for range size {
+		c.add()
+	}
+	c.waitRoster(size)
+	return c
+}
+
+// add starts the next node, joining the first.
+func (c *testCluster) add() *node.Node {
+	id := int32(len(c.nodes) + 1)
+	n := nodetest.Start(c.t, func(cfg *node.Config) {
+		cfg.NodeID = id
+		if id > 1 {
+			cfg.Gossip.Join = []string{c.nodes[0].Membership().Local().GossipAddr}
+		}
+	})
+	c.nodes = append(c.nodes, n)
+	return n
+}
+
+// waitRoster waits until every node sees n brokers alive in the roster.
+func (c *testCluster) waitRoster(n int) {
+	c.t.Helper()
+	retry.Run(c.t, 20*time.Second, func() error {
+		for _, x := range c.nodes {
+			if len(x.Membership().Roster()) < n || len(x.Membership().LiveBrokers()) < n {
+				return fmt.Errorf("node %d sees %d brokers", x.NodeID(), len(x.Membership().LiveBrokers()))
+			}
+		}
+		return nil
+	})
+}
