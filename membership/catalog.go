@@ -198,6 +198,13 @@ func (c *Catalog) holdsWrite(name string, v Stamp) bool {
 	return false
 }
 
+// ledCount is how many partitions name's entry marks led.
+func (c *Catalog) ledCount(name string) int32 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.topics[name].LedCount()
+}
+
 // Entries returns every entry, tombstones included, by name.
 func (c *Catalog) Entries() []TopicEntry {
 	c.mu.Lock()
@@ -212,8 +219,9 @@ func (c *Catalog) Entries() []TopicEntry {
 
 // Digest fingerprints the catalog: xxhash64 over, per entry by name, the name,
 // a 0x00, then big-endian Lamport (8), origin (4), the topic id (16) and a
-// flags byte (bit 0 deleted, bit 1 auto, bit 2 stamped) followed, for a
-// stamped entry (Born or Stamps set), by its stamps (appendStampsDigest):
+// flags byte (bit 0 deleted, bit 1 auto, bit 2 stamped, bit 3 led) followed,
+// for a stamped entry (Born or Stamps set), by its stamps (appendStampsDigest),
+// then, for an entry with led partitions, by them (appendLedDigest):
 // a merged entry is neither of its inputs, its version is the winner's, and
 // its stamps are what tell it apart; then, per user entry by name and
 // mechanism, a 0x01, the name, a 0x00, the mechanism, a 0x00, Lamport (8),
@@ -245,9 +253,15 @@ func (c *Catalog) Digest() uint64 {
 		if e.Born != (Stamp{}) || len(e.Stamps) > 0 {
 			flags |= 4
 		}
+		if len(e.Led) > 0 {
+			flags |= 8
+		}
 		buf = append(buf, flags)
 		if flags&4 != 0 {
 			buf = e.appendStampsDigest(buf)
+		}
+		if flags&8 != 0 {
+			buf = e.appendLedDigest(buf)
 		}
 		_, _ = h.Write(buf)
 	}

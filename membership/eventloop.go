@@ -35,6 +35,10 @@ type topicHint struct {
 	Auto    bool   `json:"auto,omitempty"`
 	Origin  int32  `json:"origin"`
 	Node    string `json:"node"`
+	// Led is how many partitions the entry marks led (topic_led.go): a
+	// mark leaves the version as it was, so it alone tells a peer holding
+	// the same version that it lacks marks.
+	Led int32 `json:"led,omitempty"`
 }
 
 func (a *Agent) eventLoop() {
@@ -124,7 +128,7 @@ func (a *Agent) handleUserEvent(e serf.UserEvent) {
 			return
 		}
 		hinted := Stamp{Lamport: h.Lamport, Auto: h.Auto, Origin: h.Origin}
-		if !a.catalog.holdsWrite(h.Name, hinted) && h.Node != a.cfg.NodeName {
+		if (!a.catalog.holdsWrite(h.Name, hinted) || a.catalog.ledCount(h.Name) < h.Led) && h.Node != a.cfg.NodeName {
 			a.requestSync(syncRequest{kind: syncCatalogPull, peer: h.Node})
 		}
 	}

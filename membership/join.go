@@ -30,7 +30,12 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 		}
 		a.guard.clearRefusal()
 		a.guard.beginOutgoing()
-		n, err := a.serf.Join(addrs, false)
+		// Ignoring the user events from before the join keeps a node
+		// that starts with an empty data dir from acting on old topic
+		// entries (an old create would open a replica the catalog has
+		// since marked led as the start of a new group: node/led.go);
+		// the catalog pull at every join brings the current ones.
+		n, err := a.serf.Join(addrs, true)
 		a.guard.endOutgoing()
 		if n > 0 {
 			a.setJoinErr(nil)

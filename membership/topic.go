@@ -185,6 +185,8 @@ type TopicEntry struct {
 	// existed, which merge as whole-entry writes.
 	Born   Stamp      `json:"born,omitzero"`
 	Stamps []StampRun `json:"stamps,omitempty"`
+	// Led are the partitions that have had a leader (topic_led.go).
+	Led []LedRun `json:"led,omitempty"`
 }
 
 // newerThan reports whether e's version sorts above o's.
@@ -217,6 +219,9 @@ func (e TopicEntry) clone() TopicEntry {
 	}
 	if e.Stamps != nil {
 		out.Stamps = append([]StampRun(nil), e.Stamps...)
+	}
+	if e.Led != nil {
+		out.Led = append([]LedRun(nil), e.Led...)
 	}
 	if e.Moves != nil {
 		out.Moves = make([]PartitionMove, len(e.Moves))
@@ -274,6 +279,9 @@ func (e TopicEntry) validate() error {
 		if len(e.Replicas) != 0 || len(e.Moves) != 0 || len(e.Pinned) != 0 {
 			return fmt.Errorf("topic %s: tombstone carries replicas", e.Name)
 		}
+		if err := e.validateLed(); err != nil {
+			return err
+		}
 		return e.validateStamps()
 	}
 	if e.Partitions < 1 || e.Partitions > MaxPartitions {
@@ -307,6 +315,9 @@ func (e TopicEntry) validate() error {
 		return err
 	}
 	if err := e.validateStamps(); err != nil {
+		return err
+	}
+	if err := e.validateLed(); err != nil {
 		return err
 	}
 	return validateConfig(e.Config)

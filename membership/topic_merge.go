@@ -234,6 +234,7 @@ func joinTopic(a, b TopicEntry) TopicEntry {
 		}
 	}
 	out.setStamps(w.born(), st)
+	out.Led = unionLed(a.Led, b.Led)
 	return out
 }
 
@@ -298,7 +299,7 @@ func compareTopicWide(a, b TopicEntry) int {
 // sameEntry tells whether a and b hold the same content, stamps included.
 func sameEntry(a, b TopicEntry) bool {
 	if a.Name != b.Name || a.ID != b.ID || a.Deleted != b.Deleted || a.version() != b.version() ||
-		a.Born != b.Born || !slices.Equal(a.Stamps, b.Stamps) ||
+		a.Born != b.Born || !slices.Equal(a.Stamps, b.Stamps) || !slices.Equal(a.Led, b.Led) ||
 		a.Partitions != b.Partitions || a.ReplicationFactor != b.ReplicationFactor || !maps.Equal(a.Config, b.Config) ||
 		len(a.Replicas) != len(b.Replicas) || len(a.Moves) != len(b.Moves) || len(a.Pinned) != len(b.Pinned) {
 		return false

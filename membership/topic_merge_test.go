@@ -339,6 +339,13 @@ func convergeOnce(t *testing.T, seed uint64) {
 				e.Config = map[string]string{"retention.ms": fmt.Sprint(rng.IntN(100))}
 				return nil
 			}
+		case op == 3:
+			// A leader's mark (MarkLed): the version stays.
+			next := cur.clone()
+			next.Led = unionLed(cur.Led, ledRuns([]int32{p}))
+			mergeInto(t, c, next)
+			send(node, next)
+			continue
 		case op < 8:
 			change = moveTo(p, target...)
 		case op < 12:
@@ -407,6 +414,11 @@ func convergeOnce(t *testing.T, seed uint64) {
 			}
 			if e.Partitions > final.Partitions {
 				t.Fatalf("%s: growth to %d lost (%d)", e.Name, e.Partitions, final.Partitions)
+			}
+			for p := range e.Partitions {
+				if e.HasLed(p) && !final.HasLed(p) {
+					t.Fatalf("%s partition %d: led mark lost: %v, final %v", e.Name, p, e.Led, final.Led)
+				}
 			}
 			for p, s := range e.stamps() {
 				switch c := s.compare(fs[p]); {

@@ -144,7 +144,7 @@ func (a *Agent) broadcastTopic(e TopicEntry) {
 		}
 		return
 	}
-	hint, err := json.Marshal(topicHint{Name: e.Name, Lamport: e.Lamport, Auto: e.Auto, Origin: e.Origin, Node: a.cfg.NodeName})
+	hint, err := json.Marshal(topicHint{Name: e.Name, Lamport: e.Lamport, Auto: e.Auto, Origin: e.Origin, Node: a.cfg.NodeName, Led: e.LedCount()})
 	if err != nil {
 		log.WithError(err).Warn("encode topic hint")
 		return

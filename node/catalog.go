@@ -70,6 +70,10 @@ type TopicSpec struct {
 	// Metadata or Produce, __consumer_offsets): of two concurrent
 	// creates, an explicit one wins over an automatic one.
 	AutoCreated bool `json:"-"`
+	// Led are the partitions that have had a leader (membership's
+	// topic_led.go): a replica of one that opens with no Raft state lost
+	// it, and rejoins rather than starting the group (openPartition).
+	Led []membership.LedRun `json:"-"`
 }
 
 // gossipCatalog is the topic catalog as the node uses it: the membership
@@ -113,6 +117,9 @@ func (c *gossipCatalog) watch(ctx context.Context) {
 		}
 		if ch.Old != nil && !ch.Old.Deleted && !ch.New.Deleted && ch.Old.ID == ch.New.ID && ch.New.Partitions < ch.Old.Partitions {
 			logLostGrowth(c.log, ch)
+		}
+		if ch.Old != nil && membership.LedOnly(*ch.Old, ch.New) {
+			continue // nothing to open or close (led.go)
 		}
 		c.signal()
 	}
@@ -164,7 +171,13 @@ func specFromEntry(e membership.TopicEntry) TopicSpec {
 		Configs:           e.Config,
 		Moves:             movesOf(e),
 		AutoCreated:       e.Auto,
+		Led:               e.Led,
 	}
+}
+
+// hadLeader tells whether partition index has had a leader.
+func (s TopicSpec) hadLeader(index int32) bool {
+	return membership.TopicEntry{Led: s.Led}.HasLed(index)
 }
 
 func movesOf(e membership.TopicEntry) map[int32][]int32 {

@@ -118,6 +118,7 @@ func drainEvents(events <-chan membership.MemberEvent) <-chan membership.MemberE
 // republishes its tag when they changed.
 func (n *Node) publishLeadership() {
 	var claims []leadership.Claim
+	var led []*localPartition
 	for _, p := range n.localPartitions() {
 		st := p.replica.State()
 		if st.Leader != n.cfg.NodeID || st.LeaderEpoch < 0 {
@@ -129,6 +130,7 @@ func (n *Node) publishLeadership() {
 		var voters []int32
 		if p.replica.Replicated() {
 			voters = p.replica.Replicas()
+			led = append(led, p)
 		}
 		claims = append(claims, leadership.Claim{Topic: p.topicID, Partition: p.index, Leader: st.Leader,
 			Epoch: st.LeaderEpoch, ISR: st.ISR, Offline: st.Offline, Voters: voters})
@@ -138,6 +140,7 @@ func (n *Node) publishLeadership() {
 			n.log.WithError(err).Warn("publish leadership tag")
 		}
 	}
+	n.markLed(led)
 }
 
 // partitionLeadership is partition index of spec's leader, leader epoch,

@@ -48,6 +48,7 @@ type Node struct {
 	cluster *gossipCluster
 	catalog *gossipCatalog
 	leaders *leaders // who leads what, cluster-wide (leaders.go)
+	led     ledMarks // the partitions' first leaders, recorded (led.go)
 
 	// raft drives every replicated partition's Raft group; raftNet carries
 	// their messages (replication.go).

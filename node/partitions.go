@@ -55,6 +55,10 @@ type localPartition struct {
 	// flush (the flushed marks, its own) to go-metrics.
 	producedBytes, producedRecords atomic.Int64
 	flushedBytes, flushedRecords   int64
+
+	// ledMarked is set once the catalog records that the partition has
+	// had a leader (led.go).
+	ledMarked atomic.Bool
 }
 
 func partitionDir(dataDir, topic string, p int32) string {
@@ -173,21 +177,23 @@ func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, erro
 			return nil, err
 		}
 	}
-	// A replica with no Raft state that the partition's replica list
-	// names starts the group from that list: the configuration the group
-	// began with or ended its last move on, never a move's target, which
-	// the group does not have yet (raft would take it as the voters, and
-	// a replica first in it would campaign at once with a learner's
-	// vote). It does so even while a move is under way, for a move may be
-	// recorded before any replica of a new topic opened, and a group none
-	// of whose replicas starts never elects a leader to carry it out. A
-	// replica that starts so with a stale configuration (its state lost
-	// mid-move) cannot lead: its empty log loses every vote to a member
-	// holding data, and the leader's snapshot brings it the group's
-	// configuration. A replica only a move names joins
+	// A replica with no Raft state starts the group from the partition's
+	// replica list, with a vote, only when the group is new: the list
+	// names it and the catalog records no leader of the partition yet
+	// (led.go). The configuration is the one the group began with or
+	// ended its last move on, never a move's target, which the group
+	// does not have yet (raft would take it as the voters, and a replica
+	// first in it would campaign at once with a learner's vote); a move
+	// may be recorded before any replica of a new topic opened, and a
+	// group none of whose replicas starts never elects a leader to carry
+	// it out. Any other replica with no Raft state joins
 	// (replica.Config.Join): no configuration, no vote, the leader's
-	// snapshot first. Once it has Raft state it opens as any replica.
-	join := !containsID(spec.Replicas[index], n.cfg.NodeID)
+	// snapshot first. That is a replica only a move names, and one whose
+	// state was lost (a replaced disk): with its votes and log forgotten,
+	// it must not help a lagging peer win an election and overwrite what
+	// a majority had committed. Once it has Raft state it opens as any
+	// replica.
+	join := !containsID(spec.Replicas[index], n.cfg.NodeID) || spec.hadLeader(index)
 	rep, err := replica.Open(log, replica.Config{Self: n.cfg.NodeID, Replicas: spec.preferred(index), Voters: spec.Replicas[index],
 		Alive: n.agent.IsAlive, Driver: n.raft, Group: replica.GroupKey{Topic: spec.ID, Partition: index}, Join: join})
 	if err != nil {
