@@ -190,6 +190,9 @@ func (c *Catalog) holdsWrite(name string, v Stamp) bool {
 	if c := e.version().compare(v); c == 0 || c > 0 && (e.Deleted || e.born().compare(v) > 0) {
 		return true
 	}
+	if e.Wide == v {
+		return true
+	}
 	for _, r := range e.Stamps {
 		if r.Stamp == v {
 			return true
@@ -212,8 +215,9 @@ func (c *Catalog) Entries() []TopicEntry {
 
 // Digest fingerprints the catalog: xxhash64 over, per entry by name, the name,
 // a 0x00, then big-endian Lamport (8), origin (4), the topic id (16) and a
-// flags byte (bit 0 deleted, bit 1 auto, bit 2 stamped) followed, for a
-// stamped entry (Born or Stamps set), by its stamps (appendStampsDigest):
+// flags byte (bit 0 deleted, bit 1 auto, bit 2 stamped, bit 3 topic-wide
+// stamped) followed, for a stamped entry (Born, Stamps or Wide set), by its
+// stamps (appendStampsDigest):
 // a merged entry is neither of its inputs, its version is the winner's, and
 // its stamps are what tell it apart; then, per user entry by name and
 // mechanism, a 0x01, the name, a 0x00, the mechanism, a 0x00, Lamport (8),
@@ -245,8 +249,11 @@ func (c *Catalog) Digest() uint64 {
 		if e.Born != (Stamp{}) || len(e.Stamps) > 0 {
 			flags |= 4
 		}
+		if e.Wide != (Stamp{}) {
+			flags |= 8
+		}
 		buf = append(buf, flags)
-		if flags&4 != 0 {
+		if flags&(4|8) != 0 {
 			buf = e.appendStampsDigest(buf)
 		}
 		_, _ = h.Write(buf)
