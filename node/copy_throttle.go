@@ -77,11 +77,14 @@ func (t *copyThrottle) Take(n int) bool {
 	return true
 }
 
-// Idle tells whether every byte scheduled has gone out (replica.Limiter).
-func (t *copyThrottle) Idle() bool {
+// Ready tells whether the bytes scheduled go out within half of
+// learnerAhead, so that Take would grant the other half at least
+// (replica.Limiter: a held learner resumes then). Half, not none: the
+// snapshot copies drawing on the budget keep a chunk or so scheduled.
+func (t *copyThrottle) Ready() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return !t.next.After(time.Now())
+	return t.next.Sub(time.Now()) <= learnerAhead/2
 }
 
 // copyChunk is the most a throttled write sends at once.

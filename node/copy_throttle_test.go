@@ -49,12 +49,13 @@ func TestCopyThrottle(t *testing.T) {
 
 // The Raft appends to learners draw on the copy's budget without waiting
 // (Take): granted while what was granted goes out within learnerAhead,
-// refused beyond; Idle once it has all gone; and a copy waits behind them.
+// refused beyond; Ready once half of it has gone; and a copy waits behind
+// them.
 func TestCopyThrottleTake(t *testing.T) {
 	const rate = 4 << 20
 	th := newCopyThrottle(rate)
-	if !th.Idle() {
-		t.Fatal("a new throttle is not idle")
+	if !th.Ready() {
+		t.Fatal("a new throttle is not ready")
 	}
 	granted := 0
 	for th.Take(256 << 10) {
@@ -67,8 +68,8 @@ func TestCopyThrottleTake(t *testing.T) {
 	if limit := int(rate*learnerAhead.Seconds()) + 256<<10; granted > limit || granted < limit-256<<10 {
 		t.Errorf("granted %d bytes at once, want about %d", granted, limit)
 	}
-	if th.Idle() {
-		t.Error("idle with bytes scheduled")
+	if th.Ready() {
+		t.Error("ready with a full slack scheduled")
 	}
 	start := time.Now()
 	var buf bytes.Buffer
@@ -80,14 +81,14 @@ func TestCopyThrottleTake(t *testing.T) {
 	if took, want := time.Since(start), time.Duration(float64(granted)/rate*float64(time.Second)); took < want-50*time.Millisecond {
 		t.Errorf("a copy behind %d granted bytes went after %v, want about %v", granted, took, want)
 	}
-	retryIdle := time.Now().Add(5 * time.Second)
-	for !th.Idle() {
-		if time.Now().After(retryIdle) {
-			t.Fatal("never idle again")
+	deadline := time.Now().Add(5 * time.Second)
+	for !th.Ready() {
+		if time.Now().After(deadline) {
+			t.Fatal("never ready again")
 		}
 		time.Sleep(10 * time.Millisecond) // the schedule's own clock is the condition
 	}
 	if !th.Take(1) {
-		t.Error("an idle throttle refuses")
+		t.Error("a ready throttle refuses")
 	}
 }

@@ -23,15 +23,15 @@ import (
 //     is reported unreachable: raft goes back to probing it from what it
 //     acknowledged, and resends the rest later. Nothing is queued (a held
 //     message would keep its entries in memory);
-//   - until the budget is idle again (all it granted gone out), the
-//     learner's answers (acknowledgements, heartbeat answers) are held
-//     too, the latest acknowledgement kept and stepped then: each answer
-//     would have raft read and send another window of entries only to
-//     have it held. A learner counts toward no quorum, so nothing but its
-//     own catch-up waits on them;
-//   - once idle, raft sends a window, of which the budget takes its slack
-//     (Take) and holds the rest: a window is read for each slack's worth
-//     sent, so the window is bounded (MaxInflightBytes,
+//   - until the budget is ready again (Ready: most of what it granted
+//     gone out), the learner's answers (acknowledgements, heartbeat
+//     answers) are held too, the latest acknowledgement kept and stepped
+//     then: each answer would have raft read and send another window of
+//     entries only to have it held. A learner counts toward no quorum, so
+//     nothing but its own catch-up waits on them;
+//   - once ready, raft sends a window, of which the budget takes what its
+//     slack allows (Take) and holds the rest: a window is read for each
+//     such share sent, so the window is bounded (MaxInflightBytes,
 //     learnerInflightBytes when the driver has a limiter).
 //
 // Appends to voters, heartbeats and empty probes never wait, and a
@@ -43,8 +43,11 @@ type Limiter interface {
 	// Take reports whether n more bytes may go now, and counts them if
 	// so.
 	Take(n int) bool
-	// Idle tells whether everything granted has gone out.
-	Idle() bool
+	// Ready tells whether a flow Take refused may resume: enough of
+	// what was granted has gone out for Take to grant a good share
+	// again. Not "all of it": snapshot copies drawing on the budget
+	// keep some always scheduled.
+	Ready() bool
 }
 
 // learnerInflightBytes bounds the appends in flight to one peer when the
@@ -56,7 +59,7 @@ const learnerInflightBytes = 64 << 20
 // holdForLearner tells whether m, about to be sent, is an append to a
 // learner the limiter holds back; if so the learner is reported
 // unreachable for the next round and its answers are held until the
-// limiter is idle. Called under g.mu.
+// limiter is ready. Called under g.mu.
 func (g *raftGroup) holdForLearner(m *pb.Message) bool {
 	lim := g.d.cfg.LearnerLimiter
 	if lim == nil || m.GetType() != pb.MsgApp || len(m.GetEntries()) == 0 || !g.isLearner(m.GetTo()) {
@@ -85,7 +88,7 @@ func (g *raftGroup) holdForLearner(m *pb.Message) bool {
 }
 
 // deferForLearner tells whether m, an answer from a held learner, waits
-// for the limiter to be idle; the latest acknowledgement is kept to be
+// for the limiter to be ready; the latest acknowledgement is kept to be
 // stepped then. Called under g.mu.
 func (g *raftGroup) deferForLearner(m *pb.Message) bool {
 	last, held := g.held[m.GetFrom()]
@@ -105,7 +108,7 @@ func (g *raftGroup) deferForLearner(m *pb.Message) bool {
 }
 
 // releaseLearners steps the held learners' deferred answers once the
-// limiter is idle, and forgets them when this replica no longer leads or
+// limiter is ready, and forgets them when this replica no longer leads or
 // they are no longer learners. Called under g.mu, at each round.
 func (g *raftGroup) releaseLearners() {
 	if len(g.held) == 0 {
@@ -113,9 +116,9 @@ func (g *raftGroup) releaseLearners() {
 	}
 	lim := g.d.cfg.LearnerLimiter
 	leading := g.rn.BasicStatus().RaftState == raft.StateLeader
-	idle := lim == nil || lim.Idle()
+	ready := lim == nil || lim.Ready()
 	for id, m := range g.held {
-		if leading && !idle && g.isLearner(id) {
+		if leading && !ready && g.isLearner(id) {
 			continue
 		}
 		delete(g.held, id)

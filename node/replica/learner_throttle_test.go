@@ -39,10 +39,10 @@ func (l *rateLimiter) Take(n int) bool {
 	return true
 }
 
-func (l *rateLimiter) Idle() bool {
+func (l *rateLimiter) Ready() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return !l.next.After(time.Now())
+	return l.next.Sub(time.Now()) <= l.ahead/2
 }
 
 // A learner cut off after its snapshot misses 3 MiB of acks=all writes;
