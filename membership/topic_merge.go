@@ -313,16 +313,18 @@ func compareTopicWide(a, b TopicEntry) int {
 
 // compareConfig orders two topics' configs by content, only to break ties
 // of equal stamps deterministically.
+// A total order (keys sorted, then values by key), so the merge
+// commutes even on such a tie.
 func compareConfig(a, b map[string]string) int {
 	if c := cmp.Compare(len(a), len(b)); c != 0 {
 		return c
 	}
-	for _, k := range slices.Sorted(maps.Keys(a)) {
-		vb, ok := b[k]
-		if !ok {
-			return 1
-		}
-		if c := cmp.Compare(a[k], vb); c != 0 {
+	ka, kb := slices.Sorted(maps.Keys(a)), slices.Sorted(maps.Keys(b))
+	if c := slices.Compare(ka, kb); c != 0 {
+		return c
+	}
+	for _, k := range ka {
+		if c := cmp.Compare(a[k], b[k]); c != 0 {
 			return c
 		}
 	}

@@ -613,3 +613,17 @@ func TestAlterTopicConcurrentPartitionsOnAgents(t *testing.T) {
 		}
 	}
 }
+
+// compareConfig is a total order: antisymmetric where the keys differ
+// (the merge breaks ties of equal stamps by it, so both orders of a merge
+// must agree).
+func TestCompareConfigIsAntisymmetric(t *testing.T) {
+	cases := []map[string]string{nil, {"a": "1"}, {"b": "1"}, {"a": "2"}, {"a": "1", "c": "1"}, {"b": "1", "c": "1"}}
+	for _, x := range cases {
+		for _, y := range cases {
+			if got, back := compareConfig(x, y), compareConfig(y, x); got != -back || (got == 0) != maps.Equal(x, y) {
+				t.Errorf("compareConfig(%v, %v) = %d, reversed %d", x, y, got, back)
+			}
+		}
+	}
+}
