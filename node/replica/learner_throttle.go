@@ -19,17 +19,20 @@ import (
 // applied configuration that is not a voter, in neither half of a joint
 // one) draw on LearnerLimiter, the budget the snapshot copies draw on:
 //
-//   - an append the budget cannot take now is not sent, and the learner
-//     is reported unreachable: raft goes back to probing it from what it
-//     acknowledged, and resends the rest later. Nothing is queued (a held
-//     message would keep its entries in memory);
-//   - until the budget is ready again (Ready: most of what it granted
-//     gone out), the learner's answers (acknowledgements, heartbeat
-//     answers) are held too, the latest acknowledgement kept and stepped
-//     then: each answer would have raft read and send another window of
-//     entries only to have it held. A learner counts toward no quorum, so
-//     nothing but its own catch-up waits on them;
-//   - once ready, raft sends a window, of which the budget takes what its
+//   - an append the budget cannot take now is not sent, nor any other to
+//     that learner until the budget is ready again (Ready: most of what
+//     it granted gone out). Nothing is queued (a held message would keep
+//     its entries in memory);
+//   - meanwhile the learner's answers (acknowledgements, heartbeat
+//     answers) are held too, the latest acknowledgement kept: each answer
+//     would have raft read and send another window of entries only to
+//     have it held. A learner counts toward no quorum, so nothing but its
+//     own catch-up waits on them;
+//   - once ready, that acknowledgement is stepped and the learner
+//     reported unreachable: raft probes it from what it acknowledged (the
+//     appends the budget let through, which have had the while to arrive,
+//     are not sent again) and resends what was held;
+//   - from there raft sends a window, of which the budget takes what its
 //     slack allows (Take) and holds the rest: a window is read for each
 //     such share sent, so the window is bounded (MaxInflightBytes,
 //     learnerInflightBytes when the driver has a limiter).
@@ -57,9 +60,8 @@ type Limiter interface {
 const learnerInflightBytes = 64 << 20
 
 // holdForLearner tells whether m, about to be sent, is an append to a
-// learner the limiter holds back; if so the learner is reported
-// unreachable for the next round and its answers are held until the
-// limiter is ready. Called under g.mu.
+// learner the limiter holds back; if so the learner's appends and answers
+// are held until the limiter is ready. Called under g.mu.
 func (g *raftGroup) holdForLearner(m *pb.Message) bool {
 	lim := g.d.cfg.LearnerLimiter
 	if lim == nil || m.GetType() != pb.MsgApp || len(m.GetEntries()) == 0 || !g.isLearner(m.GetTo()) {
@@ -79,10 +81,6 @@ func (g *raftGroup) holdForLearner(m *pb.Message) bool {
 	}
 	if _, held := g.held[m.GetTo()]; !held {
 		g.held[m.GetTo()] = nil
-		g.inMu.Lock()
-		g.unreachable = append(g.unreachable, m.GetTo())
-		g.inMu.Unlock()
-		g.w.kick(g)
 	}
 	return true
 }
@@ -108,8 +106,9 @@ func (g *raftGroup) deferForLearner(m *pb.Message) bool {
 }
 
 // releaseLearners steps the held learners' deferred answers once the
-// limiter is ready, and forgets them when this replica no longer leads or
-// they are no longer learners. Called under g.mu, at each round.
+// limiter is ready and has raft probe them from there, and forgets them
+// when this replica no longer leads or they are no longer learners.
+// Called under g.mu, at each round.
 func (g *raftGroup) releaseLearners() {
 	if len(g.held) == 0 {
 		return
@@ -122,9 +121,13 @@ func (g *raftGroup) releaseLearners() {
 			continue
 		}
 		delete(g.held, id)
-		if m != nil && leading {
+		if !leading {
+			continue
+		}
+		if m != nil {
 			_ = g.rn.Step(m)
 		}
+		g.rn.ReportUnreachable(id)
 	}
 }
 
