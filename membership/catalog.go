@@ -190,6 +190,9 @@ func (c *Catalog) holdsWrite(name string, v Stamp) bool {
 	if c := e.version().compare(v); c == 0 || c > 0 && (e.Deleted || e.born().compare(v) > 0) {
 		return true
 	}
+	if e.Wide == v {
+		return true
+	}
 	for _, r := range e.Stamps {
 		if r.Stamp == v {
 			return true
@@ -219,9 +222,10 @@ func (c *Catalog) Entries() []TopicEntry {
 
 // Digest fingerprints the catalog: xxhash64 over, per entry by name, the name,
 // a 0x00, then big-endian Lamport (8), origin (4), the topic id (16) and a
-// flags byte (bit 0 deleted, bit 1 auto, bit 2 stamped, bit 3 led) followed,
-// for a stamped entry (Born or Stamps set), by its stamps (appendStampsDigest),
-// then, for an entry with led partitions, by them (appendLedDigest):
+// flags byte (bit 0 deleted, bit 1 auto, bit 2 stamped, bit 3 topic-wide
+// stamped, bit 4 led) followed, for a stamped entry (Born, Stamps or Wide
+// set), by its stamps (appendStampsDigest), then, for an entry with led
+// partitions, by them (appendLedDigest):
 // a merged entry is neither of its inputs, its version is the winner's, and
 // its stamps are what tell it apart; then, per user entry by name and
 // mechanism, a 0x01, the name, a 0x00, the mechanism, a 0x00, Lamport (8),
@@ -253,14 +257,17 @@ func (c *Catalog) Digest() uint64 {
 		if e.Born != (Stamp{}) || len(e.Stamps) > 0 {
 			flags |= 4
 		}
-		if len(e.Led) > 0 {
+		if e.Wide != (Stamp{}) {
 			flags |= 8
 		}
+		if len(e.Led) > 0 {
+			flags |= 16
+		}
 		buf = append(buf, flags)
-		if flags&4 != 0 {
+		if flags&(4|8) != 0 {
 			buf = e.appendStampsDigest(buf)
 		}
-		if flags&8 != 0 {
+		if flags&16 != 0 {
 			buf = e.appendLedDigest(buf)
 		}
 		_, _ = h.Write(buf)

@@ -51,6 +51,12 @@ type Config struct {
 	// host:port); empty: none (the tag is left out).
 	RaftAddr string
 
+	// Features are the features advertised ("feat" tag, features.go).
+	// nil: every feature of this version (Features). Empty but not nil:
+	// none, the tag left out, as a node of the previous version; for
+	// tests of mixed versions.
+	Features []string
+
 	// ClusterID is this node's proposal for the cluster-wide id, and
 	// ClusterIDBorn when it was first made (e.g. the creation time of the
 	// file it was read from). Used only until the node has adopted an id

@@ -35,6 +35,9 @@ type Member struct {
 	RosterDigest string            `json:"rosterDigest"`
 	ClusterID    string            `json:"clusterId,omitempty"`  // the cluster id the member has settled on so far
 	Leadership   string            `json:"leadership,omitempty"` // the "lv" tag: version of the partitions it leads
+	// Features are what the member's version can do (features.go); nil
+	// for a node of the version before they were advertised.
+	Features []string `json:"features,omitempty"`
 }
 
 // memberFromSerf converts a Serf member; ok is false for a member without a
@@ -60,6 +63,7 @@ func memberFromSerf(m serf.Member) (Member, bool) {
 		RosterDigest: m.Tags[TagRosterDigest],
 		ClusterID:    cid.ID,
 		Leadership:   m.Tags[TagLeadership],
+		Features:     parseFeatures(m.Tags),
 	}, true
 }
 

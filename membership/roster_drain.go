@@ -97,6 +97,9 @@ func (a *Agent) Decommission(id int32, force bool) error {
 	if next == cur {
 		return nil
 	}
+	if err := a.RequireFeature(FeatureDrain); err != nil {
+		return fmt.Errorf("decommission broker %d: %w", id, err)
+	}
 	if err := a.persistRoster(next); err != nil {
 		return fmt.Errorf("decommission broker %d: %w", id, err)
 	}
@@ -119,11 +122,15 @@ func (a *Agent) CancelDecommission(id int32) error {
 }
 
 // AutoDrain starts draining broker id, down longer than the failed-broker
-// grace; a drain already recorded stays as it is.
+// grace; a drain already recorded stays as it is. Refused
+// (ErrMixedVersions) while a live node cannot read a drain.
 func (a *Agent) AutoDrain(id int32) error {
 	cur, ok := a.roster.entry(id)
-	if !ok || cur.Decommissioned {
+	if !ok || cur.Decommissioned || drainTo(cur.Drain, drainAuto) == cur.Drain {
 		return nil
+	}
+	if err := a.RequireFeature(FeatureDrain); err != nil {
+		return fmt.Errorf("drain broker %d: %w", id, err)
 	}
 	return a.setDrain(id, drainTo(cur.Drain, drainAuto), "failed broker down past its grace: draining it")
 }

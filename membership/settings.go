@@ -52,7 +52,15 @@ func (a *Agent) RebalancePaused() bool {
 	return v == "true"
 }
 
-// SetRebalancePaused pauses or resumes moves cluster-wide.
+// SetRebalancePaused pauses or resumes moves cluster-wide. A pause is
+// refused (ErrMixedVersions) while a live node ignores settings: it would
+// go on moving. A resume is not: it only lets such a node's peers move
+// too.
 func (a *Agent) SetRebalancePaused(paused bool) error {
+	if paused {
+		if err := a.RequireFeature(FeatureSettings); err != nil {
+			return fmt.Errorf("pause rebalancing: %w", err)
+		}
+	}
 	return a.SetSetting(SettingRebalancePaused, fmt.Sprint(paused))
 }

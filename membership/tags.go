@@ -51,6 +51,9 @@ func buildTags(c *Config, gen uint64, rosterDigest, clusterIDTag string) (map[st
 	if c.RaftAddr != "" {
 		tags[TagRaft] = c.RaftAddr
 	}
+	if f, ok := featuresTag(c); ok {
+		tags[TagFeatures] = f
+	}
 	for name, addr := range c.Listeners {
 		tags[TagListenerPrefix+name] = addr
 	}

@@ -185,6 +185,12 @@ type TopicEntry struct {
 	// existed, which merge as whole-entry writes.
 	Born   Stamp      `json:"born,omitzero"`
 	Stamps []StampRun `json:"stamps,omitempty"`
+	// Wide is the version of the write that last changed the topic-wide
+	// alterable fields (Config) when that is not the entry's own version,
+	// so a config change survives a concurrent move that outdates it as a
+	// version (topic_merge.go). Absent from entries written before it
+	// existed, whose configs follow their version.
+	Wide Stamp `json:"wide,omitzero"`
 	// Led are the partitions that have had a leader (topic_led.go).
 	Led []LedRun `json:"led,omitempty"`
 }

@@ -14,12 +14,13 @@ import (
 //
 // The partitions change actually changed (placement, move or pin; every
 // added partition) are stamped with the alteration's version, the others
-// keep their stamps, so alterations of different partitions made
-// concurrently elsewhere both survive the merge (topic_merge.go). Name, id,
+// keep their stamps, and so are the configs when it changed them, so
+// alterations of different partitions, or of partitions and configs, made
+// concurrently elsewhere all survive the merge (topic_merge.go). Name, id,
 // Deleted, Auto, the replication factor, the version and the stamps are not
 // change's to set, and the partition count only grows. Of an alteration and
 // a concurrent alteration elsewhere, each changed partition goes to the
-// newer stamp and the topic-wide fields (configs) to the newer version; a
+// newer stamp and the configs, when both changed them, to the newer one; a
 // concurrent delete wins over any alteration. If any part of this one lost
 // before it was stored, AlterTopic fails with ErrTopicChanged and nothing
 // of it spreads.
@@ -63,7 +64,8 @@ func (a *Agent) AlterTopic(name string, change func(*TopicEntry) error) (TopicEn
 // stampAlteration stamps next, cur altered and given its version, in cur's
 // incarnation: the partitions whose placement differs from cur's, and those
 // cur does not have, with next's version, the others with their stamps in
-// cur. It returns the partitions it stamped.
+// cur; the configs with next's version when they differ from cur's, with
+// cur's topic-wide stamp otherwise. It returns the partitions it stamped.
 func stampAlteration(cur TopicEntry, next *TopicEntry) []int32 {
 	v := next.version()
 	was := cur.stamps()
@@ -77,18 +79,23 @@ func stampAlteration(cur TopicEntry, next *TopicEntry) []int32 {
 		st[p] = v
 		changed = append(changed, p)
 	}
-	next.setStamps(cur.born(), st)
+	wide := cur.wide()
+	if !maps.Equal(cur.Config, next.Config) {
+		wide = v
+	}
+	next.setStamps(cur.born(), wide, st)
 	return changed
 }
 
 // lostAlteration tells whether stored, the entry after next was merged,
 // lost any part of next: its incarnation, a partition it changed (another
-// stamp won it) or, when it changed topic-wide fields, its version.
+// stamp won it) or, when it changed the configs, them (another topic-wide
+// stamp won).
 func lostAlteration(stored, next TopicEntry, changed []int32, topicWide bool) bool {
 	if compareLineage(stored, next) != 0 || stored.Partitions < next.Partitions {
 		return true
 	}
-	if topicWide && stored.version() != next.version() {
+	if topicWide && stored.wide() != next.version() {
 		return true
 	}
 	st := stored.stamps()

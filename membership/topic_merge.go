@@ -21,11 +21,18 @@ import (
 //     version). A partition no run names, in an entry without Stamps, is
 //     stamped with the entry's version: an entry of a node or file from
 //     before stamps existed is one write of every partition.
+//   - The topic-wide fields an alteration may change (Config) carry the
+//     stamp of the write that last changed them (Wide; AlterTopic sets it
+//     to its version when it changes them, keeps it otherwise). An entry
+//     without Wide has them stamped with its version, as before Wide
+//     existed.
 //   - Entries of one topic incarnation (a lineage) merge partition by
 //     partition: each partition from the entry whose stamp for it is
-//     higher; the topic-wide fields (Config, ReplicationFactor, Auto) and
-//     the version from the entry whose version is higher; the partition
-//     count is the larger (an incarnation's count only grows, so the larger
+//     higher; the configs from the entry whose Wide stamp is higher (so a
+//     config change survives a concurrent move recorded later in Lamport
+//     time elsewhere); the fixed fields (ReplicationFactor, Auto) and the
+//     version from the entry whose version is higher; the partition count
+//     is the larger (an incarnation's count only grows, so the larger
 //     includes every growth; partitions beyond the smaller count come from
 //     the entry that has them).
 //   - Different lineages do not merge: the one with the higher key wins
@@ -89,6 +96,14 @@ func (e TopicEntry) born() Stamp {
 	return e.Born
 }
 
+// wide is the stamp of the write that last changed e's topic-wide fields.
+func (e TopicEntry) wide() Stamp {
+	if e.Wide == (Stamp{}) {
+		return e.version()
+	}
+	return e.Wide
+}
+
 // stamps are e's partitions' stamps, one per partition.
 func (e TopicEntry) stamps() []Stamp {
 	out := make([]Stamp, e.Partitions)
@@ -111,15 +126,19 @@ func (e TopicEntry) stamps() []Stamp {
 	return out
 }
 
-// setStamps stores born and the per-partition stamps in canonical form:
-// Born zero when it is the entry's version, runs merged, Stamps nil when
-// every partition is stamped with the entry's version. Canonical so that
-// equal stamps are equal fields (Catalog.Digest hashes them).
-func (e *TopicEntry) setStamps(born Stamp, st []Stamp) {
+// setStamps stores born, the topic-wide stamp and the per-partition stamps
+// in canonical form: Born and Wide zero when they are the entry's version,
+// runs merged, Stamps nil when every partition is stamped with the entry's
+// version. Canonical so that equal stamps are equal fields (Catalog.Digest
+// hashes them).
+func (e *TopicEntry) setStamps(born, wide Stamp, st []Stamp) {
 	v := e.version()
-	e.Born = born
+	e.Born, e.Wide = born, wide
 	if born == v {
 		e.Born = Stamp{}
+	}
+	if wide == v {
+		e.Wide = Stamp{}
 	}
 	e.Stamps = nil
 	all := true
@@ -139,7 +158,7 @@ func (e *TopicEntry) setStamps(born Stamp, st []Stamp) {
 // the entry's version).
 func (e TopicEntry) validateStamps() error {
 	if e.Deleted {
-		if e.Born != (Stamp{}) || len(e.Stamps) != 0 {
+		if e.Born != (Stamp{}) || e.Wide != (Stamp{}) || len(e.Stamps) != 0 {
 			return fmt.Errorf("topic %s: tombstone carries stamps", e.Name)
 		}
 		return nil
@@ -148,13 +167,16 @@ func (e TopicEntry) validateStamps() error {
 	if e.Born != (Stamp{}) && e.Born.compare(v) >= 0 {
 		return fmt.Errorf("topic %s: born %v not before the entry's version %v", e.Name, e.Born, v)
 	}
+	born := e.born()
+	if e.Wide != (Stamp{}) && (e.Wide.compare(v) >= 0 || e.Wide.compare(born) < 0) {
+		return fmt.Errorf("topic %s: topic-wide stamp %v outside born %v .. before version %v", e.Name, e.Wide, born, v)
+	}
 	if len(e.Stamps) == 0 {
 		return nil
 	}
 	if e.Stamps[0].From != 0 || len(e.Stamps) > int(e.Partitions) {
 		return fmt.Errorf("topic %s: stamps do not start at partition 0 or outnumber partitions", e.Name)
 	}
-	born := e.born()
 	for i, r := range e.Stamps {
 		if r.From >= e.Partitions || (i > 0 && (r.From <= e.Stamps[i-1].From || r.Stamp == e.Stamps[i-1].Stamp)) {
 			return fmt.Errorf("topic %s: stamp runs not ascending distinct runs of %d partitions", e.Name, e.Partitions)
@@ -199,13 +221,19 @@ func joinTopic(a, b TopicEntry) TopicEntry {
 		// One tombstone: equal versions (equal born) mean one delete.
 		return a.clone()
 	}
-	// Version winner for the topic-wide fields; at equal versions (one
-	// write, so equal fields but for a bug) the content decides.
+	// Version winner for the fixed fields; at equal versions (one write,
+	// so equal fields but for a bug) the content decides.
 	w, l := a, b
 	if c := a.version().compare(b.version()); c < 0 || c == 0 && compareTopicWide(a, b) < 0 {
 		w, l = b, a
 	}
 	out := w.clone()
+	// The configs from the newer topic-wide write, wherever it is.
+	cw := w
+	if c := l.wide().compare(w.wide()); c > 0 || c == 0 && compareConfig(l.Config, w.Config) > 0 {
+		cw = l
+	}
+	out.Config = maps.Clone(cw.Config)
 	n := max(a.Partitions, b.Partitions)
 	out.Partitions = n
 	out.Replicas, out.Moves, out.Pinned = make([][]int32, n), nil, nil
@@ -233,7 +261,7 @@ func joinTopic(a, b TopicEntry) TopicEntry {
 			out.Pinned = append(out.Pinned, p)
 		}
 	}
-	out.setStamps(w.born(), st)
+	out.setStamps(w.born(), cw.wide(), st)
 	out.Led = unionLed(a.Led, b.Led)
 	return out
 }
@@ -281,15 +309,23 @@ func compareTopicWide(a, b TopicEntry) int {
 	if c := cmp.Compare(a.Partitions, b.Partitions); c != 0 {
 		return c
 	}
-	if c := cmp.Compare(len(a.Config), len(b.Config)); c != 0 {
+	return compareConfig(a.Config, b.Config)
+}
+
+// compareConfig orders two topics' configs by content, only to break ties
+// of equal stamps deterministically.
+// A total order (keys sorted, then values by key), so the merge
+// commutes even on such a tie.
+func compareConfig(a, b map[string]string) int {
+	if c := cmp.Compare(len(a), len(b)); c != 0 {
 		return c
 	}
-	for _, k := range slices.Sorted(maps.Keys(a.Config)) {
-		vb, ok := b.Config[k]
-		if !ok {
-			return 1
-		}
-		if c := cmp.Compare(a.Config[k], vb); c != 0 {
+	ka, kb := slices.Sorted(maps.Keys(a)), slices.Sorted(maps.Keys(b))
+	if c := slices.Compare(ka, kb); c != 0 {
+		return c
+	}
+	for _, k := range ka {
+		if c := cmp.Compare(a[k], b[k]); c != 0 {
 			return c
 		}
 	}
@@ -299,7 +335,7 @@ func compareTopicWide(a, b TopicEntry) int {
 // sameEntry tells whether a and b hold the same content, stamps included.
 func sameEntry(a, b TopicEntry) bool {
 	if a.Name != b.Name || a.ID != b.ID || a.Deleted != b.Deleted || a.version() != b.version() ||
-		a.Born != b.Born || !slices.Equal(a.Stamps, b.Stamps) || !slices.Equal(a.Led, b.Led) ||
+		a.Born != b.Born || a.Wide != b.Wide || !slices.Equal(a.Stamps, b.Stamps) || !slices.Equal(a.Led, b.Led) ||
 		a.Partitions != b.Partitions || a.ReplicationFactor != b.ReplicationFactor || !maps.Equal(a.Config, b.Config) ||
 		len(a.Replicas) != len(b.Replicas) || len(a.Moves) != len(b.Moves) || len(a.Pinned) != len(b.Pinned) {
 		return false
@@ -313,7 +349,9 @@ func sameEntry(a, b TopicEntry) bool {
 }
 
 // appendStampsDigest appends what Catalog.Digest hashes of an entry's
-// stamps: born, the partition count and the runs, all fixed width.
+// stamps: born, the partition count and the runs, all fixed width; then,
+// when the entry has one, its topic-wide stamp (flagged apart, so entries
+// without it hash as before it existed).
 func (e TopicEntry) appendStampsDigest(buf []byte) []byte {
 	appendStamp := func(buf []byte, s Stamp) []byte {
 		buf = binary.BigEndian.AppendUint64(buf, s.Lamport)
@@ -329,6 +367,9 @@ func (e TopicEntry) appendStampsDigest(buf []byte) []byte {
 	for _, r := range e.Stamps {
 		buf = binary.BigEndian.AppendUint32(buf, uint32(r.From))
 		buf = appendStamp(buf, r.Stamp)
+	}
+	if e.Wide != (Stamp{}) {
+		buf = appendStamp(buf, e.Wide)
 	}
 	return buf
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -39,7 +40,7 @@ func alterOn(t *testing.T, c *Catalog, origin int32, name string, change func(*T
 		t.Fatal(err)
 	}
 	stored, _ := c.Get(name)
-	return next, lostAlteration(stored, next, changed, false)
+	return next, lostAlteration(stored, next, changed, !maps.Equal(cur.Config, next.Config))
 }
 
 func mergeInto(t *testing.T, c *Catalog, es ...TopicEntry) {
@@ -154,8 +155,8 @@ func TestMergeSettlesConcurrentAlterationsOfOnePartition(t *testing.T) {
 	p1, _ := alterOn(t, c, 0, "t", moveTo(1, 1, 2, 3)) // (2, 0): below both
 	mergeInto(t, c, fromA, fromB)
 	stored, _ = c.Get("t")
-	if lostAlteration(stored, p1, []int32{1}, false) || !lostAlteration(stored, p1, []int32{1}, true) {
-		t.Error("lostAlteration: partition 1 kept; only a topic-wide change would have lost")
+	if lostAlteration(stored, p1, []int32{1}, false) {
+		t.Error("lostAlteration: partition 1 kept but said lost")
 	}
 }
 
@@ -194,11 +195,106 @@ func TestMergeOfUnstampedEntriesIsWholeEntry(t *testing.T) {
 	alterOn(t, s, 1, "t", moveTo(2, 1, 2, 3))
 	st, _ := s.Get("t")
 	bare := st.clone()
-	bare.Born, bare.Stamps = Stamp{}, nil
+	bare.Born, bare.Stamps, bare.Wide = Stamp{}, nil, Stamp{}
 	b := NewCatalog()
 	mergeInto(t, b, bare)
 	if b.Digest() == s.Digest() {
 		t.Error("stamped and unstamped entries of one version hash alike")
+	}
+}
+
+// A move recorded on one node and a config change made on another at the
+// same time, the move later in Lamport time: after the exchange, in either
+// order, both catalogs keep both, with one entry and digest, and neither
+// node was told its alteration lost. An entry relayed by a node of the
+// previous version (which drops the topic-wide stamp) merges as before:
+// its configs follow its version.
+func TestMergeKeepsConfigChangeConcurrentWithMove(t *testing.T) {
+	setRetention := func(v string) func(*TopicEntry) error {
+		return func(e *TopicEntry) error {
+			e.Config = map[string]string{"retention.ms": v}
+			return nil
+		}
+	}
+	for _, order := range []string{"move first", "config first"} {
+		t.Run(order, func(t *testing.T) {
+			a, b := NewCatalog(), NewCatalog()
+			e := newTopic("t", 3, 1)
+			mergeInto(t, a, e)
+			mergeInto(t, b, e)
+			a.tick()
+			a.tick() // a's clock ahead: its move outdates b's change as a version
+			move, lostMove := alterOn(t, a, 1, "t", moveTo(1, 5, 4, 3))
+			conf, lostConf := alterOn(t, b, 2, "t", setRetention("1000"))
+			if lostMove || lostConf {
+				t.Fatal("a local alteration lost on its own node")
+			}
+			if move.version().compare(conf.version()) <= 0 {
+				t.Fatalf("move %v not after the config change %v", move.version(), conf.version())
+			}
+			if order == "move first" {
+				mergeInto(t, b, move)
+				mergeInto(t, a, conf)
+			} else {
+				mergeInto(t, a, conf)
+				mergeInto(t, b, move)
+			}
+			for i, c := range []*Catalog{a, b} {
+				got, _ := c.Get("t")
+				if _, ok := got.Move(1); !ok {
+					t.Errorf("catalog %d: move of partition 1 lost: %+v", i, got.Moves)
+				}
+				if got.Config["retention.ms"] != "1000" {
+					t.Errorf("catalog %d: config change lost: %v", i, got.Config)
+				}
+				if got.version() != move.version() || got.wide() != conf.version() {
+					t.Errorf("catalog %d: version %v wide %v, want the move's and the change's", i, got.version(), got.wide())
+				}
+				if err := got.validate(); err != nil {
+					t.Errorf("catalog %d: %v", i, err)
+				}
+			}
+			ea, _ := a.Get("t")
+			eb, _ := b.Get("t")
+			if !sameEntry(ea, eb) || a.Digest() != b.Digest() {
+				t.Fatalf("catalogs differ:\n%+v\n%+v", ea, eb)
+			}
+			stored, _ := a.Get("t")
+			if lostAlteration(stored, conf, nil, true) || lostAlteration(stored, move, []int32{1}, false) {
+				t.Error("lostAlteration says an alteration that survived lost")
+			}
+			if !a.holdsWrite("t", conf.version()) {
+				t.Error("holdsWrite does not find the config change")
+			}
+			// The same entry without its topic-wide stamp hashes apart.
+			bare := ea.clone()
+			bare.Wide = Stamp{}
+			c := NewCatalog()
+			mergeInto(t, c, bare)
+			if c.Digest() == a.Digest() {
+				t.Error("entries differing only in the topic-wide stamp hash alike")
+			}
+		})
+	}
+	// Unstamped entries (the previous version's): the configs follow the
+	// version, whatever the order.
+	old := newTopic("t", 2, 1)
+	conf := old.clone()
+	conf.Lamport, conf.Origin, conf.Config = 5, 2, map[string]string{"retention.ms": "1000"}
+	moved := old.clone()
+	moved.Lamport, moved.Origin = 6, 1
+	moved.Replicas[1] = []int32{5, 4, 3}
+	for _, order := range [][]TopicEntry{{conf, moved}, {moved, conf}} {
+		c := NewCatalog()
+		mergeInto(t, c, old)
+		mergeInto(t, c, order...)
+		if got, _ := c.Get("t"); !sameEntry(got, moved) {
+			t.Errorf("got %+v, want the newer unstamped entry whole %+v", got, moved)
+		}
+	}
+	raw, _ := json.Marshal(moved)
+	if strings.Contains(string(raw), "wide") {
+		t.Errorf("unstamped entry encodes a topic-wide stamp: %s", raw)
 	}
 }
 
@@ -420,6 +516,12 @@ func convergeOnce(t *testing.T, seed uint64) {
 					t.Fatalf("%s partition %d: led mark lost: %v, final %v", e.Name, p, e.Led, final.Led)
 				}
 			}
+			switch c := e.wide().compare(final.wide()); {
+			case c > 0:
+				t.Fatalf("%s: config write %v lost to older %v", e.Name, e.wide(), final.wide())
+			case c == 0 && !maps.Equal(e.Config, final.Config):
+				t.Fatalf("%s: topic-wide stamp %v with other configs", e.Name, e.wide())
+			}
 			for p, s := range e.stamps() {
 				switch c := s.compare(fs[p]); {
 				case c > 0:
@@ -448,6 +550,9 @@ func TestMergeRejectsBadStamps(t *testing.T) {
 		func(e *TopicEntry) { e.Born = e.version() },
 		func(e *TopicEntry) { e.Stamps = []StampRun{{From: 0, Stamp: e.version()}} },
 		func(e *TopicEntry) { e.Born = Stamp{Lamport: e.Lamport + 5} },
+		func(e *TopicEntry) { e.Wide = e.version() },
+		func(e *TopicEntry) { e.Wide = Stamp{Lamport: e.Lamport + 1} },
+		func(e *TopicEntry) { e.Born, e.Wide = Stamp{Lamport: 2}, Stamp{Lamport: 1} },
 	}
 	for i, f := range bad {
 		x := st.clone()
@@ -461,6 +566,10 @@ func TestMergeRejectsBadStamps(t *testing.T) {
 	tomb := TopicEntry{Name: "t", ID: e.ID, Deleted: true, Lamport: 9, Origin: 1, Born: Stamp{Lamport: 1}}
 	if tomb.validate() == nil {
 		t.Error("tombstone with born accepted")
+	}
+	tomb.Born, tomb.Wide = Stamp{}, Stamp{Lamport: 1}
+	if tomb.validate() == nil {
+		t.Error("tombstone with a topic-wide stamp accepted")
 	}
 	if !errors.Is(st.validate(), nil) {
 		t.Error(st.validate())
@@ -512,6 +621,20 @@ func TestAlterTopicConcurrentPartitionsOnAgents(t *testing.T) {
 				if !ok && !slices.Equal(e.Replicas[p], targets[p]) || ok && !slices.Equal(m.Target, targets[p]) {
 					t.Errorf("%s: partition %d: replicas %v move %+v, want a move to %v", n.cfg.NodeName, p, e.Replicas[p], m, targets[p])
 				}
+			}
+		}
+	}
+}
+
+// compareConfig is a total order: antisymmetric where the keys differ
+// (the merge breaks ties of equal stamps by it, so both orders of a merge
+// must agree).
+func TestCompareConfigIsAntisymmetric(t *testing.T) {
+	cases := []map[string]string{nil, {"a": "1"}, {"b": "1"}, {"a": "2"}, {"a": "1", "c": "1"}, {"b": "1", "c": "1"}}
+	for _, x := range cases {
+		for _, y := range cases {
+			if got, back := compareConfig(x, y), compareConfig(y, x); got != -back || (got == 0) != maps.Equal(x, y) {
+				t.Errorf("compareConfig(%v, %v) = %d, reversed %d", x, y, got, back)
 			}
 		}
 	}

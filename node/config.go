@@ -184,7 +184,9 @@ type Config struct {
 	FailedBrokerGrace time.Duration
 	// ReplicaCopyBytesPerSecond bounds the bytes per second this node
 	// serves to replicas copying a snapshot's records (a reassignment's
-	// new replica, a follower far behind), all together; 0 is no bound.
+	// new replica, a follower far behind) and the Raft entries its
+	// leaders send to learners catching up after the copy, all together
+	// (voters are never held back); 0 is no bound.
 	ReplicaCopyBytesPerSecond int64
 }
 

@@ -9,8 +9,9 @@ import (
 
 // copyThrottle bounds the bytes per second this node serves to replicas
 // copying a snapshot's records (a new replica of a reassignment, or a
-// follower far behind), all streams together, so a move does not take
-// the disk and network from the partitions' own traffic
+// follower far behind), all streams together, and the Raft appends its
+// leaders send to learners (the catch-up after the copy, Take), so a move
+// does not take the disk and network from the partitions' own traffic
 // (Config.ReplicaCopyBytesPerSecond; 0 is no bound). Each write is
 // scheduled after the bytes before it at the rate: the first goes at once.
 type copyThrottle struct {
@@ -48,6 +49,42 @@ func (t *copyThrottle) wait(ctx context.Context, n int) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// learnerAhead is how far ahead of now the schedule may already be for
+// Take to grant more: the Raft appends to learners it bounds
+// (replica.DriverConfig.LearnerLimiter) are held back, not waited for,
+// and raft offers a held one again about every heartbeat (200 ms at the
+// default ticks); with less room than that the catch-up would run well
+// below the rate. What it lets past the rate is at most this much of it.
+const learnerAhead = 500 * time.Millisecond
+
+// Take schedules n bytes, without waiting, when the bytes already
+// scheduled go out within learnerAhead; it reports whether it did. The
+// Raft appends to learners draw on it (replica.Limiter), the snapshot
+// copies on wait: one budget for both.
+func (t *copyThrottle) Take(n int) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := time.Now()
+	if t.next.Before(now) {
+		t.next = now
+	}
+	if t.next.Sub(now) > learnerAhead {
+		return false
+	}
+	t.next = t.next.Add(time.Duration(float64(n) / t.rate * float64(time.Second)))
+	return true
+}
+
+// Ready tells whether the bytes scheduled go out within half of
+// learnerAhead, so that Take would grant the other half at least
+// (replica.Limiter: a held learner resumes then). Half, not none: the
+// snapshot copies drawing on the budget keep a chunk or so scheduled.
+func (t *copyThrottle) Ready() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.next.Sub(time.Now()) <= learnerAhead/2
 }
 
 // copyChunk is the most a throttled write sends at once.

@@ -46,3 +46,49 @@ func TestCopyThrottle(t *testing.T) {
 		t.Error("a throttled write went on after its context ended")
 	}
 }
+
+// The Raft appends to learners draw on the copy's budget without waiting
+// (Take): granted while what was granted goes out within learnerAhead,
+// refused beyond; Ready once half of it has gone; and a copy waits behind
+// them.
+func TestCopyThrottleTake(t *testing.T) {
+	const rate = 4 << 20
+	th := newCopyThrottle(rate)
+	if !th.Ready() {
+		t.Fatal("a new throttle is not ready")
+	}
+	granted := 0
+	for th.Take(256 << 10) {
+		granted += 256 << 10
+		if granted > 64<<20 {
+			t.Fatal("Take never refuses")
+		}
+	}
+	// learnerAhead of the rate, plus the grant that crossed it.
+	if limit := int(rate*learnerAhead.Seconds()) + 256<<10; granted > limit || granted < limit-256<<10 {
+		t.Errorf("granted %d bytes at once, want about %d", granted, limit)
+	}
+	if th.Ready() {
+		t.Error("ready with a full slack scheduled")
+	}
+	start := time.Now()
+	var buf bytes.Buffer
+	if _, err := (throttledWriter{context.Background(), &buf, th}).Write(make([]byte, 1)); err != nil {
+		t.Fatal(err)
+	}
+	// The copy went after the granted bytes: their time at the rate,
+	// less the margin a timer may fire early by.
+	if took, want := time.Since(start), time.Duration(float64(granted)/rate*float64(time.Second)); took < want-50*time.Millisecond {
+		t.Errorf("a copy behind %d granted bytes went after %v, want about %v", granted, took, want)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !th.Ready() {
+		if time.Now().After(deadline) {
+			t.Fatal("never ready again")
+		}
+		time.Sleep(10 * time.Millisecond) // the schedule's own clock is the condition
+	}
+	if !th.Take(1) {
+		t.Error("a ready throttle refuses")
+	}
+}

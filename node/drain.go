@@ -129,6 +129,9 @@ func (n *Node) watchFailed(down map[int32]time.Time) {
 		}
 		if err := n.agent.AutoDrain(id); err != nil {
 			n.log.WithError(err).WithField("broker", id).Warn("drain: could not record the drain of a failed broker")
+			if errors.Is(err, membership.ErrMixedVersions) {
+				down[id] = time.Now() // asked again after another grace, not every tick
+			}
 			continue
 		}
 		n.log.WithFields(logrus.Fields{"broker": id, "down": time.Since(since).Round(time.Second)}).Warn("drain: broker down past the failed-broker grace; moving its replicas to live brokers")

@@ -55,6 +55,11 @@ type GossipConfig struct {
 	// Timings names the gossip timing profile: membership.TimingsLAN,
 	// TimingsLocal or TimingsFast (tests on loopback).
 	Timings string
+	// Features are the features the node advertises (membership
+	// Config.Features): nil, every feature of this version; empty but not
+	// nil, none, as a node of the previous version, for tests of mixed
+	// versions.
+	Features []string
 }
 
 // DefaultGossipConfig is what `spool node` gossips with when given no flags.
@@ -98,6 +103,7 @@ func (n *Node) membershipConfig() (*membership.Config, error) {
 	}
 	mc.Rack = n.cfg.Rack
 	mc.RaftAddr = n.advertisedRaftAddr()
+	mc.Features = g.Features
 	// mc.ClusterID stays empty: the agent proposes a random cluster id on
 	// first start and persists whichever id the cluster settles on.
 	mc.DataDir = filepath.Join(n.cfg.DataDir, membershipDir)

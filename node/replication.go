@@ -32,6 +32,10 @@ func (n *Node) startReplication() error {
 	}
 	cfg.OnLeaderChange = n.leadershipChanged
 	cfg.FetchSnapshot = n.fetchReplicaSnapshot // replication_snapshots.go
+	if n.copyThrottle != nil {
+		// The catch-up after a learner's copy shares the copy's budget.
+		cfg.LearnerLimiter = n.copyThrottle
+	}
 	n.raft = replica.NewDriver(cfg)
 	addr := n.cfg.RaftAddr
 	if addr == "" {

@@ -27,6 +27,12 @@ import (
 //	spool_replication_leader_elections_won        leaderships taken here: a replica seen
 //	                                              leading in a new leader epoch (sampled, so a
 //	                                              leadership shorter than a second may be missed)
+//	spool_replication_learner_bytes_sent          bytes of entries leaders here sent to learners
+//	                                              under the copy throttle (the catch-up after
+//	                                              a new replica's snapshot; node/replica/
+//	                                              learner_throttle.go)
+//	spool_replication_learner_bytes_held          bytes of such entries the throttle held back,
+//	                                              to be sent again (counted each time)
 //	spool_replication_transport_*                 the Raft transport's own counters (bytes_sent,
 //	                                              bytes_received, msgs_*, dropped, reconnects)
 //
@@ -51,11 +57,14 @@ var commitLatencyBuckets = prometheus.ExponentialBuckets(100e-6, 2, 18) // 100 Â
 // beyond what a replica answers: the leader's commit point as this node's
 // followers last heard it, and per replica whether it has caught up.
 type replicationTracker struct {
-	commit   [2]prometheus.Observer // single copy, replicated
-	startup  time.Time              // when the node's startup replicas opened
-	elected  float32                // elections counted, not yet flushed; under mu
-	mu       sync.Mutex
-	replicas map[*replica.Replica]*replicaTrack
+	commit  [2]prometheus.Observer // single copy, replicated
+	startup time.Time              // when the node's startup replicas opened
+	elected float32                // elections counted, not yet flushed; under mu
+	// learnerSent and learnerHeld are the driver's LearnerBytes as last
+	// counted; under mu.
+	learnerSent, learnerHeld int64
+	mu                       sync.Mutex
+	replicas                 map[*replica.Replica]*replicaTrack
 	// heard is, per Raft group, what its leader's messages said of the
 	// leader's commit index (deliverRaft); written by the transport's
 	// readers, read by the samplers.
@@ -243,6 +252,12 @@ func (n *Node) sampleReplication() {
 	}
 	elected := t.elected
 	t.elected = 0
+	var sent, held int64
+	if n.raft != nil {
+		sent, held = n.raft.LearnerBytes()
+	}
+	sentNew, heldNew := sent-t.learnerSent, held-t.learnerHeld
+	t.learnerSent, t.learnerHeld = sent, held
 	t.mu.Unlock()
 	// A peer may name groups this node does not host; forget them.
 	t.heard.Range(func(k, _ any) bool {
@@ -259,4 +274,6 @@ func (n *Node) sampleReplication() {
 	// Incremented every sample, by zero too, so the counter is on
 	// /metrics from the start.
 	n.metrics.IncrCounter([]string{"replication", "leader_elections_won"}, elected)
+	n.metrics.IncrCounter([]string{"replication", "learner_bytes_sent"}, float32(sentNew))
+	n.metrics.IncrCounter([]string{"replication", "learner_bytes_held"}, float32(heldNew))
 }

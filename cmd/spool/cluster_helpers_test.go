@@ -28,15 +28,16 @@ func startCLICluster(t *testing.T, size int) *testCluster {
 	return c
 }
 
-// add starts the next node, joining the first.
-func (c *testCluster) add() *node.Node {
+// add starts the next node, joining the first; each option adjusts its
+// config after that.
+func (c *testCluster) add(options ...func(*node.Config)) *node.Node {
 	id := int32(len(c.nodes) + 1)
-	n := nodetest.Start(c.t, func(cfg *node.Config) {
+	n := nodetest.Start(c.t, append([]func(*node.Config){func(cfg *node.Config) {
 		cfg.NodeID = id
 		if id > 1 {
 			cfg.Gossip.Join = []string{c.nodes[0].Membership().Local().GossipAddr}
 		}
-	})
+	}}, options...)...)
 	c.nodes = append(c.nodes, n)
 	return n
 }

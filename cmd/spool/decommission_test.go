@@ -1,12 +1,17 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spool-log/spool/client"
+	"github.com/spool-log/spool/internal/retry"
+	"github.com/spool-log/spool/node"
 )
 
 // spool decommission on four nodes holding a replication-factor-3 topic:
@@ -55,4 +60,44 @@ func TestDecommissionWaitShowsProgress(t *testing.T) {
 		}
 	}
 	t.Logf("spool decommission 4 --wait:\n%s", out)
+}
+
+// During a rolling upgrade: while a node of the previous version (one that
+// advertises no features) is alive, spool decommission and spool rebalance
+// pause are refused with an error naming it; once it is gone they work.
+func TestDecommissionAndPauseRefusedWhileOlderNodeAlive(t *testing.T) {
+	c := &testCluster{t: t}
+	c.add()
+	c.add()
+	old := c.add(func(cfg *node.Config) { cfg.Gossip.Features = []string{} })
+	c.waitRoster(3)
+	b := []string{"--brokers", c.nodes[0].KafkaAddr(), "--admin", c.nodes[0].AdminAddr()}
+	for _, args := range [][]string{{"decommission", "2"}, {"rebalance", "pause"}} {
+		out, _, err := runCLI(t, "", append(args, b...)...)
+		if err == nil || !strings.Contains(err.Error(), "broker 3 (spool-3)") || !strings.Contains(err.Error(), "older version") {
+			t.Fatalf("spool %s with an older node alive: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		t.Logf("spool %s: %v", strings.Join(args, " "), err)
+	}
+	if c.nodes[0].Membership().RebalancePaused() || len(c.nodes[0].Membership().DrainingBrokers()) != 0 {
+		t.Fatal("a refused command changed the cluster")
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := old.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	retry.Run(t, 20*time.Second, func() error {
+		if _, alive := c.nodes[0].Membership().LiveBrokers()[3]; alive {
+			return errors.New("node 1 still sees node 3 alive")
+		}
+		return nil
+	})
+	if out, _, err := runCLI(t, "", append([]string{"rebalance", "pause"}, b...)...); err != nil || !strings.Contains(out, "rebalancing paused") {
+		t.Fatalf("rebalance pause once the older node is gone: %v\n%s", err, out)
+	}
+	if out, _, err := runCLI(t, "", append([]string{"decommission", "3"}, b...)...); err != nil {
+		t.Fatalf("decommission once the older node is gone: %v\n%s", err, out)
+	}
 }

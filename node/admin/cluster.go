@@ -169,7 +169,7 @@ func (a *API) clusterRoutes(mux *http.ServeMux) {
 			err = a.cfg.Agent.Decommission(int32(id), force)
 		}
 		switch {
-		case errors.Is(err, membership.ErrDrainBlocked), errors.Is(err, membership.ErrDecommissioned):
+		case errors.Is(err, membership.ErrDrainBlocked), errors.Is(err, membership.ErrDecommissioned), errors.Is(err, membership.ErrMixedVersions):
 			http.Error(w, err.Error(), http.StatusConflict)
 		case errors.Is(err, membership.ErrUnknownBroker):
 			http.Error(w, err.Error(), http.StatusNotFound)

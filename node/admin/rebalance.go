@@ -94,6 +94,8 @@ func (a *API) rebalanceRoutes(mux *http.ServeMux) {
 			switch err := rb.SetRebalancePaused(paused); {
 			case errors.Is(err, membership.ErrNotDurable):
 				http.Error(w, err.Error(), http.StatusInsufficientStorage)
+			case errors.Is(err, membership.ErrMixedVersions):
+				http.Error(w, err.Error(), http.StatusConflict)
 			case err != nil:
 				http.Error(w, err.Error(), http.StatusInternalServerError)
 			default:

@@ -3,6 +3,7 @@ package replica
 import (
 	"hash/maphash"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -36,9 +37,13 @@ type DriverConfig struct {
 	// key's hash), so a slow fsync stalls only its worker's groups.
 	Workers int
 	// MaxSizePerMsg, MaxInflightMsgs and MaxUncommittedEntriesSize bound
-	// the memory of one group (raft.Config).
+	// the memory of one group (raft.Config). MaxInflightBytes bounds the
+	// bytes of appends in flight to one peer; 0 is none, unless
+	// LearnerLimiter is set: then learnerInflightBytes
+	// (learner_throttle.go).
 	MaxSizePerMsg             uint64
 	MaxInflightMsgs           int
+	MaxInflightBytes          uint64
 	MaxUncommittedEntriesSize uint64
 	// MaxEntryBytes bounds one batch (one entry): a bigger one is
 	// ErrTooLarge. The transport must carry MaxSizePerMsg plus one entry.
@@ -65,7 +70,12 @@ type DriverConfig struct {
 	// Driver.WriteSnapshot), for a follower given a snapshot that holds
 	// records (snapcopy.go). Without it such a follower stays behind.
 	FetchSnapshot FetchSnapshotFunc
-	Log           *logrus.Entry
+	// LearnerLimiter, if set, bounds the bytes of entries this node's
+	// leaders send to learners (learner_throttle.go): the node's copy
+	// throttle, so a new replica's catch-up after its snapshot goes at
+	// the rate its snapshot did. Voters are never held back.
+	LearnerLimiter Limiter
+	Log            *logrus.Entry
 }
 
 // DefaultDriverConfig: a 100 ms tick, elections after 1-2 s of silence,
@@ -98,6 +108,12 @@ type Driver struct {
 	stop    chan struct{}
 	wg      sync.WaitGroup
 	started bool
+
+	// learnerSent and learnerHeld count the bytes of entries sent to
+	// learners under LearnerLimiter and those held back for a later
+	// round (learner_throttle.go).
+	learnerSent atomic.Int64
+	learnerHeld atomic.Int64
 }
 
 type worker struct {
@@ -129,6 +145,9 @@ func NewDriver(cfg DriverConfig) *Driver {
 	}
 	if cfg.MaxInflightMsgs <= 0 {
 		cfg.MaxInflightMsgs = def.MaxInflightMsgs
+	}
+	if cfg.MaxInflightBytes == 0 && cfg.LearnerLimiter != nil {
+		cfg.MaxInflightBytes = max(learnerInflightBytes, cfg.MaxSizePerMsg)
 	}
 	if cfg.MaxUncommittedEntriesSize == 0 {
 		cfg.MaxUncommittedEntriesSize = def.MaxUncommittedEntriesSize

@@ -151,6 +151,10 @@ type raftGroup struct {
 	// learners (both published for readers without mu).
 	members  atomic.Pointer[[]int32]
 	learners atomic.Pointer[[]int32]
+
+	// held are the learners the limiter held an append of back, each
+	// with its latest answer deferred (learner_throttle.go); under mu.
+	held map[uint64]*pb.Message
 }
 
 func (r *Replica) openRaft(cfg Config) error {
@@ -187,7 +191,7 @@ func (r *Replica) openRaft(cfg Config) error {
 	g.applied = max(hs.GetCommit(), first-1)
 	rn, err := raft.NewRawNode(&raft.Config{
 		ID: g.self, ElectionTick: d.cfg.ElectionTick, HeartbeatTick: d.cfg.HeartbeatTick, Storage: st,
-		Applied: g.applied, MaxSizePerMsg: d.cfg.MaxSizePerMsg, MaxInflightMsgs: d.cfg.MaxInflightMsgs,
+		Applied: g.applied, MaxSizePerMsg: d.cfg.MaxSizePerMsg, MaxInflightMsgs: d.cfg.MaxInflightMsgs, MaxInflightBytes: d.cfg.MaxInflightBytes,
 		MaxUncommittedEntriesSize: d.cfg.MaxUncommittedEntriesSize, MaxCommittedSizePerReady: 4 << 20,
 		PreVote: true, CheckQuorum: true, StepDownOnRemoval: true, Logger: raftLogger{g.log},
 	})
@@ -247,6 +251,7 @@ func (g *raftGroup) process(tick bool) {
 	if transfer != 0 {
 		g.rn.TransferLeader(transfer)
 	}
+	g.releaseLearners()
 	var quiesceHB *pb.Message
 	for _, m := range msgs {
 		if IsQuiesceHeartbeat(m) {
@@ -275,6 +280,9 @@ func (g *raftGroup) process(tick bool) {
 		}
 		if m.GetType() == pb.MsgAppResp && m.GetReject() {
 			g.sealForJoiner(m.GetFrom(), m.GetRejectHint(), bytes.Equal(m.GetContext(), joiningMark))
+		}
+		if g.deferForLearner(m) {
+			continue // stepped once the limiter has room (learner_throttle.go)
 		}
 		_ = g.rn.Step(m) // refusals are raft's own (a stale term, an unknown peer)
 	}
@@ -398,6 +406,9 @@ func (g *raftGroup) send(tr Transport, msgs []*pb.Message) {
 	for _, m := range msgs {
 		if joining && m.GetType() == pb.MsgAppResp && m.GetReject() {
 			m.Context = joiningMark // the leader sends a snapshot (sealForJoiner)
+		}
+		if g.holdForLearner(m) {
+			continue
 		}
 		tr.Send(g.key, m)
 	}

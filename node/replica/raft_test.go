@@ -84,6 +84,9 @@ type raftCluster struct {
 	// holdCopies, while open, holds every snapshot copy back.
 	holdCopies chan struct{}
 	copies     atomic.Int64 // snapshot copies asked for
+	// driverOpt, if set, adjusts a broker's driver config before it
+	// starts.
+	driverOpt func(id int32, cfg *DriverConfig)
 	// mu guards reps against a producer running beside the test.
 	mu sync.Mutex
 }
@@ -103,8 +106,14 @@ func newRaftCluster(t testing.TB, n int) *raftCluster {
 }
 
 func newRaftClusterWith(t testing.TB, n int, pcfg partition.Config) *raftCluster {
+	return newRaftClusterOpt(t, n, pcfg, nil)
+}
+
+// newRaftClusterOpt is newRaftClusterWith, each broker's driver config
+// adjusted by driverOpt.
+func newRaftClusterOpt(t testing.TB, n int, pcfg partition.Config, driverOpt func(id int32, cfg *DriverConfig)) *raftCluster {
 	c := &raftCluster{t: t, net: &memNet{drivers: map[uint64]*Driver{}, cut: map[uint64]bool{}, votes: map[uint64]int{}},
-		dirs: map[int32]string{}, reps: map[int32]*Replica{}, drv: map[int32]*Driver{}, pcfg: pcfg}
+		dirs: map[int32]string{}, reps: map[int32]*Replica{}, drv: map[int32]*Driver{}, pcfg: pcfg, driverOpt: driverOpt}
 	c.key.Topic[0], c.key.Partition = 7, 3
 	for id := int32(0); id < int32(n); id++ {
 		c.ids = append(c.ids, id)
@@ -128,6 +137,9 @@ func (c *raftCluster) start(id int32) {
 	cfg.Workers = 2
 	cfg.Log = quietLog()
 	cfg.FetchSnapshot = c.fetchSnapshot
+	if c.driverOpt != nil {
+		c.driverOpt(id, &cfg)
+	}
 	d := NewDriver(cfg)
 	d.SetTransport(memTransport{c.net, RaftID(id)})
 	log, err := partition.Open(c.dirs[id], c.pcfg)
