@@ -161,8 +161,7 @@ func decodeShutdownCheckpoint(b []byte) (map[string]replica.ShutdownPoint, error
 	if !ok {
 		return nil, fmt.Errorf("%w: no checksum", errBadShutdownCheckpoint)
 	}
-	want, err := strconv.ParseUint(sum, 16, 32)
-	if err != nil || len(sum) != 8 || uint32(want) != crc32.Checksum(body, shutdownCRC) {
+	if sum != fmt.Sprintf("%08x", crc32.Checksum(body, shutdownCRC)) {
 		return nil, fmt.Errorf("%w: checksum mismatch", errBadShutdownCheckpoint)
 	}
 	sc := bufio.NewScanner(bytes.NewReader(body))
