@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/spool-log/spool/internal/retry"
 )
 
@@ -30,28 +33,43 @@ func BenchmarkCloseReplicas(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		nodes := startBenchCluster(b, 3)
-		topic := fmt.Sprintf("close-bench-%d", i)
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		r, err := newAdmin(b, nodes[0]).CreateTopic(ctx, int32(parts), 3, nil, topic)
-		cancel()
-		if err != nil || r.Err != nil {
-			b.Fatalf("create %s: %v %v", topic, err, r.Err)
+		// Topics of at most 250 partitions: one request creating thousands
+		// of replicated partitions outlasts the client's timeout here.
+		adm := kadm.NewClient(newClient(b, nodes[0], kgo.RequestTimeoutOverhead(time.Minute)))
+		type topicParts struct {
+			name  string
+			parts int32
+		}
+		var topics []topicParts
+		for left, k := parts, 0; left > 0; k++ {
+			tp := topicParts{fmt.Sprintf("close-bench-%d-%d", i, k), int32(min(left, 250))}
+			left -= int(tp.parts)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			r, err := adm.CreateTopic(ctx, tp.parts, 3, nil, tp.name)
+			cancel()
+			if err != nil || r.Err != nil {
+				fmt.Fprintf(os.Stderr, "create %s: %v %v %s\n", tp.name, err, r.Err, r.ErrMessage)
+				b.Fatalf("create %s: %v %v", tp.name, err, r.Err)
+			}
+			topics = append(topics, tp)
 		}
 		retry.Run(b, 10*time.Minute, func() error {
-			for p := range int32(parts) {
-				for _, n := range nodes {
-					if n.partition(topic, p) == nil {
-						return fmt.Errorf("partition %d not open on node %d", p, n.NodeID())
+			for _, tp := range topics {
+				for p := range tp.parts {
+					for _, n := range nodes {
+						if n.partition(tp.name, p) == nil {
+							return fmt.Errorf("%s-%d not open on node %d", tp.name, p, n.NodeID())
+						}
 					}
-				}
-				if _, err := partitionLeader(nodes, topic, p); err != nil {
-					return err
+					if _, err := partitionLeader(nodes, tp.name, p); err != nil {
+						return err
+					}
 				}
 			}
 			return nil
 		})
 		victim := nodes[len(nodes)-1]
-		ctx, cancel = context.WithTimeout(context.Background(), 10*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		b.StartTimer()
 		start := time.Now()
 		if err := victim.Shutdown(ctx); err != nil {
@@ -59,8 +77,13 @@ func BenchmarkCloseReplicas(b *testing.B) {
 		}
 		b.StopTimer()
 		cancel()
-		shutdown += time.Since(start)
+		took := time.Since(start)
+		shutdown += took
 		closing += victim.closeTook
+		// Said at once: the benchmark's own report comes after the other
+		// nodes stop.
+		fmt.Fprintf(os.Stderr, "BenchmarkCloseReplicas: %d replicas: shutdown %v, closing partitions %v\n",
+			parts, took.Round(time.Millisecond), victim.closeTook.Round(time.Millisecond))
 	}
 	b.ReportMetric(shutdown.Seconds()/float64(b.N), "shutdown-s")
 	b.ReportMetric(closing.Seconds()/float64(b.N), "close-partitions-s")
