@@ -399,6 +399,12 @@ func (n *Node) Shutdown(ctx context.Context) error {
 		}
 		n.loops.Wait()   // the servers' Serve returned above
 		n.flushMetrics() // what the last requests counted; the periodic flush has ended
+		// The groups stop before their partitions close: a group still
+		// running would answer the elections this node's leave starts
+		// with a hard state fsync each, beside the closes.
+		if n.raft != nil {
+			n.raft.Stop()
+		}
 		closeStart := time.Now()
 		if e := n.closePartitions(); e != nil {
 			errs = append(errs, e)
