@@ -17,6 +17,7 @@ import (
 	"github.com/spool-log/spool/internal/recordbatch/compression"
 	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/node/replica"
+	"github.com/spool-log/spool/node/replica/raftlog"
 	"github.com/spool-log/spool/node/topicconfig"
 	"github.com/spool-log/spool/partition"
 )
@@ -158,6 +159,9 @@ func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, erro
 		return nil, fmt.Errorf("topic %s config: %w", spec.Name, err)
 	}
 	dir := partitionDir(n.cfg.DataDir, spec.Name, index)
+	// Taken first, whatever happens next: it describes the directory as
+	// the last stop left it, which this open may change.
+	shutdownPoint, written := n.shutdownPoints.take(dir)
 	// A directory left by a deleted incarnation of the topic goes first
 	// (catalog_partition_id.go).
 	recordID, err := n.claimPartitionDir(dir, spec, index)
@@ -167,6 +171,13 @@ func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, erro
 	pcfg := settings.PartitionConfig(n.cfg.Topic, n.files, compression.Codecs{})
 	pcfg.QuarantineDir = n.quarantine.Dir()
 	pcfg.OnCorruption = n.scrub.OnRecoveryCut(spec.Name, index)
+	var shutdownCommit *raftlog.CommitPoint
+	if shutdownPoint != nil {
+		lp := shutdownPoint.Log
+		lp.Written = written
+		pcfg.ShutdownPoint = &lp
+		shutdownCommit = shutdownPoint.Commit
+	}
 	log, err := partition.Open(dir, pcfg)
 	if err != nil {
 		return nil, fmt.Errorf("open partition %s: %w", dir, err)
@@ -195,7 +206,8 @@ func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, erro
 	// replica.
 	join := !containsID(spec.Replicas[index], n.cfg.NodeID) || spec.hadLeader(index)
 	rep, err := replica.Open(log, replica.Config{Self: n.cfg.NodeID, Replicas: spec.preferred(index), Voters: spec.Replicas[index],
-		Alive: n.agent.IsAlive, Driver: n.raft, Group: replica.GroupKey{Topic: spec.ID, Partition: index}, Join: join})
+		Alive: n.agent.IsAlive, Driver: n.raft, Group: replica.GroupKey{Topic: spec.ID, Partition: index}, Join: join,
+		ShutdownCommit: shutdownCommit})
 	if err != nil {
 		log.Close()
 		return nil, fmt.Errorf("open partition %s: %w", dir, err)
@@ -412,14 +424,16 @@ func containsID(ids []int32, id int32) bool {
 }
 
 // closeWorkers is how many partitions are closed at once at shutdown: a
-// close is mostly fsyncs, which a file system overlaps (one journal commit
-// serves several), so a few at a time cut the wait for thousands of
-// partitions without flooding the disk queue.
+// close that has written data is fsyncs, which a file system overlaps (one
+// journal commit serves several), so a few at a time cut the wait for
+// thousands of partitions without flooding the disk queue.
 const closeWorkers = 16
 
-// closePartitions closes every open partition at shutdown. Close itself
-// makes what was written durable and marks the log cleanly closed (and does
-// nothing on disk for a partition unchanged since it was opened).
+// closePartitions closes every open partition at shutdown. Each close
+// makes what its partition wrote durable; what each used to record for a
+// quick restart (its log's clean recovery point, its group's commit index)
+// goes into one shutdown checkpoint for the data dir, written last
+// (shutdown_checkpoint.go), so an idle partition's close writes nothing.
 func (n *Node) closePartitions() error {
 	n.mu.Lock()
 	parts := n.parts
@@ -428,22 +442,24 @@ func (n *Node) closePartitions() error {
 	work := make(chan *localPartition)
 	var (
 		wg       sync.WaitGroup
-		errMu    sync.Mutex
+		mu       sync.Mutex
 		firstErr error
 	)
+	points := n.shutdownPoints.untaken(n.cfg.DataDir)
 	for range min(closeWorkers, len(parts)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for p := range work {
 				p.txns.flushCheckpoint(p.dir)
-				if err := p.replica.Close(); err != nil {
-					errMu.Lock()
-					if firstErr == nil {
-						firstErr = fmt.Errorf("close %s: %w", p.dir, err)
-					}
-					errMu.Unlock()
+				point, err := p.replica.CloseForShutdown()
+				mu.Lock()
+				if err == nil {
+					points[filepath.Base(p.dir)] = point
+				} else if firstErr == nil {
+					firstErr = fmt.Errorf("close %s: %w", p.dir, err)
 				}
+				mu.Unlock()
 			}
 		}()
 	}
@@ -452,6 +468,13 @@ func (n *Node) closePartitions() error {
 	}
 	close(work)
 	wg.Wait()
+	if len(points) == 0 {
+		return firstErr
+	}
+	if err := writeShutdownCheckpoint(n.cfg.DataDir, points); err != nil {
+		// Only the next start's speed suffers.
+		n.log.WithError(err).Warn("shutdown checkpoint not written; every partition will recover from its own recovery point")
+	}
 	return firstErr
 }
 

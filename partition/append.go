@@ -392,21 +392,23 @@ func (l *Log) Flush() error {
 	return nil
 }
 
-// syncDirty fsyncs every dirty segment; called with appendMu held.
-func (l *Log) syncDirty() error {
+// syncDirty fsyncs every dirty segment and tells whether there was any;
+// called with appendMu held.
+func (l *Log) syncDirty() (synced bool, err error) {
 	for _, s := range l.segs {
 		if !s.st.dirty {
 			continue
 		}
+		synced = true
 		if err := l.writePending(s); err != nil {
-			return err
+			return synced, err
 		}
 		if err := s.sync(); err != nil {
-			return err
+			return synced, err
 		}
 		l.mu.Lock()
 		s.st.dirty = false
 		l.mu.Unlock()
 	}
-	return nil
+	return synced, nil
 }

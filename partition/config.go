@@ -76,6 +76,9 @@ type Config struct {
 	// are safe in quarantine; the node logs it at ERROR. The package logs
 	// nothing itself. Nil drops the reports.
 	OnCorruption func(Corruption)
+	// ShutdownPoint, read by Open only, is the log's entry in its node's
+	// shutdown checkpoint (shutdown_point.go), or nil.
+	ShutdownPoint *ShutdownPoint
 }
 
 // Defaults, as in Apache Kafka.

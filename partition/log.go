@@ -126,6 +126,13 @@ func (l *Log) load() error {
 		return l.createFirstSegment()
 	}
 	rp := readRecoveryPoint(l.dir)
+	// cleanMarked says what the file beside the segments says, whatever
+	// vouches for them at this open.
+	diskClean := rp.CleanBase >= 0
+	if p := l.cfg.ShutdownPoint; p.vouches(l.dir) {
+		rp = recoveryPoint{Offset: p.Offset, CleanBase: p.CleanBase, CleanSize: p.CleanSize}
+	}
+	l.cfg.ShutdownPoint = nil // for this open only
 	ec := l.loadEpochCheck()
 	if ec.learn {
 		rp = recoveryPoint{CleanBase: -1} // walk everything
@@ -134,7 +141,7 @@ func (l *Log) load() error {
 	if err != nil {
 		return err
 	}
-	return l.finishLoad(rp, ec, walked)
+	return l.finishLoad(rp, diskClean, ec, walked)
 }
 
 // listSegments returns the base offsets of the directory's segments,
@@ -282,11 +289,11 @@ func trustedLoad(s *segment, rp recoveryPoint, last bool, nextBase, maxRel int64
 // finishLoad sets what the loaded segments imply: the active segment's
 // clock, the epoch cache trimmed to the log, the recovery point, made
 // durable with what a walk rebuilt.
-func (l *Log) finishLoad(rp recoveryPoint, ec epochCheck, walked bool) error {
+func (l *Log) finishLoad(rp recoveryPoint, diskClean bool, ec epochCheck, walked bool) error {
 	for _, s := range l.segs[:len(l.segs)-1] {
 		s.memOff = nil // walked, but not active
 	}
-	l.cleanMarked = rp.CleanBase >= 0
+	l.cleanMarked = diskClean
 	// segment.ms counts from the first append a segment got; across a
 	// restart it counts from Open, as producer timestamps cannot be trusted
 	// to say when a segment started.
@@ -484,26 +491,41 @@ func (l *Log) EndOffsetForEpoch(epoch int32) (endOffset int64, ok bool) {
 // cleanly is closed without touching the disk: its checkpoint already says
 // so, and a node with thousands of idle partitions stops in moments.
 func (l *Log) Close() error {
+	_, err := l.close(true)
+	return err
+}
+
+// close is Close, which writes the clean recovery point beside the
+// segments (writeRP), and CloseForShutdown, which returns it.
+func (l *Log) close(writeRP bool) (ShutdownPoint, error) {
 	l.flushMu.Lock()
 	l.appendMu.Lock()
 	if l.closed {
 		l.appendMu.Unlock()
 		l.flushMu.Unlock()
-		return ErrClosed
+		return ShutdownPoint{}, ErrClosed
 	}
 	l.stopFlushTimer()
+	last := l.segs[len(l.segs)-1]
+	end := last.st.next
 	unchanged := l.unchangedSinceCleanOpen()
-	var err error
+	// Without writeRP the directory needs its fsync only if the log
+	// changed it since it was last made durable: a segment synced now (a
+	// rolled one's entry may not be durable yet), a flush short of the
+	// end, closed segments deleted or replaced. A log created in this run
+	// and never written may lose its files to a crash: it comes back
+	// empty, as it was.
+	synced, err := false, error(nil)
 	if !unchanged {
-		err = l.syncDirty()
+		synced, err = l.syncDirty()
 	}
-	if err == nil && !unchanged {
+	if err == nil && !unchanged && (writeRP || synced || l.recoveryPoint < end || l.segGen != 0) {
 		err = atomicfile.SyncDir(l.dir)
 	}
-	if err == nil && !unchanged {
-		last := l.segs[len(l.segs)-1]
-		err = l.writeRecoveryPoint(recoveryPoint{Offset: last.st.next, CleanBase: last.base, CleanSize: last.st.size})
+	if err == nil && !unchanged && writeRP {
+		err = l.writeRecoveryPoint(recoveryPoint{Offset: end, CleanBase: last.base, CleanSize: last.st.size})
 	}
+	point := ShutdownPoint{Offset: end, CleanBase: last.base, CleanSize: last.st.size}
 	l.mu.Lock()
 	l.closed = true
 	l.mu.Unlock()
@@ -517,9 +539,9 @@ func (l *Log) Close() error {
 	l.flushMu.Unlock()
 	l.bg.Wait()
 	if err != nil {
-		return fmt.Errorf("close log %s: %w", l.dir, err)
+		return ShutdownPoint{}, fmt.Errorf("close log %s: %w", l.dir, err)
 	}
-	return nil
+	return point, nil
 }
 
 // unchangedSinceCleanOpen reports that the on-disk clean checkpoint still

@@ -179,7 +179,7 @@ func (r *Replica) openRaft(cfg Config) error {
 	// Sync through the log's every-append flush policy: one fsync of the
 	// segment per run of entries a Ready appends (raftlog's Sync would
 	// Flush, which also rewrites the recovery point: three more fsyncs).
-	st, err := raftlog.Open(r.log, raftlog.Options{Bootstrap: &pb.ConfState{Voters: voters}})
+	st, err := raftlog.Open(r.log, raftlog.Options{Bootstrap: &pb.ConfState{Voters: voters}, ShutdownCommit: cfg.ShutdownCommit})
 	if err != nil {
 		return err
 	}
@@ -351,7 +351,11 @@ func (g *raftGroup) handleReady() error {
 	// which Advance delivers after the write below, so nothing commits on
 	// a copy the leader has not made durable. A candidate's or follower's
 	// messages (votes, acknowledgements) promise what they wrote: after.
-	early := tr != nil && len(rd.Entries) > 0 && g.rn.BasicStatus().RaftState == raft.StateLeader
+	// So do a leader's whose Ready also changed its term or vote (a sole
+	// voter elected in one round, with learners to send to): raft's rule
+	// is term and vote durable before any message.
+	early := tr != nil && len(rd.Entries) > 0 && g.rn.BasicStatus().RaftState == raft.StateLeader &&
+		!g.st.ChangesTermVote(rd.HardState)
 	if early {
 		g.send(tr, rd.Messages)
 		tr.Flush()
@@ -847,10 +851,29 @@ func (g *raftGroup) lastAppliedEndingBy(offset int64) (uint64, bool, error) {
 }
 
 func (g *raftGroup) close() error {
+	if !g.stop() {
+		return nil
+	}
+	return g.st.Close()
+}
+
+// closeForShutdown is close that leaves the commit index to the node's
+// shutdown checkpoint; nil if the group was closed already.
+func (g *raftGroup) closeForShutdown() (*raftlog.CommitPoint, error) {
+	if !g.stop() {
+		return nil, nil
+	}
+	p, err := g.st.CloseForShutdown()
+	return &p, err
+}
+
+// stop takes the group off its driver and fails what waits on it; false
+// if it was stopped already.
+func (g *raftGroup) stop() bool {
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()
-		return nil
+		return false
 	}
 	g.closed = true
 	g.stopCopy()
@@ -863,7 +886,7 @@ func (g *raftGroup) close() error {
 	g.d.remove(g)
 	g.leading.Store(false)
 	g.writable.Store(false)
-	return g.st.Close()
+	return true
 }
 
 // raftLogger sends raft's log lines to logrus: its info lines (elections,

@@ -18,6 +18,7 @@ import (
 	pb "go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/spool-log/spool/node/replica/raftlog"
 	"github.com/spool-log/spool/partition"
 )
 
@@ -87,6 +88,9 @@ type raftCluster struct {
 	// driverOpt, if set, adjusts a broker's driver config before it
 	// starts.
 	driverOpt func(id int32, cfg *DriverConfig)
+	// points, where set, is what a broker opens with from its node's
+	// shutdown checkpoint (shutdown_test.go).
+	points map[int32]*ShutdownPoint
 	// mu guards reps against a producer running beside the test.
 	mu sync.Mutex
 }
@@ -142,7 +146,14 @@ func (c *raftCluster) start(id int32) {
 	}
 	d := NewDriver(cfg)
 	d.SetTransport(memTransport{c.net, RaftID(id)})
-	log, err := partition.Open(c.dirs[id], c.pcfg)
+	pcfg := c.pcfg
+	var commit *raftlog.CommitPoint
+	if p := c.points[id]; p != nil {
+		lp := p.Log
+		lp.Written = time.Now()
+		pcfg.ShutdownPoint, commit = &lp, p.Commit
+	}
+	log, err := partition.Open(c.dirs[id], pcfg)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -150,7 +161,8 @@ func (c *raftCluster) start(id int32) {
 	if rs, ok := c.replicas[id]; ok {
 		replicas = rs
 	}
-	r, err := Open(log, Config{Self: id, Replicas: replicas, Driver: d, Group: c.key, Alive: c.alive, Join: c.joining[id]})
+	r, err := Open(log, Config{Self: id, Replicas: replicas, Driver: d, Group: c.key, Alive: c.alive, Join: c.joining[id],
+		ShutdownCommit: commit})
 	if err != nil {
 		c.t.Fatal(err)
 	}

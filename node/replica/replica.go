@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/spool-log/spool/node/replica/raftlog"
 	"github.com/spool-log/spool/partition"
 )
 
@@ -43,6 +44,9 @@ type Config struct {
 	// which names the group's members (confchange.go). Ignored once the
 	// replica has Raft state.
 	Join bool
+	// ShutdownCommit is the group's entry in the node's shutdown
+	// checkpoint (shutdown.go), or nil.
+	ShutdownCommit *raftlog.CommitPoint
 }
 
 // Replica is one partition's replica on this node. All methods are safe

@@ -27,6 +27,9 @@ type Options struct {
 	// needs before messages go out; without it durability is the
 	// partition's flush policy.
 	Sync bool
+	// ShutdownCommit is the group's entry in its node's shutdown
+	// checkpoint (shutdown.go), or nil.
+	ShutdownCommit *CommitPoint
 }
 
 // Storage is raft.Storage on a partition's segment log, plus the writes the
@@ -94,6 +97,7 @@ func Open(log *partition.Log, opts Options) (*Storage, error) {
 		s.saved.Commit = proto.Uint64(min(max(c, m.index), s.idx.lastIndex()))
 	}
 	s.hs = proto.CloneOf(s.saved)
+	s.takeCommitPoint(opts.ShutdownCommit)
 	return s, nil
 }
 
@@ -473,6 +477,17 @@ func (s *Storage) SetHardState(hs *pb.HardState) error {
 		return nil
 	}
 	return s.saveHardStateLocked()
+}
+
+// ChangesTermVote tells whether hs has a term or vote not yet durable,
+// which SetHardState must write before any message goes out.
+func (s *Storage) ChangesTermVote(hs *pb.HardState) bool {
+	if hs == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return hs.GetTerm() != s.saved.GetTerm() || hs.GetVote() != s.saved.GetVote()
 }
 
 func (s *Storage) saveHardStateLocked() error {

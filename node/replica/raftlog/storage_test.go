@@ -528,3 +528,30 @@ func TestAdoptsASingleCopyLog(t *testing.T) {
 		t.Fatalf("entries after the adopted records: %v", err)
 	}
 }
+
+// TestChangesTermVote: a hard state differing from the one on disk only in
+// its commit may go out after messages; a new term or vote may not.
+func TestChangesTermVote(t *testing.T) {
+	l := openLog(t, t.TempDir())
+	s := openStorage(t, l, Options{Bootstrap: &pb.ConfState{Voters: []uint64{1}}})
+	hs := func(term, vote, commit uint64) *pb.HardState {
+		return &pb.HardState{Term: proto.Uint64(term), Vote: proto.Uint64(vote), Commit: proto.Uint64(commit)}
+	}
+	if err := s.SetHardState(hs(2, 1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		hs   *pb.HardState
+		want bool
+	}{
+		{nil, false},
+		{hs(2, 1, 0), false},
+		{hs(2, 1, 7), false},
+		{hs(3, 1, 7), true},
+		{hs(2, 3, 0), true},
+	} {
+		if got := s.ChangesTermVote(tc.hs); got != tc.want {
+			t.Errorf("ChangesTermVote(%v) = %v, want %v", tc.hs, got, tc.want)
+		}
+	}
+}
