@@ -38,7 +38,10 @@ import (
 )
 
 func TestRebalanceApplyGrowUnderLoad(t *testing.T) {
-	nodes := startCluster(t, 3, withQuickGroups)
+	// apply alone moves: automatic rebalancing (the default) would start
+	// moves of its own, which TestAutoRebalanceGrowUnderLoad covers.
+	manual := WithArgs("--auto-rebalance=false")
+	nodes := startCluster(t, 3, withQuickGroups, manual)
 	r := startReplication(t, nodes)
 	extra := map[string]int32{uniqueTopic("grow-a"): 6, uniqueTopic("grow-b"): 8}
 	records := 300
@@ -64,7 +67,7 @@ func TestRebalanceApplyGrowUnderLoad(t *testing.T) {
 
 	all := append([]*Node(nil), nodes...)
 	for id := 4; id <= 5; id++ {
-		all = append(all, StartNode(t, WithID(id), WithJoin(nodes[0].GossipAddr), withQuickGroups))
+		all = append(all, StartNode(t, WithID(id), WithJoin(nodes[0].GossipAddr), withQuickGroups, manual))
 	}
 	r.nodes = all
 	for _, n := range all {

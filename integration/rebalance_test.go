@@ -17,7 +17,7 @@ import (
 )
 
 func TestAutoRebalanceGrowUnderLoad(t *testing.T) {
-	auto := WithArgs("--auto-rebalance", "--rebalance-max-moves", "2")
+	auto := WithArgs("--rebalance-max-moves", "2") // automatic rebalancing is the default
 	nodes := startCluster(t, 3, withQuickGroups, auto)
 	r := startReplication(t, nodes)
 	for id := 4; id <= 5; id++ {

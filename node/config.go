@@ -172,10 +172,12 @@ type Config struct {
 	// DefaultReplicationFactor is the replication factor of topics created
 	// without one (CreateTopics' -1, auto-created topics).
 	DefaultReplicationFactor int16
-	// AutoRebalance has the leaders move their partitions to where
-	// placement over the roster puts them once brokers join or are
-	// decommissioned (rebalance.go), at most RebalanceMaxMoves moves under
-	// way in the cluster; pinned (manual) assignments stay.
+	// AutoRebalance (on by default) has the leaders move their partitions
+	// to where placement over the roster puts them once brokers join or
+	// are decommissioned (rebalance.go), at most RebalanceMaxMoves moves
+	// under way in the cluster; pinned (manual) assignments stay. Each
+	// move is the safe hand-off of a reassignment (a learner catches up
+	// before a replica leaves), logged and shown by rebalance status.
 	AutoRebalance     bool
 	RebalanceMaxMoves int
 	// FailedBrokerGrace is how long a broker of the roster may be down
@@ -229,6 +231,7 @@ func DefaultConfig() Config {
 		AdminAddr:                "127.0.0.1:9644",
 		Raft:                     replica.DefaultDriverConfig(),
 		DefaultReplicationFactor: 1,
+		AutoRebalance:            true,
 		RebalanceMaxMoves:        2,
 		FailedBrokerGrace:        30 * time.Minute,
 		NodeID:                   1,

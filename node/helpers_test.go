@@ -25,6 +25,9 @@ func testConfig(t testing.TB, dir string) Config {
 	cfg.RaftAddr = "127.0.0.1:0"
 	cfg.Gossip.Timings = membership.TimingsFast
 	cfg.Topic.Flush = partition.FlushEveryAppend
+	// Moves nobody asked for would race what a test checks; the tests of
+	// automatic rebalancing turn it on.
+	cfg.AutoRebalance = false
 	log := logrus.New()
 	log.SetOutput(testFailureLog(t))
 	if testing.Verbose() {

@@ -28,6 +28,7 @@ func Start(t testing.TB, options ...func(*node.Config)) *node.Node {
 	cfg.AdminAddr = "127.0.0.1:0"
 	cfg.Gossip.BindAddr = "127.0.0.1:0"
 	cfg.Gossip.Timings = "fast"
+	cfg.AutoRebalance = false // tests that want it turn it on
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	if os.Getenv("SPOOL_TEST_LOG") != "" {
