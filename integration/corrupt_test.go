@@ -339,8 +339,9 @@ func scrapeMetrics(t testing.TB, n *Node) map[string]float64 {
 	return out
 }
 
-// The recovery-point checkpoint lost and a byte flipped mid-segment (issue
-// 18 4a, 4b): recovery walks every segment and cuts the log at the damaged
+// The recovery-point checkpoints lost (the log's own and the data dir's
+// shutdown checkpoint, which a clean stop writes) and a byte flipped
+// mid-segment (issue 18 4a, 4b): recovery walks every segment and cuts the log at the damaged
 // batch; the cut tail and every later segment (offsets must stay
 // contiguous) go to DATA/quarantine byte for byte, each with an ERROR line
 // naming it; the log ends at the damaged batch and serves all before it.
@@ -355,8 +356,10 @@ func TestRecoveryQuarantinesWhatItCuts(t *testing.T) {
 	if len(logs) < 4 {
 		t.Fatalf("%d segments; the test needs four", len(logs))
 	}
-	if err := os.Remove(filepath.Join(dir, "recovery-point-checkpoint")); err != nil {
-		t.Fatal(err)
+	for _, f := range []string{filepath.Join(dir, "recovery-point-checkpoint"), filepath.Join(n.Dir, "shutdown-checkpoint")} {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
 	}
 	b, bs := segmentBatches(t, logs[1])
 	d := bs[len(bs)/2]
