@@ -210,15 +210,20 @@ func (s *Storage) StageSnapshot(snap *pb.Snapshot, r io.Reader) error {
 	if err != nil {
 		return fmt.Errorf("stage snapshot %d of %s: %w", snap.GetMetadata().GetIndex(), s.dir, err)
 	}
+	// The file and the mark change together, under the lock an
+	// ApplySnapshot holds throughout: one applying the copy staged before
+	// removes the file when it is done, and a rename between its read and
+	// its removal would lose this copy while the mark said it was staged
+	// (the replica could then neither apply the snapshot nor reopen).
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("stage snapshot: %w", err)
 	}
 	if err := syncDir(s.dir); err != nil {
 		return fmt.Errorf("stage snapshot: %w", err)
 	}
-	s.mu.Lock()
 	s.staged = proto.CloneOf(snap)
-	s.mu.Unlock()
 	return nil
 }
 

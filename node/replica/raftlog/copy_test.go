@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/spool-log/spool/internal/recordbatch"
@@ -289,5 +290,68 @@ func TestDropSealedBefore(t *testing.T) {
 	}
 	if fi, _ := s.FirstIndex(); fi != 21 {
 		t.Fatalf("first index %d", fi)
+	}
+}
+
+// A copy staged while the copy staged before it is being applied (a
+// leader that sent one snapshot and then the next) stays staged: applying
+// the first removes only its own copy, and never reads the second's. Before, the second copy's file
+// could be renamed in before the first's removal, which then deleted it
+// while the second was marked staged, and the replica could neither apply
+// the second snapshot nor reopen.
+func TestStagingDuringAnApplyKeepsTheNewCopy(t *testing.T) {
+	conf := &pb.ConfState{Voters: []uint64{1, 2}}
+	ll := openCompactedLog(t, t.TempDir())
+	ls := openStorage(t, ll, Options{Bootstrap: conf})
+	appendKeyed(t, ls, 1, 400, 7, 2)
+	snapshotAt := func(i uint64) (*pb.Snapshot, []byte) {
+		if err := ls.Seal(i, conf); err != nil {
+			t.Fatal(err)
+		}
+		if err := ll.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		var wire bytes.Buffer
+		snap, err := ls.WriteSnapshot(&wire)
+		if err != nil || !NeedsCopy(snap) {
+			t.Fatalf("snapshot at %d: %v (needs copy: %v)", i, err, NeedsCopy(snap))
+		}
+		return snap, wire.Bytes()
+	}
+	first, firstWire := snapshotAt(150)
+	second, secondWire := snapshotAt(300)
+	stage := func(fs *Storage, wire []byte) error {
+		r := bytes.NewReader(wire)
+		snap, err := ReadSnapshotHeader(r)
+		if err != nil {
+			return err
+		}
+		return fs.StageSnapshot(snap, r)
+	}
+	for i := range 15 {
+		fl := openCompactedLog(t, t.TempDir())
+		fs := openStorage(t, fl, Options{Bootstrap: conf})
+		if err := stage(fs, firstWire); err != nil {
+			t.Fatal(err)
+		}
+		applied := make(chan error, 1)
+		go func() { applied <- fs.ApplySnapshot(first) }()
+		if err := stage(fs, secondWire); err != nil {
+			t.Fatal(err)
+		}
+		// The second copy may replace the first before its apply begins:
+		// that apply is then refused before it records anything, the
+		// replica reopens as it was, and the leader's next snapshot goes
+		// in. What must never happen is an apply begun on one copy and
+		// finished on another, or a copy marked staged and gone.
+		if err := <-applied; err != nil && !strings.Contains(err.Error(), "its records are not staged") {
+			t.Fatalf("round %d: apply the first snapshot: %v", i, err)
+		}
+		if !fs.Staged(second) {
+			t.Fatalf("round %d: the second copy is not staged", i)
+		}
+		if err := fs.ApplySnapshot(second); err != nil {
+			t.Fatalf("round %d: apply the second snapshot: %v", i, err)
+		}
 	}
 }
