@@ -145,9 +145,9 @@ func (l *link) due() bool {
 // writer is idle (writeNow), else by asking the writer.
 func (l *link) flush() {
 	l.mu.Lock()
-	queued := l.cur.msgs > 0
+	queued, small := l.cur.msgs > 0, l.cur.bytes <= directWriteMax
 	l.mu.Unlock()
-	if !queued || l.writeNow() {
+	if !queued || (small && l.writeNow()) {
 		return
 	}
 	l.flushNow.Store(true)
@@ -156,8 +156,14 @@ func (l *link) flush() {
 
 // directWriteWait bounds how long writeNow blocks on a full socket buffer
 // (a slow or stopped peer) before it leaves the rest to the writer: the
-// caller is a raft worker, whose other groups must not wait on one peer.
-const directWriteWait = time.Millisecond
+// caller is a raft worker or a proposer, whose fsync must not wait on one
+// peer. directWriteMax is the most writeNow writes: a queue that fits a
+// socket's buffer at once; a bigger one is bandwidth, not a wake-up, and
+// goes to the writer.
+const (
+	directWriteWait = time.Millisecond
+	directWriteMax  = 64 << 10
+)
 
 // writeNow writes the queue on the caller's goroutine, saving the wake-up
 // of the writer (and on a busy machine the wait for a core to run it),
