@@ -277,7 +277,33 @@ func (d *Driver) Deliver(from uint64, k GroupKey, m *pb.Message) {
 	}
 	g.inMu.Unlock()
 	g.seen(from)
+	if m.GetType() == pb.MsgAppResp && g.answerNow() {
+		return
+	}
 	g.w.kick(g)
+}
+
+// answerNow runs a leader's round for a follower's answer to its appends
+// on the caller (the transport's reader) when nobody holds the group: the
+// commit, and the acks=all producers waiting on it, then come without a
+// hand-off to the worker. Only when no proposal waits to be appended, so
+// the round appends nothing and the reader waits on no fsync (but for the
+// rare entry raft makes itself, leaving a joint configuration, and the
+// apply of a committed DeleteRecords). False leaves it to the worker.
+func (g *raftGroup) answerNow() bool {
+	if !g.leading.Load() || !g.mu.TryLock() {
+		return false
+	}
+	if g.closed || len(g.pending) > 0 || g.proposing.Load() > 0 {
+		g.mu.Unlock()
+		return false
+	}
+	g.round(false)
+	g.mu.Unlock()
+	if tr := g.d.transport(); tr != nil {
+		tr.Flush()
+	}
+	return true
 }
 
 // maxInbox bounds the messages queued for one group between two rounds;
