@@ -485,7 +485,7 @@ func (l *link) serve(conn net.Conn) error {
 			if time.Since(lastWrite) < cfg.KeepAlive/2 {
 				continue
 			}
-			if err := l.write(conn, keepAliveFrame); err != nil {
+			if err := l.keepAlive(conn); err != nil {
 				return fmt.Errorf("keepalive: %w", err)
 			}
 			lastWrite = time.Now()
@@ -523,6 +523,17 @@ func (l *link) serve(conn net.Conn) error {
 			lastWrite = time.Now()
 		}
 	}
+}
+
+// keepAlive writes an empty frame, under wmu like every write, and not
+// inside half a batch writeNow left (the writer is due to finish it).
+func (l *link) keepAlive(conn net.Conn) error {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	if l.rest != nil {
+		return nil
+	}
+	return l.write(conn, keepAliveFrame)
 }
 
 // writeQueued is the writer's write: first what writeNow left, then the
