@@ -298,11 +298,7 @@ func (g *raftGroup) answerNow() bool {
 		g.mu.Unlock()
 		return false
 	}
-	g.round(false)
-	g.mu.Unlock()
-	if tr := g.d.transport(); tr != nil {
-		tr.Flush()
-	}
+	g.roundsAndUnlock()
 	return true
 }
 

@@ -748,14 +748,52 @@ func (g *raftGroup) proposed(ok bool) {
 	case !last:
 		g.mu.Unlock()
 	case ok || len(g.pending) > 0:
+		g.roundsAndUnlock()
+	default:
+		g.mu.Unlock()
+	}
+}
+
+// roundsAndUnlock runs rounds outside the worker (a proposer's, a
+// follower's answer on the transport's reader), with mu held, then
+// unlocks and flushes. A leader's messages that arrive meanwhile (its
+// followers' answers, typically during its own fsync) get another round
+// here; one that comes as mu is released is taken up here too if mu is
+// free, else its own Deliver took mu. The worker, kicked by Deliver, is
+// the fallback whenever someone else holds mu.
+func (g *raftGroup) roundsAndUnlock() {
+	// The caller is a producer or a reader with its own work: a few
+	// rounds, then under a steady stream of answers the worker's.
+	for n := 0; ; n++ {
 		g.round(false)
+		for ; n < maxInlineRounds && !g.closed && g.broken == nil && g.answersWaiting(); n++ {
+			g.round(false)
+		}
 		g.mu.Unlock()
 		if tr := g.d.transport(); tr != nil {
 			tr.Flush()
 		}
-	default:
-		g.mu.Unlock()
+		if !g.answersWaiting() {
+			return
+		}
+		if n >= maxInlineRounds || g.proposing.Load() > 0 || !g.mu.TryLock() {
+			g.w.kick(g)
+			return
+		}
 	}
+}
+
+// maxInlineRounds bounds the rounds roundsAndUnlock runs.
+const maxInlineRounds = 4
+
+// answersWaiting: a leader with messages to step.
+func (g *raftGroup) answersWaiting() bool {
+	if !g.leading.Load() {
+		return false
+	}
+	g.inMu.Lock()
+	defer g.inMu.Unlock()
+	return len(g.inbox) > 0
 }
 
 // command applies a command entry, committed, to this replica's log.
