@@ -25,6 +25,19 @@ type Transport interface {
 	Flush()
 }
 
+// soonFlusher is a Transport that can also leave a flush to its own
+// goroutines (transport.Transport.FlushSoon).
+type soonFlusher interface{ FlushSoon() }
+
+// flushSoon flushes tr without writing on the caller where tr can.
+func flushSoon(tr Transport) {
+	if f, ok := tr.(soonFlusher); ok {
+		f.FlushSoon()
+		return
+	}
+	tr.Flush()
+}
+
 // DriverConfig tunes the driver of every Raft group on a node.
 type DriverConfig struct {
 	// Tick is the Raft tick; ElectionTick ticks without a leader's word

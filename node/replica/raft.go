@@ -770,8 +770,11 @@ func (g *raftGroup) roundsAndUnlock() {
 			g.round(false)
 		}
 		g.mu.Unlock()
+		// A leader's appends left in handleReady, before its own write;
+		// what is left is mostly news of a commit, which can wait for the
+		// writers while the producers it woke take the core.
 		if tr := g.d.transport(); tr != nil {
-			tr.Flush()
+			flushSoon(tr)
 		}
 		if !g.answersWaiting() {
 			return

@@ -154,6 +154,17 @@ func (l *link) flush() {
 	l.signal()
 }
 
+// flushSoon asks the writer to write what is queued now.
+func (l *link) flushSoon() {
+	l.mu.Lock()
+	queued := l.cur.msgs > 0
+	l.mu.Unlock()
+	if queued {
+		l.flushNow.Store(true)
+		l.signal()
+	}
+}
+
 // directWriteWait bounds how long writeNow blocks on a full socket buffer
 // (a slow or stopped peer) before it leaves the rest to the writer: the
 // caller is a raft worker or a proposer, whose fsync must not wait on one

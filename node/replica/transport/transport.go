@@ -272,6 +272,20 @@ func (t *Transport) Flush() {
 	}
 }
 
+// FlushSoon has every peer's writer write what is queued now, on its own
+// goroutine: for messages that need not wait out FlushInterval but are
+// not worth the caller's write (a leader's news of a commit, sent while
+// the producers it wakes are waiting for a core).
+func (t *Transport) FlushSoon() {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	for _, ls := range t.links {
+		for _, l := range ls {
+			l.flushSoon()
+		}
+	}
+}
+
 // groupHash is FNV-1a over the key, to spread groups over a peer's links.
 func groupHash(g GroupKey) uint32 {
 	h := uint32(2166136261)
