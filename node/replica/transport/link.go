@@ -122,7 +122,7 @@ func (l *link) enqueue(g GroupKey, m *raftpb.Message) bool {
 	if m.GetType() == raftpb.MsgSnap {
 		b.snaps = append(b.snaps, g)
 	}
-	wake := b.msgs == 1 || b.bytes >= cfg.FlushBytes
+	wake := (b.msgs == 1 && !cfg.FlushedByCaller) || b.bytes >= cfg.FlushBytes
 	l.mu.Unlock()
 	if wake {
 		l.signal()

@@ -54,6 +54,12 @@ type Config struct {
 	// Readys gets one write per peer per round and no added latency.
 	FlushInterval time.Duration
 	FlushBytes    int // write without waiting once this much is queued; default 256 KiB
+	// FlushedByCaller: every Send is followed by a Flush or FlushSoon (the
+	// raft driver's rounds), so Send wakes the writer only once FlushBytes
+	// are queued, never for a first message: that wake-up of another
+	// thread, for a queue Flush then writes itself, costs more than the
+	// write on a busy machine. FlushInterval then never applies.
+	FlushedByCaller bool
 
 	DialTimeout      time.Duration // default 2s
 	HandshakeTimeout time.Duration // default 5s
