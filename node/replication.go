@@ -58,8 +58,6 @@ func (n *Node) startReplication() error {
 		Unreachable:    n.raft.Unreachable,
 		SnapshotStatus: n.raft.SnapshotStatus,
 		PeerLost:       n.raft.PeerLost,
-		// The driver flushes after every round (node/replica/driver.go).
-		FlushedByCaller: true,
 		// A peer's connection carries an empty frame after a second of
 		// silence, so one quiet for peerSilence is a machine gone (or
 		// stalled): its groups wake (PeerLost) and elect on their timers

@@ -111,9 +111,5 @@
 // contract: snapshot, entries and hard state persisted first (fsynced with
 // DriverConfig.Sync), then messages sent, then committed entries applied
 // (the high watermark moved, proposals completed), then Advance; the
-// transport is flushed once per round. A proposal's round runs on the
-// proposing goroutine itself, the last of those queued on the group
-// (raftGroup.proposed), so a leader's append and its messages leave at
-// once; the transport writes a flushed queue on the flushing goroutine when
-// its writer is idle.
+// transport is flushed once per round.
 package replica

@@ -25,19 +25,6 @@ type Transport interface {
 	Flush()
 }
 
-// soonFlusher is a Transport that can also leave a flush to its own
-// goroutines (transport.Transport.FlushSoon).
-type soonFlusher interface{ FlushSoon() }
-
-// flushSoon flushes tr without writing on the caller where tr can.
-func flushSoon(tr Transport) {
-	if f, ok := tr.(soonFlusher); ok {
-		f.FlushSoon()
-		return
-	}
-	tr.Flush()
-}
-
 // DriverConfig tunes the driver of every Raft group on a node.
 type DriverConfig struct {
 	// Tick is the Raft tick; ElectionTick ticks without a leader's word
@@ -290,29 +277,7 @@ func (d *Driver) Deliver(from uint64, k GroupKey, m *pb.Message) {
 	}
 	g.inMu.Unlock()
 	g.seen(from)
-	if m.GetType() == pb.MsgAppResp && g.answerNow() {
-		return
-	}
 	g.w.kick(g)
-}
-
-// answerNow runs a leader's round for a follower's answer to its appends
-// on the caller (the transport's reader) when nobody holds the group: the
-// commit, and the acks=all producers waiting on it, then come without a
-// hand-off to the worker. Only when no proposal waits to be appended, so
-// the round appends nothing and the reader waits on no fsync (but for the
-// rare entry raft makes itself, leaving a joint configuration, and the
-// apply of a committed DeleteRecords). False leaves it to the worker.
-func (g *raftGroup) answerNow() bool {
-	if !g.leading.Load() || !g.mu.TryLock() {
-		return false
-	}
-	if g.closed || len(g.pending) > 0 || g.proposing.Load() > 0 {
-		g.mu.Unlock()
-		return false
-	}
-	g.roundsAndUnlock()
-	return true
 }
 
 // maxInbox bounds the messages queued for one group between two rounds;

@@ -127,17 +127,12 @@ func TestRaftRestartReplaysALearnersSeal(t *testing.T) {
 	}
 	lead := c.leader()
 	g := lead.rg
-	// One proposal of both entries, so they travel in one append and
-	// commit together: a follower's answer to the command alone, stepped
-	// as it arrives, would commit and apply it before the change.
-	typ, cc, err := pb.MarshalConfChange(&pb.ConfChangeV2{Changes: []*pb.ConfChangeSingle{
-		{Type: pb.ConfChangeAddLearnerNode.Enum(), NodeId: new(RaftID(3))}}})
-	if err != nil {
+	g.mu.Lock()
+	if err := g.rn.Propose([]byte{0xFF, 'X'}); err != nil {
 		t.Fatal(err)
 	}
-	g.mu.Lock()
-	if err := g.rn.Step(&pb.Message{Type: pb.MsgProp.Enum(), From: new(g.self),
-		Entries: []*pb.Entry{{Data: []byte{0xFF, 'X'}}, {Type: typ.Enum(), Data: cc}}}); err != nil {
+	if err := g.rn.ProposeConfChange(&pb.ConfChangeV2{Changes: []*pb.ConfChangeSingle{
+		{Type: pb.ConfChangeAddLearnerNode.Enum(), NodeId: new(RaftID(3))}}}); err != nil {
 		t.Fatal(err)
 	}
 	g.mu.Unlock()

@@ -103,8 +103,7 @@ type raftGroup struct {
 	lastSeen    map[uint64]int64 // raft id -> tick count when last heard from
 	ticks       atomic.Int64
 
-	// mu guards rn and the proposals; a round holds it (its worker's, or
-	// a proposer's: proposed).
+	// mu guards rn and the proposals; the worker holds it for a round.
 	mu            sync.Mutex
 	rn            *raft.RawNode
 	closed        bool
@@ -120,10 +119,6 @@ type raftGroup struct {
 	// campaigns on each tick while nobody leads: the others open the group
 	// when the catalog reaches them, and its first campaign finds none.
 	eager int
-
-	// proposing counts the proposes between asking for mu and leaving it
-	// (proposed).
-	proposing atomic.Int32
 
 	// asleep: the group is quiesced and not ticked (quiesce.go). Set by
 	// its worker's rounds; cleared there, or under mu by a proposal or a
@@ -235,16 +230,11 @@ func (g *raftGroup) seen(peer uint64) {
 	g.inMu.Unlock()
 }
 
-// process is one round of the group (on its worker): what arrived is
+// process is one round of the group on its worker: what arrived is
 // stepped, a tick if due, then every Ready handled per raft's contract.
 func (g *raftGroup) process(tick bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.round(tick)
-}
-
-// round is process with mu held.
-func (g *raftGroup) round(tick bool) {
 	if g.closed || g.broken != nil {
 		return
 	}
@@ -700,14 +690,13 @@ func (g *raftGroup) propose(batches []byte) (*proposal, error) {
 	// does on append; followers store its bytes as they are.
 	cfg := g.r.log.Config()
 	p.info.LogAppendTime = stampTimestampType(data, h, cfg.LogAppendTime, cfg.Clock().UnixMilli())
-	g.proposing.Add(1)
 	g.mu.Lock()
 	switch {
 	case g.closed:
-		g.proposed(false)
+		g.mu.Unlock()
 		return nil, partition.ErrClosed
 	case !g.writable.Load() || g.broken != nil:
-		g.proposed(false)
+		g.mu.Unlock()
 		return nil, ErrNotLeader
 	}
 	p.term = g.rn.BasicStatus().GetTerm()
@@ -716,14 +705,15 @@ func (g *raftGroup) propose(batches []byte) (*proposal, error) {
 		p.proposed = time.Now()
 	}
 	if err := g.rn.Propose(data); err != nil {
-		g.proposed(false)
+		g.mu.Unlock()
 		if errors.Is(err, raft.ErrProposalDropped) {
 			return nil, ErrNotLeader
 		}
 		return nil, fmt.Errorf("propose to %s: %w", g.key, err)
 	}
 	g.pending = append(g.pending, p)
-	g.proposed(true)
+	g.mu.Unlock()
+	g.w.kick(g)
 	// Not bounded by ctx: the append is this replica's own next round, and
 	// an idempotent producer's state must learn the offset of every batch
 	// that lands, or a retry of it would be appended again. Leadership
@@ -733,70 +723,6 @@ func (g *raftGroup) propose(batches []byte) (*proposal, error) {
 		return nil, p.appendErr
 	}
 	return p, nil
-}
-
-// proposed ends a propose's hold of mu (taken after proposing.Add(1)),
-// having added a proposal (ok) or not. The last of the proposers queued
-// on mu runs the group's round itself, with every proposal made meanwhile:
-// the leader's append and its messages to the followers start at once,
-// not after a hand-off to the group's worker (one goroutine wake-up, and
-// on a busy machine a wait for a core). The others leave it to the last,
-// so a burst of proposals is still one append and one fsync.
-func (g *raftGroup) proposed(ok bool) {
-	last := g.proposing.Add(-1) == 0
-	switch {
-	case !last:
-		g.mu.Unlock()
-	case ok || len(g.pending) > 0:
-		g.roundsAndUnlock()
-	default:
-		g.mu.Unlock()
-	}
-}
-
-// roundsAndUnlock runs rounds outside the worker (a proposer's, a
-// follower's answer on the transport's reader), with mu held, then
-// unlocks and flushes. A leader's messages that arrive meanwhile (its
-// followers' answers, typically during its own fsync) get another round
-// here; one that comes as mu is released is taken up here too if mu is
-// free, else its own Deliver took mu. The worker, kicked by Deliver, is
-// the fallback whenever someone else holds mu.
-func (g *raftGroup) roundsAndUnlock() {
-	// The caller is a producer or a reader with its own work: a few
-	// rounds, then under a steady stream of answers the worker's.
-	for n := 0; ; n++ {
-		g.round(false)
-		for ; n < maxInlineRounds && !g.closed && g.broken == nil && g.answersWaiting(); n++ {
-			g.round(false)
-		}
-		g.mu.Unlock()
-		// A leader's appends left in handleReady, before its own write;
-		// what is left is mostly news of a commit, which can wait for the
-		// writers while the producers it woke take the core.
-		if tr := g.d.transport(); tr != nil {
-			flushSoon(tr)
-		}
-		if !g.answersWaiting() {
-			return
-		}
-		if n >= maxInlineRounds || g.proposing.Load() > 0 || !g.mu.TryLock() {
-			g.w.kick(g)
-			return
-		}
-	}
-}
-
-// maxInlineRounds bounds the rounds roundsAndUnlock runs.
-const maxInlineRounds = 4
-
-// answersWaiting: a leader with messages to step.
-func (g *raftGroup) answersWaiting() bool {
-	if !g.leading.Load() {
-		return false
-	}
-	g.inMu.Lock()
-	defer g.inMu.Unlock()
-	return len(g.inbox) > 0
 }
 
 // command applies a command entry, committed, to this replica's log.

@@ -20,11 +20,7 @@
 //     FlushBytes are waiting, or at the latest FlushInterval after the first
 //     message was queued. The heartbeats that one tick of many groups
 //     produce for a peer therefore leave in one write of a few frames, not
-//     one write each. No goroutine exists per group. On plain TCP, Flush
-//     writes a queue of up to 64 KiB on its own goroutine when the writer
-//     is idle (link.writeNow), blocking at most 1 ms on a full socket and
-//     leaving the rest to the writer: one goroutine wake-up less on the
-//     path of every replicated append.
+//     one write each. No goroutine exists per group.
 //   - Bounds. A frame's length, its message count, each message's size (at
 //     least raft's MaxSizePerMsg plus one entry; a MsgSnap carries Spool's
 //     snapshot metadata, "log start moved", and is bounded like any message:

@@ -65,15 +65,6 @@ type link struct {
 	cur  *batch   // being filled by Send
 	free *batch   // the writer's spare, swapped in by take
 	conn net.Conn // current connection, closed by Transport.Close
-
-	// wmu orders writes on the connection: the writer's, and Flush's own
-	// (writeNow). live is the handshaken connection while serve runs;
-	// rest is what of a batch writeNow could not write within
-	// directWriteWait, written by the writer before anything else.
-	wmu       sync.Mutex
-	live      net.Conn
-	rest      []byte
-	restBatch *batch
 }
 
 func newLink(t *Transport, to uint64) *link {
@@ -122,7 +113,7 @@ func (l *link) enqueue(g GroupKey, m *raftpb.Message) bool {
 	if m.GetType() == raftpb.MsgSnap {
 		b.snaps = append(b.snaps, g)
 	}
-	wake := (b.msgs == 1 && !cfg.FlushedByCaller) || b.bytes >= cfg.FlushBytes
+	wake := b.msgs == 1 || b.bytes >= cfg.FlushBytes
 	l.mu.Unlock()
 	if wake {
 		l.signal()
@@ -141,21 +132,8 @@ func (l *link) due() bool {
 	return l.cur.bytes >= l.t.cfg.FlushBytes
 }
 
-// flush writes what is queued now: on the caller's goroutine when the
-// writer is idle (writeNow), else by asking the writer.
+// flush asks the writer to write what is queued now.
 func (l *link) flush() {
-	l.mu.Lock()
-	queued, small := l.cur.msgs > 0, l.cur.bytes <= directWriteMax
-	l.mu.Unlock()
-	if !queued || (small && l.writeNow()) {
-		return
-	}
-	l.flushNow.Store(true)
-	l.signal()
-}
-
-// flushSoon asks the writer to write what is queued now.
-func (l *link) flushSoon() {
 	l.mu.Lock()
 	queued := l.cur.msgs > 0
 	l.mu.Unlock()
@@ -163,73 +141,6 @@ func (l *link) flushSoon() {
 		l.flushNow.Store(true)
 		l.signal()
 	}
-}
-
-// directWriteWait bounds how long writeNow blocks on a full socket buffer
-// (a slow or stopped peer) before it leaves the rest to the writer: the
-// caller is a raft worker or a proposer, whose fsync must not wait on one
-// peer. directWriteMax is the most writeNow writes: a queue that fits a
-// socket's buffer at once; a bigger one is bandwidth, not a wake-up, and
-// goes to the writer.
-const (
-	directWriteWait = time.Millisecond
-	directWriteMax  = 64 << 10
-)
-
-// writeNow writes the queue on the caller's goroutine, saving the wake-up
-// of the writer (and on a busy machine the wait for a core to run it),
-// which is most of a replicated append's latency on loopback when one
-// record is in flight. Only on plain TCP and when the writer is idle: a
-// TLS connection cannot continue after a write times out. It reports
-// whether the queue was handled (written, handed on, or dropped).
-func (l *link) writeNow() bool {
-	if l.t.cfg.TLS != nil || !l.wmu.TryLock() {
-		return false
-	}
-	defer l.wmu.Unlock()
-	conn := l.live
-	if conn == nil || l.rest != nil {
-		return false
-	}
-	b := l.take()
-	if b == nil {
-		return true
-	}
-	conn.SetWriteDeadline(time.Now().Add(directWriteWait))
-	n, err := conn.Write(b.fb.b)
-	l.t.c.writes.Add(1)
-	l.t.c.bytesSent.Add(uint64(n))
-	l.t.cfg.Metrics.IncrCounter([]string{"replication", "transport", "bytes_sent"}, float32(n))
-	switch {
-	case err == nil:
-		l.sent(b)
-	case isTimeout(err):
-		// The frames must stay whole on the stream: the writer finishes
-		// this batch before it writes another.
-		l.rest, l.restBatch = b.fb.b[n:], b
-		l.flushNow.Store(true)
-		l.signal()
-	default:
-		// serve's reader sees the connection close and redials.
-		l.drop(b)
-		conn.Close()
-	}
-	return true
-}
-
-// sent accounts a batch written whole and recycles it.
-func (l *link) sent(b *batch) {
-	cfg := &l.t.cfg
-	stages.Since("T transport: queued to written", b.first)
-	l.t.c.msgsSent.Add(uint64(b.msgs))
-	l.t.c.framesSent.Add(uint64(b.fb.frames))
-	cfg.Metrics.IncrCounter([]string{"replication", "transport", "msgs_sent"}, float32(b.msgs))
-	if cfg.SnapshotStatus != nil {
-		for _, g := range b.snaps {
-			cfg.SnapshotStatus(g, l.to, true)
-		}
-	}
-	l.release(b)
 }
 
 // take swaps the queue out for writing; nil when it is empty.
@@ -460,18 +371,6 @@ func (l *link) closeConn() {
 // is noticed without waiting for a write to fail.
 func (l *link) serve(conn net.Conn) error {
 	cfg := &l.t.cfg
-	l.wmu.Lock()
-	l.live = conn
-	l.wmu.Unlock()
-	defer func() {
-		l.wmu.Lock()
-		l.live = nil
-		if l.rest != nil { // half a batch: the next connection starts clean
-			l.drop(l.restBatch)
-			l.rest, l.restBatch = nil, nil
-		}
-		l.wmu.Unlock()
-	}()
 	dead := make(chan error, 1)
 	l.t.wg.Add(1)
 	go func() {
@@ -496,7 +395,7 @@ func (l *link) serve(conn net.Conn) error {
 			if time.Since(lastWrite) < cfg.KeepAlive/2 {
 				continue
 			}
-			if err := l.keepAlive(conn); err != nil {
+			if err := l.write(conn, keepAliveFrame); err != nil {
 				return fmt.Errorf("keepalive: %w", err)
 			}
 			lastWrite = time.Now()
@@ -526,53 +425,26 @@ func (l *link) serve(conn net.Conn) error {
 			}
 		}
 		l.flushNow.Store(false)
-		wrote, err := l.writeQueued(conn)
-		if err != nil {
+		b := l.take()
+		if b == nil {
+			continue
+		}
+		if err := l.write(conn, b.fb.b); err != nil {
+			l.drop(b)
 			return err
 		}
-		if wrote {
-			lastWrite = time.Now()
+		stages.Since("T transport: queued to written", b.first)
+		l.t.c.msgsSent.Add(uint64(b.msgs))
+		l.t.c.framesSent.Add(uint64(b.fb.frames))
+		cfg.Metrics.IncrCounter([]string{"replication", "transport", "msgs_sent"}, float32(b.msgs))
+		if cfg.SnapshotStatus != nil {
+			for _, g := range b.snaps {
+				cfg.SnapshotStatus(g, l.to, true)
+			}
 		}
+		l.release(b)
+		lastWrite = time.Now()
 	}
-}
-
-// keepAlive writes an empty frame, under wmu like every write, and not
-// inside half a batch writeNow left (the writer is due to finish it).
-func (l *link) keepAlive(conn net.Conn) error {
-	l.wmu.Lock()
-	defer l.wmu.Unlock()
-	if l.rest != nil {
-		return nil
-	}
-	return l.write(conn, keepAliveFrame)
-}
-
-// writeQueued is the writer's write: first what writeNow left, then the
-// queue.
-func (l *link) writeQueued(conn net.Conn) (bool, error) {
-	l.wmu.Lock()
-	defer l.wmu.Unlock()
-	wrote := false
-	if l.rest != nil {
-		b, rest := l.restBatch, l.rest
-		l.rest, l.restBatch = nil, nil
-		if err := l.write(conn, rest); err != nil {
-			l.drop(b)
-			return false, err
-		}
-		l.sent(b)
-		wrote = true
-	}
-	b := l.take()
-	if b == nil {
-		return wrote, nil
-	}
-	if err := l.write(conn, b.fb.b); err != nil {
-		l.drop(b)
-		return false, err
-	}
-	l.sent(b)
-	return true, nil
 }
 
 var keepAliveFrame = []byte{0, 0, 0, frameHeadLen, kindMessages, 0, 0}

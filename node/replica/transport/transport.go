@@ -54,12 +54,6 @@ type Config struct {
 	// Readys gets one write per peer per round and no added latency.
 	FlushInterval time.Duration
 	FlushBytes    int // write without waiting once this much is queued; default 256 KiB
-	// FlushedByCaller: every Send is followed by a Flush or FlushSoon (the
-	// raft driver's rounds), so Send wakes the writer only once FlushBytes
-	// are queued, never for a first message: that wake-up of another
-	// thread, for a queue Flush then writes itself, costs more than the
-	// write on a busy machine. FlushInterval then never applies.
-	FlushedByCaller bool
 
 	DialTimeout      time.Duration // default 2s
 	HandshakeTimeout time.Duration // default 5s
@@ -274,20 +268,6 @@ func (t *Transport) Flush() {
 	for _, ls := range t.links {
 		for _, l := range ls {
 			l.flush()
-		}
-	}
-}
-
-// FlushSoon has every peer's writer write what is queued now, on its own
-// goroutine: for messages that need not wait out FlushInterval but are
-// not worth the caller's write (a leader's news of a commit, sent while
-// the producers it wakes are waiting for a core).
-func (t *Transport) FlushSoon() {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	for _, ls := range t.links {
-		for _, l := range ls {
-			l.flushSoon()
 		}
 	}
 }
