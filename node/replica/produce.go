@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/spool-log/spool/internal/stages"
-
 	"github.com/spool-log/spool/partition"
 )
 
