@@ -235,7 +235,7 @@ func (l *Log) writeAppend(s *segment, batches []byte, sync bool) error {
 		return fmt.Errorf("write %s: %w", s.log.path, err)
 	}
 	if sync {
-		if err := f.Sync(); err != nil {
+		if err := dataSync(f); err != nil {
 			l.undoAppend(s)
 			return fmt.Errorf("fsync %s: %w", s.log.path, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/sirupsen/logrus"
 	pb "go.etcd.io/raft/v3/raftpb"
 
+	"github.com/spool-log/spool/internal/stages"
 	"github.com/spool-log/spool/node/replica/transport"
 )
 
@@ -288,6 +289,9 @@ func (d *Driver) Deliver(from uint64, k GroupKey, m *pb.Message) {
 	}
 	g.inMu.Lock()
 	if len(g.inbox) < maxInbox {
+		if stages.On && len(g.inbox) == 0 {
+			g.inboxAt = time.Now()
+		}
 		g.inbox = append(g.inbox, m)
 	}
 	g.inMu.Unlock()

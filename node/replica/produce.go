@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/spool-log/spool/internal/stages"
 	"github.com/spool-log/spool/partition"
 )
 
@@ -43,6 +44,10 @@ func (c Commit) Wait(ctx context.Context) error {
 	}
 	select {
 	case <-c.p.done:
+		if stages.On && !c.p.doneAt.IsZero() {
+			stages.Since("L5 handler: committed to awake", c.p.doneAt)
+			stages.Since("L0 handler: proposed to awake after commit", c.p.proposed)
+		}
 		return c.p.err
 	case <-ctx.Done():
 		return ctx.Err()

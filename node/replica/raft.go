@@ -16,6 +16,7 @@ import (
 	pb "go.etcd.io/raft/v3/raftpb"
 
 	"github.com/spool-log/spool/internal/recordbatch"
+	"github.com/spool-log/spool/internal/stages"
 	"github.com/spool-log/spool/node/replica/raftlog"
 	"github.com/spool-log/spool/partition"
 )
@@ -52,6 +53,8 @@ type proposal struct {
 	done      chan struct{} // closed once committed, or on failure (err set)
 	appendErr error         // set before appended closes
 	err       error         // set before done closes
+	// When stages.On: when it was proposed, appended here, committed.
+	proposed, appendedAt, doneAt time.Time
 }
 
 // fail ends what of the proposal is still open with err: each error is
@@ -90,6 +93,7 @@ type raftGroup struct {
 	// inMu guards what arrives from other goroutines between rounds.
 	inMu        sync.Mutex
 	inbox       []*pb.Message
+	inboxAt     time.Time // when stages.On: the first message of inbox arrived
 	unreachable []uint64
 	snapStatus  []snapReport
 	campaign    bool
@@ -241,7 +245,16 @@ func (g *raftGroup) process(tick bool) {
 	g.inMu.Lock()
 	msgs, unr, snaps, camp, forget, transfer, wakeUp := g.inbox, g.unreachable, g.snapStatus, g.campaign, g.forget, g.transferTo, g.wakeUp
 	g.inbox, g.unreachable, g.snapStatus, g.campaign, g.forget, g.transferTo, g.wakeUp = nil, nil, nil, false, false, 0, false
+	inboxAt := g.inboxAt
+	g.inboxAt = time.Time{}
 	g.inMu.Unlock()
+	if stages.On && len(msgs) > 0 {
+		if g.leading.Load() {
+			stages.Since("L3 leader: message delivered to its round", inboxAt)
+		} else {
+			stages.Since("F1 follower: message delivered to its round", inboxAt)
+		}
+	}
 	if wakeUp || camp || forget || transfer != 0 || len(unr) > 0 || len(snaps) > 0 || wakes(msgs) {
 		g.asleep.Store(false)
 	}
@@ -342,6 +355,10 @@ func (g *raftGroup) process(tick bool) {
 }
 
 func (g *raftGroup) handleReady() error {
+	var roundAt time.Time
+	if stages.On {
+		roundAt = time.Now()
+	}
 	rd := g.rn.Ready()
 	tr := g.d.transport()
 	// A leader's messages (appends, heartbeats) go out before its own
@@ -377,7 +394,14 @@ func (g *raftGroup) handleReady() error {
 		if err := g.st.Append(rd.Entries); err != nil {
 			return err
 		}
-		g.match(rd.Entries)
+		if stages.On {
+			if early {
+				stages.Since("L2 leader: append (write, fsync)", roundAt)
+			} else {
+				stages.Since("F2 follower: append (write, fsync)", roundAt)
+			}
+		}
+		g.match(rd.Entries, roundAt)
 	}
 	if rd.HardState != nil && !raft.IsEmptyHardState(rd.HardState) {
 		if err := g.st.SetHardState(rd.HardState); err != nil {
@@ -387,6 +411,9 @@ func (g *raftGroup) handleReady() error {
 	// Only now, with entries and hard state durable, may messages go out.
 	if tr != nil && !early {
 		g.send(tr, rd.Messages)
+		if stages.On && len(rd.Entries) > 0 {
+			stages.Since("F3 follower: round start to answer queued", roundAt)
+		}
 	}
 	if len(rd.CommittedEntries) > 0 {
 		if err := g.apply(rd.CommittedEntries); err != nil {
@@ -437,7 +464,7 @@ func (g *raftGroup) failFrom(index uint64) {
 
 // match gives the pending proposals the entries they became, now in the
 // log, and notes the empty entry that starts this leader's term.
-func (g *raftGroup) match(ents []*pb.Entry) {
+func (g *raftGroup) match(ents []*pb.Entry, roundAt time.Time) {
 	term := g.rn.BasicStatus().GetTerm()
 	for _, e := range ents {
 		if raftlog.IsConfChange(e) {
@@ -470,6 +497,10 @@ func (g *raftGroup) match(ents []*pb.Entry) {
 		}
 		p.index = e.GetIndex()
 		p.info.BaseOffset, p.info.LastOffset = base, next-1
+		if stages.On && !p.proposed.IsZero() {
+			stages.Record("L1 leader: proposed to its round", roundAt.Sub(p.proposed))
+			p.appendedAt = time.Now()
+		}
 		close(p.appended)
 		g.appended = append(g.appended, p)
 	}
@@ -507,6 +538,10 @@ func (g *raftGroup) apply(ents []*pb.Entry) error {
 		if p.index >= first && ents[p.index-first].GetTerm() != p.term {
 			p.fail(ErrOutcomeUnknown)
 			continue
+		}
+		if stages.On && !p.appendedAt.IsZero() {
+			p.doneAt = time.Now()
+			stages.Record("L4 leader: appended to committed", p.doneAt.Sub(p.appendedAt))
 		}
 		close(p.done)
 	}
@@ -681,6 +716,9 @@ func (g *raftGroup) propose(batches []byte) (*proposal, error) {
 	}
 	p.term = g.rn.BasicStatus().GetTerm()
 	g.asleep.Store(false)
+	if stages.On {
+		p.proposed = time.Now()
+	}
 	if err := g.rn.Propose(data); err != nil {
 		g.mu.Unlock()
 		if errors.Is(err, raft.ErrProposalDropped) {

@@ -13,6 +13,8 @@ import (
 	"github.com/hashicorp/go-metrics"
 	"github.com/sirupsen/logrus"
 	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/spool-log/spool/internal/stages"
 )
 
 var errClosed = errors.New("transport closed")
@@ -25,6 +27,7 @@ type batch struct {
 	snaps  []GroupKey // one per MsgSnap, for SnapshotStatus
 	bytes  int
 	msgs   int
+	first  time.Time // when stages.On: its first message was queued
 }
 
 func (b *batch) reset() {
@@ -38,6 +41,7 @@ func (b *batch) reset() {
 	b.groups = b.groups[:0]
 	b.snaps = b.snaps[:0]
 	b.bytes, b.msgs = 0, 0
+	b.first = time.Time{}
 }
 
 func newBatch() *batch {
@@ -102,6 +106,9 @@ func (l *link) enqueue(g GroupKey, m *raftpb.Message) bool {
 	}
 	b.bytes += n
 	b.msgs++
+	if stages.On && b.msgs == 1 {
+		b.first = time.Now()
+	}
 	b.groups = append(b.groups, g)
 	if m.GetType() == raftpb.MsgSnap {
 		b.snaps = append(b.snaps, g)
@@ -426,6 +433,7 @@ func (l *link) serve(conn net.Conn) error {
 			l.drop(b)
 			return err
 		}
+		stages.Since("T transport: queued to written", b.first)
 		l.t.c.msgsSent.Add(uint64(b.msgs))
 		l.t.c.framesSent.Add(uint64(b.fb.frames))
 		cfg.Metrics.IncrCounter([]string{"replication", "transport", "msgs_sent"}, float32(b.msgs))
