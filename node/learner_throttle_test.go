@@ -49,17 +49,21 @@ func TestReassignLearnerCatchUpUnderCopyThrottle(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// One record at a time, so the producer writes below the throttle
-	// and the learner can catch up.
+	// One record every 10 ms (400 KiB/s), so the producer writes well
+	// below the throttle and the learner can catch up: unpaced, acks=all
+	// records of 4 KiB can outrun 2 MiB/s, and a learner behind a log
+	// written faster than its throttle never catches up (as in Kafka).
 	var acked atomic.Int64
 	stop, done := make(chan struct{}), make(chan struct{})
+	pace := time.NewTicker(10 * time.Millisecond)
+	defer pace.Stop()
 	go func() {
 		defer close(done)
 		for {
 			select {
 			case <-stop:
 				return
-			default:
+			case <-pace.C:
 			}
 			if err := cl.ProduceSync(ctx, &kgo.Record{Value: value()}).FirstErr(); err == nil {
 				acked.Add(1)
