@@ -25,12 +25,7 @@ func TestReassignLearnerCatchUpUnderCopyThrottle(t *testing.T) {
 	const topic = "learner-throttle"
 	spec := startReplicatedTopic(t, nodes, topic, 1, 3)
 	cur := spec.Replicas[0]
-	var add int32
-	for _, n := range nodes {
-		if !slices.Contains(cur, n.NodeID()) {
-			add = n.NodeID()
-		}
-	}
+	add := brokerOutside(nodes, cur)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(seedsOf(nodes)...), kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(0), kgo.RetryTimeout(60*time.Second))
 	if err != nil {

@@ -35,12 +35,7 @@ func TestReassignmentFigures(t *testing.T) {
 	const topic = "figures"
 	spec := startReplicatedTopic(t, nodes, topic, 1, 3)
 	cur := spec.Replicas[0]
-	var add int32
-	for _, n := range nodes {
-		if !slices.Contains(cur, n.NodeID()) {
-			add = n.NodeID()
-		}
-	}
+	add := brokerOutside(nodes, cur)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(seedsOf(nodes)...), kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(5*time.Millisecond), kgo.RetryTimeout(60*time.Second))
 	if err != nil {

@@ -30,6 +30,18 @@ type ackedHistory struct {
 	count int
 }
 
+// brokerOutside is a broker of nodes that replicas does not name (the
+// last such): where a test moves a replica to.
+func brokerOutside(nodes []*Node, replicas []int32) int32 {
+	var out int32
+	for _, n := range nodes {
+		if !slices.Contains(replicas, n.NodeID()) {
+			out = n.NodeID()
+		}
+	}
+	return out
+}
+
 func startAckedHistory(t *testing.T, nodes []*Node, topic string) *ackedHistory {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(seedsOf(nodes)...), kgo.RequiredAcks(kgo.AllISRAcks()),
@@ -146,12 +158,7 @@ func TestReassignmentMovesAPartitionUnderLoad(t *testing.T) {
 	const topic = "moving"
 	spec := startReplicatedTopic(t, nodes, topic, 1, 3)
 	cur := spec.Replicas[0]
-	var add int32
-	for _, n := range nodes {
-		if !slices.Contains(cur, n.NodeID()) {
-			add = n.NodeID()
-		}
-	}
+	add := brokerOutside(nodes, cur)
 	target := append(slices.Clone(cur[1:]), add)
 	byID := map[int32]*Node{}
 	for _, n := range nodes {

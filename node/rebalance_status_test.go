@@ -30,12 +30,7 @@ func TestRebalancePauseStatusAndMetrics(t *testing.T) {
 	const topic = "paused"
 	spec := startReplicatedTopic(t, nodes, topic, 1, 3)
 	cur := spec.Replicas[0]
-	var add int32
-	for _, n := range nodes {
-		if !slices.Contains(cur, n.NodeID()) {
-			add = n.NodeID()
-		}
-	}
+	add := brokerOutside(nodes, cur)
 	target := append(slices.Clone(cur[1:]), add)
 	cl := newClient(t, nodes[0], kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic(topic))
 	for i := range 200 {
