@@ -30,10 +30,13 @@ const (
 	FeatureSettings  = "settings"
 	FeaturePStamp    = "pstamp"
 	FeatureWideStamp = "wstamp"
+	// FeatureLed: the node keeps the catalog's led marks (topic_led.go);
+	// one of the previous version drops them.
+	FeatureLed = "led"
 )
 
 // Features are this version's features, as its nodes advertise them.
-var Features = []string{FeatureDrain, FeatureSettings, FeaturePStamp, FeatureWideStamp}
+var Features = []string{FeatureDrain, FeatureSettings, FeaturePStamp, FeatureWideStamp, FeatureLed}
 
 // ErrMixedVersions refuses a change that live nodes of an older version
 // would misread; it names them.

@@ -74,6 +74,27 @@ func unionLed(a, b []LedRun) []LedRun {
 	return out
 }
 
+// withLedOf adds to w, the winner of a merge across lineages, the marks of
+// the loser l when both are one topic id: concurrent creates of one spec
+// (two auto-creates) derive one id, and the partitions' Raft groups, keyed
+// by it, are the same groups whichever create's entry wins, so their
+// marks hold for the winner too. Clipped to the winner's partitions.
+func withLedOf(w, l TopicEntry) TopicEntry {
+	if w.Deleted || w.ID != l.ID || len(l.Led) == 0 {
+		return w
+	}
+	var led []LedRun
+	for _, r := range unionLed(w.Led, l.Led) {
+		if r.From >= w.Partitions {
+			break
+		}
+		r.To = min(r.To, w.Partitions)
+		led = append(led, r)
+	}
+	w.Led = led
+	return w
+}
+
 // ledRuns turns partitions (any order, repeats allowed) into canonical runs.
 func ledRuns(partitions []int32) []LedRun {
 	ps := slices.Clone(partitions)
@@ -118,38 +139,74 @@ func (e TopicEntry) appendLedDigest(buf []byte) []byte {
 	return buf
 }
 
-// LedOnly tells whether the change from old to new is marks alone, which
-// change no placement, so a node has nothing to open or close for it.
-func LedOnly(old, new TopicEntry) bool {
-	old.Led, new.Led = nil, nil
-	return sameEntry(old, new)
+// LedOnly tells whether the change from before to after is marks alone,
+// which change no placement, so a node has nothing to open or close for it.
+func LedOnly(before, after TopicEntry) bool {
+	before.Led, after.Led = nil, nil
+	return sameEntry(before, after)
 }
 
-// MarkLed records that partitions of the topic incarnation id have had a
-// leader, and spreads it. Partitions already marked, or beyond the count,
-// and a topic that is gone or another incarnation by now, are left alone.
-func (a *Agent) MarkLed(name string, id TopicID, partitions []int32) error {
+// LedMark is MarkLed's word for one topic incarnation: these partitions
+// have had a leader.
+type LedMark struct {
+	Name       string
+	ID         TopicID
+	Partitions []int32
+}
+
+// TopicLed is the id and the led marks of a live topic, without copying
+// the rest of its entry.
+func (a *Agent) TopicLed(name string) (TopicID, []LedRun, bool) {
+	a.catalog.mu.Lock()
+	defer a.catalog.mu.Unlock()
+	e, ok := a.catalog.topics[name]
+	if !ok || e.Deleted {
+		return TopicID{}, nil, false
+	}
+	return e.ID, slices.Clone(e.Led), true
+}
+
+// MarkLed records, in one catalog write, that the partitions of each mark
+// have had a leader, and spreads the entries it changed. Partitions
+// already marked or beyond the count, and topics that are gone or another
+// incarnation by now, are left alone. Nothing is written while a live
+// member is of a version that drops marks (FeatureLed): it would send
+// them back without, and its digest would never match.
+func (a *Agent) MarkLed(marks []LedMark) error {
+	if err := a.RequireFeature(FeatureLed); err != nil {
+		return err
+	}
 	a.opMu.Lock()
 	defer a.opMu.Unlock()
-	cur, ok := a.catalog.Get(name)
-	if !ok || cur.Deleted || cur.ID != id {
+	var next []TopicEntry
+	for _, m := range marks {
+		cur, ok := a.catalog.Get(m.Name)
+		if !ok || cur.Deleted || cur.ID != m.ID {
+			continue
+		}
+		var add []int32
+		for _, p := range m.Partitions {
+			if p >= 0 && p < cur.Partitions && !cur.HasLed(p) {
+				add = append(add, p)
+			}
+		}
+		if len(add) == 0 {
+			continue
+		}
+		e := cur.clone()
+		e.Led = unionLed(cur.Led, ledRuns(add))
+		next = append(next, e)
+	}
+	if len(next) == 0 {
 		return nil
 	}
-	var add []int32
-	for _, p := range partitions {
-		if p >= 0 && p < cur.Partitions && !cur.HasLed(p) {
-			add = append(add, p)
+	if _, err := a.mergeCatalog(next, "local"); err != nil {
+		return fmt.Errorf("mark partitions led: %w", err)
+	}
+	for _, e := range next {
+		if stored, ok := a.catalog.Get(e.Name); ok {
+			a.broadcastTopic(stored)
 		}
 	}
-	if len(add) == 0 {
-		return nil
-	}
-	next := cur.clone()
-	next.Led = unionLed(cur.Led, ledRuns(add))
-	if _, err := a.mergeCatalog([]TopicEntry{next}, "local"); err != nil {
-		return fmt.Errorf("mark topic %s led: %w", name, err)
-	}
-	stored, _ := a.catalog.Get(name)
-	a.broadcastTopic(stored)
 	return nil
 }

@@ -109,7 +109,7 @@ func TestMarkLedSpreads(t *testing.T) {
 			t.Fatal(err)
 		}
 		retry.Run(t, 10*time.Second, sameCatalog(nodes...))
-		if err := nodes[1].MarkLed(name, e.ID, []int32{parts - 1, 0}); err != nil {
+		if err := nodes[1].MarkLed([]LedMark{{Name: name, ID: e.ID, Partitions: []int32{parts - 1, 0}}}); err != nil {
 			t.Fatal(err)
 		}
 		if got, _ := nodes[1].Topic(name); got.version() != e.version() {
@@ -131,5 +131,26 @@ func TestMarkLedSpreads(t *testing.T) {
 			}
 			return nil
 		})
+	}
+}
+
+// Two creates of one spec made concurrently (two auto-creates) derive one
+// topic id, the same partitions' Raft groups: the marks made under the
+// losing create's entry hold for the winner's, in either merge order.
+func TestMergeKeepsMarksAcrossCreatesOfOneID(t *testing.T) {
+	lost := newTopic("twice", 3, 1)
+	won := newTopic("twice", 3, 2)
+	if lost.ID != won.ID || compareLineage(won, lost) <= 0 {
+		t.Fatalf("want one id, two lineages, origin 2 winning: %v %v", lost.ID, won.ID)
+	}
+	lost.Led = ledRuns([]int32{0, 2})
+	won.Led = ledRuns([]int32{1})
+	for _, order := range [][]TopicEntry{{lost, won}, {won, lost}} {
+		c := NewCatalog()
+		mergeInto(t, c, order...)
+		got, _ := c.Get("twice")
+		if got.Origin != 2 || !slices.Equal(got.Led, []LedRun{{0, 3}}) {
+			t.Fatalf("merged %v then %v: origin %d, led %v", order[0].Origin, order[1].Origin, got.Origin, got.Led)
+		}
 	}
 }

@@ -214,9 +214,9 @@ func compareLineage(a, b TopicEntry) int {
 func joinTopic(a, b TopicEntry) TopicEntry {
 	switch c := compareLineage(a, b); {
 	case c > 0:
-		return a.clone()
+		return withLedOf(a.clone(), b)
 	case c < 0:
-		return b.clone()
+		return withLedOf(b.clone(), a)
 	case a.Deleted:
 		// One tombstone: equal versions (equal born) mean one delete.
 		return a.clone()

@@ -56,10 +56,6 @@ type localPartition struct {
 	// flush (the flushed marks, its own) to go-metrics.
 	producedBytes, producedRecords atomic.Int64
 	flushedBytes, flushedRecords   int64
-
-	// ledMarked is set once the catalog records that the partition has
-	// had a leader (led.go).
-	ledMarked atomic.Bool
 }
 
 func partitionDir(dataDir, topic string, p int32) string {
