@@ -31,8 +31,12 @@ func TestScrubStatusForgetsPurgedCuts(t *testing.T) {
 	if err := os.WriteFile(seg, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// As if never flushed, so recovery walks the segment.
+	// As if never flushed (a crash: no shutdown checkpoint either), so
+	// recovery walks the segment.
 	if err := os.WriteFile(filepath.Join(dir, "cut-0", "recovery-point-checkpoint"), []byte("0\n0\n-1 -1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, shutdownCheckpointFileName)); err != nil {
 		t.Fatal(err)
 	}
 	cfg.KafkaAddr, cfg.AdminAddr = "127.0.0.1:0", "127.0.0.1:0"
