@@ -45,9 +45,11 @@ func TestProduceOneAtATime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A batch the client sent again (a retry) counts twice, so at least
-	// 200 batches, none of more than one record.
-	if res := resultNamed(t, rep, "produce"); res.Records != 200 || res.Extra["batches"] < 200 || res.Extra["records_per_batch"] > 1 {
+	// None of more than one record. franz-go calls the batch hook the
+	// counts come from on its writing goroutine, which may not have
+	// counted the last batch when its acknowledgement ends the run; a
+	// retry counts twice.
+	if res := resultNamed(t, rep, "produce"); res.Records != 200 || res.Extra["batches"] < 199 || res.Extra["records_per_batch"] > 1 {
 		t.Fatalf("one record at a time gave %+v, want 200 batches of one record", res)
 	}
 }
