@@ -156,6 +156,19 @@ func waitConf(t *testing.T, r *Replica, want Conf) {
 // changeConf retries a change on whichever replica leads until it applies,
 // as the node's reassignment driver does: an outcome unknown is checked
 // against the configuration.
+// addLearner adds broker id to the group as a learner, from an empty
+// directory, and starts its replica joining.
+func (c *raftCluster) addLearner(t *testing.T, id int32) {
+	t.Helper()
+	c.joining = map[int32]bool{id: true}
+	c.dirs[id] = t.TempDir()
+	c.changeConf(t, func(cf Conf) bool { return slices.Contains(cf.Learners, id) }, func(ctx context.Context, r *Replica) error {
+		return r.ChangeConf(ctx, ConfChange{AddLearner, id})
+	})
+	c.start(id)
+	c.ids = append(c.ids, id)
+}
+
 func (c *raftCluster) changeConf(t *testing.T, done func(Conf) bool, change func(ctx context.Context, r *Replica) error) {
 	t.Helper()
 	retryUntil(t, func() error {

@@ -31,13 +31,7 @@ func TestRaftJoiningReplicaElectsNobody(t *testing.T) {
 
 	c.holdCopies = make(chan struct{})
 	defer close(c.holdCopies)
-	c.joining = map[int32]bool{3: true}
-	c.dirs[3] = t.TempDir()
-	c.changeConf(t, func(cf Conf) bool { return slices.Contains(cf.Learners, 3) }, func(ctx context.Context, r *Replica) error {
-		return r.ChangeConf(ctx, ConfChange{AddLearner, 3})
-	})
-	c.start(3)
-	c.ids = append(c.ids, 3)
+	c.addLearner(t, 3)
 	retryUntil(t, func() error {
 		if c.copies.Load() == 0 {
 			return errors.New("learner 3 has not been sent the snapshot yet")

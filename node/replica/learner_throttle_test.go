@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -62,13 +61,7 @@ func TestRaftLearnerCatchUpIsThrottled(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c.joining = map[int32]bool{3: true}
-	c.dirs[3] = t.TempDir()
-	c.changeConf(t, func(cf Conf) bool { return slices.Contains(cf.Learners, 3) }, func(ctx context.Context, r *Replica) error {
-		return r.ChangeConf(ctx, ConfChange{AddLearner, 3})
-	})
-	c.start(3)
-	c.ids = append(c.ids, 3)
+	c.addLearner(t, 3)
 	retryUntil(t, func() error {
 		if r := c.writable(); r == nil || !r.CaughtUp(3) {
 			return errors.New("learner 3 not caught up from its snapshot")
