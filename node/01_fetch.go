@@ -295,12 +295,10 @@ func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, 
 	}
 	upTo := hwm
 	if readCommitted {
-		// The index's lock is held for the scan only, not for the read:
-		// other read_committed fetches of the partition go on meanwhile.
-		p.txns.mu.Lock()
-		err := p.txns.update(p)
-		upTo = p.txns.lso(hwm)
-		p.txns.mu.Unlock()
+		// One fetch scans what the index has not seen; the others answer
+		// meanwhile from what that scan has published (txn_index.go).
+		err := p.txns.refresh(p)
+		upTo = p.txns.stableOffset(hwm, start)
 		if err != nil {
 			n.log.WithError(err).WithField("topic", topic).WithField("partition", rp.Partition).Error("scan transactions failed")
 			return kerr.KafkaStorageError
@@ -335,9 +333,7 @@ func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, 
 		// The aborted list only grows at its end (and loses entries
 		// below the log start), so what covers [FetchOffset, Next) is
 		// the same now as when the LSO was taken.
-		p.txns.mu.Lock()
-		fp.AbortedTransactions = p.txns.abortedIn(rp.FetchOffset, s.Next)
-		p.txns.mu.Unlock()
+		fp.AbortedTransactions = p.txns.abortedBetween(rp.FetchOffset, s.Next)
 	}
 	return nil
 }
