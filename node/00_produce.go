@@ -248,13 +248,23 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 				return
 			}
 		}
-		dupOffset, dup, seqErr := p.producers.check(h)
+		dupOffset, dupPending, dup, seqErr := p.producers.check(h)
 		if seqErr != nil || dup {
 			epoch := p.replica.LeaderEpoch()
 			p.appendMu.Unlock()
 			if seqErr != nil {
 				fail(seqErr, "")
 				return
+			}
+			if dupPending != nil {
+				// The first copy is still on its way into the leader's
+				// log: its offset is known once it is there.
+				info, _, err := dupPending.Appended()
+				if err != nil {
+					fail(kerr.NotLeaderForPartition, "")
+					return
+				}
+				dupOffset = info.BaseOffset
 			}
 			if acks == replica.AcksAll {
 				// The first copy of this batch may not be committed yet:
@@ -281,12 +291,24 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 		}
 	}
 	start := time.Now()
-	info, commit, err := p.replica.Propose(records)
+	// Under appendMu only while the batch takes its place in the log's
+	// order (Enqueue): the leader's round that writes it is waited for
+	// outside, so the partition's other producers, DescribeProducers and
+	// the retention loop do not queue behind its disk.
+	pending, err := p.replica.Enqueue(records)
 	if idempotent {
 		if err == nil {
-			p.producers.record(h, info.BaseOffset, time.Now())
+			p.producers.recordPending(h, pending, start)
 		}
 		p.appendMu.Unlock()
+	}
+	var info partition.AppendInfo
+	var commit replica.Commit
+	if err == nil {
+		info, commit, err = pending.Appended()
+		if idempotent {
+			p.settleProducer(h.ProducerID, pending, info, err)
+		}
 	}
 	if err == nil && acks == replica.AcksAll {
 		// Outside appendMu: with replication the commit takes a round

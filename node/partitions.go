@@ -41,8 +41,12 @@ type localPartition struct {
 	// liveSettings, once set, replaces settings (topic_alter.go).
 	liveSettings atomic.Pointer[topicconfig.Settings]
 
-	// appendMu makes the idempotence check and the append one step, so
-	// two batches of one producer cannot both pass the sequence check.
+	// appendMu makes the idempotence check and the batch's place in the
+	// log's order one step, so two batches of one producer cannot both
+	// pass the sequence check. It is held while the batch is enqueued
+	// (replica.Enqueue), never while the leader's round appends it: the
+	// producer state is the committed log plus this leader's proposals,
+	// those not yet appended recorded as pending.
 	appendMu  sync.Mutex
 	producers *producerStates
 	// producersEpoch is the leader epoch producers was rebuilt for: a
@@ -146,6 +150,20 @@ func (p *localPartition) producersFor(n *Node) *kerr.Error {
 	}
 	p.producersEpoch = epoch
 	return nil
+}
+
+// settleProducer records what became of a batch recorded as pending: the
+// offsets it got, or, when it failed on its way into the log (the group
+// lost leadership, broke or closed), that the producer state no longer
+// matches the log: the next append rebuilds it from the committed log.
+func (p *localPartition) settleProducer(pid int64, pending *replica.Pending, info partition.AppendInfo, err error) {
+	p.appendMu.Lock()
+	defer p.appendMu.Unlock()
+	if err != nil {
+		p.producersEpoch = -1
+		return
+	}
+	p.producers.settle(pid, pending, info)
 }
 
 // openPartition opens (creating if needed) one local partition.

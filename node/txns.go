@@ -301,12 +301,21 @@ func (n *Node) writeMarkerLocal(ctx context.Context, tp txn.TopicPartition, mk t
 		p.appendMu.Unlock()
 		return fmt.Errorf("%w: %w", txn.ErrPartitionGone, errMarkerFenced)
 	}
-	info, commit, err := p.replica.Propose(markerBatch(mk, time.Now().UnixMilli()))
+	// As a produce: under appendMu while the marker takes its place in
+	// the log's order, not while the leader's round writes it. The state
+	// counts it at once, so a batch of the producer checked after it is
+	// known to come after the marker.
+	pending, err := p.replica.Enqueue(markerBatch(mk, time.Now().UnixMilli()))
 	if err == nil {
 		p.producers.recordMarker(mk.ProducerID, mk.Epoch, mk.CoordinatorEpoch, time.Now())
 	}
 	p.appendMu.Unlock()
 	if err != nil {
+		return fmt.Errorf("write marker to %s-%d: %w", tp.Topic, tp.Partition, err)
+	}
+	info, commit, err := pending.Appended()
+	if err != nil {
+		p.settleProducer(mk.ProducerID, pending, info, err)
 		return fmt.Errorf("write marker to %s-%d: %w", tp.Topic, tp.Partition, err)
 	}
 	if err := commit.Wait(ctx); err != nil {
