@@ -253,8 +253,6 @@ func (n *Node) createPlaced(name string, partitions int32, rf int16, replicas []
 		return TopicSpec{}, &topicError{kerr.InvalidConfig, err.Error()}
 	}
 
-	n.createMu.Lock()
-	defer n.createMu.Unlock()
 	if _, ok := n.catalog.Topic(name); ok {
 		return TopicSpec{}, &topicError{kerr.TopicAlreadyExists, "topic " + name + " already exists"}
 	}
@@ -295,7 +293,7 @@ func (n *Node) createPlaced(name string, partitions int32, rf int16, replicas []
 		}
 		return TopicSpec{}, fmt.Errorf("record topic %s: %w", name, err)
 	}
-	if err := n.reconcile(); err != nil {
+	if err := n.reconcileTopic(name); err != nil {
 		return spec, fmt.Errorf("open partitions of %s: %w", name, err)
 	}
 	n.log.WithField("topic", name).WithField("partitions", partitions).WithField("replication_factor", rf).Info("topic created")

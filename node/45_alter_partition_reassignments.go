@@ -112,8 +112,6 @@ func (n *Node) reassignPartition(topic string, index int32, target []int32) erro
 	case len(cur) < 2:
 		return &topicError{kerr.InvalidReplicaAssignment, "a partition with a single copy has no Raft group to move"}
 	}
-	n.createMu.Lock()
-	defer n.createMu.Unlock()
 	_, err := n.catalog.alter(topic, change)
 	switch {
 	case errors.Is(err, membership.ErrMove):

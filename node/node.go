@@ -55,9 +55,13 @@ type Node struct {
 	raft    *replica.Driver
 	raftNet *transport.Transport
 
-	mu          sync.RWMutex
-	parts       map[tp]*localPartition
+	mu    sync.RWMutex
+	parts map[tp]*localPartition
+	// reconcileMu is held while reconcile plans, never while partitions
+	// open or close; reconciling (under mu) are the partitions a
+	// reconcile is opening or dropping, each closed when done.
 	reconcileMu sync.Mutex
+	reconciling map[tp]chan struct{}
 	// notVoting: when reconcile first saw each replica the catalog no
 	// longer names with no sign of the group's counting it (reassign.go's
 	// stillVoting); guarded by reconcileMu.
@@ -70,7 +74,6 @@ type Node struct {
 	stoppedSince      map[*localPartition]time.Time
 	partitionsMissing atomic.Bool
 	mending           atomic.Int64 // replicas closed to be reopened, not yet open
-	createMu          sync.Mutex   // serializes topic creation so auto-create races are benign
 	groupCoord        groupNode    // consumer groups, created on the first group request (groups.go)
 	txnCoord          txnNode      // transactions, created on the first transactional request (txns.go)
 
@@ -170,6 +173,7 @@ func New(cfg Config) (_ *Node, err error) {
 		files:        partition.NewFileCache(cfg.MaxOpenFiles),
 		quarantine:   datadir.NewQuarantine(cfg.DataDir, log),
 		parts:        make(map[tp]*localPartition),
+		reconciling:  make(map[tp]chan struct{}),
 		stoppedSince: map[*localPartition]time.Time{},
 		loops:        newBackground(),
 		adm:          admission.New(log),
