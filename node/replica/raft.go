@@ -100,15 +100,15 @@ type raftGroup struct {
 	campaign    bool
 	forget      bool
 	transferTo  uint64
-	wakeUp      bool             // gossip's word on a replica: tick again (quiesce.go)
+	wakeUp      bool // gossip's word on a replica: tick again (quiesce.go)
 	// proposals are batches enqueued for the next round to propose, in
 	// order; stopped is set once the group closed or broke, after which
 	// none is taken (a proposer never waits for mu, which a round holds
 	// through its disk write).
 	proposals []*proposal
 	stopped   error
-	lastSeen    map[uint64]int64 // raft id -> tick count when last heard from
-	ticks       atomic.Int64
+	lastSeen  map[uint64]int64 // raft id -> tick count when last heard from
+	ticks     atomic.Int64
 
 	// mu guards rn and the proposals; the worker holds it for a round.
 	mu            sync.Mutex
