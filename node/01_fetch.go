@@ -253,29 +253,6 @@ func (n *Node) fetchOnce(req *kmsg.FetchRequest, names []string, denied []bool, 
 	return resp, total, anyErr
 }
 
-// currentLeader is the leader of a partition and its leader epoch, as
-// Metadata has them (partitionLeadership): the replica's where this node
-// hosts the partition, the leader's claim (node/leadership) where that is
-// newer or the partition is not hosted here, else the cluster view with
-// the epoch unknown (-1). The leader is -1 when none is known.
-func (n *Node) currentLeader(topic string, index int32) (leader, epoch int32) {
-	id, replicas, ok := n.catalog.Partition(topic, index)
-	if !ok {
-		return -1, -1
-	}
-	p := n.hostedPartition(topic, index, id)
-	if p != nil && p.replica.IsLeader() {
-		return p.replica.Leader(), p.replica.LeaderEpoch()
-	}
-	if cl, ok := n.claimed(id, index, replicas, n.agent.IsAlive); ok && (p == nil || cl.LeaderEpoch > p.replica.LeaderEpoch()) {
-		return cl.Leader, cl.LeaderEpoch
-	}
-	if p != nil {
-		return p.replica.Leader(), p.replica.LeaderEpoch()
-	}
-	return n.cluster.Leader(replicas), -1
-}
-
 func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, fp *wire.FetchPartition, sofar int64, remaining *int64, readCommitted bool) *kerr.Error {
 	p, code := n.leaderPartition(topic, rp.Partition)
 	if code != nil {

@@ -590,8 +590,8 @@ func (n *Node) localPartitions() []*localPartition {
 // leadership is partition index of spec's leader, leader epoch, ISR and
 // offline replicas as Metadata and DescribeTopicPartitions report them:
 // the replica's where this node hosts the partition, else the cluster view
-// (live: the brokers alive) with the epoch unknown (-1).
-func (n *Node) leadership(spec TopicSpec, index int32, live map[int32]bool) replica.State {
+// (alive: the brokers alive) with the epoch unknown (-1).
+func (n *Node) leadership(spec TopicSpec, index int32, alive func(int32) bool) replica.State {
 	if p := n.hostedPartition(spec.Name, index, spec.ID); p != nil {
 		return p.replica.State()
 	}
@@ -601,7 +601,7 @@ func (n *Node) leadership(spec TopicSpec, index int32, live map[int32]bool) repl
 		st.ISR = append(st.ISR, st.Leader)
 	}
 	for _, r := range replicas {
-		if !live[r] {
+		if !alive(r) {
 			st.Offline = append(st.Offline, r)
 		}
 	}
