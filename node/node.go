@@ -228,16 +228,12 @@ func (n *Node) Start() (err error) {
 	n.kafkaAddr = ln.Addr().String()
 	defer func() {
 		if err != nil {
+			n.loops.stop()
 			n.closeListeners()
 			if n.adminLn != nil {
 				n.adminLn.Close()
 			}
-			n.loops.stop()
-			n.loops.Wait()
-			n.stopMembership()
-			n.closePartitions()
-			n.stopReplication()
-			n.lock.Unlock()
+			_ = n.stopParts()
 		}
 	}()
 	if n.cfg.AdminAddr != "" {
@@ -402,34 +398,43 @@ func (n *Node) Shutdown(ctx context.Context) error {
 				n.admin.Close()
 			}
 		}
-		n.loops.Wait()   // the servers' Serve returned above
-		n.flushMetrics() // what the last requests counted; the periodic flush has ended
-		// The groups stop before their partitions close: a group still
-		// running would answer the elections this node's leave starts
-		// with a hard state fsync each, beside the closes.
-		if n.raft != nil {
-			n.raft.Stop()
-		}
-		closeStart := time.Now()
-		if e := n.closePartitions(); e != nil {
-			errs = append(errs, e)
-		}
-		n.closeTook = time.Since(closeStart)
-		if e := n.stopReplication(); e != nil {
-			errs = append(errs, e)
-		}
-		if e := n.stopMembership(); e != nil {
-			errs = append(errs, e)
-		}
-		n.metrics.Shutdown()
-		// Last: the data dir is free for another process only once every
-		// partition is closed.
-		if e := n.lock.Unlock(); e != nil {
-			errs = append(errs, fmt.Errorf("unlock data dir: %w", e))
-		}
+		errs = append(errs, n.stopParts())
 		err = errors.Join(errs...)
 	})
 	return err
+}
+
+// stopParts stops what the node is built of, once its loops were told to
+// stop and its listeners closed, in the one order Shutdown and a failed
+// Start share: each part stops only after everything that uses it.
+func (n *Node) stopParts() error {
+	var errs []error
+	n.loops.Wait()   // every loop, the servers' Serve among them
+	n.flushMetrics() // what the last requests counted; the periodic flush has ended
+	// The groups stop before their partitions close: a group still
+	// running would answer the elections this node's leave starts
+	// with a hard state fsync each, beside the closes.
+	if n.raft != nil {
+		n.raft.Stop()
+	}
+	closeStart := time.Now()
+	if e := n.closePartitions(); e != nil {
+		errs = append(errs, e)
+	}
+	n.closeTook = time.Since(closeStart)
+	if e := n.stopReplication(); e != nil {
+		errs = append(errs, e)
+	}
+	if e := n.stopMembership(); e != nil {
+		errs = append(errs, e)
+	}
+	n.metrics.Shutdown()
+	// Last: the data dir is free for another process only once every
+	// partition is closed.
+	if e := n.lock.Unlock(); e != nil {
+		errs = append(errs, fmt.Errorf("unlock data dir: %w", e))
+	}
+	return errors.Join(errs...)
 }
 
 // enforceRetention enforces retention on every partition and expires idle
