@@ -63,7 +63,7 @@ let
       inherit name;
       value = evalNixOS
         { networking.hostName = lib.mkDefault name; networking.primaryIPAddress = "192.168.1.${toString i}"; }
-        [ test.nodes.${name} ];
+        [ { _file = "${toString ../test.nix}, nodes.${name}"; imports = [ test.nodes.${name} ]; } ];
     })
     (builtins.attrNames test.nodes);
 
