@@ -98,6 +98,10 @@ check_parse() {
 }
 
 check_eval() {
+  step "flake.nix pins nixpkgs by revision"
+  grep -Eq '^ *inputs\.nixpkgs\.url = "github:NixOS/nixpkgs/[0-9a-f]{40}";' flake.nix \
+    || fail "flake.nix must pin nixpkgs by revision: inputs.nixpkgs.url = \"github:NixOS/nixpkgs/<40-hex revision>\"; (no flake.lock can be written here; see the comment there)"
+  echo "   $(grep -Eo 'github:NixOS/nixpkgs/[0-9a-f]{40}' flake.nix)"
   step "evaluate the flake against the stand-in nixpkgs (nix/stand-in)"
   local log
   log=$(mktemp)
@@ -361,6 +365,12 @@ self_test() {
   expect_failure "testScript uses \`machines\`, no longer a test driver global" pyflakes nix/test.nix \
     's#^( *)servers = \[spool1, spool2, spool3\]#\1servers = sorted(machines, key=lambda m: m.name)#' \
     "undefined name 'machines'"
+  expect_failure "nixpkgs followed by branch, not pinned by revision" eval flake.nix \
+    's#github:NixOS/nixpkgs/[0-9a-f]{40}#github:NixOS/nixpkgs/nixos-26.05#' \
+    "flake.nix must pin nixpkgs by revision"
+  expect_failure "package built with nixpkgs' default Go (1.25 in the stand-in) instead of go_1_26" eval flake.nix \
+    's#goFor = pkgs: \{ go = pkgs\.go_1_26; buildGoModule = pkgs\.buildGo126Module; \};#goFor = pkgs: { inherit (pkgs) go buildGoModule; };#' \
+    "go\.mod says .go 1\.26\.0. but the Go given to the build is 1\.25\.9"
   expect_failure "undefined name in the testScript" pyflakes nix/test.nix \
     's#^( *)start_all\(\)#\1start_all()\n\1spool4.succeed("true")#' \
     "undefined name 'spool4'"
