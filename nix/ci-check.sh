@@ -281,6 +281,8 @@ check_pyflakes() {
     fail "pyflakes found problems in the testScript of nix/test.nix (above)"
   fi
   echo "   testScript ($(wc -l <"$script") lines, machines $nodes) is clean"
+  pyflakes3 nix/ci/*.py || fail "pyflakes found problems in nix/ci/*.py (above)"
+  echo "   nix/ci/*.py are clean"
   rm -rf "$work"
 }
 
