@@ -8,7 +8,7 @@
 #
 # Prints, per configuration, the rendered spool.service and its ExecStart. A misspelt or
 # wrongly typed option or a failed assertion fails the evaluation with the module system's
-# (or NixOS's) own message.
+# (or NixOS's) own message. `--arg only '[ "example" ]'` evaluates only the configurations named.
 { spool, system ? "x86_64-linux", only ? null }:
 let
   lib = import ../nixpkgs-lib/lib;
@@ -47,7 +47,7 @@ let
 
   self = {
     packages.${system}.default = spoolPackage;
-    nixosModules.default = import ../module.nix { inherit self; };
+    nixosModules.default = { _file = toString ../module.nix; imports = [ (import ../module.nix { inherit self; }) ]; };
   };
 
   evalNixOS = extra: modules: lib.evalModules {
