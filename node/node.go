@@ -19,6 +19,7 @@ import (
 	"github.com/spool-log/spool/node/admin"
 	"github.com/spool-log/spool/node/admission"
 	"github.com/spool-log/spool/node/datadir"
+	"github.com/spool-log/spool/node/peers"
 	"github.com/spool-log/spool/node/replica"
 	"github.com/spool-log/spool/node/replica/transport"
 	"github.com/spool-log/spool/node/sasl"
@@ -99,11 +100,10 @@ type Node struct {
 	// authzView is the authorizer over the cluster's ACLs (authorize.go).
 	authzView atomic.Pointer[authzView]
 	// peerFetchFunc pulls state from peers' admin APIs (HTTP or HTTPS);
-	// snapshotClient and peerScheme copy replica snapshots from them
-	// (security.go: peerFetch).
-	peerFetchFunc  membership.FetchFunc
-	snapshotClient *http.Client
-	peerScheme     string
+	// peers makes this node's other calls to them: replica snapshots,
+	// transaction markers, move status (security.go: peerFetch).
+	peerFetchFunc membership.FetchFunc
+	peers         *peers.Client
 
 	metrics  *admin.Metrics
 	adminAPI *admin.API

@@ -10,10 +10,7 @@ package node
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
 	"sync"
 	"time"
@@ -177,20 +174,7 @@ func (n *Node) peerRebalance(ctx context.Context, broker int32) (admin.Rebalance
 	}
 	ctx, cancel := context.WithTimeout(ctx, rebalancePeerTimeout)
 	defer cancel()
-	u := url.URL{Scheme: n.peerScheme, Host: m.AdminAddr, Path: "/v1/rebalance", RawQuery: "local=1"}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return out, err
-	}
-	resp, err := n.snapshotClient.Do(req)
-	if err != nil {
-		return out, fmt.Errorf("leader %d did not answer: %w", broker, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return out, fmt.Errorf("leader %d answered %s", broker, resp.Status)
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxRebalanceBody)).Decode(&out); err != nil {
+	if err := n.peers.GetJSON(ctx, m.AdminAddr, "/v1/rebalance", url.Values{"local": {"1"}}, maxRebalanceBody, &out); err != nil {
 		return out, fmt.Errorf("leader %d: %w", broker, err)
 	}
 	return out, nil

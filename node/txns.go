@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -365,7 +363,7 @@ func (w markerWriter) Write(ctx context.Context, tp txn.TopicPartition, mk txn.M
 	}
 	body, _ := json.Marshal(markerRequest{Topic: tp.Topic, Partition: tp.Partition, Marker: mk})
 	var mr markerResponse
-	if err := n.postPeer(ctx, m.AdminAddr, "marker", body, &mr); err != nil {
+	if err := n.peers.PostJSON(ctx, m.AdminAddr, admin.TxnPath+"marker", body, 4096, &mr); err != nil {
 		return fmt.Errorf("broker %d: %w", leader, err)
 	}
 	switch {
@@ -375,29 +373,6 @@ func (w markerWriter) Write(ctx context.Context, tp txn.TopicPartition, mk txn.M
 		return fmt.Errorf("broker %d: marker to %s-%d: %w", leader, tp.Topic, tp.Partition, txn.ErrCoordinatorFenced)
 	case mr.ErrorCode != 0 || mr.Error != "":
 		return fmt.Errorf("broker %d: marker to %s-%d: code %d %s", leader, tp.Topic, tp.Partition, mr.ErrorCode, mr.Error)
-	}
-	return nil
-}
-
-// postPeer posts body to a peer's admin TxnPath+op and decodes its JSON
-// answer into out.
-func (n *Node) postPeer(ctx context.Context, adminAddr, op string, body []byte, out any) error {
-	u := url.URL{Scheme: n.peerScheme, Host: adminAddr, Path: admin.TxnPath + op}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := n.snapshotClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s answered %s", adminAddr, resp.Status)
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(out); err != nil {
-		return fmt.Errorf("%s answered %s: %w", adminAddr, resp.Status, err)
 	}
 	return nil
 }
@@ -538,7 +513,7 @@ func (n *Node) verifyTxn(ctx context.Context, req verifyRequest) (int16, error) 
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var out verifyResponse
-	if err := n.postPeer(ctx, m.AdminAddr, "verify", body, &out); err != nil {
+	if err := n.peers.PostJSON(ctx, m.AdminAddr, admin.TxnPath+"verify", body, 4096, &out); err != nil {
 		return 0, err
 	}
 	return out.ErrorCode, nil
