@@ -113,7 +113,9 @@ func (n *Node) groups() (*group.Coordinator, *groupNode, error) {
 		// than by the brokers alive now: every node that creates the topic
 		// concurrently must make the same spec, so that the creates derive
 		// one topic id and none of them loses its committed offsets.
-		rf := int16(min(int(n.cfg.Groups.OffsetsTopicReplicationFactor), len(n.agent.Roster())))
+		// The largest odd factor (replication_factor.go): 2 brokers give
+		// 1 copy, so either one's loss leaves the other's groups working.
+		rf := n.clusterFactor(int(n.cfg.Groups.OffsetsTopicReplicationFactor))
 		if _, err := n.createTopicAs(group.TopicName, cfg.Partitions, rf, offsetsTopicConfigs, false, true); err != nil && kerrOf(err) != kerr.TopicAlreadyExists {
 			return nil, nil, fmt.Errorf("create %s: %w", group.TopicName, err)
 		}
