@@ -256,6 +256,20 @@ func TestTwoBrokerOffsetsTopicSurvivesEitherNode(t *testing.T) {
 	if got[0].Offset != 3 {
 		t.Errorf("group %s resumed at offset %d, want 3", alive, got[0].Offset)
 	}
+	// ListGroups on the survivor answers for what it holds, without an
+	// error for the partitions only the stopped broker held: a client
+	// (kadm, like Kafka's admin client) would drop a broker's groups.
+	lg := rawRequest[*kmsg.ListGroupsResponse](t, cl, kmsg.NewPtrListGroupsRequest())
+	listed := map[string]bool{}
+	for _, g := range lg.Groups {
+		listed[g.Group] = true
+	}
+	if lg.ErrorCode != 0 || !listed[alive] || listed[lost] {
+		t.Errorf("ListGroups on the survivor: %v, groups %v; want no error, %s listed and not %s", kerr.ErrorForCode(lg.ErrorCode), listed, alive, lost)
+	}
+	if kl, err := adm.ListGroups(ctx); err != nil || !slices.Contains(kl.Groups(), alive) {
+		t.Errorf("kadm ListGroups: %v %v, want %s", kl.Groups(), err, alive)
+	}
 	// The other group's coordinator is gone with its only copy.
 	short, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
