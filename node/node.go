@@ -113,6 +113,9 @@ type Node struct {
 	flushedBytesOut int64
 	// flushedSecurity are the security counters as of the last flushMetrics.
 	flushedSecurity securityCounts
+	// evenFactorWarned is how many even-factor topics the node last
+	// warned of (replication_factor.go).
+	evenFactorWarned atomic.Int64
 	// repl feeds the replication metrics and /readyz (replication_metrics.go).
 	repl *replicationTracker
 
@@ -282,6 +285,7 @@ func (n *Node) Start() (err error) {
 
 	n.metrics.SetGauge([]string{"partitions"}, float32(len(n.localPartitions())))
 	n.metrics.SetGauge([]string{"partitions", "led"}, float32(n.partitionsLed()))
+	n.checkEvenFactors() // replication_factor.go: warns of even-factor topics at start
 	n.startLoops()
 	n.ready.Store(true)
 	return nil

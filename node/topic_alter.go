@@ -44,7 +44,15 @@ func (n *Node) growTopic(name string, total int32, assignment [][]int32, validat
 	if total > maxPartitionsPerTopic {
 		return &topicError{kerr.InvalidPartitions, fmt.Sprintf("partitions must be at most %d", maxPartitionsPerTopic)}
 	}
-	grow := n.agent.GrowPartitions(total, assignment)
+	add := n.agent.GrowPartitions(total, assignment)
+	grow := func(e *membership.TopicEntry) error {
+		// More partitions of an even factor would be more partitions
+		// that survive no more than one copy fewer (replication_factor.go).
+		if e.ReplicationFactor%2 == 0 {
+			return fmt.Errorf("%w: %s", membership.ErrInvalidReplicationFactor, evenFactorReason(int(e.ReplicationFactor)))
+		}
+		return add(e)
+	}
 	change := grow
 	if validateOnly {
 		change = func(e *membership.TopicEntry) error {

@@ -27,7 +27,8 @@ import (
 // This file connects the transaction coordinator (package txn) to the
 // node, as groups.go does the group coordinator: __transaction_state is an
 // ordinary replicated topic of the catalog, created on the first
-// transactional request with replication factor min(3, roster), and this
+// transactional request with replication factor 3, or the largest odd
+// number below it not above the roster (replication_factor.go), and this
 // node coordinates the transactional ids of each of its partitions that
 // it leads, loaded (replayed) per leader epoch.
 //
@@ -137,7 +138,7 @@ func (n *Node) txns() (*txn.Coordinator, error) {
 	if _, ok := n.catalog.Topic(txn.TopicName); !ok {
 		// Capped by the roster, not by the live brokers, so that nodes
 		// creating it concurrently make one spec (groups.go).
-		rf := int16(min(transactionStateReplication, len(n.agent.Roster())))
+		rf := n.clusterFactor(transactionStateReplication) // the largest odd: replication_factor.go
 		if _, err := n.createTopicAs(txn.TopicName, transactionStatePartitions, rf, offsetsTopicConfigs, false, true); err != nil && kerrOf(err) != kerr.TopicAlreadyExists {
 			return nil, fmt.Errorf("create %s: %w", txn.TopicName, err)
 		}
