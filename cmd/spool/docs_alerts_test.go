@@ -4,13 +4,19 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,7 +46,7 @@ func TestAlertRules(t *testing.T) {
 	}
 
 	exprs := alertExprs(t, filepath.Join(docs, "alerts.yml"))
-	scraped := scrapeRealNode(t)
+	scraped := realNodeScrape(t)
 	for _, e := range exprs {
 		if err := checkAlertExpr(e, scraped); err != nil {
 			t.Errorf("docs/alerts.yml: %s\n  %v", e, err)
@@ -190,6 +196,130 @@ spool_rebalance_moves_completed 0
 		case c.wrong != "" && (err == nil || !strings.Contains(err.Error(), c.wrong)):
 			t.Errorf("%s: error %v, want one saying %q", c.expr, err, c.wrong)
 		}
+	}
+}
+
+var (
+	scrapeOnce   sync.Mutex
+	scrapeCached scrapedSeries
+)
+
+// realNodeScrape is scrapeRealNode's result, from the first test that
+// asked.
+func realNodeScrape(t *testing.T) scrapedSeries {
+	t.Helper()
+	scrapeOnce.Lock()
+	defer scrapeOnce.Unlock()
+	if scrapeCached == nil {
+		scrapeCached = scrapeRealNode(t)
+	}
+	return scrapeCached
+}
+
+// metricCalls are go-metrics' calls whose first argument is a metric key.
+var metricCalls = map[string]bool{"IncrCounter": true, "IncrCounterWithLabels": true, "SetGauge": true,
+	"SetGaugeWithLabels": true, "AddSample": true, "AddSampleWithLabels": true, "MeasureSince": true, "MeasureSinceWithLabels": true}
+
+// sourceMetricNames is every Prometheus name the node's code emits with a
+// key of literals (IncrCounter([]string{"scrub", "corrupt_batches"}, 1) is
+// spool_scrub_corrupt_batches), and every spool_* word its non-test files
+// hold, comments included (where names built at run time are listed).
+func sourceMetricNames(t *testing.T) map[string]bool {
+	t.Helper()
+	names := map[string]bool{}
+	word := regexp.MustCompile(`\bspool_[a-z0-9_]+`)
+	for _, dir := range []string{"node", "wire", "membership", "partition"} {
+		err := filepath.WalkDir(filepath.Join(repoRoot, dir), func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+				return err
+			}
+			src, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			for _, w := range word.FindAllString(string(src), -1) {
+				names[w] = true
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), p, src, parser.SkipObjectResolution)
+			if err != nil {
+				return err
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok || len(call.Args) == 0 {
+					return true
+				}
+				sel, ok := call.Fun.(*ast.SelectorExpr)
+				if !ok || !metricCalls[sel.Sel.Name] {
+					return true
+				}
+				lit, ok := call.Args[0].(*ast.CompositeLit)
+				if !ok {
+					return true
+				}
+				var parts []string
+				for _, e := range lit.Elts {
+					b, ok := e.(*ast.BasicLit)
+					if !ok {
+						return true
+					}
+					s, _ := strconv.Unquote(b.Value)
+					parts = append(parts, s)
+				}
+				name := strings.Join(parts, "_")
+				if !strings.HasPrefix(name, "spool_") {
+					name = "spool_" + name
+				}
+				names[name] = true
+				return true
+			})
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return names
+}
+
+// TestDocsMetricNames: every spool_* series docs/ and the README name is
+// on a real node's /metrics or emitted by the node's code.
+func TestDocsMetricNames(t *testing.T) {
+	scraped := realNodeScrape(t)
+	fromSource := sourceMetricNames(t)
+	if !fromSource["spool_scrub_corrupt_batches"] || !fromSource["spool_replication_stopped_replicas"] {
+		t.Fatalf("the metric names of the code were not read: %d found", len(fromSource))
+	}
+	known := func(name string) bool {
+		for _, suffix := range []string{"", "_bucket", "_count", "_sum"} {
+			if _, ok := scraped[name+suffix]; ok {
+				return true
+			}
+		}
+		return fromSource[name]
+	}
+	word := regexp.MustCompile(`\bspool_[a-z0-9_]*[a-z0-9]`)
+	checked := 0
+	for _, f := range markdownFiles(t) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range strings.Split(string(b), "\n") {
+			for _, loc := range word.FindAllStringIndex(l, -1) {
+				name, after := l[loc[0]:loc[1]], l[loc[1]:]
+				if strings.HasPrefix(after, ".md") || strings.HasPrefix(after, "-") {
+					continue // a page of docs/cli, spool_topic_add-partitions.md
+				}
+				checked++
+				if !known(name) {
+					t.Errorf("%s:%d: %s is no series a node exports", f, i+1, name)
+				}
+			}
+		}
+	}
+	if checked < 30 {
+		t.Fatalf("only %d metric names found in the docs", checked)
 	}
 }
 

@@ -195,6 +195,7 @@ func shellWords(line string) [][]string {
 		}
 		words = nil
 	}
+scan:
 	for i := 0; i < len(line); i++ {
 		ch := line[i]
 		switch {
@@ -222,8 +223,7 @@ func shellWords(line string) [][]string {
 			inWord = true
 			i++
 		case ch == '#' && !inWord:
-			endCmd()
-			return cmds
+			break scan
 		case ch == '$' && i+1 < len(line) && line[i+1] == '(':
 			endCmd()
 			i++
@@ -380,6 +380,9 @@ func TestCheckShellLine(t *testing.T) {
 		{"nix run . -- topic create demo --partitions 3", 1, ""},
 		{"nix run . -- topic create demo --partition 3", 1, "unknown flag"},
 		{"spool node --help", 1, ""},
+		{"printf '%s\\n' \"$PW\" | spool user hash alice > users    # a comment", 1, ""},
+		{"until [ $(./spool members 2>/dev/null | grep -c ' alive ') = 3 ]; do sleep 0.2; done   # a comment", 1, ""},
+		{"spool user hash alice bob > users    # a comment", 1, "accepts 1 arg"},
 		{"spool completion bash > /etc/bash_completion.d/spool", 1, ""},
 		{"kcat -b 127.0.0.1:9092 -L", 0, ""},
 		{"echo spool --no-such-flag", 0, ""},
