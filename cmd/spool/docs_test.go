@@ -477,3 +477,104 @@ func TestDocsSpeakOfTheProduct(t *testing.T) {
 		t.Fatalf("only %d Go files read", goFiles)
 	}
 }
+
+// TestREADMEIsShort: the README stays a two-minute read, and its first
+// screen holds the two commands a newcomer needs, exactly as CI runs them.
+func TestREADMEIsShort(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > 200 {
+		t.Errorf("README.md has %d lines; keep it under 200 and move detail into docs/", len(lines))
+	}
+	const screen = 24
+	first := map[string]bool{}
+	for _, l := range shellLines("README.md", strings.Join(lines[:min(screen, len(lines))], "\n")) {
+		command, _, _ := strings.Cut(l.text, "#")
+		first[strings.Join(strings.Fields(command), " ")] = true
+	}
+	for _, want := range []string{"go run ./cmd/spool node", "scripts/test"} {
+		if !first[want] {
+			t.Errorf("the README's first %d lines have no shell line %q (commands there: %v)", screen, want, first)
+		}
+	}
+}
+
+// markdownLink is a Markdown link's target.
+var markdownLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// headingAnchor is the anchor GitHub gives a heading.
+func headingAnchor(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
+		switch {
+		case r == ' ':
+			b.WriteByte('-')
+		case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// TestDocsLinks: every relative link of the README and docs/ names a file
+// that exists and, with #anchor, a heading of it.
+func TestDocsLinks(t *testing.T) {
+	anchors := func(file string) map[string]bool {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil
+		}
+		out := map[string]bool{}
+		for _, l := range strings.Split(string(b), "\n") {
+			if h, ok := strings.CutPrefix(strings.TrimLeft(l, "#"), " "); ok && strings.HasPrefix(l, "#") {
+				out[headingAnchor(strings.ReplaceAll(h, "`", ""))] = true
+			}
+		}
+		return out
+	}
+	links := 0
+	for _, f := range markdownFiles(t) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range markdownLink.FindAllStringSubmatch(string(b), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			links++
+			path, anchor, _ := strings.Cut(target, "#")
+			file := f
+			if path != "" {
+				file = filepath.Join(filepath.Dir(f), path)
+				if _, err := os.Stat(file); err != nil {
+					t.Errorf("%s: link to %s: %v", f, target, err)
+					continue
+				}
+			}
+			if anchor != "" && !anchors(file)[anchor] {
+				t.Errorf("%s: link to %s: no such heading in %s", f, target, file)
+			}
+		}
+	}
+	if links < 50 {
+		t.Fatalf("only %d links found", links)
+	}
+}
+
+func TestHeadingAnchor(t *testing.T) {
+	for h, want := range map[string]string{
+		"Where one acks=all record's time goes": "where-one-acksall-records-time-goes",
+		"10,000 partitions":                     "10000-partitions",
+		"What CI checks, and what it cannot":    "what-ci-checks-and-what-it-cannot",
+		"Fetch under TLS":                       "fetch-under-tls",
+	} {
+		if got := headingAnchor(h); got != want {
+			t.Errorf("%q: %q, want %q", h, got, want)
+		}
+	}
+}
