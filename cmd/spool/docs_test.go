@@ -578,3 +578,142 @@ func TestHeadingAnchor(t *testing.T) {
 		}
 	}
 }
+
+// goTestSpan is a `go test ...` command quoted in prose.
+var goTestSpan = regexp.MustCompile("`((?:[A-Z_]+=\\S+ )*go test [^`]+)`")
+
+// testFuncs is the Test, Benchmark and Fuzz functions of a package dir.
+func testFuncs(t *testing.T, dir string) []string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*_test.go"))
+	decl := regexp.MustCompile(`(?m)^func ((?:Test|Benchmark|Fuzz)\w*)\(`)
+	var names []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range decl.FindAllStringSubmatch(string(b), -1) {
+			names = append(names, m[1])
+		}
+	}
+	return names
+}
+
+// checkGoTest checks a `go test` command's words: every ./package exists,
+// and every alternative of its -run and -bench patterns names a test or
+// benchmark of those packages.
+func checkGoTest(t *testing.T, words []string) error {
+	var pkgs, patterns []string
+	valued := map[string]bool{"-run": true, "-bench": true, "-benchtime": true, "-count": true, "-timeout": true, "-cpu": true, "-tags": true, "-fuzz": true, "-fuzztime": true}
+	for i := 2; i < len(words); i++ {
+		w := words[i]
+		name, value, inline := strings.Cut(w, "=")
+		switch {
+		case strings.HasPrefix(w, "./"):
+			pkgs = append(pkgs, w)
+		case valued[name] && !inline && i+1 < len(words):
+			value = words[i+1]
+			i++
+			fallthrough
+		case valued[name]:
+			if name == "-run" || name == "-bench" {
+				patterns = append(patterns, value)
+			}
+		}
+	}
+	if len(pkgs) == 0 {
+		return fmt.Errorf("names no package")
+	}
+	var funcs []string
+	for _, p := range pkgs {
+		if strings.HasSuffix(p, "/...") {
+			return nil // a whole tree: nothing to check by name
+		}
+		dir := filepath.Join(repoRoot, p)
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return fmt.Errorf("no package %s", p)
+		}
+		funcs = append(funcs, testFuncs(t, dir)...)
+	}
+	for _, pat := range patterns {
+		for _, alt := range strings.Split(pat, "|") {
+			if alt == "^$" || alt == "." || alt == "" {
+				continue
+			}
+			re, err := regexp.Compile(alt)
+			if err != nil {
+				return fmt.Errorf("pattern %q: %v", alt, err)
+			}
+			if !slices.ContainsFunc(funcs, re.MatchString) {
+				return fmt.Errorf("no test or benchmark of %s matches %q", strings.Join(pkgs, " "), alt)
+			}
+		}
+	}
+	return nil
+}
+
+// goTestCommands is every `go test` command of a Markdown text: in shell
+// blocks and quoted in prose.
+func goTestCommands(name, text string) []shellLine {
+	out := shellLines(name, text)
+	for i, l := range strings.Split(text, "\n") {
+		for _, m := range goTestSpan.FindAllStringSubmatch(l, -1) {
+			out = append(out, shellLine{fmt.Sprintf("%s:%d", name, i+1), m[1]})
+		}
+	}
+	return out
+}
+
+// TestDocsGoTestCommands: the `go test` commands the docs give to
+// reproduce a figure or run a test name packages and tests that exist.
+func TestDocsGoTestCommands(t *testing.T) {
+	checked := 0
+	for _, f := range markdownFiles(t) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(repoRoot, f)
+		for _, l := range goTestCommands(rel, string(b)) {
+			for _, words := range shellWords(l.text) {
+				for len(words) > 0 && strings.Contains(words[0], "=") {
+					words = words[1:]
+				}
+				if len(words) < 2 || words[0] != "go" || words[1] != "test" {
+					continue
+				}
+				checked++
+				if err := checkGoTest(t, words); err != nil {
+					t.Errorf("%s: %s\n  %v", l.where, l.text, err)
+				}
+			}
+		}
+	}
+	if checked < 30 {
+		t.Fatalf("only %d go test commands found", checked)
+	}
+	t.Logf("%d go test commands checked", checked)
+}
+
+func TestCheckGoTest(t *testing.T) {
+	for _, c := range []struct {
+		line, wrong string
+	}{
+		{"go test ./cmd/spool -run TestAlertRules", ""},
+		{"go test ./cmd/spool/ -run 'TestAlertRules|TestDocsLinks' -v", ""},
+		{"go test -run='^$' -bench=FetchLoopback -benchtime=3s -count=2 ./wire/", ""},
+		{"go test ./cmd/spool -run TestAlertRulez", `matches "TestAlertRulez"`},
+		{"go test ./cmd/spool -run 'TestAlertRules|TestNoSuch'", `matches "TestNoSuch"`},
+		{"go test ./no/such/package -run TestX", "no package ./no/such/package"},
+		{"go test ./integration -run '^$' -bench BenchmarkNoSuch -benchtime 1x", `matches "BenchmarkNoSuch"`},
+	} {
+		err := checkGoTest(t, shellWords(c.line)[0])
+		switch {
+		case c.wrong == "" && err != nil:
+			t.Errorf("%s: %v", c.line, err)
+		case c.wrong != "" && (err == nil || !strings.Contains(err.Error(), c.wrong)):
+			t.Errorf("%s: error %v, want one saying %q", c.line, err, c.wrong)
+		}
+	}
+}
