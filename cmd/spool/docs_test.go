@@ -717,3 +717,58 @@ func TestCheckGoTest(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsEnvironmentNames: every SPOOL_* variable the docs name is a
+// flag's environment equivalent or one the code or scripts read.
+func TestDocsEnvironmentNames(t *testing.T) {
+	word := regexp.MustCompile(`\bSPOOL_[A-Z0-9_]*[A-Z0-9]\b`)
+	known := map[string]bool{}
+	for _, c := range docCommands(newRootCmd()) {
+		c.Flags().VisitAll(func(f *pflag.Flag) { known[envName(f.Name)] = true })
+	}
+	err := filepath.WalkDir(repoRoot, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && p != repoRoot || d.Name() == "node_modules" || d.Name() == "docs") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && (strings.HasSuffix(p, ".go") || strings.HasSuffix(p, ".sh") || strings.HasSuffix(p, ".nix") || filepath.Base(filepath.Dir(p)) == "scripts") {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			for _, w := range word.FindAllString(string(b), -1) {
+				known[w] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !known["SPOOL_DATA_DIR"] || !known["SPOOL_BENCH_FAILOVERS"] {
+		t.Fatalf("the known names were not read: %d", len(known))
+	}
+	checked := 0
+	for _, f := range markdownFiles(t) {
+		if strings.Contains(f, string(filepath.Separator)+"cli"+string(filepath.Separator)) {
+			continue // generated from the flags themselves
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range strings.Split(string(b), "\n") {
+			for _, w := range word.FindAllString(l, -1) {
+				checked++
+				if !known[w] {
+					t.Errorf("%s:%d: %s is no flag's variable and nothing reads it", f, i+1, w)
+				}
+			}
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("only %d SPOOL_ names found in the docs", checked)
+	}
+}
