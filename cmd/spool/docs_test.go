@@ -772,3 +772,47 @@ func TestDocsEnvironmentNames(t *testing.T) {
 		t.Fatalf("only %d SPOOL_ names found in the docs", checked)
 	}
 }
+
+// foreignFlags are flags the docs give to other tools (nix, docker,
+// kafka-configs.sh).
+var foreignFlags = map[string]bool{"override-input": true, "extra-experimental-features": true, "name": true, "entity-type": true}
+
+// TestDocsFlagNames: every --flag the README and docs/ name, in prose as in
+// code, is a flag of some spool command (or of a tool in foreignFlags), so
+// a renamed flag cannot linger in the text.
+func TestDocsFlagNames(t *testing.T) {
+	known := map[string]bool{}
+	for _, c := range docCommands(newRootCmd()) {
+		c.Flags().VisitAll(func(f *pflag.Flag) { known[f.Name] = true })
+		c.InheritedFlags().VisitAll(func(f *pflag.Flag) { known[f.Name] = true })
+	}
+	flag := regexp.MustCompile("(?:^|[\\s(`\\[|])--([a-z][a-z0-9*-]*)")
+	checked := 0
+	for _, f := range markdownFiles(t) {
+		if strings.Contains(f, string(filepath.Separator)+"cli"+string(filepath.Separator)) {
+			continue // generated from the flags themselves
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range strings.Split(string(b), "\n") {
+			if strings.Contains(l, "kcat ") {
+				continue // kcat's own options
+			}
+			for _, m := range flag.FindAllStringSubmatch(l, -1) {
+				if strings.Contains(m[1], "*") {
+					continue // a family: --tls-*, --advertise-*-addr
+				}
+				checked++
+				if !known[m[1]] && !foreignFlags[m[1]] {
+					t.Errorf("%s:%d: --%s is no flag of a spool command", f, i+1, m[1])
+				}
+			}
+		}
+	}
+	if checked < 100 {
+		t.Fatalf("only %d flags found in the docs", checked)
+	}
+	t.Logf("%d flag names checked", checked)
+}
