@@ -113,9 +113,10 @@ func listGroups(ctx context.Context, cl *kgo.Client) GroupListing {
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
 	if down := downOffsetsBrokers(dctx, cl, l.Unanswered); len(down) > 0 {
-		// A Spool node answers COORDINATOR_NOT_AVAILABLE while any
-		// __consumer_offsets partition has no leader, its own groups listed
-		// all the same: the down brokers are the news, not that echo.
+		// A Spool node answers COORDINATOR_NOT_AVAILABLE while a
+		// __consumer_offsets partition it holds a replica of has no leader
+		// (older nodes: any partition), its other groups listed all the
+		// same: the down brokers are the news, not that echo.
 		l.Unanswered = slices.DeleteFunc(l.Unanswered, func(b BrokerProblem) bool { return b.echo })
 		l.Unanswered = append(l.Unanswered, down...)
 	}

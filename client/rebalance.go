@@ -44,8 +44,8 @@ func (p RebalancePlan) WriteTable(out io.Writer) error {
 // PlanRebalance lists the moves that would put every partition of topic
 // (or of every topic) where placement over today's roster prefers it:
 // brokers joined or were decommissioned since it was placed. Single-copy
-// partitions are left out (they cannot move), and so are partitions moving
-// already.
+// partitions are left out (they cannot move), and so are even-factor ones
+// (the cluster refuses to move them) and partitions moving already.
 func (g Config) PlanRebalance(ctx context.Context, topic string) (RebalancePlan, error) {
 	parts, err := g.Placement(ctx, topic)
 	if err != nil {
@@ -62,6 +62,11 @@ func (g Config) PlanRebalance(ctx context.Context, topic string) (RebalancePlan,
 	plan := RebalancePlan{}
 	for _, p := range parts {
 		if !p.Differs || len(p.Replicas) < 2 || len(p.Preferred) != len(p.Replicas) {
+			continue
+		}
+		if len(p.Replicas)%2 == 0 {
+			// An even factor: the cluster refuses to move it (a Raft group
+			// of 2 survives no failure; it is served where it is).
 			continue
 		}
 		if slices.ContainsFunc(moving, func(m PartitionMove) bool { return m.Topic == p.Topic && m.Partition == p.Partition }) {

@@ -11,15 +11,31 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
-	"github.com/spool-log/spool/node"
+	"github.com/spool-log/spool/membership"
 )
 
 // DescribedTopic is a topic, its partitions and its configs.
 type DescribedTopic struct {
 	Topic      string               `json:"topic"`
-	ID         node.TopicID         `json:"id"`
+	ID         membership.TopicID   `json:"id"`
 	Partitions []DescribedPartition `json:"partitions"`
 	Configs    []DescribedConfig    `json:"configs"`
+	// Note is what an operator should know of the topic: that its
+	// replication factor is even (EvenFactorNote), or nothing.
+	Note string `json:"note,omitempty"`
+}
+
+// EvenFactorNote is the note on a topic whose partitions have an even
+// number of replicas (created before the cluster refused even factors),
+// or "": each partition is a Raft group that commits with a majority, so
+// a group of 2 stops when either replica fails.
+func EvenFactorNote(partitions []DescribedPartition) string {
+	for _, p := range partitions {
+		if rf := len(p.Replicas); rf > 0 && rf%2 == 0 {
+			return fmt.Sprintf("replication factor %d is even: each partition's Raft group needs %d of its %d replicas, so it survives no more failures than a factor of %d would (2 survive none); the cluster still serves it, but refuses to create even factors: create an odd-factor topic and move the data there", rf, rf/2+1, rf, rf-1)
+		}
+	}
+	return ""
 }
 
 // DescribedPartition is a partition's placement and offsets; the offsets
@@ -81,7 +97,7 @@ func describeTopics(ctx context.Context, adm *kadm.Client, names []string) (Desc
 		if t.Err != nil {
 			return nil, fmt.Errorf("topic %s: %s", name, explain(t.Err))
 		}
-		d := DescribedTopic{Topic: name, ID: node.TopicID(t.ID), Partitions: []DescribedPartition{}, Configs: []DescribedConfig{}}
+		d := DescribedTopic{Topic: name, ID: membership.TopicID(t.ID), Partitions: []DescribedPartition{}, Configs: []DescribedConfig{}}
 		for _, p := range t.Partitions.Sorted() {
 			d.Partitions = append(d.Partitions, DescribedPartition{
 				Partition: p.Partition, Leader: max(p.Leader, -1), LeaderEpoch: max(p.LeaderEpoch, -1),
@@ -89,6 +105,7 @@ func describeTopics(ctx context.Context, adm *kadm.Client, names []string) (Desc
 				Start: listedOffsetPtr(starts, name, p.Partition), End: listedOffsetPtr(ends, name, p.Partition),
 			})
 		}
+		d.Note = EvenFactorNote(d.Partitions)
 		if rc, err := configs.On(name, nil); err == nil && rc.Err == nil {
 			sort.Slice(rc.Configs, func(i, j int) bool { return rc.Configs[i].Key < rc.Configs[j].Key })
 			for _, c := range rc.Configs {
@@ -114,6 +131,9 @@ func (ds DescribedTopics) WriteTable(out io.Writer) error {
 // WriteTable prints the topic: a summary line, its partitions, its configs.
 func (d DescribedTopic) WriteTable(out io.Writer) {
 	fmt.Fprintf(out, "topic %s  id %s  partitions %d\n", d.Topic, d.ID, len(d.Partitions))
+	if d.Note != "" {
+		fmt.Fprintf(out, "note: %s\n", d.Note)
+	}
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "PARTITION\tLEADER\tEPOCH\tREPLICAS\tISR\tOFFLINE\tSTART\tEND")
 	for _, p := range d.Partitions {

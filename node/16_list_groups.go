@@ -15,6 +15,12 @@ import (
 //   else only the groups the principal may DESCRIBE.
 // * The groups this node coordinates (clients ask every broker and merge).
 //   Every partition of __consumer_offsets this node leads is loaded first.
+//   A partition of which this node holds a replica but cannot read (no
+//   leader, or still loading) is answered as the error code, with the
+//   groups of the partitions it could read listed all the same; a partition
+//   held only by other brokers is theirs to answer, whether they are up or
+//   not (Metadata shows it leaderless, and the CLI names its replicas), so
+//   a broker down does not fail the answers of the brokers still up.
 //
 // Version notes:
 // * v1: ThrottleMillis

@@ -23,9 +23,13 @@ import (
 //   DESCRIBE_CONFIGS on the topic, else the topic's config error is
 //   TOPIC_AUTHORIZATION_FAILED and none are listed, as in Kafka.
 // * NumPartitions -1 means DefaultPartitions; ReplicationFactor -1 means
-//   DefaultReplicationFactor (--default-replication-factor, default 1); a
+//   DefaultReplicationFactor (--default-replication-factor, default 1),
+//   lowered to the largest odd number not above the roster's brokers; a
 //   factor above the brokers alive is INVALID_REPLICATION_FACTOR
 //   (the cluster's Place decides whether a factor can be met).
+// * An even factor, asked for or given by a manual assignment, is
+//   INVALID_REPLICATION_FACTOR with the reason: a Raft group of 2 survives
+//   no failure (replication_factor.go).
 // * Configs retention.ms, retention.bytes, segment.bytes, segment.ms,
 //   message.timestamp.type, max.message.bytes, cleanup.policy (delete,
 //   compact or both), delete.retention.ms and min.cleanable.dirty.ratio are
@@ -244,17 +248,18 @@ func (n *Node) createPlaced(name string, partitions int32, rf int16, replicas []
 		return TopicSpec{}, &topicError{kerr.InvalidPartitions, "partitions must be between 1 and " + strconv.Itoa(maxPartitionsPerTopic)}
 	}
 	if rf == -1 {
-		rf = max(n.cfg.DefaultReplicationFactor, 1)
+		rf = n.defaultReplicationFactor() // replication_factor.go
 	}
 	if rf < 1 {
 		return TopicSpec{}, &topicError{kerr.InvalidReplicationFactor, "replication factor must be at least 1"}
+	}
+	if err := checkOddFactor(int(rf)); err != nil {
+		return TopicSpec{}, err
 	}
 	if _, err := topicconfig.Parse(n.cfg.Topic, configs); err != nil {
 		return TopicSpec{}, &topicError{kerr.InvalidConfig, err.Error()}
 	}
 
-	n.createMu.Lock()
-	defer n.createMu.Unlock()
 	if _, ok := n.catalog.Topic(name); ok {
 		return TopicSpec{}, &topicError{kerr.TopicAlreadyExists, "topic " + name + " already exists"}
 	}
@@ -295,7 +300,7 @@ func (n *Node) createPlaced(name string, partitions int32, rf int16, replicas []
 		}
 		return TopicSpec{}, fmt.Errorf("record topic %s: %w", name, err)
 	}
-	if err := n.reconcile(); err != nil {
+	if err := n.reconcileTopic(name); err != nil {
 		return spec, fmt.Errorf("open partitions of %s: %w", name, err)
 	}
 	n.log.WithField("topic", name).WithField("partitions", partitions).WithField("replication_factor", rf).Info("topic created")

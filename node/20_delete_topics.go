@@ -118,8 +118,6 @@ func (n *Node) deleteTopic(name string) error {
 	if isInternalTopic(name) {
 		return &topicError{kerr.InvalidTopicException, "topic " + name + " is internal and cannot be deleted"}
 	}
-	n.createMu.Lock()
-	defer n.createMu.Unlock()
 	if _, err := n.catalog.Delete(name); err != nil {
 		if errors.Is(err, ErrUnknownTopic) {
 			return &topicError{kerr.UnknownTopicOrPartition, "unknown topic " + name}

@@ -28,7 +28,9 @@ import (
 //   A target equal to the current list with no move is a no-op success.
 // * The target must name distinct roster brokers, as many as the current
 //   list (changing the replication factor is INVALID_REPLICATION_FACTOR,
-//   whatever AllowReplicationFactorChange says); a partition with a single
+//   whatever AllowReplicationFactorChange says); an even target, of a
+//   topic created with an even factor before those were refused, is
+//   INVALID_REPLICATION_FACTOR with the reason; a partition with a single
 //   copy (no Raft group) cannot move (INVALID_REPLICA_ASSIGNMENT); an
 //   unknown topic or partition is UNKNOWN_TOPIC_OR_PARTITION; a partition
 //   named twice INVALID_REQUEST.
@@ -111,9 +113,11 @@ func (n *Node) reassignPartition(topic string, index int32, target []int32) erro
 		return &topicError{kerr.InvalidReplicationFactor, fmt.Sprintf("%d replicas for a partition of %d: changing the replication factor is not supported", len(target), len(cur))}
 	case len(cur) < 2:
 		return &topicError{kerr.InvalidReplicaAssignment, "a partition with a single copy has no Raft group to move"}
+	case len(target)%2 == 0 && !slices.Equal(target, cur):
+		// Moving back (a cancel) is allowed: it leaves the partition as
+		// it was (replication_factor.go).
+		return checkOddFactor(len(target))
 	}
-	n.createMu.Lock()
-	defer n.createMu.Unlock()
 	_, err := n.catalog.alter(topic, change)
 	switch {
 	case errors.Is(err, membership.ErrMove):

@@ -51,15 +51,13 @@ func (n *Node) handleDescribeProducers(ctx context.Context, wreq *wire.Request) 
 				p.appendMu.Lock()
 				sp.ActiveProducers = p.producers.describe()
 				p.appendMu.Unlock()
-				p.txns.mu.Lock()
-				if err := p.txns.update(p); err == nil {
+				if err := p.txns.refresh(p); err == nil {
 					for i := range sp.ActiveProducers {
-						if first, ok := p.txns.open[sp.ActiveProducers[i].ProducerID]; ok {
+						if first, ok := p.txns.openSince(sp.ActiveProducers[i].ProducerID); ok {
 							sp.ActiveProducers[i].CurrentTxnStartOffset = first
 						}
 					}
 				}
-				p.txns.mu.Unlock()
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}

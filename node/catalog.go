@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -20,34 +19,12 @@ var (
 	ErrUnknownTopic = errors.New("unknown topic")
 )
 
-// TopicID is a topic's UUID (Metadata v10+). The membership catalog derives
-// it from the topic's name, spec and the tombstone it replaces, so
-// concurrent creates of one topic agree on it and a recreated topic is a
-// different topic.
-type TopicID [16]byte
-
-func (id TopicID) String() string {
-	h := hex.EncodeToString(id[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
-
-// MarshalText writes the UUID in its usual dashed form.
-func (id TopicID) MarshalText() ([]byte, error) { return []byte(id.String()), nil }
-
-// UnmarshalText reads the dashed (or plain hex) form.
-func (id *TopicID) UnmarshalText(b []byte) error {
-	s := make([]byte, 0, 32)
-	for _, c := range b {
-		if c != '-' {
-			s = append(s, c)
-		}
-	}
-	if len(s) != 32 {
-		return fmt.Errorf("topic id %q: want 32 hex digits", b)
-	}
-	_, err := hex.Decode(id[:], s)
-	return err
-}
+// TopicID is a topic's UUID (Metadata v10+): membership's, the one type
+// the broker, its catalog and the client packages share. The membership
+// catalog derives it from the topic's name, spec and the tombstone it
+// replaces, so concurrent creates of one topic agree on it and a recreated
+// topic is a different topic.
+type TopicID = membership.TopicID
 
 // TopicSpec is one topic as the catalog records it.
 type TopicSpec struct {
@@ -164,7 +141,7 @@ func logLostGrowth(log logrus.FieldLogger, ch membership.TopicChange) {
 func specFromEntry(e membership.TopicEntry) TopicSpec {
 	return TopicSpec{
 		Name:              e.Name,
-		ID:                TopicID(e.ID),
+		ID:                e.ID,
 		Partitions:        e.Partitions,
 		ReplicationFactor: e.ReplicationFactor,
 		Replicas:          e.Replicas,
@@ -244,7 +221,7 @@ func (c *gossipCatalog) Topic(name string) (TopicSpec, bool) {
 // an unknown topic or partition.
 func (c *gossipCatalog) Partition(name string, index int32) (TopicID, []int32, bool) {
 	id, replicas, ok := c.agent.TopicPartition(name, index)
-	return TopicID(id), replicas, ok
+	return id, replicas, ok
 }
 
 // Entry returns what the catalog holds for name: the topic (live or the id
@@ -260,7 +237,7 @@ func (c *gossipCatalog) Entry(name string) (spec TopicSpec, deleted, known bool)
 
 // TopicByID looks a topic up by id.
 func (c *gossipCatalog) TopicByID(id TopicID) (TopicSpec, bool) {
-	name, ok := c.agent.TopicName(membership.TopicID(id))
+	name, ok := c.agent.TopicName(id)
 	if !ok {
 		return TopicSpec{}, false
 	}
@@ -273,7 +250,7 @@ func (c *gossipCatalog) TopicByID(id TopicID) (TopicSpec, bool) {
 
 // TopicName returns the name of the live topic with id, copying nothing.
 func (c *gossipCatalog) TopicName(id TopicID) (string, bool) {
-	return c.agent.TopicName(membership.TopicID(id))
+	return c.agent.TopicName(id)
 }
 
 // Create records a new topic and returns it as recorded (a failed save of
@@ -287,7 +264,7 @@ func (c *gossipCatalog) Create(spec TopicSpec) (TopicSpec, error) {
 		Partitions:        spec.Partitions,
 		ReplicationFactor: spec.ReplicationFactor,
 		Config:            spec.Configs,
-		ID:                membership.TopicID(spec.ID),
+		ID:                spec.ID,
 		Replicas:          spec.Replicas,
 		Auto:              spec.AutoCreated,
 		Pinned:            spec.Manual,

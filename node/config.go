@@ -170,7 +170,9 @@ type Config struct {
 	// every node of a cluster must agree. Reloaded as TLS is.
 	RaftTLS tlsfiles.Files
 	// DefaultReplicationFactor is the replication factor of topics created
-	// without one (CreateTopics' -1, auto-created topics).
+	// without one (CreateTopics' -1, auto-created topics), lowered to the
+	// largest odd number not above it and the roster's brokers
+	// (replication_factor.go).
 	DefaultReplicationFactor int16
 	// AutoRebalance (on by default) has the leaders move their partitions
 	// to where placement over the roster puts them once brokers join or
@@ -209,7 +211,8 @@ type GroupSettings struct {
 	// exists its own count wins, so changing this later has no effect.
 	OffsetsTopicPartitions int32
 	// OffsetsTopicReplicationFactor is the replication factor
-	// __consumer_offsets is created with, capped by the roster's brokers
+	// __consumer_offsets is created with, lowered to the largest odd
+	// number not above it and the roster's brokers
 	// (offsets.topic.replication.factor); 0 means 3.
 	OffsetsTopicReplicationFactor int16
 	// ConsumerSessionTimeout and ConsumerHeartbeatInterval are the

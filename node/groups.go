@@ -113,7 +113,9 @@ func (n *Node) groups() (*group.Coordinator, *groupNode, error) {
 		// than by the brokers alive now: every node that creates the topic
 		// concurrently must make the same spec, so that the creates derive
 		// one topic id and none of them loses its committed offsets.
-		rf := int16(min(int(n.cfg.Groups.OffsetsTopicReplicationFactor), len(n.agent.Roster())))
+		// The largest odd factor (replication_factor.go): 2 brokers give
+		// 1 copy, so either one's loss leaves the other's groups working.
+		rf := n.clusterFactor(int(n.cfg.Groups.OffsetsTopicReplicationFactor))
 		if _, err := n.createTopicAs(group.TopicName, cfg.Partitions, rf, offsetsTopicConfigs, false, true); err != nil && kerrOf(err) != kerr.TopicAlreadyExists {
 			return nil, nil, fmt.Errorf("create %s: %w", group.TopicName, err)
 		}
@@ -218,12 +220,33 @@ func (n *Node) loadAllGroupPartitions() (*group.Coordinator, int16) {
 		return nil, kerr.CoordinatorNotAvailable.Code
 	}
 	var code int16
+	var unread []int32
 	for p := range coord.Partitions() {
-		if c := n.ensureGroupPartition(coord, gn, p); c != 0 && c != kerr.NotCoordinator.Code {
-			code = c
+		c := n.ensureGroupPartition(coord, gn, p)
+		if c == 0 || c == kerr.NotCoordinator.Code {
+			continue
 		}
+		if !n.hostsOffsetsPartition(p) {
+			// Not this node's to answer: its replicas are elsewhere
+			// (all down, when it has no leader), and Metadata names them
+			// (the CLI's group list reports them). Answering an error for
+			// it would have every client drop this node's own groups.
+			continue
+		}
+		code = c
+		unread = append(unread, p)
+	}
+	if len(unread) > 0 {
+		n.log.WithFields(logrus.Fields{"partitions": unread, "code": kerr.ErrorForCode(code)}).Debug("list groups: some __consumer_offsets partitions this node holds cannot be read")
 	}
 	return coord, code
+}
+
+// hostsOffsetsPartition tells whether this node is a replica of
+// __consumer_offsets partition p (or one a move is adding).
+func (n *Node) hostsOffsetsPartition(p int32) bool {
+	spec, ok := n.catalog.Topic(group.TopicName)
+	return ok && int(p) < len(spec.Replicas) && spec.hosts(p, n.cfg.NodeID)
 }
 
 // groupClient is who sent a request, as DescribeGroups shows it.

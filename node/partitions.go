@@ -41,8 +41,12 @@ type localPartition struct {
 	// liveSettings, once set, replaces settings (topic_alter.go).
 	liveSettings atomic.Pointer[topicconfig.Settings]
 
-	// appendMu makes the idempotence check and the append one step, so
-	// two batches of one producer cannot both pass the sequence check.
+	// appendMu makes the idempotence check and the batch's place in the
+	// log's order one step, so two batches of one producer cannot both
+	// pass the sequence check. It is held while the batch is enqueued
+	// (replica.Enqueue), never while the leader's round appends it: the
+	// producer state is the committed log plus this leader's proposals,
+	// those not yet appended recorded as pending.
 	appendMu  sync.Mutex
 	producers *producerStates
 	// producersEpoch is the leader epoch producers was rebuilt for: a
@@ -148,8 +152,29 @@ func (p *localPartition) producersFor(n *Node) *kerr.Error {
 	return nil
 }
 
+// settleProducer records what became of a batch recorded as pending: the
+// offsets it got, or, when it failed on its way into the log (the group
+// lost leadership, broke or closed), that the producer state no longer
+// matches the log: the next append rebuilds it from the committed log.
+func (p *localPartition) settleProducer(pid int64, pending *replica.Pending, info partition.AppendInfo, err error) {
+	p.appendMu.Lock()
+	defer p.appendMu.Unlock()
+	if err != nil {
+		p.producersEpoch = -1
+		return
+	}
+	p.producers.settle(pid, pending, info)
+}
+
+// openPartitionHook, when set (tests), runs at the start of every
+// openPartition: a test holds one there as a slow disk would.
+var openPartitionHook atomic.Pointer[func(topic string, index int32)]
+
 // openPartition opens (creating if needed) one local partition.
 func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, error) {
+	if hook := openPartitionHook.Load(); hook != nil {
+		(*hook)(spec.Name, index)
+	}
 	settings, err := topicconfig.Parse(n.cfg.Topic, spec.Configs)
 	if err != nil {
 		return nil, fmt.Errorf("topic %s config: %w", spec.Name, err)
@@ -236,11 +261,42 @@ func (n *Node) partition(topic string, index int32) *localPartition {
 
 // reconcile makes the open partitions match the catalog: it opens every
 // partition this node is a replica of and closes and quarantines the ones
-// the catalog says are gone (dropPartition).
+// the catalog says are gone (dropPartition). A partition another reconcile
+// is opening or dropping is left to it (and looked at again shortly, as the
+// other planned from an older catalog); reconcile waits for none of them.
 func (n *Node) reconcile() error {
-	n.reconcileMu.Lock()
-	defer n.reconcileMu.Unlock()
+	return n.reconcileWaiting("")
+}
 
+// reconcileTopic is reconcile that also waits for topic's partitions that
+// another reconcile is opening or dropping, so that on return what the
+// catalog says of topic holds here (CreateTopics, CreatePartitions).
+func (n *Node) reconcileTopic(topic string) error {
+	return n.reconcileWaiting(topic)
+}
+
+// reconcileWaiting is reconcile, waiting for the partitions of topic ("":
+// none) that another reconcile is working on.
+//
+// reconcileMu is held while the catalog is read and the plan made (which
+// partitions to drop, open, keep), never while a partition opens, closes or
+// moves to quarantine: those run after it, each partition claimed in
+// n.reconciling meanwhile, so a reconcile for one topic never waits on the
+// disk of another's.
+func (n *Node) reconcileWaiting(topic string) error {
+	type dropped struct {
+		p   *localPartition
+		why string
+	}
+	var (
+		drop  []dropped
+		kept  []*localPartition
+		opens []tp
+		wait  []chan struct{}
+		retry bool
+		mine  = make(map[tp]chan struct{})
+	)
+	n.reconcileMu.Lock()
 	want := make(map[tp]TopicSpec)
 	for _, spec := range n.catalog.Topics() {
 		for i := range spec.Replicas {
@@ -249,14 +305,6 @@ func (n *Node) reconcile() error {
 			}
 		}
 	}
-
-	type dropped struct {
-		p   *localPartition
-		why string
-	}
-	var drop []dropped
-	var kept []*localPartition
-	retry := false
 	n.mu.Lock()
 	for key, p := range n.parts {
 		if spec, ok := want[key]; ok && spec.ID == p.topicID {
@@ -281,10 +329,44 @@ func (n *Node) reconcile() error {
 		}
 		drop = append(drop, dropped{p, why})
 		delete(n.parts, key)
+		done := make(chan struct{})
+		n.reconciling[key], mine[key] = done, done
+	}
+	for key := range want {
+		if _, open := n.parts[key]; open {
+			continue
+		}
+		if _, ours := mine[key]; ours {
+			opens = append(opens, key) // dropped first, below
+			continue
+		}
+		if done, busy := n.reconciling[key]; busy {
+			retry = true
+			if key.topic == topic {
+				wait = append(wait, done)
+			}
+			continue
+		}
+		done := make(chan struct{})
+		n.reconciling[key], mine[key] = done, done
+		opens = append(opens, key)
 	}
 	n.mu.Unlock()
+	n.reconcileMu.Unlock()
+
+	finish := func(key tp, p *localPartition) {
+		n.mu.Lock()
+		if p != nil {
+			n.parts[key] = p
+		}
+		if done, ok := mine[key]; ok && n.reconciling[key] == done {
+			delete(n.reconciling, key)
+			close(done)
+		}
+		n.mu.Unlock()
+	}
 	// A move's target orders the replicas (its first is the preferred
-	// leader); outside n.mu, as it waits for the group's round.
+	// leader); outside the locks, as it waits for the group's round.
 	for _, p := range kept {
 		if spec, ok := want[tp{p.topic, p.index}]; ok {
 			p.replica.SetReplicas(spec.preferred(p.index))
@@ -292,6 +374,10 @@ func (n *Node) reconcile() error {
 	}
 	if retry {
 		time.AfterFunc(time.Second, n.catalog.signal)
+	}
+	reopen := make(map[tp]bool, len(opens))
+	for _, key := range opens {
+		reopen[key] = true
 	}
 	for _, d := range drop {
 		p := d.p
@@ -302,24 +388,24 @@ func (n *Node) reconcile() error {
 			// Left in place: the next start looks at it again.
 			n.log.WithError(err).WithField("topic", p.topic).WithField("partition", p.index).Error("quarantine dropped partition")
 		}
+		if key := (tp{p.topic, p.index}); !reopen[key] {
+			finish(key, nil)
+		}
 	}
 
 	var firstErr error
-	for key, spec := range want {
-		if n.partition(key.topic, key.partition) != nil {
-			continue
-		}
-		p, err := n.openPartition(spec, key.partition)
+	for _, key := range opens {
+		p, err := n.openPartition(want[key], key.partition)
 		if err != nil {
 			n.log.WithError(err).WithField("topic", key.topic).WithField("partition", key.partition).Error("open partition")
 			if firstErr == nil {
 				firstErr = err
 			}
-			continue
 		}
-		n.mu.Lock()
-		n.parts[key] = p
-		n.mu.Unlock()
+		finish(key, p)
+	}
+	for _, done := range wait {
+		<-done
 	}
 	return firstErr
 }
@@ -431,6 +517,22 @@ const closeWorkers = 16
 // goes into one shutdown checkpoint for the data dir, written last
 // (shutdown_checkpoint.go), so an idle partition's close writes nothing.
 func (n *Node) closePartitions() error {
+	// A partition a reconcile is opening joins n.parts when its open
+	// ends: wait for those first (the loops and the listeners that start
+	// reconciles have stopped).
+	for {
+		n.mu.Lock()
+		var busy chan struct{}
+		for _, done := range n.reconciling {
+			busy = done
+			break
+		}
+		n.mu.Unlock()
+		if busy == nil {
+			break
+		}
+		<-busy
+	}
 	n.mu.Lock()
 	parts := n.parts
 	n.parts = make(map[tp]*localPartition)
@@ -488,8 +590,8 @@ func (n *Node) localPartitions() []*localPartition {
 // leadership is partition index of spec's leader, leader epoch, ISR and
 // offline replicas as Metadata and DescribeTopicPartitions report them:
 // the replica's where this node hosts the partition, else the cluster view
-// (live: the brokers alive) with the epoch unknown (-1).
-func (n *Node) leadership(spec TopicSpec, index int32, live map[int32]bool) replica.State {
+// (alive: the brokers alive) with the epoch unknown (-1).
+func (n *Node) leadership(spec TopicSpec, index int32, alive func(int32) bool) replica.State {
 	if p := n.hostedPartition(spec.Name, index, spec.ID); p != nil {
 		return p.replica.State()
 	}
@@ -499,7 +601,7 @@ func (n *Node) leadership(spec TopicSpec, index int32, live map[int32]bool) repl
 		st.ISR = append(st.ISR, st.Leader)
 	}
 	for _, r := range replicas {
-		if !live[r] {
+		if !alive(r) {
 			st.Offline = append(st.Offline, r)
 		}
 	}

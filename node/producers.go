@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/spool-log/spool/internal/atomicfile"
+	"github.com/spool-log/spool/node/replica"
 	"github.com/spool-log/spool/partition"
 )
 
@@ -24,6 +25,10 @@ const producerWindow = 5
 type batchMeta struct {
 	firstSeq, lastSeq       int32
 	firstOffset, lastOffset int64
+	// pending is set while the batch is proposed and not yet in the
+	// leader's log: its offsets are not known, and a retry of it waits for
+	// them (replica.Pending.Appended) outside the partition's append lock.
+	pending *replica.Pending
 }
 
 type producerEntry struct {
@@ -66,42 +71,67 @@ func seqAdd(seq int32, delta int32) int32 {
 }
 
 // check decides what to do with a batch before it is appended: append it
-// (ok), answer with the offset the same batch got before (dup), or refuse it
-// with a Kafka error.
-func (ps *producerStates) check(h partition.BatchHeader) (dupOffset int64, dup bool, err *kerr.Error) {
+// (ok), answer as for the same batch before (dup: at dupOffset, or once
+// dupPending is appended if it still is on its way), or refuse it with a
+// Kafka error.
+func (ps *producerStates) check(h partition.BatchHeader) (dupOffset int64, dupPending *replica.Pending, dup bool, err *kerr.Error) {
 	if h.ProducerID < 0 {
-		return 0, false, nil
+		return 0, nil, false, nil
 	}
 	e, ok := ps.m[h.ProducerID]
 	if !ok || len(e.batches) == 0 {
 		// Kafka 2.5+ (KIP-360) accepts any first sequence from a producer
 		// it has no state for: the state may have expired or been lost
 		// with retention.
-		return 0, false, nil
+		return 0, nil, false, nil
 	}
 	switch {
 	case h.ProducerEpoch < e.epoch:
-		return 0, false, kerr.InvalidProducerEpoch
+		return 0, nil, false, kerr.InvalidProducerEpoch
 	case h.ProducerEpoch > e.epoch:
 		if h.BaseSequence != 0 {
-			return 0, false, kerr.OutOfOrderSequenceNumber
+			return 0, nil, false, kerr.OutOfOrderSequenceNumber
 		}
-		return 0, false, nil
+		return 0, nil, false, nil
 	}
 	last := seqAdd(h.BaseSequence, h.LastOffsetDelta)
 	for _, b := range e.batches {
 		if b.firstSeq == h.BaseSequence && b.lastSeq == last {
-			return b.firstOffset, true, nil
+			return b.firstOffset, b.pending, true, nil
 		}
 	}
 	if want := seqAdd(e.batches[len(e.batches)-1].lastSeq, 1); h.BaseSequence != want {
-		return 0, false, kerr.OutOfOrderSequenceNumber
+		return 0, nil, false, kerr.OutOfOrderSequenceNumber
 	}
-	return 0, false, nil
+	return 0, nil, false, nil
 }
 
 // record notes a batch that was appended at baseOffset.
 func (ps *producerStates) record(h partition.BatchHeader, baseOffset int64, now time.Time) {
+	ps.recordBatch(h, baseOffset, nil, now)
+}
+
+// recordPending notes a batch proposed, whose offsets pending will tell
+// (settle).
+func (ps *producerStates) recordPending(h partition.BatchHeader, pending *replica.Pending, now time.Time) {
+	ps.recordBatch(h, -1, pending, now)
+}
+
+// settle gives the batch proposed as pending the offsets it got.
+func (ps *producerStates) settle(pid int64, pending *replica.Pending, info partition.AppendInfo) {
+	e, ok := ps.m[pid]
+	if !ok {
+		return
+	}
+	for i := range e.batches {
+		if b := &e.batches[i]; b.pending == pending {
+			b.firstOffset, b.lastOffset = info.BaseOffset, info.LastOffset
+			b.pending = nil
+		}
+	}
+}
+
+func (ps *producerStates) recordBatch(h partition.BatchHeader, baseOffset int64, pending *replica.Pending, now time.Time) {
 	if h.ProducerID < 0 {
 		return
 	}
@@ -126,6 +156,7 @@ func (ps *producerStates) record(h partition.BatchHeader, baseOffset int64, now 
 		lastSeq:     seqAdd(h.BaseSequence, h.LastOffsetDelta),
 		firstOffset: baseOffset,
 		lastOffset:  baseOffset + int64(h.LastOffsetDelta),
+		pending:     pending,
 	})
 	if len(e.batches) > producerWindow {
 		e.batches = append(e.batches[:0], e.batches[len(e.batches)-producerWindow:]...)

@@ -23,7 +23,7 @@ func TestReassignConcurrentMovesOfOneTopicAllSurvive(t *testing.T) {
 	nodes := startCluster(t, 3)
 	const topic = "permerge"
 	const partitions = 12
-	spec := startReplicatedTopic(t, nodes, topic, partitions, 2)
+	spec := startReplicatedTopic(t, nodes, topic, partitions, 3)
 	adm := newAdmin(t, nodes[0])
 	ctx := testCtx(t)
 	want := spec.Replicas
@@ -42,7 +42,7 @@ func TestReassignConcurrentMovesOfOneTopicAllSurvive(t *testing.T) {
 				_, moving := s.Moves[p]
 				return retry.Check(!moving && slices.Equal(s.Replicas[p], want[p]), "round %d: partition %d still moving", round, p)
 			})
-			want[p] = []int32{want[p][1], want[p][0]}
+			want[p] = []int32{want[p][2], want[p][1], want[p][0]}
 			var req kadm.AlterPartitionAssignmentsReq
 			req.Assign(topic, p, want[p])
 			rs, err := adm.AlterPartitionAssignments(ctx, req)

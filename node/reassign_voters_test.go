@@ -143,7 +143,7 @@ func TestReassignLeaderOutsideTheCatalog(t *testing.T) {
 		if l, err := partitionLeader(nodes, topic, 0); err != nil || l != lead {
 			t.Fatalf("leadership moved before the voter the catalog names caught up: %v %v", l, err)
 		}
-		st := outside.partitionLeadership(s, 0, live)
+		st := outside.partitionLeadership(s, 0, func(id int32) bool { return live[id] })
 		return retry.Check(st.Leader == lead.NodeID(), "node %d answers leader %d, the leader is %d", outside.NodeID(), st.Leader, lead.NodeID())
 	})
 	h.waitMore(t, 5)

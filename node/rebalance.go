@@ -64,6 +64,9 @@ func (n *Node) rebalance() {
 		if e.ReplicationFactor < 2 || int(e.ReplicationFactor) > len(roster) {
 			continue
 		}
+		if e.ReplicationFactor%2 == 0 {
+			continue // even factors are served as they are, not moved (replication_factor.go)
+		}
 		pl := membership.PlaceTopic(e.Name, e.Partitions, roster, int(e.ReplicationFactor))
 		for p := range e.Partitions {
 			if e.IsPinned(p) {

@@ -103,7 +103,7 @@ func TestAutoRebalanceOnJoin(t *testing.T) {
 // move could not finish, and would hold a slot of RebalanceMaxMoves.
 func TestAutoRebalanceSkipsBrokersDown(t *testing.T) {
 	nodes := startCluster(t, 3)
-	startReplicatedTopic(t, nodes, "dead-target", 6, 2)
+	startReplicatedTopic(t, nodes, "dead-target", 6, 3)
 	cfg := testConfig(t, t.TempDir())
 	cfg.NodeID = 4
 	cfg.Gossip.Join = []string{nodes[0].Membership().Local().GossipAddr}
@@ -116,7 +116,7 @@ func TestAutoRebalanceSkipsBrokersDown(t *testing.T) {
 	})
 	e, _ := nodes[0].agent.Topic("dead-target")
 	onto4 := 0
-	for _, rs := range membership.PlaceTopic(e.Name, e.Partitions, nodes[0].agent.Roster(), 2) {
+	for _, rs := range membership.PlaceTopic(e.Name, e.Partitions, nodes[0].agent.Roster(), 3) {
 		if slices.Contains(rs, 4) {
 			onto4++
 		}

@@ -44,9 +44,15 @@ func (n *Node) growTopic(name string, total int32, assignment [][]int32, validat
 	if total > maxPartitionsPerTopic {
 		return &topicError{kerr.InvalidPartitions, fmt.Sprintf("partitions must be at most %d", maxPartitionsPerTopic)}
 	}
-	n.createMu.Lock()
-	defer n.createMu.Unlock()
-	grow := n.agent.GrowPartitions(total, assignment)
+	add := n.agent.GrowPartitions(total, assignment)
+	grow := func(e *membership.TopicEntry) error {
+		// More partitions of an even factor would be more partitions
+		// that survive no more than one copy fewer (replication_factor.go).
+		if e.ReplicationFactor%2 == 0 {
+			return fmt.Errorf("%w: %s", membership.ErrInvalidReplicationFactor, evenFactorReason(int(e.ReplicationFactor)))
+		}
+		return add(e)
+	}
 	change := grow
 	if validateOnly {
 		change = func(e *membership.TopicEntry) error {
@@ -63,7 +69,7 @@ func (n *Node) growTopic(name string, total int32, assignment [][]int32, validat
 	case err != nil:
 		return alterError(name, err)
 	}
-	if err := n.reconcile(); err != nil {
+	if err := n.reconcileTopic(name); err != nil {
 		return fmt.Errorf("open new partitions of %s: %w", name, err)
 	}
 	n.log.WithFields(logrus.Fields{"topic": name, "partitions": spec.Partitions}).Info("topic partitions added")
@@ -86,8 +92,6 @@ func (n *Node) setTopicConfigs(name string, configs map[string]string, validateO
 	if validateOnly {
 		return nil
 	}
-	n.createMu.Lock()
-	defer n.createMu.Unlock()
 	_, err := n.catalog.alter(name, func(e *membership.TopicEntry) error {
 		e.Config = maps.Clone(configs)
 		return nil

@@ -45,7 +45,19 @@ import (
 // 3 s once. Kafka keeps a .txnindex beside each segment instead; one file
 // per partition suits a log whose segments the Raft layer and the cleaner
 // rewrite.
+//
+// Locks: scanMu, then mu. scanMu is held by the one request that scans (the
+// scan reads the log and can take seconds); mu guards the state below and
+// is held only to read or publish it, never across a read of the log or a
+// file write. A request that finds a scan running does not wait for it: it
+// answers from what the scan has published so far, which is always a
+// consistent prefix (everything below scanned), so its last stable offset is
+// at most the true one.
 type txnIndex struct {
+	// scanMu serialises scans; triedFile is the scanner's own.
+	scanMu    sync.Mutex
+	triedFile bool // the checkpoint was looked for
+
 	mu      sync.Mutex
 	scanned int64 // offsets below are indexed
 	// last identifies the last batch scanned (base offset, partition
@@ -55,7 +67,6 @@ type txnIndex struct {
 	open    map[int64]int64 // producer id -> first offset of its open transaction; nil: not built
 	aborted []abortedTxn    // by marker offset
 
-	triedFile    bool  // the checkpoint was looked for
 	checkpointed int64 // scanned as of the last checkpoint
 	dirty        bool  // the aborted list changed since
 
@@ -82,7 +93,8 @@ type txnIndexCheckpoint struct {
 }
 
 // loadCheckpoint resumes from the checkpoint if it fits the log [start,
-// hw] and its last batch is in the log.
+// hw] and its last batch is in the log. Called with scanMu held; it reads
+// the file and the log without mu and installs what it found under it.
 func (x *txnIndex) loadCheckpoint(p *localPartition, start, hw int64) {
 	b, err := os.ReadFile(filepath.Join(p.dir, txnIndexFile))
 	if err != nil || len(b) > 64<<20 {
@@ -100,11 +112,14 @@ func (x *txnIndex) loadCheckpoint(p *localPartition, start, hw int64) {
 		}
 		open[pid] = v
 	}
-	x.open, x.scanned, x.checkpointed, x.last = open, c.Scanned, c.Scanned, *c.Last
-	x.aborted = x.aborted[:0]
+	aborted := make([]abortedTxn, 0, len(c.Aborted))
 	for _, a := range c.Aborted {
-		x.aborted = append(x.aborted, abortedTxn{pid: a[0], first: a[1], last: a[2]})
+		aborted = append(aborted, abortedTxn{pid: a[0], first: a[1], last: a[2]})
 	}
+	x.mu.Lock()
+	x.open, x.scanned, x.checkpointed, x.last = open, c.Scanned, c.Scanned, *c.Last
+	x.aborted = aborted
+	x.mu.Unlock()
 }
 
 // txnCheckpointInterval is how often due txn-index checkpoints are
@@ -196,14 +211,40 @@ type abortedTxn struct {
 	first, last int64 // last: the abort marker's offset
 }
 
+// refresh brings the index up to the high watermark, unless another
+// request is scanning already: then the caller goes on with what that scan
+// has published, rather than wait seconds behind it.
+func (x *txnIndex) refresh(p *localPartition) error {
+	if !x.scanMu.TryLock() {
+		return nil
+	}
+	defer x.scanMu.Unlock()
+	return x.update(p)
+}
+
+// txnEvent is one transactional batch a scan found: a data batch (which
+// may open its producer's transaction) or a marker (which ends it).
+type txnEvent struct {
+	pid, base      int64
+	marker, commit bool
+}
+
 // update scans the committed log from where the index stopped. Called
-// with x.mu held.
+// with scanMu held, not mu: the log is read without mu, and each chunk's
+// findings are published under mu at once, so readers see every offset
+// below scanned indexed.
 func (x *txnIndex) update(p *localPartition) error {
 	start, hw, end := p.replica.LogStartOffset(), p.replica.HighWatermark(), p.replica.LogEndOffset()
-	if x.open == nil && !x.triedFile {
+	if !x.triedFile {
 		x.triedFile = true
-		x.loadCheckpoint(p, start, hw)
+		x.mu.Lock()
+		built := x.open != nil
+		x.mu.Unlock()
+		if !built {
+			x.loadCheckpoint(p, start, hw)
+		}
 	}
+	x.mu.Lock()
 	if x.open == nil || x.scanned > end || x.scanned < start {
 		// Never scanned, or the log was replaced under it (a snapshot
 		// installed, records deleted below): from the log start.
@@ -217,24 +258,31 @@ func (x *txnIndex) update(p *localPartition) error {
 		x.aborted = slices.Delete(x.aborted, 0, i)
 		x.dirty = true
 	}
+	scanned := x.scanned // only the scanner moves it
+	x.mu.Unlock()
+
 	restarts := 0
-	for x.scanned < hw {
+	var events []txnEvent
+	for scanned < hw {
 		if txnScanHook != nil {
 			txnScanHook()
 		}
-		s, err := p.replica.Read(x.scanned, 1<<20)
+		s, err := p.replica.Read(scanned, 1<<20)
 		if errors.Is(err, partition.ErrOffsetOutOfRange) {
 			// Retention (or DeleteRecords) moved the log start past
 			// the scan: what is open is known only from the new start
 			// on (a marker may have gone with the rest), so scan from
 			// there, a few times at most, rather than answer without
 			// the open transactions.
-			if start := p.replica.LogStartOffset(); start > x.scanned && restarts < 3 {
+			if start := p.replica.LogStartOffset(); start > scanned && restarts < 3 {
 				restarts++
+				x.mu.Lock()
 				clear(x.open)
 				x.scanned = start
 				x.last = [3]int64{-1, 0, 0}
 				x.dirty = true
+				x.mu.Unlock()
+				scanned = start
 				continue
 			}
 			return fmt.Errorf("scan transactions of %s: %w", p.dir, err)
@@ -242,18 +290,35 @@ func (x *txnIndex) update(p *localPartition) error {
 		if err != nil {
 			return fmt.Errorf("scan transactions of %s: %w", p.dir, err)
 		}
-		next, err := s.EachBatchHeader(x.scanned, func(f *os.File, pos int64, h partition.BatchHeader) error {
+		events = events[:0]
+		last, seen := [3]int64{}, false
+		next, err := s.EachBatchHeader(scanned, func(f *os.File, pos int64, h partition.BatchHeader) error {
 			if h.Transactional() && h.ProducerID >= 0 {
-				if err := x.note(f, pos, h); err != nil {
+				ev, ok, err := readTxnEvent(f, pos, h)
+				if err != nil {
 					return err
 				}
+				if ok {
+					events = append(events, ev)
+				}
 			}
-			x.last = [3]int64{h.BaseOffset, int64(h.PartitionLeaderEpoch), int64(h.CRC)}
+			last, seen = [3]int64{h.BaseOffset, int64(h.PartitionLeaderEpoch), int64(h.CRC)}, true
 			return nil
 		})
 		s.Release()
-		advanced := next > x.scanned
+		// What the chunk read before an error is published with it: the
+		// batches below next were all seen.
+		x.mu.Lock()
+		for _, ev := range events {
+			x.note(ev)
+		}
+		if seen {
+			x.last = last
+		}
+		advanced := next > scanned
 		x.scanned = next
+		x.mu.Unlock()
+		scanned = next
 		if err != nil {
 			return fmt.Errorf("scan transactions of %s: %w", p.dir, err)
 		}
@@ -264,38 +329,49 @@ func (x *txnIndex) update(p *localPartition) error {
 	return nil
 }
 
-// note applies one transactional batch (data or marker).
-func (x *txnIndex) note(f interface {
+// readTxnEvent reads what a transactional batch means for the index: the
+// record of a marker is read from f; ok is false for a control batch that
+// is no marker this code can read (it leaves the state as it is).
+func readTxnEvent(f interface {
 	ReadAt([]byte, int64) (int, error)
-}, pos int64, h partition.BatchHeader) error {
+}, pos int64, h partition.BatchHeader) (txnEvent, bool, error) {
+	ev := txnEvent{pid: h.ProducerID, base: h.BaseOffset}
 	if !h.Control() {
-		if _, ok := x.open[h.ProducerID]; !ok {
-			x.open[h.ProducerID] = h.BaseOffset
-		}
-		return nil
+		return ev, true, nil
 	}
 	b, err := readControlBatch(f, pos, h)
 	if err != nil {
-		return err
+		return ev, false, err
 	}
 	commit, _, ok := parseMarker(b)
-	if !ok {
-		return nil // not a transaction marker we can read: leave the state
+	ev.marker, ev.commit = true, commit
+	return ev, ok, nil
+}
+
+// note applies one transactional batch (data or marker). Called with mu
+// held.
+func (x *txnIndex) note(ev txnEvent) {
+	if !ev.marker {
+		if _, ok := x.open[ev.pid]; !ok {
+			x.open[ev.pid] = ev.base
+		}
+		return
 	}
-	abort := !commit
-	first, ok := x.open[h.ProducerID]
-	delete(x.open, h.ProducerID)
-	if abort && ok {
-		x.aborted = append(x.aborted, abortedTxn{pid: h.ProducerID, first: first, last: h.BaseOffset})
+	first, ok := x.open[ev.pid]
+	delete(x.open, ev.pid)
+	if !ev.commit && ok {
+		x.aborted = append(x.aborted, abortedTxn{pid: ev.pid, first: first, last: ev.base})
 		x.dirty = true
 	}
-	return nil
 }
 
 // lso is the last stable offset: the first offset of the oldest open
-// transaction, else the high watermark. Called with x.mu held, after
-// update.
-func (x *txnIndex) lso(hw int64) int64 {
+// transaction, else the high watermark, as far as the index has scanned;
+// the log start while nothing is indexed yet. Called with x.mu held.
+func (x *txnIndex) lso(hw, start int64) int64 {
+	if x.open == nil {
+		return min(hw, start)
+	}
 	out := min(hw, x.scanned)
 	for _, first := range x.open {
 		out = min(out, first)
@@ -326,14 +402,35 @@ func (x *txnIndex) abortedIn(from, to int64) []wire.FetchAborted {
 }
 
 // stable returns the partition's last stable offset, scanning what the
-// index has not seen yet.
+// index has not seen yet (or, while another request scans, as far as that
+// scan has come).
 func (p *localPartition) stable() (int64, error) {
-	x := &p.txns
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	hw := p.replica.HighWatermark()
-	if err := x.update(p); err != nil {
+	hw, start := p.replica.HighWatermark(), p.replica.LogStartOffset()
+	if err := p.txns.refresh(p); err != nil {
 		return 0, err
 	}
-	return x.lso(hw), nil
+	return p.txns.stableOffset(hw, start), nil
+}
+
+// stableOffset is lso under mu.
+func (x *txnIndex) stableOffset(hw, start int64) int64 {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.lso(hw, start)
+}
+
+// abortedBetween is abortedIn under mu.
+func (x *txnIndex) abortedBetween(from, to int64) []wire.FetchAborted {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.abortedIn(from, to)
+}
+
+// openSince is the first offset of the producer's open transaction, if
+// the index knows one.
+func (x *txnIndex) openSince(pid int64) (int64, bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	first, ok := x.open[pid]
+	return first, ok
 }

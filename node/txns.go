@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,7 +27,8 @@ import (
 // This file connects the transaction coordinator (package txn) to the
 // node, as groups.go does the group coordinator: __transaction_state is an
 // ordinary replicated topic of the catalog, created on the first
-// transactional request with replication factor min(3, roster), and this
+// transactional request with replication factor 3, or the largest odd
+// number below it not above the roster (replication_factor.go), and this
 // node coordinates the transactional ids of each of its partitions that
 // it leads, loaded (replayed) per leader epoch.
 //
@@ -139,7 +138,7 @@ func (n *Node) txns() (*txn.Coordinator, error) {
 	if _, ok := n.catalog.Topic(txn.TopicName); !ok {
 		// Capped by the roster, not by the live brokers, so that nodes
 		// creating it concurrently make one spec (groups.go).
-		rf := int16(min(transactionStateReplication, len(n.agent.Roster())))
+		rf := n.clusterFactor(transactionStateReplication) // the largest odd: replication_factor.go
 		if _, err := n.createTopicAs(txn.TopicName, transactionStatePartitions, rf, offsetsTopicConfigs, false, true); err != nil && kerrOf(err) != kerr.TopicAlreadyExists {
 			return nil, fmt.Errorf("create %s: %w", txn.TopicName, err)
 		}
@@ -301,12 +300,21 @@ func (n *Node) writeMarkerLocal(ctx context.Context, tp txn.TopicPartition, mk t
 		p.appendMu.Unlock()
 		return fmt.Errorf("%w: %w", txn.ErrPartitionGone, errMarkerFenced)
 	}
-	info, commit, err := p.replica.Propose(markerBatch(mk, time.Now().UnixMilli()))
+	// As a produce: under appendMu while the marker takes its place in
+	// the log's order, not while the leader's round writes it. The state
+	// counts it at once, so a batch of the producer checked after it is
+	// known to come after the marker.
+	pending, err := p.replica.Enqueue(markerBatch(mk, time.Now().UnixMilli()))
 	if err == nil {
 		p.producers.recordMarker(mk.ProducerID, mk.Epoch, mk.CoordinatorEpoch, time.Now())
 	}
 	p.appendMu.Unlock()
 	if err != nil {
+		return fmt.Errorf("write marker to %s-%d: %w", tp.Topic, tp.Partition, err)
+	}
+	info, commit, err := pending.Appended()
+	if err != nil {
+		p.settleProducer(mk.ProducerID, pending, info, err)
 		return fmt.Errorf("write marker to %s-%d: %w", tp.Topic, tp.Partition, err)
 	}
 	if err := commit.Wait(ctx); err != nil {
@@ -356,7 +364,7 @@ func (w markerWriter) Write(ctx context.Context, tp txn.TopicPartition, mk txn.M
 	}
 	body, _ := json.Marshal(markerRequest{Topic: tp.Topic, Partition: tp.Partition, Marker: mk})
 	var mr markerResponse
-	if err := n.postPeer(ctx, m.AdminAddr, "marker", body, &mr); err != nil {
+	if err := n.peers.PostJSON(ctx, m.AdminAddr, admin.TxnPath+"marker", body, 4096, &mr); err != nil {
 		return fmt.Errorf("broker %d: %w", leader, err)
 	}
 	switch {
@@ -366,29 +374,6 @@ func (w markerWriter) Write(ctx context.Context, tp txn.TopicPartition, mk txn.M
 		return fmt.Errorf("broker %d: marker to %s-%d: %w", leader, tp.Topic, tp.Partition, txn.ErrCoordinatorFenced)
 	case mr.ErrorCode != 0 || mr.Error != "":
 		return fmt.Errorf("broker %d: marker to %s-%d: code %d %s", leader, tp.Topic, tp.Partition, mr.ErrorCode, mr.Error)
-	}
-	return nil
-}
-
-// postPeer posts body to a peer's admin TxnPath+op and decodes its JSON
-// answer into out.
-func (n *Node) postPeer(ctx context.Context, adminAddr, op string, body []byte, out any) error {
-	u := url.URL{Scheme: n.peerScheme, Host: adminAddr, Path: admin.TxnPath + op}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := n.snapshotClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s answered %s", adminAddr, resp.Status)
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(out); err != nil {
-		return fmt.Errorf("%s answered %s: %w", adminAddr, resp.Status, err)
 	}
 	return nil
 }
@@ -529,7 +514,7 @@ func (n *Node) verifyTxn(ctx context.Context, req verifyRequest) (int16, error) 
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var out verifyResponse
-	if err := n.postPeer(ctx, m.AdminAddr, "verify", body, &out); err != nil {
+	if err := n.peers.PostJSON(ctx, m.AdminAddr, admin.TxnPath+"verify", body, 4096, &out); err != nil {
 		return 0, err
 	}
 	return out.ErrorCode, nil

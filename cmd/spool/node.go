@@ -61,7 +61,7 @@ SPOOL_* environment equivalent (--data-dir is SPOOL_DATA_DIR).`,
 	fs.StringVar(&f.cfg.Rack, "rack", "", "rack reported to clients (SPOOL_RACK)")
 	fs.StringVar(&f.cfg.RaftAddr, "raft-addr", f.cfg.RaftAddr, "host:port the replication (Raft) transport binds; default the --kafka-addr host on any free port, advertised to peers by gossip (SPOOL_RAFT_ADDR)")
 	fs.StringVar(&f.cfg.AdvertisedRaftAddr, "advertise-raft-addr", "", "host:port peers reach the replication transport at; default the bound --raft-addr (SPOOL_ADVERTISE_RAFT_ADDR)")
-	fs.Int16Var(&f.cfg.DefaultReplicationFactor, "default-replication-factor", f.cfg.DefaultReplicationFactor, "replication factor of topics created without one; above 1 each partition's replicas form a Raft group (SPOOL_DEFAULT_REPLICATION_FACTOR)")
+	fs.Int16Var(&f.cfg.DefaultReplicationFactor, "default-replication-factor", f.cfg.DefaultReplicationFactor, "replication factor of topics created without one, lowered to the largest odd number not above it and the brokers known; above 1 each partition's replicas form a Raft group (SPOOL_DEFAULT_REPLICATION_FACTOR)")
 	fs.BoolVar(&f.cfg.AutoRebalance, "auto-rebalance", f.cfg.AutoRebalance, "move replicated partitions to where placement over the roster puts them when brokers join or are decommissioned, a few at a time; manual assignments stay; --auto-rebalance=false leaves moves to spool rebalance apply (SPOOL_AUTO_REBALANCE)")
 	fs.Int64Var(&f.cfg.ReplicaCopyBytesPerSecond, "replica-copy-bytes-per-second", 0, "bytes per second this node serves to replicas copying a partition's records (a moved partition's new replica, a follower far behind) and sends to new replicas catching up after the copy, all together; voters are never held back; 0 is no bound (SPOOL_REPLICA_COPY_BYTES_PER_SECOND)")
 	fs.IntVar(&f.cfg.RebalanceMaxMoves, "rebalance-max-moves", f.cfg.RebalanceMaxMoves, "partition moves automatic rebalancing and spool decommission's drains keep under way at once, cluster-wide (SPOOL_REBALANCE_MAX_MOVES)")
@@ -91,7 +91,7 @@ SPOOL_* environment equivalent (--data-dir is SPOOL_DATA_DIR).`,
 	fs.DurationVar(&f.cfg.Groups.ConsumerSessionTimeout, "group-consumer-session-timeout", f.cfg.Groups.ConsumerSessionTimeout, "how long a consumer-protocol (KIP-848) member may go without a heartbeat before its partitions move (SPOOL_GROUP_CONSUMER_SESSION_TIMEOUT)")
 	fs.DurationVar(&f.cfg.Groups.ConsumerHeartbeatInterval, "group-consumer-heartbeat-interval", f.cfg.Groups.ConsumerHeartbeatInterval, "how often consumer-protocol (KIP-848) members are asked to heartbeat (SPOOL_GROUP_CONSUMER_HEARTBEAT_INTERVAL)")
 	fs.Int32Var(&f.cfg.Groups.OffsetsTopicPartitions, "offsets-topic-partitions", f.cfg.Groups.OffsetsTopicPartitions, "partitions of __consumer_offsets when it is created; fixed afterwards (SPOOL_OFFSETS_TOPIC_PARTITIONS)")
-	fs.Int16Var(&f.cfg.Groups.OffsetsTopicReplicationFactor, "offsets-topic-replication-factor", 3, "replication factor of __consumer_offsets when it is created, capped by the brokers known (SPOOL_OFFSETS_TOPIC_REPLICATION_FACTOR)")
+	fs.Int16Var(&f.cfg.Groups.OffsetsTopicReplicationFactor, "offsets-topic-replication-factor", 3, "replication factor of __consumer_offsets when it is created: the largest odd number not above it and the brokers known (SPOOL_OFFSETS_TOPIC_REPLICATION_FACTOR)")
 	// The cluster: gossip membership and its encryption.
 	addGossipFlags(fs, &f.gossip)
 	// Listeners, TLS and SASL (node_security.go).
