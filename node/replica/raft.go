@@ -107,8 +107,11 @@ type raftGroup struct {
 	// through its disk write).
 	proposals []*proposal
 	stopped   error
-	lastSeen  map[uint64]int64 // raft id -> tick count when last heard from
-	ticks     atomic.Int64
+	// heard is the leader's commit index as its messages tell it
+	// (leader_commit.go).
+	heard    leaderCommit
+	lastSeen map[uint64]int64 // raft id -> tick count when last heard from
+	ticks    atomic.Int64
 
 	// mu guards rn and the proposals; the worker holds it for a round.
 	mu            sync.Mutex
