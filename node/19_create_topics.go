@@ -11,6 +11,7 @@ import (
 
 	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/node/topicconfig"
+	"github.com/spool-log/spool/node/topics"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -56,8 +57,6 @@ import (
 // every partition is a directory and open files.
 const maxPartitionsPerTopic = 10_000
 
-var errReplicationFactor = errors.New("invalid replication factor")
-
 // topicError is a Kafka error with a message for the client.
 type topicError struct {
 	err *kerr.Error
@@ -71,8 +70,17 @@ func kerrOf(err error) *kerr.Error {
 		return nil
 	}
 	var te *topicError
-	if errors.As(err, &te) {
+	switch {
+	case errors.As(err, &te):
 		return te.err
+	case errors.Is(err, topics.ErrNotDurable):
+		return kerr.KafkaStorageError // nothing changed: the client may retry
+	case errors.Is(err, topics.ErrTopicExists):
+		return kerr.TopicAlreadyExists
+	case errors.Is(err, topics.ErrUnknownTopic):
+		return kerr.UnknownTopicOrPartition
+	case errors.Is(err, topics.ErrReplicationFactor):
+		return kerr.InvalidReplicationFactor
 	}
 	return kerr.UnknownServerError
 }
@@ -273,7 +281,7 @@ func (n *Node) createPlaced(name string, partitions int32, rf int16, replicas []
 		var err error
 		replicas, err = n.cluster.Place(name, partitions, rf)
 		if err != nil {
-			if errors.Is(err, errReplicationFactor) {
+			if errors.Is(err, topics.ErrReplicationFactor) {
 				return TopicSpec{}, &topicError{kerr.InvalidReplicationFactor, err.Error()}
 			}
 			return TopicSpec{}, fmt.Errorf("place topic %s: %w", name, err)
@@ -295,7 +303,7 @@ func (n *Node) createPlaced(name string, partitions int32, rf int16, replicas []
 	}
 	spec, err := n.catalog.Create(spec)
 	if err != nil {
-		if errors.Is(err, ErrTopicExists) {
+		if errors.Is(err, topics.ErrTopicExists) {
 			return TopicSpec{}, &topicError{kerr.TopicAlreadyExists, "topic " + name + " already exists"}
 		}
 		return TopicSpec{}, fmt.Errorf("record topic %s: %w", name, err)

@@ -175,7 +175,7 @@ func (n *Node) drain() {
 		if moving >= limit {
 			break
 		}
-		_, err := n.catalog.alter(m.Topic, n.agent.DrainMove(m.Partition, nil, m.Target))
+		_, err := n.catalog.Alter(m.Topic, n.agent.DrainMove(m.Partition, nil, m.Target))
 		fields := logrus.Fields{"topic": m.Topic, "partition": m.Partition, "target": m.Target, "bytes": m.Bytes}
 		switch {
 		case err == nil:

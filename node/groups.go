@@ -246,7 +246,7 @@ func (n *Node) loadAllGroupPartitions() (*group.Coordinator, int16) {
 // __consumer_offsets partition p (or one a move is adding).
 func (n *Node) hostsOffsetsPartition(p int32) bool {
 	spec, ok := n.catalog.Topic(group.TopicName)
-	return ok && int(p) < len(spec.Replicas) && spec.hosts(p, n.cfg.NodeID)
+	return ok && int(p) < len(spec.Replicas) && spec.Hosts(p, n.cfg.NodeID)
 }
 
 // groupClient is who sent a request, as DescribeGroups shows it.

@@ -160,12 +160,12 @@ func (n *Node) partitionLeadership(spec TopicSpec, index int32, alive func(int32
 		if st.Leader == n.cfg.NodeID {
 			return st
 		}
-		if cl, ok := n.claimed(spec.ID, index, spec.hosting(index), alive); ok && cl.LeaderEpoch >= st.LeaderEpoch {
+		if cl, ok := n.claimed(spec.ID, index, spec.Hosting(index), alive); ok && cl.LeaderEpoch >= st.LeaderEpoch {
 			return cl
 		}
 		return st
 	}
-	if cl, ok := n.claimed(spec.ID, index, spec.hosting(index), alive); ok {
+	if cl, ok := n.claimed(spec.ID, index, spec.Hosting(index), alive); ok {
 		return cl
 	}
 	return n.leadership(spec, index, alive)

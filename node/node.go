@@ -25,6 +25,7 @@ import (
 	"github.com/spool-log/spool/node/sasl"
 	"github.com/spool-log/spool/node/scrub"
 	"github.com/spool-log/spool/node/tlsfiles"
+	"github.com/spool-log/spool/node/topics"
 	"github.com/spool-log/spool/partition"
 	"github.com/spool-log/spool/wire"
 )
@@ -47,7 +48,7 @@ type Node struct {
 	// agent, which Start creates once the listeners are bound.
 	agent   *membership.Agent
 	cluster *gossipCluster
-	catalog *gossipCatalog
+	catalog *topics.Catalog
 	leaders *leaders // who leads what, cluster-wide (leaders.go)
 	led     ledMarks // the partitions' first leaders, recorded (led.go)
 
@@ -317,7 +318,7 @@ func (n *Node) startLoops() {
 	}
 	n.startTLSReload()
 	memberEvents, _ := n.agent.Subscribe() // closed by the agent's Shutdown
-	n.loops.Go(n.catalog.watch)
+	n.loops.Go(n.catalog.Watch)
 	n.loops.Go(n.catalogLoop)
 	n.loops.Go(n.reassignLoop) // reassign.go
 	n.loops.Go(n.movesLoop)    // drain.go: drains, and rebalance.go's moves with AutoRebalance

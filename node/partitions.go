@@ -225,8 +225,8 @@ func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, erro
 	// it must not help a lagging peer win an election and overwrite what
 	// a majority had committed. Once it has Raft state it opens as any
 	// replica.
-	join := !containsID(spec.Replicas[index], n.cfg.NodeID) || spec.hadLeader(index)
-	rep, err := replica.Open(log, replica.Config{Self: n.cfg.NodeID, Replicas: spec.preferred(index), Voters: spec.Replicas[index],
+	join := !containsID(spec.Replicas[index], n.cfg.NodeID) || spec.HadLeader(index)
+	rep, err := replica.Open(log, replica.Config{Self: n.cfg.NodeID, Replicas: spec.Preferred(index), Voters: spec.Replicas[index],
 		Alive: n.agent.IsAlive, Driver: n.raft, Group: replica.GroupKey{Topic: spec.ID, Partition: index}, Join: join,
 		ShutdownCommit: shutdownCommit})
 	if err != nil {
@@ -300,7 +300,7 @@ func (n *Node) reconcileWaiting(topic string) error {
 	want := make(map[tp]TopicSpec)
 	for _, spec := range n.catalog.Topics() {
 		for i := range spec.Replicas {
-			if spec.hosts(int32(i), n.cfg.NodeID) {
+			if spec.Hosts(int32(i), n.cfg.NodeID) {
 				want[tp{spec.Name, int32(i)}] = spec
 			}
 		}
@@ -369,11 +369,11 @@ func (n *Node) reconcileWaiting(topic string) error {
 	// leader); outside the locks, as it waits for the group's round.
 	for _, p := range kept {
 		if spec, ok := want[tp{p.topic, p.index}]; ok {
-			p.replica.SetReplicas(spec.preferred(p.index))
+			p.replica.SetReplicas(spec.Preferred(p.index))
 		}
 	}
 	if retry {
-		time.AfterFunc(time.Second, n.catalog.signal)
+		time.AfterFunc(time.Second, n.catalog.Signal)
 	}
 	reopen := make(map[tp]bool, len(opens))
 	for _, key := range opens {
@@ -464,7 +464,7 @@ func (n *Node) removeOrphans() error {
 		dir := filepath.Join(n.cfg.DataDir, e.Name())
 		fields := logrus.Fields{"topic": topic, "partition": index, "dir": dir}
 		spec, deleted, known := n.catalog.Entry(topic)
-		if known && !deleted && index < spec.Partitions && spec.hosts(index, n.cfg.NodeID) {
+		if known && !deleted && index < spec.Partitions && spec.Hosts(index, n.cfg.NodeID) {
 			continue
 		}
 		why := ""

@@ -68,7 +68,7 @@ func TestReassignKeepsALaggingVoter(t *testing.T) {
 			target = append(target, b)
 		}
 	}
-	if _, err := lead.catalog.alter(topic, func(e *membership.TopicEntry) error {
+	if _, err := lead.catalog.Alter(topic, func(e *membership.TopicEntry) error {
 		e.Replicas[0] = slices.Clone(target)
 		e.Moves = []membership.PartitionMove{{Partition: 0, Target: slices.Clone(target)}}
 		return nil
@@ -124,7 +124,7 @@ func TestReassignLeaderOutsideTheCatalog(t *testing.T) {
 	// The one voter the catalog will name lags: nobody to hand over to.
 	lag.raft.SetTransport(mutedTransport{})
 	target := []int32{98, 99, lag.NodeID()} // never started: the move waits
-	if _, err := lead.catalog.alter(topic, func(e *membership.TopicEntry) error {
+	if _, err := lead.catalog.Alter(topic, func(e *membership.TopicEntry) error {
 		e.Replicas[0] = slices.Clone(target)
 		e.Moves = []membership.PartitionMove{{Partition: 0, Target: slices.Clone(target)}}
 		return nil
@@ -255,7 +255,7 @@ func TestReassignMoveRecordedBeforeTheReplicasOpen(t *testing.T) {
 				target = append(target, m.NodeID())
 			}
 		}
-		if _, err := n.catalog.alter(topic, n.agent.SetMove(p, target)); err != nil {
+		if _, err := n.catalog.Alter(topic, n.agent.SetMove(p, target)); err != nil {
 			t.Fatal(err)
 		}
 		targets[p] = target

@@ -54,7 +54,7 @@ func (n *Node) rebalance() {
 		if moving >= n.cfg.RebalanceMaxMoves {
 			return
 		}
-		_, err := n.catalog.alter(m.Topic, n.agent.AutoMove(m.Partition, m.Target))
+		_, err := n.catalog.Alter(m.Topic, n.agent.AutoMove(m.Partition, m.Target))
 		fields := logrus.Fields{"topic": m.Topic, "partition": m.Partition, "target": m.Target, "bytes": m.Bytes}
 		switch {
 		case err == nil:

@@ -17,6 +17,7 @@ import (
 
 	"github.com/spool-log/spool/node/admin"
 	"github.com/spool-log/spool/node/replica"
+	"github.com/spool-log/spool/node/topics"
 )
 
 // rebalancePeerTimeout bounds one leader's answer.
@@ -37,7 +38,7 @@ func (n *Node) rebalanceStatus(ctx context.Context, local bool) admin.RebalanceS
 	st := admin.RebalanceStatus{Paused: n.agent.RebalancePaused(), Moves: []admin.MoveProgress{}}
 	byLeader := map[int32][]int{}
 	for _, e := range n.agent.MovingTopics() {
-		spec := specFromEntry(e)
+		spec := topics.FromEntry(e)
 		for _, m := range e.Moves {
 			mp := admin.MoveProgress{Topic: e.Name, Partition: m.Partition, Replicas: e.Replicas[m.Partition],
 				Target: m.Target, Adding: e.Adding(m.Partition), Removing: e.Removing(m.Partition),

@@ -19,16 +19,6 @@ import (
 // partitions it holds, opens the ones added and applies the new configs when
 // gossip brings the entry.
 
-// alter changes a topic in the catalog and signals the node's watchers.
-func (c *gossipCatalog) alter(name string, change func(*membership.TopicEntry) error) (TopicSpec, error) {
-	e, err := c.agent.AlterTopic(name, change)
-	if err != nil {
-		return TopicSpec{}, err
-	}
-	c.signal()
-	return specFromEntry(e), nil
-}
-
 // growTopic raises a topic's partition count to total (CreatePartitions).
 // assignment, when not nil, gives the replicas of each new partition.
 func (n *Node) growTopic(name string, total int32, assignment [][]int32, validateOnly bool) error {
@@ -62,7 +52,7 @@ func (n *Node) growTopic(name string, total int32, assignment [][]int32, validat
 			return errValidateOnly
 		}
 	}
-	spec, err := n.catalog.alter(name, change)
+	spec, err := n.catalog.Alter(name, change)
 	switch {
 	case errors.Is(err, errValidateOnly):
 		return nil
@@ -92,7 +82,7 @@ func (n *Node) setTopicConfigs(name string, configs map[string]string, validateO
 	if validateOnly {
 		return nil
 	}
-	_, err := n.catalog.alter(name, func(e *membership.TopicEntry) error {
+	_, err := n.catalog.Alter(name, func(e *membership.TopicEntry) error {
 		e.Config = maps.Clone(configs)
 		return nil
 	})
