@@ -47,7 +47,7 @@ const transactionStateReplication = 3
 type txnNode struct {
 	coord    atomic.Pointer[txn.Coordinator]
 	createMu sync.Mutex
-	loadMu   sync.Mutex
+	loads    partitionLoads // one replay of each partition at a time
 	metrics  txnMetrics
 }
 
@@ -172,30 +172,10 @@ func (n *Node) txnCoordinatorFor(txnID string) (*txn.Coordinator, int16) {
 	return c, n.ensureTxnPartition(c, c.Partition(txnID))
 }
 
+// ensureTxnPartition loads partition p of __transaction_state if this
+// node leads it, and unloads it if it no longer does.
 func (n *Node) ensureTxnPartition(c *txn.Coordinator, p int32) int16 {
-	lp, e := n.leaderPartition(txn.TopicName, p)
-	switch e {
-	case nil:
-	case kerr.NotLeaderForPartition:
-		c.Unload(p)
-		return kerr.NotCoordinator.Code
-	default:
-		return kerr.CoordinatorNotAvailable.Code
-	}
-	epoch, ok := lp.replica.WritableEpoch()
-	if !ok {
-		return kerr.CoordinatorLoadInProgress.Code
-	}
-	if c.Loaded(p, epoch) {
-		return 0
-	}
-	n.txnCoord.loadMu.Lock()
-	defer n.txnCoord.loadMu.Unlock()
-	if err := c.Load(p, epoch); err != nil {
-		n.log.WithError(err).WithField("partition", p).Error("load transactions")
-		return kerr.CoordinatorNotAvailable.Code
-	}
-	return 0
+	return n.ensureCoordinatorPartition(txn.TopicName, c, &n.txnCoord.loads, p, "transactions")
 }
 
 // fencedCode is PRODUCER_FENCED as a request version before KIP-588's
