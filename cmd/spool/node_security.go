@@ -55,7 +55,7 @@ func addSecurityFlags(fs *pflag.FlagSet, s *securityFlags, cfg *node.Config) {
 	fs.StringVar(&cfg.SASL.BootstrapUser, "sasl-bootstrap-user", "", "user given SCRAM-SHA-256/512 credentials at start from --sasl-bootstrap-password-file or "+bootstrapPasswordEnv+" (SPOOL_SASL_BOOTSTRAP_USER)")
 	fs.StringVar(&s.bootstrapPasswordFile, "sasl-bootstrap-password-file", "", "file holding the bootstrap user's password; else "+bootstrapPasswordEnv+" (SPOOL_SASL_BOOTSTRAP_PASSWORD_FILE)")
 	fs.StringVar(&s.superUsers, "super-users", "", "principals allowed every request whatever the ACLs say, separated by ; as Kafka's super.users (a certificate subject holds commas): User:NAME for a SASL user, User:CN=...,O=... for a client certificate's subject (SPOOL_SUPER_USERS)")
-	fs.BoolVar(&cfg.AllowEveryoneIfNoACL, "allow-everyone-if-no-acl-found", cfg.AllowEveryoneIfNoACL, "allow a request on a resource no ACL matches (Kafka's allow.everyone.if.no.acl.found); false: no ACL means deny, for everyone but --super-users (SPOOL_ALLOW_EVERYONE_IF_NO_ACL_FOUND)")
+	fs.BoolVar(&cfg.AllowEveryoneIfNoACL, "allow-everyone-if-no-acl-found", cfg.AllowEveryoneIfNoACL, "once the cluster has ACLs, allow a request on a resource no ACL matches (Kafka's allow.everyone.if.no.acl.found); false: no matching ACL means deny, for everyone but --super-users. A cluster with no ACL at all serves everyone either way (SPOOL_ALLOW_EVERYONE_IF_NO_ACL_FOUND)")
 	fs.DurationVar(&cfg.SASL.SessionLifetime, "sasl-session-lifetime", 0, "how long a SASL authentication lasts before the client must re-authenticate on its connection (connections.max.reauth.ms); 0 never (SPOOL_SASL_SESSION_LIFETIME)")
 }
 
