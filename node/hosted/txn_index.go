@@ -41,7 +41,7 @@ import (
 // leader epoch, CRC) is not in the log as it was (a tail lost in a crash
 // under flush policy os, written again) is ignored. Without one, the scan starts at the
 // log start: one 61-byte header read per batch, about 3 µs a batch from
-// the page cache (TestTxnIndexRebuildCost), so a million batches take some
+// the page cache (node's TestTxnIndexRebuildCost), so a million batches take some
 // 3 s once. Kafka keeps a .txnindex beside each segment instead; one file
 // per partition suits a log whose segments the Raft layer and the cleaner
 // rewrite.
