@@ -240,7 +240,7 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 			return
 		}
 		if h.Transactional() {
-			if _, markers := p.producers.txnView(h.ProducerID, h.ProducerEpoch); markers != verifiedMarkers {
+			if _, markers := p.producers.TxnView(h.ProducerID, h.ProducerEpoch); markers != verifiedMarkers {
 				// The transaction ended (a marker) since it was
 				// verified: this batch belongs to none.
 				p.appendMu.Unlock()
@@ -248,7 +248,7 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 				return
 			}
 		}
-		dupOffset, dupPending, dup, seqErr := p.producers.check(h)
+		dupOffset, dupPending, dup, seqErr := p.producers.Check(h)
 		if seqErr != nil || dup {
 			epoch := p.replica.LeaderEpoch()
 			p.appendMu.Unlock()
@@ -298,7 +298,7 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 	pending, err := p.replica.Enqueue(records)
 	if idempotent {
 		if err == nil {
-			p.producers.recordPending(h, pending, start)
+			p.producers.RecordPending(h, pending, start)
 		}
 		p.appendMu.Unlock()
 	}

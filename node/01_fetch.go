@@ -41,7 +41,7 @@ import (
 //   does not exist: FETCH_SESSION_ID_NOT_FOUND.
 // * read_committed (IsolationLevel 1) reads only below the partition's
 //   last stable offset (the first offset of its oldest open transaction,
-//   else the high watermark; txn_index.go), reports it as
+//   else the high watermark; node/hosted's TxnIndex), reports it as
 //   LastStableOffset, and lists the aborted transactions whose records
 //   the range may hold, which the client drops. read_uncommitted reads to
 //   the high watermark and reports it as LastStableOffset too (the
@@ -273,9 +273,9 @@ func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, 
 	upTo := hwm
 	if readCommitted {
 		// One fetch scans what the index has not seen; the others answer
-		// meanwhile from what that scan has published (txn_index.go).
-		err := p.txns.refresh(p)
-		upTo = p.txns.stableOffset(hwm, start)
+		// meanwhile from what that scan has published (node/hosted's TxnIndex).
+		err := p.txns.Refresh(p.replica, p.dir)
+		upTo = p.txns.StableOffset(hwm, start)
 		if err != nil {
 			n.log.WithError(err).WithField("topic", topic).WithField("partition", rp.Partition).Error("scan transactions failed")
 			return kerr.KafkaStorageError
@@ -310,7 +310,7 @@ func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, 
 		// The aborted list only grows at its end (and loses entries
 		// below the log start), so what covers [FetchOffset, Next) is
 		// the same now as when the LSO was taken.
-		fp.AbortedTransactions = p.txns.abortedBetween(rp.FetchOffset, s.Next)
+		fp.AbortedTransactions = p.txns.AbortedBetween(rp.FetchOffset, s.Next)
 	}
 	return nil
 }

@@ -18,7 +18,11 @@
 //
 // The house (see DESIGN.md):
 //
-//	node/            handlers, wiring, the partitions this node hosts (for now)
+//	node/            handlers, wiring, the partitions this node hosts: their
+//	                 open, close and reconcile (partitions.go)
+//	node/hosted      what a hosted partition keeps beside its log: producer
+//	                 state (idempotent and transactional appends) and the
+//	                 transaction index (read_committed)
 //	node/replica     a partition's replica: leadership, high watermark, acks, Raft
 //	  raftlog        the partition's segment log as the Raft log
 //	  transport      Raft messages between brokers
@@ -38,9 +42,10 @@
 //	                                  each claimed in reconciling
 //	localPartition.appendMu           the idempotence check and a batch's
 //	                                  place in the log's order (Enqueue); the
-//	                                  leader's round is waited for outside it
-//	txnIndex.scanMu -> txnIndex.mu    one request scans; mu only publishes
-//	txnIndex.flushMu -> txnIndex.mu   checkpoint writes run outside mu
+//	                                  leader's round is waited for outside it;
+//	                                  held around every hosted.Producers call
+//	hosted.TxnIndex scanMu -> mu      one request scans; mu only publishes
+//	hosted.TxnIndex flushMu -> mu     checkpoint writes run outside mu
 //	mendMu, the rest                  leaves
 //
 // Known exceptions, each waited on only by requests that need its result:

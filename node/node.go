@@ -455,7 +455,7 @@ func (n *Node) enforceRetention() {
 			n.log.WithField("topic", p.topic).WithField("partition", p.index).WithField("segments", deleted).Info("retention deleted segments")
 		}
 		p.appendMu.Lock()
-		p.producers.expire(cutoff)
+		p.producers.Expire(cutoff)
 		p.appendMu.Unlock()
 	}
 	n.metrics.SetGauge([]string{"partitions"}, float32(len(n.localPartitions())))

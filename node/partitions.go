@@ -1,7 +1,6 @@
 package node
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/spool-log/spool/internal/recordbatch/compression"
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/hosted"
 	"github.com/spool-log/spool/node/replica"
 	"github.com/spool-log/spool/node/replica/raftlog"
 	"github.com/spool-log/spool/node/topicconfig"
@@ -48,13 +48,13 @@ type localPartition struct {
 	// producer state is the committed log plus this leader's proposals,
 	// those not yet appended recorded as pending.
 	appendMu  sync.Mutex
-	producers *producerStates
+	producers *hosted.Producers
 	// producersEpoch is the leader epoch producers was rebuilt for: a
 	// replica that starts leading in another epoch rebuilds it from the
 	// committed log first (an earlier leader's appends are not in it).
 	producersEpoch int32
-	// txns is the read_committed view of the log (txn_index.go).
-	txns txnIndex
+	// txns is the read_committed view of the log; its own locks.
+	txns hosted.TxnIndex
 
 	// Counted per append; flushMetrics hands the growth since its last
 	// flush (the flushed marks, its own) to go-metrics.
@@ -84,50 +84,37 @@ func parsePartitionDir(name string) (string, int32, bool) {
 	return topic, int32(n), true
 }
 
-// producerRebuildOffsets bounds how far back from the log end the producer
-// state is rebuilt on open. Only the last five batches of each producer
-// matter, and only producers that are still retrying; scanning further
-// would make opening a large partition slow.
-const producerRebuildOffsets = 100_000
-
-// rebuildProducers reads the batch headers of the committed log's tail
-// (headers only, 61 bytes per batch) and replays them into the producer
-// state.
+// rebuildProducers replays the committed log's tail into the producer
+// state (hosted.Producers.Rebuild). The caller holds appendMu, or has the
+// partition to itself (openPartition).
 func (p *localPartition) rebuildProducers(now time.Time) error {
-	end := p.replica.HighWatermark()
-	off := max(p.replica.LogStartOffset(), end-producerRebuildOffsets)
-	for off < end {
-		s, err := p.replica.Read(off, 1<<20)
-		if errors.Is(err, partition.ErrOffsetOutOfRange) {
-			return nil // retention moved the start; nothing older matters
-		}
-		if err != nil {
-			return fmt.Errorf("read producer state of %s: %w", p.dir, err)
-		}
-		next, err := s.EachBatchHeader(off, func(f *os.File, pos int64, h partition.BatchHeader) error {
-			if !h.Control() || h.ProducerID < 0 {
-				p.producers.record(h, h.BaseOffset, now)
-				return nil
-			}
-			// A marker: its coordinator epoch is in its record.
-			b, err := readControlBatch(f, pos, h)
-			if err != nil {
-				return err
-			}
-			_, coordEpoch, _ := parseMarker(b)
-			p.producers.recordMarker(h.ProducerID, h.ProducerEpoch, coordEpoch, now)
-			return nil
-		})
-		s.Release()
-		if err != nil {
-			return fmt.Errorf("producer state of %s: %w", p.dir, err)
-		}
-		if next == off {
-			return nil
-		}
-		off = next
+	if err := p.producers.Rebuild(p.replica, now); err != nil {
+		return fmt.Errorf("%s: %w", p.dir, err)
 	}
 	return nil
+}
+
+// stable returns the partition's last stable offset, scanning what the
+// index has not seen yet (or, while another request scans, as far as that
+// scan has come).
+func (p *localPartition) stable() (int64, error) {
+	hw, start := p.replica.HighWatermark(), p.replica.LogStartOffset()
+	if err := p.txns.Refresh(p.replica, p.dir); err != nil {
+		return 0, err
+	}
+	return p.txns.StableOffset(hw, start), nil
+}
+
+// txnCheckpointInterval is how often due txn-index checkpoints are
+// written (and at shutdown), off the fetch path.
+const txnCheckpointInterval = 5 * time.Second
+
+// flushTxnIndexes writes the due txn-index checkpoints of the local
+// partitions.
+func (n *Node) flushTxnIndexes() {
+	for _, p := range n.localPartitions() {
+		p.txns.FlushCheckpoint(p.dir)
+	}
 }
 
 // producersFor makes the producer state current for the epoch this
@@ -143,10 +130,10 @@ func (p *localPartition) producersFor(n *Node) *kerr.Error {
 	if epoch == p.producersEpoch {
 		return nil
 	}
-	p.producers = newProducerStates()
+	p.producers = hosted.NewProducers()
 	if err := p.rebuildProducers(time.Now()); err != nil {
 		n.log.WithError(err).WithField("topic", p.topic).WithField("partition", p.index).Warn("rebuilding producer state failed")
-		p.producers = newProducerStates()
+		p.producers = hosted.NewProducers()
 	}
 	p.producersEpoch = epoch
 	return nil
@@ -163,7 +150,7 @@ func (p *localPartition) settleProducer(pid int64, pending *replica.Pending, inf
 		p.producersEpoch = -1
 		return
 	}
-	p.producers.settle(pid, pending, info)
+	p.producers.Settle(pid, pending, info)
 }
 
 // openPartitionHook, when set (tests), runs at the start of every
@@ -240,14 +227,14 @@ func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, erro
 		dir:       dir,
 		replica:   rep,
 		settings:  settings,
-		producers: newProducerStates(),
+		producers: hosted.NewProducers(),
 	}
 	p.producersEpoch, _ = rep.WritableEpoch()
 	if err := p.rebuildProducers(time.Now()); err != nil {
 		// The data is fine; only duplicate detection across the restart
 		// is lost, as with an expired producer.
 		n.log.WithError(err).WithField("topic", spec.Name).WithField("partition", index).Warn("rebuilding producer state failed")
-		p.producers = newProducerStates()
+		p.producers = hosted.NewProducers()
 	}
 	return p, nil
 }
@@ -549,7 +536,7 @@ func (n *Node) closePartitions() error {
 		go func() {
 			defer wg.Done()
 			for p := range work {
-				p.txns.flushCheckpoint(p.dir)
+				p.txns.FlushCheckpoint(p.dir)
 				point, err := p.replica.CloseForShutdown()
 				mu.Lock()
 				if err == nil {

@@ -88,14 +88,7 @@ func TestIdempotentProduceDoesNotHoldTheAppendLockThroughTheRound(t *testing.T) 
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		lp.appendMu.Lock()
-		n := 0
-		for _, e := range lp.producers.m {
-			for _, bm := range e.batches {
-				if bm.pending != nil {
-					n++
-				}
-			}
-		}
+		n := lp.producers.PendingBatches()
 		lp.appendMu.Unlock()
 		if n == 2 {
 			break

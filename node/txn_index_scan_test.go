@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/spool-log/spool/node/hosted"
 )
 
 // While one request scans a partition's transactions (which can take
@@ -45,13 +47,13 @@ func TestReadCommittedFetchAnswersDuringScan(t *testing.T) {
 	// until released.
 	entered, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	txnScanHook = func() {
+	hosted.SetScanHook(func() {
 		once.Do(func() {
 			close(entered)
 			<-release
 		})
-	}
-	t.Cleanup(func() { txnScanHook = nil })
+	})
+	t.Cleanup(func() { hosted.SetScanHook(nil) })
 	scanDone := make(chan error, 1)
 	go func() {
 		_, err := p.stable()
@@ -73,7 +75,7 @@ func TestReadCommittedFetchAnswersDuringScan(t *testing.T) {
 		fs := rc.PollFetches(fctx)
 		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Key)) })
 	}
-	if st := p.txns.stableOffset(p.replica.HighWatermark(), p.replica.LogStartOffset()); st != lso {
+	if st := p.txns.StableOffset(p.replica.HighWatermark(), p.replica.LogStartOffset()); st != lso {
 		t.Errorf("last stable offset %d during the scan, want %d (what the index knew before it)", st, lso)
 	}
 	close(release)

@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,9 +16,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/spool-log/spool/internal/recordbatch"
 	"github.com/spool-log/spool/node/admin"
 	"github.com/spool-log/spool/node/group"
+	"github.com/spool-log/spool/node/hosted"
 	"github.com/spool-log/spool/node/txn"
 	"github.com/spool-log/spool/partition"
 )
@@ -187,61 +186,6 @@ func fencedCode(code int16, knowsFenced bool) int16 {
 	return code
 }
 
-// markerBatch is a transaction marker: a control batch of the producer,
-// transactional, holding one control record (key: version 0, type 0 abort
-// or 1 commit; value: version 0, coordinator epoch), as Kafka writes it.
-func markerBatch(mk txn.Marker, ts int64) []byte {
-	typ := byte(0)
-	if mk.Commit {
-		typ = 1
-	}
-	key := []byte{0, 0, 0, typ}
-	value := []byte{0, 0, byte(mk.CoordinatorEpoch >> 24), byte(mk.CoordinatorEpoch >> 16), byte(mk.CoordinatorEpoch >> 8), byte(mk.CoordinatorEpoch)}
-	h := recordbatch.NoProducer()
-	h.ProducerID, h.ProducerEpoch = mk.ProducerID, mk.Epoch
-	h.Attributes = recordbatch.AttrControl | recordbatch.AttrTransactional
-	h.FirstTimestamp, h.MaxTimestamp = ts, ts
-	b, err := recordbatch.Build(nil, h, []recordbatch.Record{{Key: key, Value: value}}, nil)
-	if err != nil {
-		panic(err) // uncompressed: cannot fail
-	}
-	return b
-}
-
-// readControlBatch reads the whole control batch h at pos (small: a
-// marker is one record).
-func readControlBatch(f interface {
-	ReadAt([]byte, int64) (int, error)
-}, pos int64, h partition.BatchHeader) ([]byte, error) {
-	if h.Size() > 1<<16 {
-		return nil, fmt.Errorf("control batch of %d bytes at offset %d", h.Size(), h.BaseOffset)
-	}
-	b := make([]byte, h.Size())
-	if _, err := f.ReadAt(b, pos); err != nil {
-		return nil, fmt.Errorf("read control batch at offset %d: %w", h.BaseOffset, err)
-	}
-	return b, nil
-}
-
-// parseMarker reads a control batch's transaction marker: commit or
-// abort, and the coordinator epoch (-1 if the value is missing). ok is
-// false when it is no marker this code can read.
-func parseMarker(batch []byte) (commit bool, coordEpoch int32, ok bool) {
-	rh, err := recordbatch.ParseHeader(batch)
-	if err != nil {
-		return false, -1, false
-	}
-	recs, err := recordbatch.ParseRecords(nil, batch[recordbatch.HeaderSize:], rh.NumRecords, rh.LastOffsetDelta)
-	if err != nil || len(recs) == 0 || len(recs[0].Key) < 4 || recs[0].Key[2] != 0 || recs[0].Key[3] > 1 {
-		return false, -1, false
-	}
-	coordEpoch = -1
-	if v := recs[0].Value; len(v) >= 6 {
-		coordEpoch = int32(binary.BigEndian.Uint32(v[2:6]))
-	}
-	return recs[0].Key[3] == 1, coordEpoch, true
-}
-
 // errMarkerFenced: the partition knows a newer epoch of the producer than
 // the marker's, so a newer coordinator decision superseded it.
 var errMarkerFenced = errors.New("marker epoch older than the producer's")
@@ -271,7 +215,7 @@ func (n *Node) writeMarkerLocal(ctx context.Context, tp txn.TopicPartition, mk t
 		p.appendMu.Unlock()
 		return e
 	}
-	epochOld, coordOld := p.producers.markerFenced(mk.ProducerID, mk.Epoch, mk.CoordinatorEpoch)
+	epochOld, coordOld := p.producers.MarkerFenced(mk.ProducerID, mk.Epoch, mk.CoordinatorEpoch)
 	switch {
 	case coordOld:
 		p.appendMu.Unlock()
@@ -284,9 +228,9 @@ func (n *Node) writeMarkerLocal(ctx context.Context, tp txn.TopicPartition, mk t
 	// the log's order, not while the leader's round writes it. The state
 	// counts it at once, so a batch of the producer checked after it is
 	// known to come after the marker.
-	pending, err := p.replica.Enqueue(markerBatch(mk, time.Now().UnixMilli()))
+	pending, err := p.replica.Enqueue(hosted.MarkerBatch(mk.ProducerID, mk.Epoch, mk.Commit, mk.CoordinatorEpoch, time.Now().UnixMilli()))
 	if err == nil {
-		p.producers.recordMarker(mk.ProducerID, mk.Epoch, mk.CoordinatorEpoch, time.Now())
+		p.producers.RecordMarker(mk.ProducerID, mk.Epoch, mk.CoordinatorEpoch, time.Now())
 	}
 	p.appendMu.Unlock()
 	if err != nil {
@@ -443,7 +387,7 @@ func (n *Node) verifyTxnBatch(ctx context.Context, p *localPartition, txnID stri
 		p.appendMu.Unlock()
 		return 0, e.Code
 	}
-	open, markers := p.producers.txnView(h.ProducerID, h.ProducerEpoch)
+	open, markers := p.producers.TxnView(h.ProducerID, h.ProducerEpoch)
 	p.appendMu.Unlock()
 	if open {
 		return markers, 0

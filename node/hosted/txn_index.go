@@ -1,4 +1,4 @@
-package node
+package hosted
 
 import (
 	"encoding/json"
@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"time"
+	"sync/atomic"
 
 	"github.com/spool-log/spool/internal/atomicfile"
 
@@ -17,7 +17,7 @@ import (
 	"github.com/spool-log/spool/wire"
 )
 
-// txnIndex is a partition's transaction state for read_committed: the
+// TxnIndex is a partition's transaction state for read_committed: the
 // first offset of every producer's open transaction (whose oldest is the
 // last stable offset) and the aborted transactions (Kafka's .txnindex:
 // producer, first offset, marker offset).
@@ -41,7 +41,7 @@ import (
 // leader epoch, CRC) is not in the log as it was (a tail lost in a crash
 // under flush policy os, written again) is ignored. Without one, the scan starts at the
 // log start: one 61-byte header read per batch, about 3 µs a batch from
-// the page cache (TestTxnIndexRebuildCost), so a million batches take some
+// the page cache (node's TestTxnIndexRebuildCost), so a million batches take some
 // 3 s once. Kafka keeps a .txnindex beside each segment instead; one file
 // per partition suits a log whose segments the Raft layer and the cleaner
 // rewrite.
@@ -52,8 +52,11 @@ import (
 // file write. A request that finds a scan running does not wait for it: it
 // answers from what the scan has published so far, which is always a
 // consistent prefix (everything below scanned), so its last stable offset is
-// at most the true one.
-type txnIndex struct {
+// at most the true one. flushMu, then mu: FlushCheckpoint encodes under mu
+// and writes the file outside it.
+//
+// The zero TxnIndex is ready to use: empty, built on the first Refresh.
+type TxnIndex struct {
 	// scanMu serialises scans; triedFile is the scanner's own.
 	scanMu    sync.Mutex
 	triedFile bool // the checkpoint was looked for
@@ -75,11 +78,11 @@ type txnIndex struct {
 	flushMu sync.Mutex
 }
 
-// txnIndexFile is the checkpoint's name in the partition directory.
-const txnIndexFile = "txn-index"
+// TxnIndexFile is the checkpoint's name in the partition directory.
+const TxnIndexFile = "txn-index"
 
-// txnIndexCheckpoint is the checkpoint's content.
-type txnIndexCheckpoint struct {
+// TxnIndexCheckpoint is the checkpoint's content.
+type TxnIndexCheckpoint struct {
 	Version int              `json:"version"`
 	Scanned int64            `json:"scanned"`
 	Open    map[string]int64 `json:"open"`    // producer id (decimal) -> first offset
@@ -95,13 +98,13 @@ type txnIndexCheckpoint struct {
 // loadCheckpoint resumes from the checkpoint if it fits the log [start,
 // hw] and its last batch is in the log. Called with scanMu held; it reads
 // the file and the log without mu and installs what it found under it.
-func (x *txnIndex) loadCheckpoint(p *localPartition, start, hw int64) {
-	b, err := os.ReadFile(filepath.Join(p.dir, txnIndexFile))
+func (x *TxnIndex) loadCheckpoint(log Log, dir string, start, hw int64) {
+	b, err := os.ReadFile(filepath.Join(dir, TxnIndexFile))
 	if err != nil || len(b) > 64<<20 {
 		return
 	}
-	var c txnIndexCheckpoint
-	if json.Unmarshal(b, &c) != nil || c.Version != 1 || c.Scanned <= start || c.Scanned > hw || c.Last == nil || !lastBatchIs(p, *c.Last, c.Scanned) {
+	var c TxnIndexCheckpoint
+	if json.Unmarshal(b, &c) != nil || c.Version != 1 || c.Scanned <= start || c.Scanned > hw || c.Last == nil || !lastBatchIs(log, *c.Last, c.Scanned) {
 		return
 	}
 	open := make(map[int64]int64, len(c.Open))
@@ -122,14 +125,10 @@ func (x *txnIndex) loadCheckpoint(p *localPartition, start, hw int64) {
 	x.mu.Unlock()
 }
 
-// txnCheckpointInterval is how often due txn-index checkpoints are
-// written (and at shutdown), off the fetch path.
-const txnCheckpointInterval = 5 * time.Second
-
-// flushCheckpoint writes the checkpoint when it is due: an abort was
+// FlushCheckpoint writes the checkpoint when it is due: an abort was
 // learnt or a million offsets scanned since the last. A failed write only
 // means a longer scan after a restart.
-func (x *txnIndex) flushCheckpoint(dir string) {
+func (x *TxnIndex) FlushCheckpoint(dir string) {
 	x.flushMu.Lock()
 	defer x.flushMu.Unlock()
 	x.mu.Lock()
@@ -141,7 +140,7 @@ func (x *txnIndex) flushCheckpoint(dir string) {
 	if !ok {
 		return
 	}
-	err := atomicfile.Write(filepath.Join(dir, txnIndexFile), b, 0o644)
+	err := atomicfile.Write(filepath.Join(dir, TxnIndexFile), b, 0o644)
 	x.mu.Lock()
 	if err == nil {
 		x.checkpointed = scanned
@@ -153,7 +152,7 @@ func (x *txnIndex) flushCheckpoint(dir string) {
 
 // checkpointLocked encodes the checkpoint if one is due. Called with mu
 // held.
-func (x *txnIndex) checkpointLocked() ([]byte, int64, bool) {
+func (x *TxnIndex) checkpointLocked() ([]byte, int64, bool) {
 	if x.open == nil || x.scanned == x.checkpointed || !(x.dirty || x.scanned-x.checkpointed >= 1_000_000) {
 		return nil, 0, false
 	}
@@ -161,7 +160,7 @@ func (x *txnIndex) checkpointLocked() ([]byte, int64, bool) {
 		return nil, 0, false // nothing scanned: nothing to resume
 	}
 	last := x.last
-	c := txnIndexCheckpoint{Version: 1, Scanned: x.scanned, Last: &last, Open: make(map[string]int64, len(x.open)), Aborted: make([][3]int64, 0, len(x.aborted))}
+	c := TxnIndexCheckpoint{Version: 1, Scanned: x.scanned, Last: &last, Open: make(map[string]int64, len(x.open)), Aborted: make([][3]int64, 0, len(x.aborted))}
 	for pid, first := range x.open {
 		c.Open[strconv.FormatInt(pid, 10)] = first
 	}
@@ -172,10 +171,10 @@ func (x *txnIndex) checkpointLocked() ([]byte, int64, bool) {
 	return b, x.scanned, true
 }
 
-// lastBatchIs reports whether the batch ending at scanned-1 in p's log is
+// lastBatchIs reports whether the batch ending at scanned-1 in log is
 // the one last identifies (base offset, leader epoch, CRC).
-func lastBatchIs(p *localPartition, last [3]int64, scanned int64) bool {
-	s, err := p.replica.Read(last[0], 1)
+func lastBatchIs(log Log, last [3]int64, scanned int64) bool {
+	s, err := log.Read(last[0], 1)
 	if err != nil {
 		return false
 	}
@@ -195,31 +194,33 @@ func lastBatchIs(p *localPartition, last [3]int64, scanned int64) bool {
 	return err == nil && h.BaseOffset == last[0] && int64(h.PartitionLeaderEpoch) == last[1] && int64(h.CRC) == last[2] && h.LastOffset()+1 == scanned
 }
 
-// flushTxnIndexes writes the due txn-index checkpoints of the local
-// partitions.
-func (n *Node) flushTxnIndexes() {
-	for _, p := range n.localPartitions() {
-		p.txns.flushCheckpoint(p.dir)
-	}
-}
+// scanHook, when set (tests), runs before each read of a scan.
+var scanHook atomic.Pointer[func()]
 
-// txnScanHook, when set (tests), runs before each read of a scan.
-var txnScanHook func()
+// SetScanHook makes f run before each read of every TxnIndex's scan (nil:
+// nothing), for tests that change the log while a scan runs.
+func SetScanHook(f func()) {
+	if f == nil {
+		scanHook.Store(nil)
+		return
+	}
+	scanHook.Store(&f)
+}
 
 type abortedTxn struct {
 	pid         int64
 	first, last int64 // last: the abort marker's offset
 }
 
-// refresh brings the index up to the high watermark, unless another
+// Refresh brings the index up to the high watermark, unless another
 // request is scanning already: then the caller goes on with what that scan
 // has published, rather than wait seconds behind it.
-func (x *txnIndex) refresh(p *localPartition) error {
+func (x *TxnIndex) Refresh(log Log, dir string) error {
 	if !x.scanMu.TryLock() {
 		return nil
 	}
 	defer x.scanMu.Unlock()
-	return x.update(p)
+	return x.update(log, dir)
 }
 
 // txnEvent is one transactional batch a scan found: a data batch (which
@@ -233,15 +234,15 @@ type txnEvent struct {
 // with scanMu held, not mu: the log is read without mu, and each chunk's
 // findings are published under mu at once, so readers see every offset
 // below scanned indexed.
-func (x *txnIndex) update(p *localPartition) error {
-	start, hw, end := p.replica.LogStartOffset(), p.replica.HighWatermark(), p.replica.LogEndOffset()
+func (x *TxnIndex) update(log Log, dir string) error {
+	start, hw, end := log.LogStartOffset(), log.HighWatermark(), log.LogEndOffset()
 	if !x.triedFile {
 		x.triedFile = true
 		x.mu.Lock()
 		built := x.open != nil
 		x.mu.Unlock()
 		if !built {
-			x.loadCheckpoint(p, start, hw)
+			x.loadCheckpoint(log, dir, start, hw)
 		}
 	}
 	x.mu.Lock()
@@ -264,17 +265,17 @@ func (x *txnIndex) update(p *localPartition) error {
 	restarts := 0
 	var events []txnEvent
 	for scanned < hw {
-		if txnScanHook != nil {
-			txnScanHook()
+		if hook := scanHook.Load(); hook != nil {
+			(*hook)()
 		}
-		s, err := p.replica.Read(scanned, 1<<20)
+		s, err := log.Read(scanned, 1<<20)
 		if errors.Is(err, partition.ErrOffsetOutOfRange) {
 			// Retention (or DeleteRecords) moved the log start past
 			// the scan: what is open is known only from the new start
 			// on (a marker may have gone with the rest), so scan from
 			// there, a few times at most, rather than answer without
 			// the open transactions.
-			if start := p.replica.LogStartOffset(); start > scanned && restarts < 3 {
+			if start := log.LogStartOffset(); start > scanned && restarts < 3 {
 				restarts++
 				x.mu.Lock()
 				clear(x.open)
@@ -285,10 +286,10 @@ func (x *txnIndex) update(p *localPartition) error {
 				scanned = start
 				continue
 			}
-			return fmt.Errorf("scan transactions of %s: %w", p.dir, err)
+			return fmt.Errorf("scan transactions of %s: %w", dir, err)
 		}
 		if err != nil {
-			return fmt.Errorf("scan transactions of %s: %w", p.dir, err)
+			return fmt.Errorf("scan transactions of %s: %w", dir, err)
 		}
 		events = events[:0]
 		last, seen := [3]int64{}, false
@@ -320,7 +321,7 @@ func (x *txnIndex) update(p *localPartition) error {
 		x.mu.Unlock()
 		scanned = next
 		if err != nil {
-			return fmt.Errorf("scan transactions of %s: %w", p.dir, err)
+			return fmt.Errorf("scan transactions of %s: %w", dir, err)
 		}
 		if !advanced {
 			break
@@ -350,7 +351,7 @@ func readTxnEvent(f interface {
 
 // note applies one transactional batch (data or marker). Called with mu
 // held.
-func (x *txnIndex) note(ev txnEvent) {
+func (x *TxnIndex) note(ev txnEvent) {
 	if !ev.marker {
 		if _, ok := x.open[ev.pid]; !ok {
 			x.open[ev.pid] = ev.base
@@ -368,7 +369,7 @@ func (x *txnIndex) note(ev txnEvent) {
 // lso is the last stable offset: the first offset of the oldest open
 // transaction, else the high watermark, as far as the index has scanned;
 // the log start while nothing is indexed yet. Called with x.mu held.
-func (x *txnIndex) lso(hw, start int64) int64 {
+func (x *TxnIndex) lso(hw, start int64) int64 {
 	if x.open == nil {
 		return min(hw, start)
 	}
@@ -382,7 +383,7 @@ func (x *txnIndex) lso(hw, start int64) int64 {
 // abortedIn lists the aborted transactions that may hold records in
 // [from, to): those whose marker is at or after from and whose first
 // offset is below to, oldest first, as Kafka's collectAbortedTxns.
-func (x *txnIndex) abortedIn(from, to int64) []wire.FetchAborted {
+func (x *TxnIndex) abortedIn(from, to int64) []wire.FetchAborted {
 	out := []wire.FetchAborted{}
 	i, _ := slices.BinarySearchFunc(x.aborted, from, func(a abortedTxn, off int64) int {
 		switch {
@@ -401,36 +402,72 @@ func (x *txnIndex) abortedIn(from, to int64) []wire.FetchAborted {
 	return out
 }
 
-// stable returns the partition's last stable offset, scanning what the
-// index has not seen yet (or, while another request scans, as far as that
-// scan has come).
-func (p *localPartition) stable() (int64, error) {
-	hw, start := p.replica.HighWatermark(), p.replica.LogStartOffset()
-	if err := p.txns.refresh(p); err != nil {
-		return 0, err
-	}
-	return p.txns.stableOffset(hw, start), nil
-}
-
-// stableOffset is lso under mu.
-func (x *txnIndex) stableOffset(hw, start int64) int64 {
+// StableOffset is the last stable offset: the first offset of the oldest
+// open transaction, else the high watermark hw, as far as the index has
+// scanned; the log start start while nothing is indexed yet. It reads the
+// log not at all: Refresh first brings the index up to date.
+func (x *TxnIndex) StableOffset(hw, start int64) int64 {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.lso(hw, start)
 }
 
-// abortedBetween is abortedIn under mu.
-func (x *txnIndex) abortedBetween(from, to int64) []wire.FetchAborted {
+// AbortedBetween lists the aborted transactions that may hold records in
+// [from, to) (abortedIn) as far as the index has scanned.
+func (x *TxnIndex) AbortedBetween(from, to int64) []wire.FetchAborted {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.abortedIn(from, to)
 }
 
-// openSince is the first offset of the producer's open transaction, if
+// OpenSince is the first offset of the producer's open transaction, if
 // the index knows one.
-func (x *txnIndex) openSince(pid int64) (int64, bool) {
+func (x *TxnIndex) OpenSince(pid int64) (int64, bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	first, ok := x.open[pid]
 	return first, ok
+}
+
+// AbortedTxn is one aborted transaction in the index: its producer, its
+// first offset and its abort marker's offset.
+type AbortedTxn struct {
+	ProducerID, FirstOffset, MarkerOffset int64
+}
+
+// TxnIndexState is what an index holds at one moment (Snapshot).
+type TxnIndexState struct {
+	// Built: the index was built (from the log or a checkpoint); when
+	// false the rest is empty.
+	Built bool
+	// Scanned: offsets below are indexed. Checkpointed: Scanned as of
+	// the last checkpoint written or loaded (0: none).
+	Scanned, Checkpointed int64
+	// Open maps each producer with an open transaction to its first
+	// offset; Aborted is by marker offset.
+	Open    map[int64]int64
+	Aborted []AbortedTxn
+}
+
+// Snapshot copies the index's state, for tests and diagnostics.
+func (x *TxnIndex) Snapshot() TxnIndexState {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	st := TxnIndexState{Built: x.open != nil, Scanned: x.scanned, Checkpointed: x.checkpointed, Open: make(map[int64]int64, len(x.open)), Aborted: make([]AbortedTxn, 0, len(x.aborted))}
+	for pid, first := range x.open {
+		st.Open[pid] = first
+	}
+	for _, a := range x.aborted {
+		st.Aborted = append(st.Aborted, AbortedTxn{ProducerID: a.pid, FirstOffset: a.first, MarkerOffset: a.last})
+	}
+	return st
+}
+
+// Forget drops what the index learnt, as after a restart without a
+// checkpoint: the next Refresh scans from the log start (the checkpoint is
+// not looked for again). For benchmarks of that scan.
+func (x *TxnIndex) Forget() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.open = nil
 }
