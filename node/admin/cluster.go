@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"time"
 
+	"github.com/spool-log/spool/adminapi"
 	"github.com/spool-log/spool/internal/httpjson"
 	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/node/leadership"
@@ -16,45 +16,13 @@ import (
 // The cluster part of the admin API: what SREs look at to see who is in the
 // cluster, who leads what, and where placement would put things today.
 
-// MemberInfo is one member as /v1/members shows it.
-type MemberInfo struct {
-	Name          string `json:"name"`
-	ID            int32  `json:"id"`
-	Status        string `json:"status"` // alive, failed or left
-	KafkaAddr     string `json:"kafka_addr"`
-	AdminAddr     string `json:"admin_addr"`
-	GossipAddr    string `json:"gossip_addr"`
-	Rack          string `json:"rack,omitempty"`
-	Generation    uint64 `json:"generation"`
-	PartitionsLed int    `json:"partitions_led"`
-}
-
-// MemberEvent is one line of /v1/members/watch.
-type MemberEvent struct {
-	Type   string     `json:"type"` // join, fail, leave, update or reap
-	Time   time.Time  `json:"time"`
-	Member MemberInfo `json:"member"`
-}
-
-// PartitionPlacement is one partition as /v1/placement shows it.
-type PartitionPlacement struct {
-	Topic     string  `json:"topic"`
-	Partition int32   `json:"partition"`
-	Replicas  []int32 `json:"replicas"` // recorded at creation, succession order
-	Leader    int32   `json:"leader"`   // -1: unavailable
-	// LeaderEpoch, ISR and Offline are as Metadata reports them from this
-	// node (the leader's claim where this node does not lead; epoch -1
-	// when unknown).
-	LeaderEpoch int32   `json:"leader_epoch"`
-	ISR         []int32 `json:"isr"`
-	Offline     []int32 `json:"offline"`
-	// Preferred is where placement (rendezvous hashing, membership.PlaceTopic)
-	// over today's roster would put the replicas; Differs marks a partition whose recorded replicas are
-	// not that list (the roster changed since the topic was created, or
-	// CreateTopics pinned it with a manual replica assignment).
-	Preferred []int32 `json:"preferred"`
-	Differs   bool    `json:"differs"`
-}
+// The bodies of /v1/members, /v1/members/watch and /v1/placement, which
+// package adminapi defines for the client too.
+type (
+	MemberInfo         = adminapi.MemberInfo
+	MemberEvent        = adminapi.MemberEvent
+	PartitionPlacement = adminapi.PartitionPlacement
+)
 
 func memberInfo(m membership.Member, led map[int32]int) MemberInfo {
 	mi := MemberInfo{
