@@ -377,6 +377,7 @@ for p in a["subPackages"]:
   for pkg in "${pkgs[@]}"; do
     # As root in new network and mount namespaces: bring up lo (the only interface), mount the
     # build directory; then, as the build user without capabilities, buildGoDir's `go test`.
+    # shellcheck disable=SC2016 # the inner bash expands $1 and $@
     if ! unshare --net --mount --propagation private -- bash -c \
         'mount --bind "$1" /build && ip link set lo up && cd /build/source && shift && exec "$@"' checkphase "$build" \
         setpriv --reuid="$uid" --regid="$gid" --init-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- \

@@ -42,7 +42,7 @@ if [ -e "$work/src/vendor" ]; then
   echo "vendor-hash: the package source has a vendor/ directory; remove it from the repo" >&2; exit 1
 fi
 log="$work/vendor.log"
-if ! (cd "$work/src" && GOFLAGS= GOTOOLCHAIN=local GOWORK=off go mod vendor) >"$log" 2>&1; then
+if ! (cd "$work/src" && GOFLAGS='' GOTOOLCHAIN=local GOWORK=off go mod vendor) >"$log" 2>&1; then
   cat "$log" >&2
   echo "vendor-hash: \`go mod vendor\` failed on the package's source (is go.sum complete? run \`go mod download\` for the modules named above)" >&2
   exit 1
