@@ -3,7 +3,7 @@
 #
 #   bash nix/ci-check.sh                 all checks, then the self-test
 #   bash nix/ci-check.sh --no-self-test  all checks, no self-test
-#   bash nix/ci-check.sh --only STAGE    one stage: parse | eval | module | vendor | pyflakes
+#   bash nix/ci-check.sh --only STAGE    one stage: parse | eval | module | vendor | checkphase | pyflakes
 #   bash nix/ci-check.sh --self-test     only the self-test
 #
 # No Nix binary cache or GitHub is reachable here, so nothing is BUILT by Nix. Checked:
@@ -23,17 +23,26 @@
 #             `spool node` built from this commit (`spool node ARGS --help` exits 0);
 #   vendor    vendorHash in nix/package.nix equals the hash of `go mod vendor` run
 #             on the package's own source;
+#   checkphase the package's tests, run as buildGoModule's checkPhase runs them: `go test`
+#             of its subPackages (./cmd/spool) with checkPhase's flags, on that same vendored
+#             source (GOFLAGS=-mod=vendor, GOPROXY=off), HOME=/homeless-shelter (which does
+#             not exist), TMPDIR=/build, nothing else of the environment, as the system user
+#             nixbld-spool (created if missing) without capabilities, in a network namespace
+#             with only loopback; needs root (CI is). SPOOL_CI_GOCACHE_SEED=none starts its
+#             GOCACHE empty instead of from a copy of root's (slower, same result);
 #   pyflakes  the NixOS test's Python testScript passes pyflakes with the names the
 #             current NixOS test driver defines (machines_qemu, machines_nspawn,
 #             BaseMachine…; no longer `machines`);
 #   self-test a stale vendorHash; a misspelt option, a wrongly typed one, a gossip key
 #             given as a Nix path, SSL without a certificate and clashing ports (each
 #             failing with the module system's or NixOS's own message); a unit systemd
-#             rejects; an ExecStart flag `spool node` does not have; and names the
-#             testScript may not use: each makes this script fail.
-# Not checked (needs network/KVM): that the package builds with Nix, the image loads, the
-# NixOS test passes, and the pinned nixpkgs' Go satisfies go.mod (nix/package.nix asserts
-# it when evaluated against real nixpkgs).
+#             rejects; an ExecStart flag `spool node` does not have; names the
+#             testScript may not use; and package tests that dial a non-loopback address
+#             and write under HOME: each makes this script fail.
+# Not checked (needs network/KVM): that the package builds with Nix (checkphase runs its
+# tests with this host's Go and filesystem, not the pinned nixpkgs' Go and the sandbox's),
+# the image loads, the NixOS test passes, and the pinned nixpkgs' Go satisfies go.mod
+# (nix/package.nix asserts it when evaluated against real nixpkgs).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -66,6 +75,7 @@ ensure_tools() {
   command -v pyflakes3 >/dev/null 2>&1 || missing+=(pyflakes3)
   command -v git >/dev/null 2>&1 || missing+=(git)
   command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)
+  command -v ip >/dev/null 2>&1 || missing+=(iproute2)
   if [ ${#missing[@]} -gt 0 ]; then
     [ "$(id -u)" = 0 ] || fail "missing ${missing[*]}: run \`sudo apt-get install -y ${missing[*]}\`"
     step "installing ${missing[*]}"
@@ -424,6 +434,7 @@ check_pyflakes() {
 # ---- self-test: break things in a copy and expect this script to fail ----
 self_test() {
   step "self-test: deliberately broken copies must fail"
+  local self_start=$SECONDS
   spool_package  # built once, for every copy's module stage
   local base
   base=$(mktemp -d)
@@ -435,7 +446,7 @@ self_test() {
   # EDIT is a sed -E expression applied to FILE or, when there is no FILE, the contents of a
   # new FILE (git-added: flakes see only tracked files).
   expect_failure() { # NAME STAGE FILE EDIT EXPECTED-MESSAGE-REGEX...
-    local name=$1 stage=$2 file=$3 expr=$4 dir out re
+    local name=$1 stage=$2 file=$3 expr=$4 dir out re start=$SECONDS
     shift 4
     dir=$(mktemp -d)
     cp -a "$base/." "$dir/"
@@ -456,7 +467,7 @@ self_test() {
         fail "self-test '$name': ci-check failed, but without a message matching /$re/"
       fi
     done
-    echo "   ok: $name -> $(echo "$out" | grep -Eo -- "${!#}" | head -n 1)"
+    echo "   ok ($((SECONDS - start))s): $name -> $(echo "$out" | grep -Eo -- "${!#}" | head -n 1)"
     passed=$((passed + 1))
     rm -rf "$dir"
   }
@@ -561,7 +572,7 @@ func TestCIBrokenWritesHome(t *testing.T) {
     "dial tcp [0-9.]+:9: connect: network is unreachable"
 
   rm -rf "$base"
-  echo "   self-test: $passed broken trees failed as they should"
+  echo "   self-test: $passed broken trees failed as they should, in $((SECONDS - self_start))s"
 }
 
 ensure_tools
