@@ -362,18 +362,26 @@ for p in a["subPackages"]:
   mkdir -p "$build"
   cp -a "$VENDORED/source" "$build/source"
   [ -d /build ] || mkdir -m 755 /build || fail "cannot create /build, the mount point of the build directory"
+  chown -R "$uid:$gid" "$build"
   # GOCACHE (/build/go-cache, as configurePhase sets it) is fresh and the user's, but seeded
   # with a copy of a Go cache: root's (only the standard library's compiled packages hit,
   # saving about 30s of 2 cores), or in the self-test this run's checkphase one (same paths,
   # so only what the broken copy changed is compiled). Its test results are expired, so every
   # test runs. SPOOL_CI_GOCACHE_SEED=none starts it empty, as a Nix build does.
-  local seed=${SPOOL_CI_CHECKPHASE_GOCACHE:-$(go env GOCACHE)}
+  # The copy is of hard links (root's cache is gigabytes), in directories the user owns: it
+  # can add and remove entries, read root's, and write none of them (Go never rewrites an
+  # intact entry). The files at its top (trim.txt, testexpire.txt…) are real copies.
+  local seed=${SPOOL_CI_CHECKPHASE_GOCACHE:-$(go env GOCACHE)} f
   if [ "${SPOOL_CI_GOCACHE_SEED:-}" != none ] && [ -d "$seed" ]; then
-    cp -a "$seed" "$build/go-cache"
+    cp -al "$seed" "$build/go-cache"
+    for f in "$build/go-cache"/*; do
+      if [ -f "$f" ]; then cp --remove-destination "$seed/${f##*/}" "$f"; fi
+    done
     (cd / && GOCACHE="$build/go-cache" GOFLAGS='' go clean -testcache) \
       || fail "go clean -testcache on the seeded GOCACHE failed"
+    find "$build/go-cache" -maxdepth 1 -type f -exec chown "$uid:$gid" {} +
+    find "$build/go-cache" -type d -exec chown "$uid:$gid" {} +
   fi
-  chown -R "$uid:$gid" "$build"
   chmod 755 "$work"
   # nixpkgs' configurePhase and checkPhase: GOFLAGS=-mod=vendor (-trimpath removed for tests);
   # nothing else of root's environment (env -i).
