@@ -332,6 +332,7 @@ func (n *Node) startLoops() {
 	n.loops.Every(txnLoadInterval, n.loadLedTxnPartitions) // txns.go: a new coordinator finishes what it inherits
 	n.loops.Go(func(ctx context.Context) { n.quarantine.Reclaim(ctx, n.cfg.QuarantineRetention) })
 	n.startLeadershipLoops()
+	n.loops.Go(n.announceServing) // serving.go
 }
 
 // KafkaAddr is the bound Kafka listener address (after Start) or the

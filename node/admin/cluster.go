@@ -18,9 +18,13 @@ import (
 
 // MemberInfo is one member as /v1/members shows it.
 type MemberInfo struct {
-	Name          string `json:"name"`
-	ID            int32  `json:"id"`
-	Status        string `json:"status"` // alive, failed or left
+	Name string `json:"name"`
+	ID   int32  `json:"id"`
+	// Status is alive, joining, failed or left. Joining is alive in
+	// gossip but not serving yet, or seeing fewer alive brokers than the
+	// node answering: its Metadata would not list them all
+	// (membership.MemberServes).
+	Status        string `json:"status"`
 	KafkaAddr     string `json:"kafka_addr"`
 	AdminAddr     string `json:"admin_addr"`
 	GossipAddr    string `json:"gossip_addr"`
@@ -56,13 +60,21 @@ type PartitionPlacement struct {
 	Differs   bool    `json:"differs"`
 }
 
-func memberInfo(m membership.Member, led map[int32]int) MemberInfo {
+// StatusJoining is a member alive in gossip that does not serve yet.
+const StatusJoining = "joining"
+
+// memberInfo is m as the admin API shows it; alive is how many alive
+// brokers this node sees.
+func memberInfo(m membership.Member, led map[int32]int, alive int) MemberInfo {
 	mi := MemberInfo{
 		Name: m.Name, ID: m.BrokerID, Status: string(m.Status),
 		KafkaAddr: m.KafkaAddr, AdminAddr: m.AdminAddr, GossipAddr: m.GossipAddr,
 		Rack: m.Rack, Generation: m.Gen,
 	}
 	if m.Status == membership.StatusAlive {
+		if !membership.MemberServes(m, alive) {
+			mi.Status = StatusJoining
+		}
 		mi.PartitionsLed = led[m.BrokerID]
 	}
 	return mi
@@ -72,9 +84,10 @@ func memberInfo(m membership.Member, led map[int32]int) MemberInfo {
 func (a *API) Members() []MemberInfo {
 	led := a.cfg.Node.PartitionsLed()
 	members := a.cfg.Agent.Members()
+	alive := len(a.cfg.Agent.LiveBrokers())
 	out := make([]MemberInfo, len(members))
 	for i, m := range members {
-		out[i] = memberInfo(m, led)
+		out[i] = memberInfo(m, led, alive)
 	}
 	return out
 }
@@ -217,7 +230,7 @@ func (a *API) serveMemberWatch(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			led := a.cfg.Node.PartitionsLed()
-			line := MemberEvent{Type: string(ev.Type), Time: ev.Time, Member: memberInfo(ev.Member, led)}
+			line := MemberEvent{Type: string(ev.Type), Time: ev.Time, Member: memberInfo(ev.Member, led, len(a.cfg.Agent.LiveBrokers()))}
 			if err := enc.Encode(line); err != nil {
 				return
 			}
