@@ -285,6 +285,7 @@ func (n *Node) Start() (err error) {
 
 	n.metrics.SetGauge([]string{"partitions"}, float32(len(n.localPartitions())))
 	n.metrics.SetGauge([]string{"partitions", "led"}, float32(n.partitionsLed()))
+	n.warnEvenConfig()   // replication_factor.go: an even configured factor is lowered
 	n.checkEvenFactors() // replication_factor.go: warns of even-factor topics at start
 	n.startLoops()
 	n.ready.Store(true)
