@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spool-log/spool/internal/nodetest"
 	"github.com/spool-log/spool/node"
+	"github.com/spool-log/spool/node/nodetest"
 )
 
 // testNode starts an in-process node on free loopback ports, admitted.

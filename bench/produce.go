@@ -67,6 +67,9 @@ func Produce(ctx context.Context, cfg ProduceConfig) (Report, error) {
 		return Report{}, err
 	}
 	res := m.result(elapsed, "produce to ack")
+	if !cfg.Raw {
+		bs.settle(ctx, res.Records)
+	}
 	res.Extra = bs.extra()
 	if cfg.Raw {
 		if res.Latency != nil {
@@ -85,25 +88,73 @@ func Produce(ctx context.Context, cfg ProduceConfig) (Report, error) {
 
 // batchStats counts the batches franz-go wrote, so the baseline can be run
 // with the same batch size.
+//
+// franz-go calls OnProduceBatchWritten once per batch it wrote successfully
+// (a batch that failed and was sent again is counted once, when it
+// succeeds), but from a goroutine of its own started after the batch's
+// records were finished: when the last acknowledgement ends a run, the hook
+// may not have counted the last batches yet. settle waits until it has
+// counted every acknowledged record, so the counts a report reads are
+// complete.
 type batchStats struct {
-	batches, records, bytes atomic.Int64
+	mu                      sync.Mutex
+	batches, records, bytes int64
+	counted                 chan struct{} // closed by the next count; made by settle
 }
 
 func (b *batchStats) OnProduceBatchWritten(_ kgo.BrokerMetadata, _ string, _ int32, m kgo.ProduceBatchMetrics) {
-	b.batches.Add(1)
-	b.records.Add(int64(m.NumRecords))
-	b.bytes.Add(int64(m.CompressedBytes))
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.batches++
+	b.records += int64(m.NumRecords)
+	b.bytes += int64(m.CompressedBytes)
+	if b.counted != nil {
+		close(b.counted)
+		b.counted = nil
+	}
+}
+
+// settleWait bounds settle: the hook runs moments after the records it
+// counts were acknowledged, so a count still short after this is a count
+// that will not come (and the report says what was counted).
+const settleWait = 10 * time.Second
+
+// settle waits until the hook has counted at least records records (those
+// acknowledged), ctx ends or settleWait passes.
+func (b *batchStats) settle(ctx context.Context, records int64) {
+	timer := time.NewTimer(settleWait)
+	defer timer.Stop()
+	for {
+		b.mu.Lock()
+		if b.records >= records {
+			b.mu.Unlock()
+			return
+		}
+		if b.counted == nil {
+			b.counted = make(chan struct{})
+		}
+		counted := b.counted
+		b.mu.Unlock()
+		select {
+		case <-counted:
+		case <-timer.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 func (b *batchStats) extra() map[string]float64 {
-	n := b.batches.Load()
-	if n == 0 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.batches == 0 {
 		return nil
 	}
 	return map[string]float64{
-		"batches":           float64(n),
-		"records_per_batch": float64(b.records.Load()) / float64(n),
-		"bytes_per_batch":   float64(b.bytes.Load()) / float64(n),
+		"batches":           float64(b.batches),
+		"records_per_batch": float64(b.records) / float64(b.batches),
+		"bytes_per_batch":   float64(b.bytes) / float64(b.batches),
 	}
 }
 

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spool-log/spool/internal/nodetest"
 	"github.com/spool-log/spool/node"
+	"github.com/spool-log/spool/node/nodetest"
 )
 
 // testCluster starts a node and returns a Config that reaches it.

@@ -11,13 +11,13 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
-	"github.com/spool-log/spool/node"
+	"github.com/spool-log/spool/membership"
 )
 
 // DescribedTopic is a topic, its partitions and its configs.
 type DescribedTopic struct {
 	Topic      string               `json:"topic"`
-	ID         node.TopicID         `json:"id"`
+	ID         membership.TopicID   `json:"id"`
 	Partitions []DescribedPartition `json:"partitions"`
 	Configs    []DescribedConfig    `json:"configs"`
 	// Note is what an operator should know of the topic: that its
@@ -97,7 +97,7 @@ func describeTopics(ctx context.Context, adm *kadm.Client, names []string) (Desc
 		if t.Err != nil {
 			return nil, fmt.Errorf("topic %s: %s", name, explain(t.Err))
 		}
-		d := DescribedTopic{Topic: name, ID: node.TopicID(t.ID), Partitions: []DescribedPartition{}, Configs: []DescribedConfig{}}
+		d := DescribedTopic{Topic: name, ID: membership.TopicID(t.ID), Partitions: []DescribedPartition{}, Configs: []DescribedConfig{}}
 		for _, p := range t.Partitions.Sorted() {
 			d.Partitions = append(d.Partitions, DescribedPartition{
 				Partition: p.Partition, Leader: max(p.Leader, -1), LeaderEpoch: max(p.LeaderEpoch, -1),

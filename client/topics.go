@@ -10,7 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
-	"github.com/spool-log/spool/node"
+	"github.com/spool-log/spool/membership"
 )
 
 // isShardErrors reports whether err is kadm's partial failure: some partitions
@@ -30,12 +30,12 @@ func errSuffix(msg string) string {
 
 // ListedTopic is one topic of ListTopics.
 type ListedTopic struct {
-	Topic             string       `json:"topic"`
-	ID                node.TopicID `json:"id"`
-	Partitions        int          `json:"partitions"`
-	ReplicationFactor int          `json:"replication_factor"`
-	Internal          bool         `json:"internal"`
-	Error             string       `json:"error,omitempty"`
+	Topic             string             `json:"topic"`
+	ID                membership.TopicID `json:"id"`
+	Partitions        int                `json:"partitions"`
+	ReplicationFactor int                `json:"replication_factor"`
+	Internal          bool               `json:"internal"`
+	Error             string             `json:"error,omitempty"`
 }
 
 // ListedTopics is every topic, internal ones included, by name.
@@ -54,7 +54,7 @@ func (g Config) ListTopics(ctx context.Context) (ListedTopics, error) {
 	}
 	rows := ListedTopics{}
 	for _, t := range topics.Sorted() {
-		row := ListedTopic{Topic: t.Topic, ID: node.TopicID(t.ID), Partitions: len(t.Partitions), ReplicationFactor: t.Partitions.NumReplicas(), Internal: t.IsInternal}
+		row := ListedTopic{Topic: t.Topic, ID: membership.TopicID(t.ID), Partitions: len(t.Partitions), ReplicationFactor: t.Partitions.NumReplicas(), Internal: t.IsInternal}
 		if t.Err != nil {
 			row.Error = explain(t.Err)
 		}
@@ -89,7 +89,7 @@ type CreateTopicsOptions struct {
 type CreatedTopic struct {
 	Topic      string
 	Partitions int32
-	ID         node.TopicID
+	ID         membership.TopicID
 }
 
 func (c CreatedTopic) String() string {
@@ -133,7 +133,7 @@ func (g Config) CreateTopics(ctx context.Context, o CreateTopicsOptions) ([]Crea
 			failed = append(failed, r.Topic+": "+r.Err.Error()+errSuffix(r.ErrMessage))
 			continue
 		}
-		created = append(created, CreatedTopic{Topic: r.Topic, Partitions: r.NumPartitions, ID: node.TopicID(r.ID)})
+		created = append(created, CreatedTopic{Topic: r.Topic, Partitions: r.NumPartitions, ID: membership.TopicID(r.ID)})
 	}
 	if len(failed) > 0 {
 		return created, fmt.Errorf("%s", strings.Join(failed, "; "))

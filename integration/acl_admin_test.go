@@ -41,7 +41,9 @@ func describeAllACLs(t *testing.T, addr string) []string {
 }
 
 func TestACLAdminSarama(t *testing.T) {
-	n := StartNode(t)
+	// The admin API's clients are anonymous: once the first ACL exists,
+	// only the allow-everyone default leaves them the cluster resource.
+	n := StartNode(t, WithArgs("--allow-everyone-if-no-acl-found"))
 	cfg := saramaConfig("none")
 	admin, err := sarama.NewClusterAdmin([]string{n.KafkaAddr}, cfg)
 	if err != nil {
@@ -78,7 +80,9 @@ func TestACLAdminSarama(t *testing.T) {
 }
 
 func TestACLAdminKafkaGo(t *testing.T) {
-	n := StartNode(t)
+	// The admin API's clients are anonymous: once the first ACL exists,
+	// only the allow-everyone default leaves them the cluster resource.
+	n := StartNode(t, WithArgs("--allow-everyone-if-no-acl-found"))
 	cl := &kafka.Client{Addr: kafka.TCP(n.KafkaAddr), Timeout: 10 * time.Second}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -80,6 +80,11 @@ func startACLNode(t *testing.T) (*secureNode, string) {
 	if out, err := Spool(t, "", append([]string{"acl", "list", "--topic", topic}, cli...)...); err != nil || strings.Count(out, "User:carol") != 2 {
 		t.Fatalf("spool acl list: %v\n%s", err, out)
 	}
+	// Once the cluster has ACLs, what no ACL allows is denied (Kafka's
+	// default): carol's consumer groups need one of their own.
+	if out, err := Spool(t, "", append([]string{"acl", "add", "--principal", "User:carol", "--operation", "read", "--group", "carol-group-", "--pattern", "prefixed"}, cli...)...); err != nil {
+		t.Fatalf("spool acl add (carol's groups): %v\n%s", err, out)
+	}
 	return s, topic
 }
 

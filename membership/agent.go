@@ -40,10 +40,16 @@ type Agent struct {
 	memberEvents *fanout[MemberEvent]
 	topicEvents  *fanout[TopicChange]
 
-	eventCh    chan serf.Event
-	syncCh     chan syncRequest
+	eventCh chan serf.Event
+	syncCh  chan syncRequest
+	// Shutdown ends the loops before what they use: shutdownCh stops the
+	// sync loop (wg), which calls Serf, before Serf shuts down; the event
+	// loop (eventWG) drains Serf's events until then (Serf blocks on a
+	// full event channel), and stops at eventsDone.
 	shutdownCh chan struct{}
 	wg         sync.WaitGroup
+	eventsDone chan struct{}
+	eventWG    sync.WaitGroup
 
 	localAddr atomic.Value // string, set once Serf is up
 	alive     atomic.Pointer[aliveSnapshot]
@@ -109,6 +115,7 @@ func Create(cfg *Config) (*Agent, error) {
 		eventCh:       make(chan serf.Event, 1024),
 		syncCh:        make(chan syncRequest, 256),
 		shutdownCh:    make(chan struct{}),
+		eventsDone:    make(chan struct{}),
 		users:         newUsersKind(),
 		acls:          newACLsKind(),
 		settings:      newSettingsKind(),
@@ -159,8 +166,9 @@ func Create(cfg *Config) (*Agent, error) {
 	a.localAddr.Store(memberAddr(local.Addr, local.Port))
 	a.guard.observe(local, false)
 
-	a.wg.Add(2)
+	a.eventWG.Add(1)
 	go a.eventLoop()
+	a.wg.Add(1)
 	go a.syncLoop()
 	log.WithFields(logrus.Fields{"gossip": a.localGossipAddr(), "gen": a.gen, "encrypted": sc.MemberlistConfig.Keyring != nil}).
 		Info("membership started")
@@ -246,8 +254,10 @@ func (a *Agent) Shutdown() error {
 	a.shutdown = true
 	a.mu.Unlock()
 	close(a.shutdownCh)
+	a.wg.Wait() // the sync loop, which calls Serf, first
 	err := a.serf.Shutdown()
-	a.wg.Wait()
+	close(a.eventsDone)
+	a.eventWG.Wait()
 	a.memberEvents.close()
 	a.topicEvents.close()
 	if err != nil {

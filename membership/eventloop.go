@@ -42,7 +42,7 @@ type topicHint struct {
 }
 
 func (a *Agent) eventLoop() {
-	defer a.wg.Done()
+	defer a.eventWG.Done()
 	for {
 		select {
 		case e := <-a.eventCh:
@@ -54,7 +54,7 @@ func (a *Agent) eventLoop() {
 			case *serf.Query:
 				a.handleQuery(e)
 			}
-		case <-a.shutdownCh:
+		case <-a.eventsDone:
 			return
 		}
 	}

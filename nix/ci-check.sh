@@ -3,25 +3,37 @@
 #
 #   bash nix/ci-check.sh                 all checks, then the self-test
 #   bash nix/ci-check.sh --no-self-test  all checks, no self-test
-#   bash nix/ci-check.sh --only STAGE    one stage: parse | eval | vendor | pyflakes
+#   bash nix/ci-check.sh --only STAGE    one stage: parse | eval | module | vendor | pyflakes
 #   bash nix/ci-check.sh --self-test     only the self-test
 #
-# No Nix binary cache or GitHub is reachable here, so nothing is BUILT. Checked:
+# No Nix binary cache or GitHub is reachable here, so nothing is BUILT by Nix. Checked:
 #   parse     every .nix file parses (nix-instantiate --parse);
 #   eval      the flake's outputs (packages, image, checks incl. the test's driver
 #             and its three NixOS machines, devShells, nixosModules) evaluate against
 #             the stand-in nixpkgs in nix/stand-in, whose module system rejects
 #             unknown options and wrong types; plus an example configuration that
 #             sets every services.spool option (nix/ci/example.nix);
+#   module    nix/module.nix evaluated by nixpkgs' REAL module system (lib.evalModules
+#             of the lib vendored in nix/nixpkgs-lib) over the NixOS options it touches
+#             (nix/ci/nixos-slice.nix: NixOS's names and types), in the minimal
+#             configuration (nix/ci/minimal.nix), the every-option example and the three
+#             test machines; each spool.service, rendered as NixOS renders units, must
+#             pass `systemd-analyze verify` with no output, and its ExecStart, split as
+#             systemd splits it (nix/ci/execstart-argv.py), must be accepted by the
+#             `spool node` built from this commit (`spool node ARGS --help` exits 0);
 #   vendor    vendorHash in nix/package.nix equals the hash of `go mod vendor` run
 #             on the package's own source;
 #   pyflakes  the NixOS test's Python testScript passes pyflakes with the names the
-#             NixOS test driver defines;
-#   self-test a stale vendorHash, a misspelt services.spool option, a wrongly typed
-#             option and a gossip key given as a Nix path each make this script fail.
-# Not checked (needs network/KVM): that the package builds, the image loads, the NixOS
-# test passes, and the pinned nixpkgs' Go satisfies go.mod (nix/package.nix asserts it
-# when evaluated against real nixpkgs).
+#             current NixOS test driver defines (machines_qemu, machines_nspawn,
+#             BaseMachine…; no longer `machines`);
+#   self-test a stale vendorHash; a misspelt option, a wrongly typed one, a gossip key
+#             given as a Nix path, SSL without a certificate and clashing ports (each
+#             failing with the module system's or NixOS's own message); a unit systemd
+#             rejects; an ExecStart flag `spool node` does not have; and names the
+#             testScript may not use: each makes this script fail.
+# Not checked (needs network/KVM): that the package builds with Nix, the image loads, the
+# NixOS test passes, and the pinned nixpkgs' Go satisfies go.mod (nix/package.nix asserts
+# it when evaluated against real nixpkgs).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -48,6 +60,7 @@ ensure_tools() {
   command -v nix >/dev/null 2>&1 || missing+=(nix-bin)
   command -v pyflakes3 >/dev/null 2>&1 || missing+=(pyflakes3)
   command -v git >/dev/null 2>&1 || missing+=(git)
+  command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)
   if [ ${#missing[@]} -gt 0 ]; then
     [ "$(id -u)" = 0 ] || fail "missing ${missing[*]}: run \`sudo apt-get install -y ${missing[*]}\`"
     step "installing ${missing[*]}"
@@ -55,7 +68,7 @@ ensure_tools() {
     apt-get update -qq
     apt-get install -y -qq "${missing[@]}" >/dev/null
   fi
-  command -v go >/dev/null 2>&1 || fail "go is not on PATH; the vendorHash check needs Go >= the go.mod go line"
+  command -v go >/dev/null 2>&1 || fail "go is not on PATH; the vendorHash and ExecStart checks need Go >= the go.mod go line"
   git rev-parse --is-inside-work-tree >/dev/null 2>&1 \
     || fail "$ROOT is not a git work tree; flakes see only git-tracked files"
   local untracked
@@ -85,6 +98,10 @@ check_parse() {
 }
 
 check_eval() {
+  step "flake.nix pins nixpkgs by revision"
+  grep -Eq '^ *inputs\.nixpkgs\.url = "github:NixOS/nixpkgs/[0-9a-f]{40}";' flake.nix \
+    || fail "flake.nix must pin nixpkgs by revision: inputs.nixpkgs.url = \"github:NixOS/nixpkgs/<40-hex revision>\"; (no flake.lock can be written here; see the comment there)"
+  echo "   $(grep -Eo 'github:NixOS/nixpkgs/[0-9a-f]{40}' flake.nix)"
   step "evaluate the flake against the stand-in nixpkgs (nix/stand-in)"
   local log
   log=$(mktemp)
@@ -155,6 +172,80 @@ sys.exit(1 if problems else 0)
   echo "   services.spool example configuration evaluates: $out"
 }
 
+# The `spool` built from this commit, laid out as the package installs it: DIR/bin/spool.
+# Built once; the self-test's broken copies change only Nix files and reuse it
+# (SPOOL_CI_PACKAGE, exported).
+spool_package() {
+  if [ -z "${SPOOL_CI_PACKAGE:-}" ]; then
+    local dir
+    dir=$(mktemp -d)
+    trap "rm -rf '$dir'" EXIT
+    SPOOL_CI_PACKAGE=$dir/spool
+    mkdir -p "$SPOOL_CI_PACKAGE/bin"
+    step "go build -o \$tmp/spool/bin/spool ./cmd/spool (for the ExecStart check)"
+    go build -o "$SPOOL_CI_PACKAGE/bin/spool" ./cmd/spool || fail "go build ./cmd/spool failed (above)"
+    export SPOOL_CI_PACKAGE
+  fi
+  [ -x "$SPOOL_CI_PACKAGE/bin/spool" ] || fail "$SPOOL_CI_PACKAGE/bin/spool is not an executable"
+}
+
+check_module() {
+  spool_package
+  step "evaluate nix/module.nix with nixpkgs' real module system (nix/nixpkgs-lib, nix/ci/module-eval.nix)"
+  local work out names name unit n=0
+  local -a argv
+  work=$(mktemp -d)
+  if ! nix-instantiate --eval --strict --json nix/ci/module-eval.nix \
+      --argstr spool "$SPOOL_CI_PACKAGE" >"$work/eval.json" 2>"$work/err"; then
+    cat "$work/err" >&2; rm -rf "$work"
+    fail "nix/module.nix does not evaluate with nixpkgs' lib.evalModules (message above)"
+  fi
+  # Warnings (the module's, or a systemd Type=/Restart= value NixOS refuses) go to stderr.
+  if [ -s "$work/err" ]; then
+    cat "$work/err" >&2; rm -rf "$work"
+    fail "evaluating nix/module.nix printed warnings (above)"
+  fi
+  names=$(python3 -c '
+import json, os, sys
+for name, c in sorted(json.load(open(sys.argv[1])).items()):
+    os.makedirs(os.path.join(sys.argv[2], name))
+    with open(os.path.join(sys.argv[2], name, "spool.service"), "w") as f:
+        f.write(c["unit"])
+    print(name)
+' "$work/eval.json" "$work/units") || { rm -rf "$work"; fail "cannot read the evaluated units"; }
+  [ -n "$names" ] || { rm -rf "$work"; fail "nix/ci/module-eval.nix gave no configurations"; }
+  echo "   evaluate: $(echo $names)"
+
+  step "systemd-analyze verify each rendered spool.service (must print nothing)"
+  for name in $names; do
+    unit="$work/units/$name/spool.service"
+    out=$(systemd-analyze verify "$unit" 2>&1) || true
+    if [ -n "$out" ]; then
+      echo "$out" >&2; echo "--- $name: spool.service as rendered:" >&2; cat -n "$unit" >&2; rm -rf "$work"
+      fail "systemd-analyze verify rejects $name's spool.service (above); see nix/module.nix"
+    fi
+  done
+  echo "   $(echo $names | wc -w) units verified, no output"
+
+  step "each ExecStart, split as systemd splits it, passes \`spool node ARGS --help\`"
+  for name in $names; do
+    unit="$work/units/$name/spool.service"
+    python3 nix/ci/execstart-argv.py "$unit" >"$work/argv" \
+      || { rm -rf "$work"; fail "$name: systemd would not accept the ExecStart of spool.service (above)"; }
+    mapfile -d '' argv <"$work/argv"
+    if [ "${argv[0]:-}" != "$SPOOL_CI_PACKAGE/bin/spool" ] || [ "${argv[1]:-}" != node ]; then
+      rm -rf "$work"; fail "$name: ExecStart must run $SPOOL_CI_PACKAGE/bin/spool node, not: ${argv[*]:0:2}"
+    fi
+    if ! out=$(python3 nix/ci/check-node-args.py "${argv[@]:0:1}" "${argv[@]:2}" 2>&1); then
+      echo "$out" >&2; rm -rf "$work"
+      fail "$name: \`spool node\` rejects the ExecStart of spool.service: $(echo "$out" | tail -n 1)"
+    fi
+    n=$((n + 1))
+  done
+  echo "   $n ExecStart lines (the last with $((${#argv[@]} - 2)) arguments) accepted by the spool node of this commit"
+  rm -rf "$work"
+}
+
 check_vendor() {
   step "vendorHash matches \`go mod vendor\` of the package source"
   local pattern='^ *vendorHash = (null|"sha256-[A-Za-z0-9+/]{43}=");$' want got
@@ -180,20 +271,25 @@ check_pyflakes() {
   echo >>"$script"
   nodes=$(nix_eval checks.x86_64-linux.cluster.config.nodes --apply 'n: builtins.concatStringsSep "," (builtins.attrNames n)' --raw) \
     || { rm -rf "$work"; fail "cannot list the test's nodes"; }
-  # The globals nixpkgs' test driver gives a test script (test_driver/driver.py
-  # test_symbols), plus one variable per machine.
-  builtins="$nodes,start_all,subtest,test_script,dump_machine_ssh,machines,vlans,driver,log,create_machine,run_tests,join_all,retry,serial_stdout_off,serial_stdout_on,polling_condition,Machine,t"
+  # The globals the current NixOS test driver gives a test script (nixpkgs
+  # nixos/lib/test-driver/src/test_driver/driver.py, Driver.test_symbols, since the
+  # systemd-nspawn backend: `machines`, `Machine` and `dump_machine_ssh` are gone), plus
+  # one variable per machine and one per VLAN (the test machines are all on vlan 1).
+  builtins="$nodes,vlan1,start_all,test_script,machines_qemu,machines_nspawn,vlans,driver,log,os,create_machine,subtest,run_tests,join_all,retry,serial_stdout_off,serial_stdout_on,polling_condition,BaseMachine,t,debug"
   if ! PYFLAKES_BUILTINS="$builtins" pyflakes3 "$script"; then
     echo "--- testScript as extracted:" >&2; cat -n "$script" >&2; rm -rf "$work"
     fail "pyflakes found problems in the testScript of nix/test.nix (above)"
   fi
   echo "   testScript ($(wc -l <"$script") lines, machines $nodes) is clean"
+  pyflakes3 nix/ci/*.py || fail "pyflakes found problems in nix/ci/*.py (above)"
+  echo "   nix/ci/*.py are clean"
   rm -rf "$work"
 }
 
 # ---- self-test: break things in a copy and expect this script to fail ----
 self_test() {
   step "self-test: deliberately broken copies must fail"
+  spool_package  # built once, for every copy's module stage
   local base
   base=$(mktemp -d)
   # Tracked files only, as the flake sees them (working-copy contents).
@@ -201,8 +297,9 @@ self_test() {
   (cd "$base" && git init -q && git add -A && git -c user.name=ci -c user.email=ci@localhost commit -qm base)
 
   local passed=0
-  expect_failure() { # NAME STAGE FILE SED-EXPRESSION EXPECTED-MESSAGE-REGEX
-    local name=$1 stage=$2 file=$3 expr=$4 expect=$5 dir out
+  expect_failure() { # NAME STAGE FILE SED-EXPRESSION EXPECTED-MESSAGE-REGEX...
+    local name=$1 stage=$2 file=$3 expr=$4 dir out re
+    shift 4
     dir=$(mktemp -d)
     cp -a "$base/." "$dir/"
     sed -Ei "$expr" "$dir/$file"
@@ -211,11 +308,13 @@ self_test() {
       echo "$out" >&2; rm -rf "$dir"
       fail "self-test '$name': ci-check passed on a broken tree"
     fi
-    if ! echo "$out" | grep -Eq "$expect"; then
-      echo "$out" >&2; rm -rf "$dir"
-      fail "self-test '$name': ci-check failed, but without a message matching /$expect/"
-    fi
-    echo "   ok: $name -> $(echo "$out" | grep -Eo "$expect" | head -n 1)"
+    for re in "$@"; do  # every expected message must be there
+      if ! echo "$out" | grep -Eq -- "$re"; then
+        echo "$out" >&2; rm -rf "$dir"
+        fail "self-test '$name': ci-check failed, but without a message matching /$re/"
+      fi
+    done
+    echo "   ok: $name -> $(echo "$out" | grep -Eo -- "${!#}" | head -n 1)"
     passed=$((passed + 1))
     rm -rf "$dir"
   }
@@ -232,6 +331,48 @@ self_test() {
   expect_failure "gossip key given as a Nix path (would be copied to the store)" eval nix/ci/example.nix \
     's#gossipKeyFile = "[^"]*";#gossipKeyFile = ./example.nix;#' \
     "option .services\.spool\.gossipKeyFile' is not of type"
+  # nixpkgs' real module system (stage module), failing with its own messages.
+  expect_failure "real module system: misspelt option (nodeId -> nodeID)" module nix/test.nix \
+    's#nodeId = id;#nodeID = id;#' \
+    "error: The option .services\.spool\.nodeID' does not exist\. Definition values:"
+  expect_failure "real module system: gossip key given as a Nix path" module nix/ci/example.nix \
+    's#gossipKeyFile = "[^"]*";#gossipKeyFile = ./example.nix;#' \
+    "A definition for option .services\.spool\.gossipKeyFile' is not of type .null or absolute path outside the Nix store"
+  expect_failure "real module system: SSL without a certificate" module nix/ci/minimal.nix \
+    's#nodeId = 1;#nodeId = 1;\n    kafkaSecurityProtocol = "SSL";#' \
+    "Failed assertions:" \
+    "- services\.spool: kafkaSecurityProtocol SSL needs tls\.certFile and tls\.keyFile\."
+  expect_failure "real module system: clashing ports (raftPort = adminPort)" module nix/ci/example.nix \
+    's#raftPort = 19645;#raftPort = 19644;#' \
+    "Failed assertions:" \
+    "- services\.spool: kafkaPort, gossipPort, adminPort and raftPort must differ\."
+  # The rendered unit, checked by systemd.
+  expect_failure "unit: misspelt systemd directive (ProtectSystem -> ProtectSytem)" module nix/module.nix \
+    's#^( *)ProtectSystem = "strict";#\1ProtectSytem = "strict";#' \
+    "systemd-analyze verify rejects" \
+    "Unknown key 'ProtectSytem' in section \[Service\]"
+  expect_failure "unit: a signal systemd does not know (KillSignal = SIGTERMX)" module nix/module.nix \
+    's#KillSignal = "SIGTERM";#KillSignal = "SIGTERMX";#' \
+    "systemd-analyze verify rejects" \
+    "Failed to parse signal name.*SIGTERMX"
+  # The ExecStart, checked by the `spool node` of this commit.
+  expect_failure "ExecStart: a flag spool node does not have (--log-fmt)" module nix/module.nix \
+    's#"--log-format=\$\{cfg\.logFormat\}"#"--log-fmt=${cfg.logFormat}"#' \
+    "rejects the ExecStart of spool.service" \
+    "unknown flag: --log-fmt"
+  expect_failure "ExecStart: a positional argument (the join peers without --join=)" module nix/module.nix \
+    's#\+\+ map \(peer: "--join=\$\{peer\}"\) cfg\.join#++ cfg.join#' \
+    "rejects the ExecStart of spool.service" \
+    "'spool-1\.internal:17946' is a positional argument"
+  expect_failure "testScript uses \`machines\`, no longer a test driver global" pyflakes nix/test.nix \
+    's#^( *)servers = \[spool1, spool2, spool3\]#\1servers = sorted(machines, key=lambda m: m.name)#' \
+    "undefined name 'machines'"
+  expect_failure "nixpkgs followed by branch, not pinned by revision" eval flake.nix \
+    's#github:NixOS/nixpkgs/[0-9a-f]{40}#github:NixOS/nixpkgs/nixos-26.05#' \
+    "flake.nix must pin nixpkgs by revision"
+  expect_failure "package built with nixpkgs' default Go (1.25 in the stand-in) instead of go_1_26" eval flake.nix \
+    's#goFor = pkgs: \{ go = pkgs\.go_1_26; buildGoModule = pkgs\.buildGo126Module; \};#goFor = pkgs: { inherit (pkgs) go buildGoModule; };#' \
+    "go\.mod says .go 1\.26\.0. but the Go given to the build is 1\.25\.9"
   expect_failure "undefined name in the testScript" pyflakes nix/test.nix \
     's#^( *)start_all\(\)#\1start_all()\n\1spool4.succeed("true")#' \
     "undefined name 'spool4'"
@@ -244,13 +385,15 @@ ensure_tools
 case $mode in
   only)
     case $stage in
-      parse) check_parse ;; eval) check_eval ;; vendor) check_vendor ;; pyflakes) check_pyflakes ;;
-      *) fail "unknown stage $stage (parse | eval | vendor | pyflakes)" ;;
+      parse) check_parse ;; eval) check_eval ;; module) check_module ;; vendor) check_vendor ;;
+      pyflakes) check_pyflakes ;;
+      *) fail "unknown stage $stage (parse | eval | module | vendor | pyflakes)" ;;
     esac ;;
   self-test) self_test ;;
   checks|all)
     check_parse
     check_eval
+    check_module
     check_vendor
     check_pyflakes
     [ "$mode" = checks ] || self_test

@@ -103,7 +103,7 @@ let
     ++ lib.optional (cfg.sasl.bootstrapUser != null) "--sasl-bootstrap-user=${cfg.sasl.bootstrapUser}"
     ++ lib.optional cfg.adminTokenForReads "--admin-token-for-reads"
     ++ lib.optional (cfg.acl.superUsers != [ ]) "--super-users=${lib.concatStringsSep ";" cfg.acl.superUsers}"
-    ++ lib.optional (!cfg.acl.allowEveryoneIfNoAclFound) "--allow-everyone-if-no-acl-found=false"
+    ++ lib.optional cfg.acl.allowEveryoneIfNoAclFound "--allow-everyone-if-no-acl-found"
     ++ settingFlags
     ++ cfg.extraFlags;
 in
@@ -325,8 +325,8 @@ in
       };
       allowEveryoneIfNoAclFound = mkOption {
         type = types.bool;
-        default = true;
-        description = "Allow a request on a resource no ACL matches (Kafka's allow.everyone.if.no.acl.found). false: no ACL means deny, for everyone but `acl.superUsers`; set the super users first.";
+        default = false;
+        description = "Once the cluster has ACLs, allow a request on a resource no ACL matches (Kafka's allow.everyone.if.no.acl.found). false (the default, as Kafka's): no matching ACL means deny, for everyone but `acl.superUsers`; set the super users before the first ACL. A cluster with no ACL at all serves everyone either way.";
       };
     };
 

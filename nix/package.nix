@@ -26,8 +26,10 @@ let
         || (type == "regular" && lib.hasSuffix ".md" base));
   };
 in
+# `go` is the Go that `buildGoModule` builds with: flake.nix passes the pair from the pinned
+# nixpkgs, nixos-26.05's go_1_26 (Go 1.26.x) and buildGo126Module.
 assert lib.versionAtLeast go.version goModGo
-  || throw "nix/package.nix: go.mod says `go ${goModGo}` but the pinned nixpkgs has Go ${go.version}; update the nixpkgs input (nix flake update).";
+  || throw "nix/package.nix: go.mod says `go ${goModGo}` but the Go given to the build is ${go.version}; flake.nix must pass a Go at least that new (the pinned nixos-26.05 ships Go 1.26 as go_1_26), or pin a newer nixpkgs.";
 buildGoModule {
   pname = "spool";
   inherit version src;

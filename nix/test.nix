@@ -5,8 +5,10 @@
 # share SCRAM users cluster-wide, refuse a wrong password and a plaintext client, and
 # one machine stops and the others see it leave.
 # Run it with `nix flake check` or `nix build .#checks.x86_64-linux.cluster`
-# (needs KVM and network to the Nix cache; CI here only evaluates it and lints the
-# script below with pyflakes).
+# (needs KVM and network to the Nix cache). CI here cannot run it: it evaluates it, evaluates
+# the three machines' services.spool with nixpkgs' real module system, checks their units
+# with systemd-analyze and their ExecStart with the spool binary, and lints the script
+# below with pyflakes (nix/ci-check.sh).
 { self }:
 let
   nodeIds = { spool1 = 1; spool2 = 2; spool3 = 3; };

@@ -240,7 +240,7 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 			return
 		}
 		if h.Transactional() {
-			if _, markers := p.producers.txnView(h.ProducerID, h.ProducerEpoch); markers != verifiedMarkers {
+			if _, markers := p.producers.TxnView(h.ProducerID, h.ProducerEpoch); markers != verifiedMarkers {
 				// The transaction ended (a marker) since it was
 				// verified: this batch belongs to none.
 				p.appendMu.Unlock()
@@ -248,13 +248,23 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 				return
 			}
 		}
-		dupOffset, dup, seqErr := p.producers.check(h)
+		dupOffset, dupPending, dup, seqErr := p.producers.Check(h)
 		if seqErr != nil || dup {
 			epoch := p.replica.LeaderEpoch()
 			p.appendMu.Unlock()
 			if seqErr != nil {
 				fail(seqErr, "")
 				return
+			}
+			if dupPending != nil {
+				// The first copy is still on its way into the leader's
+				// log: its offset is known once it is there.
+				info, _, err := dupPending.Appended()
+				if err != nil {
+					fail(kerr.NotLeaderForPartition, "")
+					return
+				}
+				dupOffset = info.BaseOffset
 			}
 			if acks == replica.AcksAll {
 				// The first copy of this batch may not be committed yet:
@@ -281,12 +291,24 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 		}
 	}
 	start := time.Now()
-	info, commit, err := p.replica.Propose(records)
+	// Under appendMu only while the batch takes its place in the log's
+	// order (Enqueue): the leader's round that writes it is waited for
+	// outside, so the partition's other producers, DescribeProducers and
+	// the retention loop do not queue behind its disk.
+	pending, err := p.replica.Enqueue(records)
 	if idempotent {
 		if err == nil {
-			p.producers.record(h, info.BaseOffset, time.Now())
+			p.producers.RecordPending(h, pending, start)
 		}
 		p.appendMu.Unlock()
+	}
+	var info partition.AppendInfo
+	var commit replica.Commit
+	if err == nil {
+		info, commit, err = pending.Appended()
+		if idempotent {
+			p.settleProducer(h.ProducerID, pending, info, err)
+		}
 	}
 	if err == nil && acks == replica.AcksAll {
 		// Outside appendMu: with replication the commit takes a round
@@ -338,31 +360,30 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 }
 
 // leaderPartition returns the local partition if this node leads it, or the
-// error a client should get: unknown topic or partition, or not the leader.
-// Where this node hosts the partition its replica says who leads; elsewhere
-// the cluster view does.
+// error a client should get: unknown topic or partition, leader not
+// available, or not the leader. Whether this node serves it is its
+// replica's word alone; which error, partitionLeadership's.
 func (n *Node) leaderPartition(topic string, index int32) (*localPartition, *kerr.Error) {
-	id, replicas, ok := n.catalog.Partition(topic, index)
+	id, _, ok := n.catalog.Partition(topic, index)
 	if !ok {
 		return nil, kerr.UnknownTopicOrPartition
 	}
 	p := n.hostedPartition(topic, index, id)
-	var leader int32
-	if p != nil {
-		leader = p.replica.Leader()
-	} else {
-		leader = n.cluster.Leader(replicas)
+	if p != nil && p.replica.Leader() == n.cfg.NodeID {
+		return p, nil
+	}
+	leader := int32(-1)
+	if spec, ok := n.catalog.Topic(topic); ok && spec.ID == id {
+		leader = n.leaderOf(spec, index)
 	}
 	switch {
-	case leader < 0:
+	case leader < 0, leader == n.cfg.NodeID:
+		// None known, or this node by another's word while its replica
+		// does not lead yet (or is not open here): the client retries.
 		return nil, kerr.LeaderNotAvailable
-	case leader != n.cfg.NodeID:
+	default:
 		return nil, kerr.NotLeaderForPartition
-	case p == nil:
-		// In the catalog but not (yet) open here: the client retries.
-		return nil, kerr.LeaderNotAvailable
 	}
-	return p, nil
 }
 
 // hostedPartition returns the open local partition of the catalog's
@@ -372,19 +393,4 @@ func (n *Node) hostedPartition(topic string, index int32, id TopicID) *localPart
 		return p
 	}
 	return nil
-}
-
-// leaderOf is the partition's leader: its replica's word where this node
-// hosts it (the Raft leader of a replicated one), else the leadership
-// table's, else the cluster view's; -1 for none.
-func (n *Node) leaderOf(spec TopicSpec, index int32) int32 {
-	if p := n.hostedPartition(spec.Name, index, spec.ID); p != nil {
-		return p.replica.Leader()
-	}
-	// Elsewhere the leadership table's claim (a Raft leader moves), then
-	// the cluster view.
-	if cl, ok := n.claimed(spec.ID, index, spec.hosting(index), n.agent.IsAlive); ok {
-		return cl.Leader
-	}
-	return n.cluster.Leader(spec.Replicas[index])
 }

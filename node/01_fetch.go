@@ -41,7 +41,7 @@ import (
 //   does not exist: FETCH_SESSION_ID_NOT_FOUND.
 // * read_committed (IsolationLevel 1) reads only below the partition's
 //   last stable offset (the first offset of its oldest open transaction,
-//   else the high watermark; txn_index.go), reports it as
+//   else the high watermark; node/hosted's TxnIndex), reports it as
 //   LastStableOffset, and lists the aborted transactions whose records
 //   the range may hold, which the client drops. read_uncommitted reads to
 //   the high watermark and reports it as LastStableOffset too (the
@@ -253,29 +253,6 @@ func (n *Node) fetchOnce(req *kmsg.FetchRequest, names []string, denied []bool, 
 	return resp, total, anyErr
 }
 
-// currentLeader is the leader of a partition and its leader epoch, as
-// Metadata has them (partitionLeadership): the replica's where this node
-// hosts the partition, the leader's claim (node/leadership) where that is
-// newer or the partition is not hosted here, else the cluster view with
-// the epoch unknown (-1). The leader is -1 when none is known.
-func (n *Node) currentLeader(topic string, index int32) (leader, epoch int32) {
-	id, replicas, ok := n.catalog.Partition(topic, index)
-	if !ok {
-		return -1, -1
-	}
-	p := n.hostedPartition(topic, index, id)
-	if p != nil && p.replica.IsLeader() {
-		return p.replica.Leader(), p.replica.LeaderEpoch()
-	}
-	if cl, ok := n.claimed(id, index, replicas, n.agent.IsAlive); ok && (p == nil || cl.LeaderEpoch > p.replica.LeaderEpoch()) {
-		return cl.Leader, cl.LeaderEpoch
-	}
-	if p != nil {
-		return p.replica.Leader(), p.replica.LeaderEpoch()
-	}
-	return n.cluster.Leader(replicas), -1
-}
-
 func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, fp *wire.FetchPartition, sofar int64, remaining *int64, readCommitted bool) *kerr.Error {
 	p, code := n.leaderPartition(topic, rp.Partition)
 	if code != nil {
@@ -295,12 +272,10 @@ func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, 
 	}
 	upTo := hwm
 	if readCommitted {
-		// The index's lock is held for the scan only, not for the read:
-		// other read_committed fetches of the partition go on meanwhile.
-		p.txns.mu.Lock()
-		err := p.txns.update(p)
-		upTo = p.txns.lso(hwm)
-		p.txns.mu.Unlock()
+		// One fetch scans what the index has not seen; the others answer
+		// meanwhile from what that scan has published (node/hosted's TxnIndex).
+		err := p.txns.Refresh(p.replica, p.dir)
+		upTo = p.txns.StableOffset(hwm, start)
 		if err != nil {
 			n.log.WithError(err).WithField("topic", topic).WithField("partition", rp.Partition).Error("scan transactions failed")
 			return kerr.KafkaStorageError
@@ -335,9 +310,7 @@ func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, 
 		// The aborted list only grows at its end (and loses entries
 		// below the log start), so what covers [FetchOffset, Next) is
 		// the same now as when the LSO was taken.
-		p.txns.mu.Lock()
-		fp.AbortedTransactions = p.txns.abortedIn(rp.FetchOffset, s.Next)
-		p.txns.mu.Unlock()
+		fp.AbortedTransactions = p.txns.AbortedBetween(rp.FetchOffset, s.Next)
 	}
 	return nil
 }

@@ -35,7 +35,7 @@ import (
 //   to find the record, as Kafka does (records.go). None gives offset -1
 //   and timestamp -1.
 // * Latest (-1) is the high watermark, or with read_committed
-//   (IsolationLevel 1) the last stable offset (txn_index.go); other
+//   (IsolationLevel 1) the last stable offset (node/hosted's TxnIndex); other
 //   timestamps do not depend on the isolation level.
 //
 // Version notes:

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/node/topicconfig"
+	"github.com/spool-log/spool/node/topics"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -56,8 +57,6 @@ import (
 // every partition is a directory and open files.
 const maxPartitionsPerTopic = 10_000
 
-var errReplicationFactor = errors.New("invalid replication factor")
-
 // topicError is a Kafka error with a message for the client.
 type topicError struct {
 	err *kerr.Error
@@ -71,8 +70,17 @@ func kerrOf(err error) *kerr.Error {
 		return nil
 	}
 	var te *topicError
-	if errors.As(err, &te) {
+	switch {
+	case errors.As(err, &te):
 		return te.err
+	case errors.Is(err, topics.ErrNotDurable):
+		return kerr.KafkaStorageError // nothing changed: the client may retry
+	case errors.Is(err, topics.ErrTopicExists):
+		return kerr.TopicAlreadyExists
+	case errors.Is(err, topics.ErrUnknownTopic):
+		return kerr.UnknownTopicOrPartition
+	case errors.Is(err, topics.ErrReplicationFactor):
+		return kerr.InvalidReplicationFactor
 	}
 	return kerr.UnknownServerError
 }
@@ -260,8 +268,6 @@ func (n *Node) createPlaced(name string, partitions int32, rf int16, replicas []
 		return TopicSpec{}, &topicError{kerr.InvalidConfig, err.Error()}
 	}
 
-	n.createMu.Lock()
-	defer n.createMu.Unlock()
 	if _, ok := n.catalog.Topic(name); ok {
 		return TopicSpec{}, &topicError{kerr.TopicAlreadyExists, "topic " + name + " already exists"}
 	}
@@ -275,7 +281,7 @@ func (n *Node) createPlaced(name string, partitions int32, rf int16, replicas []
 		var err error
 		replicas, err = n.cluster.Place(name, partitions, rf)
 		if err != nil {
-			if errors.Is(err, errReplicationFactor) {
+			if errors.Is(err, topics.ErrReplicationFactor) {
 				return TopicSpec{}, &topicError{kerr.InvalidReplicationFactor, err.Error()}
 			}
 			return TopicSpec{}, fmt.Errorf("place topic %s: %w", name, err)
@@ -297,12 +303,12 @@ func (n *Node) createPlaced(name string, partitions int32, rf int16, replicas []
 	}
 	spec, err := n.catalog.Create(spec)
 	if err != nil {
-		if errors.Is(err, ErrTopicExists) {
+		if errors.Is(err, topics.ErrTopicExists) {
 			return TopicSpec{}, &topicError{kerr.TopicAlreadyExists, "topic " + name + " already exists"}
 		}
 		return TopicSpec{}, fmt.Errorf("record topic %s: %w", name, err)
 	}
-	if err := n.reconcile(); err != nil {
+	if err := n.reconcileTopic(name); err != nil {
 		return spec, fmt.Errorf("open partitions of %s: %w", name, err)
 	}
 	n.log.WithField("topic", name).WithField("partitions", partitions).WithField("replication_factor", rf).Info("topic created")

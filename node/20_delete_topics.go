@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/topics"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -118,10 +119,8 @@ func (n *Node) deleteTopic(name string) error {
 	if isInternalTopic(name) {
 		return &topicError{kerr.InvalidTopicException, "topic " + name + " is internal and cannot be deleted"}
 	}
-	n.createMu.Lock()
-	defer n.createMu.Unlock()
 	if _, err := n.catalog.Delete(name); err != nil {
-		if errors.Is(err, ErrUnknownTopic) {
+		if errors.Is(err, topics.ErrUnknownTopic) {
 			return &topicError{kerr.UnknownTopicOrPartition, "unknown topic " + name}
 		}
 		n.log.WithError(err).WithField("topic", name).Error("delete topic")

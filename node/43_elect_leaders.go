@@ -123,7 +123,7 @@ func (n *Node) handleElectLeaders(ctx context.Context, wreq *wire.Request) wire.
 		rest := wait[:0]
 		for _, w := range wait {
 			p := resp.Topics[w.ti].Partitions[w.pi].Partition
-			if n.leaderOf(w.spec, p) != w.spec.preferred(p)[0] {
+			if n.leaderOf(w.spec, p) != w.spec.Preferred(p)[0] {
 				rest = append(rest, w)
 			}
 		}
@@ -151,7 +151,7 @@ func (n *Node) handleElectLeaders(ctx context.Context, wreq *wire.Request) wire.
 // electPreferred starts a preferred election of partition p, or says why
 // none is needed or possible.
 func (n *Node) electPreferred(spec TopicSpec, p int32) (*kerr.Error, string, bool) {
-	pref := spec.preferred(p)
+	pref := spec.Preferred(p)
 	if n.leaderOf(spec, p) == pref[0] {
 		return kerr.ElectionNotNeeded, "the preferred replica leads", false
 	}

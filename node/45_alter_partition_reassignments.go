@@ -118,9 +118,7 @@ func (n *Node) reassignPartition(topic string, index int32, target []int32) erro
 		// it was (replication_factor.go).
 		return checkOddFactor(len(target))
 	}
-	n.createMu.Lock()
-	defer n.createMu.Unlock()
-	_, err := n.catalog.alter(topic, change)
+	_, err := n.catalog.Alter(topic, change)
 	switch {
 	case errors.Is(err, membership.ErrMove):
 		return &topicError{kerr.InvalidReplicaAssignment, err.Error()}

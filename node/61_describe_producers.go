@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -15,14 +14,14 @@ import (
 // Behavior:
 // * Authorization: READ on the topic, else TOPIC_AUTHORIZATION_FAILED.
 // * Lists, per partition, the idempotent producers whose state the leader
-//   keeps for duplicate detection (producers.go): id, epoch and the last
+//   keeps for duplicate detection (node/hosted): id, epoch and the last
 //   sequence number written, by producer id. That state is rebuilt from the
 //   log's tail at start and forgotten after producer.id.expiration.ms idle.
 // * LastTimestamp is when the leader last appended the producer's batch (at
 //   a restart, when the state was rebuilt), not the batch's own timestamp,
 //   which the state does not keep.
 // * CurrentTxnStartOffset is the first offset of the producer's open
-//   transaction in the committed log (txn_index.go), else -1, which is
+//   transaction in the committed log (hosted.TxnIndex), else -1, which is
 //   what finds a hanging transaction. CoordinatorEpoch is -1 (not kept).
 // * Served by the partition's leader; elsewhere NOT_LEADER_OR_FOLLOWER,
 //   and clients send each partition to its leader. Unknown topics or
@@ -49,48 +48,19 @@ func (n *Node) handleDescribeProducers(ctx context.Context, wreq *wire.Request) 
 				sp.ErrorCode = e.Code
 			} else {
 				p.appendMu.Lock()
-				sp.ActiveProducers = p.producers.describe()
+				sp.ActiveProducers = p.producers.Describe()
 				p.appendMu.Unlock()
-				p.txns.mu.Lock()
-				if err := p.txns.update(p); err == nil {
+				if err := p.txns.Refresh(p.replica, p.dir); err == nil {
 					for i := range sp.ActiveProducers {
-						if first, ok := p.txns.open[sp.ActiveProducers[i].ProducerID]; ok {
+						if first, ok := p.txns.OpenSince(sp.ActiveProducers[i].ProducerID); ok {
 							sp.ActiveProducers[i].CurrentTxnStartOffset = first
 						}
 					}
 				}
-				p.txns.mu.Unlock()
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp
-}
-
-// describe lists the producers with state, by id. Callers hold the
-// partition's append lock.
-func (ps *producerStates) describe() []kmsg.DescribeProducersResponseTopicPartitionActiveProducer {
-	out := make([]kmsg.DescribeProducersResponseTopicPartitionActiveProducer, 0, len(ps.m))
-	for id, e := range ps.m {
-		ap := kmsg.NewDescribeProducersResponseTopicPartitionActiveProducer()
-		ap.ProducerID = id
-		ap.ProducerEpoch = int32(e.epoch)
-		if len(e.batches) > 0 {
-			ap.LastSequence = e.batches[len(e.batches)-1].lastSeq
-		}
-		ap.LastTimestamp = e.lastAppend.UnixMilli()
-		ap.CoordinatorEpoch = -1
-		out = append(out, ap)
-	}
-	slices.SortFunc(out, func(a, b kmsg.DescribeProducersResponseTopicPartitionActiveProducer) int {
-		switch {
-		case a.ProducerID < b.ProducerID:
-			return -1
-		case a.ProducerID > b.ProducerID:
-			return 1
-		}
-		return 0
-	})
-	return out
 }

@@ -92,8 +92,10 @@ func TestACLsAcrossCluster(t *testing.T) {
 	if err := produceOne(t, alice2, "secret", "alice"); err != nil {
 		t.Fatalf("alice produces to secret on node 2: %v", err)
 	}
-	if err := produceOne(t, bob2, "public", "bob"); err != nil {
-		t.Errorf("bob produces to public (no ACL on it, everyone allowed): %v", err)
+	// Kafka's default: once the cluster has ACLs, a topic no ACL
+	// allows is closed to all but the super users.
+	if err := produceOne(t, bob2, "public", "bob"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Errorf("bob produces to public (no ACL on it, the cluster has ACLs): %v, want TOPIC_AUTHORIZATION_FAILED", err)
 	}
 	fetchCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	fs := alice2.PollRecords(fetchCtx, 10)
@@ -108,8 +110,8 @@ func TestACLsAcrossCluster(t *testing.T) {
 	// Metadata hides secret from bob, not from alice.
 	bobAdm := kadm.NewClient(bob2)
 	topics, err := bobAdm.ListTopics(ctx)
-	if err != nil || topics.Has("secret") || !topics.Has("public") {
-		t.Errorf("bob lists %v (%v), want public without secret", topics.Names(), err)
+	if err != nil || topics.Has("secret") || topics.Has("public") {
+		t.Errorf("bob lists %v (%v), want neither secret nor public", topics.Names(), err)
 	}
 	topics, err = kadm.NewClient(alice2).ListTopics(ctx)
 	if err != nil || !topics.Has("secret") {
@@ -165,10 +167,15 @@ func TestACLsAcrossCluster(t *testing.T) {
 		Operations(kadm.OpWrite).ResourcePatternType(kadm.ACLPatternPrefixed)); err != nil || created[0].Err != nil {
 		t.Fatalf("deny: %v %+v", err, created)
 	}
+	// With the deny no topic is left that alice may write, so her
+	// idempotent producer is refused at InitProducerId, as Kafka refuses
+	// IDEMPOTENT_WRITE without a WRITE on some topic that no deny takes
+	// back (with allow-everyone on, an unnamed topic would still allow it
+	// and the produce itself would be refused).
 	alice1 := scramClient(t, n1, "alice", "alice-pw")
 	retry.Run(t, 20*time.Second, func() error {
-		if err := produceOne(t, alice1, "secret", "x"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
-			return fmt.Errorf("alice produces on node 1 after a prefixed deny: %v", err)
+		if err := produceOne(t, alice1, "secret", "x"); !errors.Is(err, kerr.ClusterAuthorizationFailed) {
+			return fmt.Errorf("alice produces on node 1 after a prefixed deny: %v, want CLUSTER_AUTHORIZATION_FAILED", err)
 		}
 		return nil
 	})
@@ -176,7 +183,10 @@ func TestACLsAcrossCluster(t *testing.T) {
 	if err != nil || len(deleted) != 1 || len(deleted[0].Deleted) != 1 {
 		t.Fatalf("delete the deny: %v %+v", err, deleted)
 	}
-	retry.Run(t, 20*time.Second, func() error { return produceOne(t, alice1, "secret", "again") })
+	// A new producer: franz-go keeps the refused InitProducerId's error.
+	retry.Run(t, 20*time.Second, func() error {
+		return produceOne(t, scramClient(t, n1, "alice", "alice-pw"), "secret", "again")
+	})
 }
 
 // On an mTLS listener without SASL the principal is the client
@@ -218,5 +228,56 @@ func TestACLCertificatePrincipal(t *testing.T) {
 	}
 	if err := read("other"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
 		t.Errorf("CN=other reads: %v, want TOPIC_AUTHORIZATION_FAILED", err)
+	}
+}
+
+// With --allow-everyone-if-no-acl-found (Kafka's
+// allow.everyone.if.no.acl.found=true) an ACL on one topic closes that
+// topic only; without it (the default) every topic no ACL allows closes
+// with the first ACL, and a cluster with none is open to all.
+func TestAllowEveryoneIfNoACLFound(t *testing.T) {
+	for _, allow := range []bool{false, true} {
+		t.Run(fmt.Sprintf("allow=%v", allow), func(t *testing.T) {
+			cfg := testConfig(t, t.TempDir())
+			cfg.KafkaListenerName = "INTERNAL"
+			cfg.Listeners = []Listener{{Name: "SASL", Addr: "127.0.0.1:0", Protocol: SASLPlaintext}}
+			cfg.SASL.Mechanisms = []string{sasl.ScramSHA512}
+			cfg.SASL.BootstrapUser, cfg.SASL.BootstrapPassword = "admin", "admin-pw"
+			cfg.SuperUsers = []string{"User:admin"}
+			cfg.AllowEveryoneIfNoACL = allow
+			n := startNode(t, cfg)
+			ctx := testCtx(t)
+			anon := newAdmin(t, n)
+			if r, err := anon.AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{
+				{User: "alice", Mechanism: kadm.ScramSha512, Iterations: 4096, Password: "alice-pw"},
+				{User: "bob", Mechanism: kadm.ScramSha512, Iterations: 4096, Password: "bob-pw"},
+			}); err != nil || r.Error() != nil {
+				t.Fatalf("create users before any ACL (everyone allowed): %v %v", err, r.Error())
+			}
+			createTopic(t, anon, "a", 1, nil)
+			createTopic(t, anon, "b", 1, nil)
+			bob := scramClient(t, n, "bob", "bob-pw")
+			if err := produceOne(t, bob, "b", "before"); err != nil {
+				t.Fatalf("bob produces to b with no ACL in the cluster: %v", err)
+			}
+			admin := kadm.NewClient(scramClient(t, n, "admin", "admin-pw"))
+			if created, err := admin.CreateACLs(ctx, kadm.NewACLs().Allow("User:alice").Topics("a").
+				Operations(kadm.OpWrite).ResourcePatternType(kadm.ACLPatternLiteral)); err != nil || created[0].Err != nil {
+				t.Fatalf("ACL for alice on a: %v %+v", err, created)
+			}
+			err := produceOne(t, bob, "b", "after")
+			switch {
+			case allow && err != nil:
+				t.Errorf("bob produces to b (no ACL on it, allow-everyone on): %v", err)
+			case !allow && !errors.Is(err, kerr.TopicAuthorizationFailed):
+				t.Errorf("bob produces to b once alice has an ACL on a: %v, want TOPIC_AUTHORIZATION_FAILED", err)
+			}
+			if err := produceOne(t, bob, "a", "bob"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+				t.Errorf("bob produces to a (alice's): %v, want TOPIC_AUTHORIZATION_FAILED", err)
+			}
+			if err := produceOne(t, scramClient(t, n, "admin", "admin-pw"), "b", "admin"); err != nil {
+				t.Errorf("a super user produces to b: %v", err)
+			}
+		})
 	}
 }

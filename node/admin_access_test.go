@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -143,13 +144,9 @@ func TestAdminTokenForReadsClusterStillPulls(t *testing.T) {
 			t.Errorf("node 1 pulls %s from node 2: %v", path, err)
 		}
 	}
-	resp, err := nodes[0].snapshotClient.Get("http://" + nodes[1].AdminAddr() + admin.ReplicaSnapshotPath + "?group=bad")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusBadRequest {
-		t.Errorf("snapshot client with the token: %s, want 400 (past the guard, a bad group)", resp.Status)
+	_, err := nodes[0].peers.Open(testCtx(t), nodes[1].AdminAddr(), admin.ReplicaSnapshotPath, url.Values{"group": {"bad"}})
+	if err == nil || !strings.Contains(err.Error(), "400 Bad Request") {
+		t.Errorf("peer client with the token: %v, want 400 (past the guard, a bad group)", err)
 	}
 
 	gone := nodes[2]

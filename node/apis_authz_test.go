@@ -1,7 +1,8 @@
 package node
 
 // Every handler of the API table asks the authorizer, and acts on its
-// answer: with allow-everyone off and no ACLs, each API is sent a request
+// answer: with allow-everyone off and one ACL in the cluster (which closes
+// every resource no ACL allows), each API is sent a request
 // naming a topic, a group or a transactional id, and must both ask (the
 // node's authorization hook sees its key) and refuse (the response carries
 // Kafka's *_AUTHORIZATION_FAILED). A new row in apis without a request
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -307,6 +309,11 @@ func TestEveryAPIAsksTheAuthorizer(t *testing.T) {
 	}
 	n := startNode(t, cfg)
 	cl := newClient(t, n)
+	// One ACL for somebody else: a cluster with none is open to all.
+	if created, err := kadm.NewClient(cl).CreateACLs(testCtx(t), kadm.NewACLs().Allow("User:somebody-else").
+		Topics("unrelated").Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral)); err != nil || created[0].Err != nil {
+		t.Fatalf("create the one ACL: %v %+v", err, created)
+	}
 	broker := cl.SeedBrokers()[0]
 	probes := authzProbes()
 	for key, a := range apis {

@@ -59,8 +59,9 @@ func (n *Node) claimPartitionDir(dir string, spec TopicSpec, p int32) (record bo
 // which the next open takes to be the current topic's, the behaviour of a
 // directory from before ids were recorded.
 func recordPartitionTopicID(dir string, id TopicID) error {
-	text, _ := id.MarshalText()
-	if err := atomicfile.Replace(filepath.Join(dir, partitionTopicIDFile), append(text, '\n'), 0o600); err != nil {
+	// The dashed UUID form, as the file has always held; it is read back
+	// by UnmarshalText, which takes it with or without the dashes.
+	if err := atomicfile.Replace(filepath.Join(dir, partitionTopicIDFile), []byte(id.String()+"\n"), 0o600); err != nil {
 		return fmt.Errorf("record topic id in %s: %w", dir, err)
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/topics"
 )
 
 // Broker is one live broker as Metadata reports it.
@@ -81,7 +82,7 @@ func (c *gossipCluster) BrokersOn(listener string) []Broker {
 func (c *gossipCluster) Place(topic string, partitions int32, rf int16) ([][]int32, error) {
 	roster := c.agent.Roster()
 	if int(rf) > len(roster) {
-		return nil, fmt.Errorf("%w: replication factor %d, but the roster has %d brokers", errReplicationFactor, rf, len(roster))
+		return nil, fmt.Errorf("%w: replication factor %d, but the roster has %d brokers", topics.ErrReplicationFactor, rf, len(roster))
 	}
 	return membership.PlaceTopic(topic, partitions, roster, int(rf)), nil
 }

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"errors"
 	"sort"
 	"time"
@@ -28,20 +29,18 @@ const (
 	cleanerMapBytes = 64 << 20
 )
 
-// startCleaner starts the node's cleaner goroutine; it stops when the node
-// closes. Called from the retention loop, whose n.loops count it joins.
+// startCleaner starts the node's cleaner loop, one of n.loops: it stops
+// when the node closes, before the partitions it cleans.
 func (n *Node) startCleaner() {
-	n.loops.Add(1)
-	go n.cleanerLoop()
+	n.loops.Go(n.cleanerLoop)
 }
 
-func (n *Node) cleanerLoop() {
-	defer n.loops.Done()
+func (n *Node) cleanerLoop(ctx context.Context) {
 	t := time.NewTicker(min(cleanerBackoff, n.cfg.RetentionCheckInterval))
 	defer t.Stop()
 	for {
 		select {
-		case <-n.closing:
+		case <-ctx.Done():
 			return
 		case <-t.C:
 		}

@@ -71,8 +71,9 @@ type Config struct {
 	// super.users).
 	SuperUsers []string
 	// AllowEveryoneIfNoACL allows a request on a resource no ACL matches
-	// (Kafka's allow.everyone.if.no.acl.found); DefaultConfig sets it, so
-	// a cluster without ACLs serves everyone. Off, no ACL means deny.
+	// once the cluster has ACLs (Kafka's allow.everyone.if.no.acl.found).
+	// Off (the default, as Kafka's), such a request is denied to all but
+	// SuperUsers. A cluster with no ACL at all serves everyone either way.
 	AllowEveryoneIfNoACL bool
 	// authzHook, when set (tests), sees every authorization a handler
 	// asks for, before the answer.
@@ -250,7 +251,6 @@ func DefaultConfig() Config {
 		QuarantineRetention:      datadir.DefaultQuarantineRetention,
 		TLSReloadInterval:        time.Minute,
 		SASL:                     DefaultSASLConfig(),
-		AllowEveryoneIfNoACL:     true,
 
 		ScrubRate:     scrub.DefaultRate,
 		ScrubInterval: scrub.DefaultInterval,

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -10,6 +9,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/moves"
 )
 
 // Draining a broker (membership/roster_drain.go records it in the roster):
@@ -163,63 +163,20 @@ func (n *Node) drain() {
 	if len(draining) == 0 {
 		return
 	}
-	roster := n.agent.Roster()
 	limit := max(n.cfg.RebalanceMaxMoves, 1)
-	moving := 0
-	for _, e := range n.agent.MovingTopics() {
-		moving += len(e.Moves)
-	}
-	type candidate struct {
-		topic  string
-		index  int32
-		target []int32
-		size   int64
-	}
-	var starts []candidate
-	for _, e := range topics {
-		var placed [][]int32
-		for p := range e.Partitions {
-			if int(p) >= len(e.Replicas) || len(e.Replicas[p]) < 2 {
-				continue // replication factor 1 cannot move: DrainProgress reports it
-			}
-			if _, isMoving := e.Move(p); isMoving {
-				// A move under way ends first, then moves off the
-				// drained broker: retargeted after a promotion, the
-				// drained broker would be a voter no list names, and
-				// removed from the roster as such (DrainProgress waits
-				// for moves to end for the same reason).
-				continue
-			}
-			cur := e.Replicas[p]
-			if !slices.ContainsFunc(cur, func(b int32) bool { return draining[b] }) {
-				continue
-			}
-			if placed == nil {
-				placed = membership.PlaceTopic(e.Name, e.Partitions, roster, min(int(e.ReplicationFactor), len(roster)))
-			}
-			target := n.drainTarget(e.Name, p, cur, placed[p], roster, draining)
-			if target == nil || !n.liveMajority(cur) || !n.liveMajority(target) {
-				continue
-			}
-			c := candidate{topic: e.Name, index: p, target: target}
-			if lp := n.hostedPartition(e.Name, p, TopicID(e.ID)); lp != nil {
-				c.size = lp.replica.Size()
-			}
-			starts = append(starts, c)
-		}
-	}
-	slices.SortStableFunc(starts, func(a, b candidate) int { return cmp.Compare(b.size, a.size) }) // the biggest first
+	moving := n.movesUnderWay()
+	starts := moves.Drain(n.movesView(topics, draining))
 	if n.agent.RebalancePaused() {
 		// Paused (rebalance_pause.go): no move starts; a drain whose
 		// moves are done still finishes below.
 		starts = nil
 	}
-	for _, c := range starts {
+	for _, m := range starts {
 		if moving >= limit {
 			break
 		}
-		_, err := n.catalog.alter(c.topic, n.agent.DrainMove(c.index, nil, c.target))
-		fields := logrus.Fields{"topic": c.topic, "partition": c.index, "target": c.target, "bytes": c.size}
+		_, err := n.catalog.Alter(m.Topic, n.agent.DrainMove(m.Partition, nil, m.Target))
+		fields := logrus.Fields{"topic": m.Topic, "partition": m.Partition, "target": m.Target, "bytes": m.Bytes}
 		switch {
 		case err == nil:
 			moving++
@@ -241,38 +198,4 @@ func (n *Node) drain() {
 			n.log.WithField("broker", e.ID).Warn("drain: broker drained; removed from the roster")
 		}
 	}
-}
-
-// drainTarget is base with each drained broker replaced by the next live
-// broker of the roster placement prefers for the partition (the topic's
-// placement, then plain rendezvous order) that base does not hold; nil
-// when there is none.
-func (n *Node) drainTarget(topic string, p int32, base, placed, roster []int32, draining map[int32]bool) []int32 {
-	prefs := slices.Concat(placed, membership.Place(topic, p, roster, len(roster)))
-	target := slices.Clone(base)
-	for i, b := range target {
-		if !draining[b] {
-			continue
-		}
-		j := slices.IndexFunc(prefs, func(c int32) bool {
-			return !draining[c] && !slices.Contains(target, c) && n.agent.IsAlive(c)
-		})
-		if j < 0 {
-			return nil
-		}
-		target[i] = prefs[j]
-	}
-	return target
-}
-
-// liveMajority tells whether a majority of replicas are brokers gossip
-// sees alive: a group whose leader can commit a configuration change.
-func (n *Node) liveMajority(replicas []int32) bool {
-	live := 0
-	for _, b := range replicas {
-		if n.agent.IsAlive(b) {
-			live++
-		}
-	}
-	return live > len(replicas)/2
 }

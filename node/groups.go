@@ -33,7 +33,7 @@ import (
 type groupNode struct {
 	coord    atomic.Pointer[group.Coordinator] // nil until the first group request
 	createMu sync.Mutex                        // one creation at a time; a failed one is retried
-	loadMu   sync.Mutex                        // one replay at a time; Load is idempotent
+	loads    partitionLoads                    // one replay of each partition at a time
 	// loadedEpoch is the leader epoch each loaded partition was replayed
 	// in (int32 -> int32): leadership that left and came back may have
 	// missed commits made meanwhile by another leader, so a partition
@@ -154,36 +154,37 @@ func (n *Node) groupCoordinatorFor(groupID string) (*group.Coordinator, int16) {
 // ensureGroupPartition loads partition p of __consumer_offsets if this node
 // leads it, and unloads it if it no longer does.
 func (n *Node) ensureGroupPartition(coord *group.Coordinator, gn *groupNode, p int32) int16 {
-	lp, e := n.leaderPartition(group.TopicName, p)
-	switch e {
-	case nil:
-	case kerr.NotLeaderForPartition:
-		coord.Unload(p)
-		return kerr.NotCoordinator.Code
-	default:
-		return kerr.CoordinatorNotAvailable.Code
-	}
-	// A new Raft leader replays only once everything its predecessors
-	// committed is below its high watermark.
-	epoch, ok := lp.replica.WritableEpoch()
-	if !ok {
-		return kerr.CoordinatorLoadInProgress.Code
-	}
-	if ep, _ := gn.loadedEpoch.Load(p); coord.Loaded(p) && ep == epoch {
-		return 0
-	}
-	gn.loadMu.Lock()
-	defer gn.loadMu.Unlock()
-	if ep, _ := gn.loadedEpoch.Load(p); coord.Loaded(p) && ep != epoch {
-		coord.Unload(p)
-	}
-	if err := coord.Load(p); err != nil {
-		n.log.WithError(err).WithField("partition", p).Error("load consumer groups")
-		return kerr.CoordinatorNotAvailable.Code
-	}
-	gn.loadedEpoch.Store(p, epoch)
-	return 0
+	return n.ensureCoordinatorPartition(group.TopicName, groupLoader{coord, gn}, &gn.loads, p, "consumer groups")
 }
+
+// groupLoader is the group coordinator as a partitionLoader: the epoch each
+// partition was replayed in is the node's (gn.loadedEpoch), as leadership
+// that left and came back may have missed commits made meanwhile.
+type groupLoader struct {
+	coord *group.Coordinator
+	gn    *groupNode
+}
+
+func (l groupLoader) Loaded(p, epoch int32) bool {
+	ep, _ := l.gn.loadedEpoch.Load(p)
+	return l.coord.Loaded(p) && ep == epoch
+}
+
+func (l groupLoader) Load(p, epoch int32) error {
+	if l.Loaded(p, epoch) {
+		return nil // loaded meanwhile, by the request before
+	}
+	if l.coord.Loaded(p) {
+		l.coord.Unload(p) // loaded in another epoch
+	}
+	if err := l.coord.Load(p); err != nil {
+		return err
+	}
+	l.gn.loadedEpoch.Store(p, epoch)
+	return nil
+}
+
+func (l groupLoader) Unload(p int32) { l.coord.Unload(p) }
 
 // confirmTimeout bounds ConfirmLeader's wait for a quorum's word.
 const confirmTimeout = 5 * time.Second
@@ -246,7 +247,7 @@ func (n *Node) loadAllGroupPartitions() (*group.Coordinator, int16) {
 // __consumer_offsets partition p (or one a move is adding).
 func (n *Node) hostsOffsetsPartition(p int32) bool {
 	spec, ok := n.catalog.Topic(group.TopicName)
-	return ok && int(p) < len(spec.Replicas) && spec.hosts(p, n.cfg.NodeID)
+	return ok && int(p) < len(spec.Replicas) && spec.Hosts(p, n.cfg.NodeID)
 }
 
 // groupClient is who sent a request, as DescribeGroups shows it.

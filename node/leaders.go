@@ -143,29 +143,49 @@ func (n *Node) publishLeadership() {
 	n.markLed(led)
 }
 
-// partitionLeadership is partition index of spec's leader, leader epoch,
-// ISR and offline replicas as any node reports them: this node's replica
-// where it leads; else the newest word among its replica's view (where it
-// hosts the partition) and the leader's claim from the table, the claim
-// winning a tie (in one epoch the leader knows the ISR, a follower only
-// the leader); else the
-// cluster view (leadership). live are the brokers gossip sees alive.
-func (n *Node) partitionLeadership(spec TopicSpec, index int32, live map[int32]bool) replica.State {
-	alive := func(id int32) bool { return live[id] }
+// partitionLeadership is the one answer to who leads a partition: partition
+// index of spec's leader, leader epoch, ISR and offline replicas as every
+// handler (Metadata, DescribeTopicPartitions, FindCoordinator, the
+// CurrentLeader of produce and fetch errors, elections, moves,
+// transactions) and the admin API report them: this node's replica where it
+// leads; else the newest word among its replica's view (where it hosts the
+// partition) and the leader's claim from the table, the claim winning a tie
+// (in one epoch the leader knows the ISR, a follower only the leader); else
+// the cluster view (leadership). alive tells the brokers gossip sees alive.
+// Whether this node may serve the partition is its replica's word alone
+// (leaderPartition).
+func (n *Node) partitionLeadership(spec TopicSpec, index int32, alive func(int32) bool) replica.State {
 	if p := n.hostedPartition(spec.Name, index, spec.ID); p != nil {
 		st := p.replica.State()
 		if st.Leader == n.cfg.NodeID {
 			return st
 		}
-		if cl, ok := n.claimed(spec.ID, index, spec.hosting(index), alive); ok && cl.LeaderEpoch >= st.LeaderEpoch {
+		if cl, ok := n.claimed(spec.ID, index, spec.Hosting(index), alive); ok && cl.LeaderEpoch >= st.LeaderEpoch {
 			return cl
 		}
 		return st
 	}
-	if cl, ok := n.claimed(spec.ID, index, spec.hosting(index), alive); ok {
+	if cl, ok := n.claimed(spec.ID, index, spec.Hosting(index), alive); ok {
 		return cl
 	}
-	return n.leadership(spec, index, live)
+	return n.leadership(spec, index, alive)
+}
+
+// leaderOf is partitionLeadership's leader; -1 for none.
+func (n *Node) leaderOf(spec TopicSpec, index int32) int32 {
+	return n.partitionLeadership(spec, index, n.agent.IsAlive).Leader
+}
+
+// currentLeader is partitionLeadership's leader and leader epoch of
+// topic's partition index, for the CurrentLeader of produce and fetch
+// errors (KIP-951); -1, -1 when it is unknown.
+func (n *Node) currentLeader(topic string, index int32) (leader, epoch int32) {
+	spec, ok := n.catalog.Topic(topic)
+	if !ok || index < 0 || int(index) >= len(spec.Replicas) {
+		return -1, -1
+	}
+	st := n.partitionLeadership(spec, index, n.agent.IsAlive)
+	return st.Leader, st.LeaderEpoch
 }
 
 // claimed is the table's claim on a partition whose replicas are replicas.

@@ -11,6 +11,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/topics"
 )
 
 // This file runs the node's membership agent (package membership): gossip,
@@ -173,7 +174,7 @@ func (n *Node) startMembership() error {
 			Warn("the admin API is advertised on loopback while gossip is not: peers on other machines cannot pull the topic catalog from this node (anti-entropy); bind the admin API where peers reach it, or set --advertise-admin-addr")
 	}
 	n.cluster = &gossipCluster{agent: agent, self: n.cfg.NodeID}
-	n.catalog = newGossipCatalog(agent, n.cfg.NodeID, n.log)
+	n.catalog = topics.NewCatalog(agent, n.cfg.NodeID, n.log)
 	return nil
 }
 

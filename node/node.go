@@ -19,11 +19,13 @@ import (
 	"github.com/spool-log/spool/node/admin"
 	"github.com/spool-log/spool/node/admission"
 	"github.com/spool-log/spool/node/datadir"
+	"github.com/spool-log/spool/node/peers"
 	"github.com/spool-log/spool/node/replica"
 	"github.com/spool-log/spool/node/replica/transport"
 	"github.com/spool-log/spool/node/sasl"
 	"github.com/spool-log/spool/node/scrub"
 	"github.com/spool-log/spool/node/tlsfiles"
+	"github.com/spool-log/spool/node/topics"
 	"github.com/spool-log/spool/partition"
 	"github.com/spool-log/spool/wire"
 )
@@ -46,7 +48,7 @@ type Node struct {
 	// agent, which Start creates once the listeners are bound.
 	agent   *membership.Agent
 	cluster *gossipCluster
-	catalog *gossipCatalog
+	catalog *topics.Catalog
 	leaders *leaders // who leads what, cluster-wide (leaders.go)
 	led     ledMarks // the partitions' first leaders, recorded (led.go)
 
@@ -55,9 +57,13 @@ type Node struct {
 	raft    *replica.Driver
 	raftNet *transport.Transport
 
-	mu          sync.RWMutex
-	parts       map[tp]*localPartition
+	mu    sync.RWMutex
+	parts map[tp]*localPartition
+	// reconcileMu is held while reconcile plans, never while partitions
+	// open or close; reconciling (under mu) are the partitions a
+	// reconcile is opening or dropping, each closed when done.
 	reconcileMu sync.Mutex
+	reconciling map[tp]chan struct{}
 	// notVoting: when reconcile first saw each replica the catalog no
 	// longer names with no sign of the group's counting it (reassign.go's
 	// stillVoting); guarded by reconcileMu.
@@ -70,7 +76,6 @@ type Node struct {
 	stoppedSince      map[*localPartition]time.Time
 	partitionsMissing atomic.Bool
 	mending           atomic.Int64 // replicas closed to be reopened, not yet open
-	createMu          sync.Mutex   // serializes topic creation so auto-create races are benign
 	groupCoord        groupNode    // consumer groups, created on the first group request (groups.go)
 	txnCoord          txnNode      // transactions, created on the first transactional request (txns.go)
 
@@ -96,11 +101,10 @@ type Node struct {
 	// authzView is the authorizer over the cluster's ACLs (authorize.go).
 	authzView atomic.Pointer[authzView]
 	// peerFetchFunc pulls state from peers' admin APIs (HTTP or HTTPS);
-	// snapshotClient and peerScheme copy replica snapshots from them
-	// (security.go: peerFetch).
-	peerFetchFunc  membership.FetchFunc
-	snapshotClient *http.Client
-	peerScheme     string
+	// peers makes this node's other calls to them: replica snapshots,
+	// transaction markers, move status (security.go: peerFetch).
+	peerFetchFunc membership.FetchFunc
+	peers         *peers.Client
 
 	metrics  *admin.Metrics
 	adminAPI *admin.API
@@ -173,6 +177,7 @@ func New(cfg Config) (_ *Node, err error) {
 		files:        partition.NewFileCache(cfg.MaxOpenFiles),
 		quarantine:   datadir.NewQuarantine(cfg.DataDir, log),
 		parts:        make(map[tp]*localPartition),
+		reconciling:  make(map[tp]chan struct{}),
 		stoppedSince: map[*localPartition]time.Time{},
 		loops:        newBackground(),
 		adm:          admission.New(log),
@@ -227,16 +232,12 @@ func (n *Node) Start() (err error) {
 	n.kafkaAddr = ln.Addr().String()
 	defer func() {
 		if err != nil {
+			n.loops.stop()
 			n.closeListeners()
 			if n.adminLn != nil {
 				n.adminLn.Close()
 			}
-			n.loops.stop()
-			n.loops.Wait()
-			n.stopMembership()
-			n.closePartitions()
-			n.stopReplication()
-			n.lock.Unlock()
+			_ = n.stopParts()
 		}
 	}()
 	if n.cfg.AdminAddr != "" {
@@ -318,7 +319,7 @@ func (n *Node) startLoops() {
 	}
 	n.startTLSReload()
 	memberEvents, _ := n.agent.Subscribe() // closed by the agent's Shutdown
-	n.loops.Go(n.catalog.watch)
+	n.loops.Go(n.catalog.Watch)
 	n.loops.Go(n.catalogLoop)
 	n.loops.Go(n.reassignLoop) // reassign.go
 	n.loops.Go(n.movesLoop)    // drain.go: drains, and rebalance.go's moves with AutoRebalance
@@ -404,34 +405,43 @@ func (n *Node) Shutdown(ctx context.Context) error {
 				n.admin.Close()
 			}
 		}
-		n.loops.Wait()   // the servers' Serve returned above
-		n.flushMetrics() // what the last requests counted; the periodic flush has ended
-		// The groups stop before their partitions close: a group still
-		// running would answer the elections this node's leave starts
-		// with a hard state fsync each, beside the closes.
-		if n.raft != nil {
-			n.raft.Stop()
-		}
-		closeStart := time.Now()
-		if e := n.closePartitions(); e != nil {
-			errs = append(errs, e)
-		}
-		n.closeTook = time.Since(closeStart)
-		if e := n.stopReplication(); e != nil {
-			errs = append(errs, e)
-		}
-		if e := n.stopMembership(); e != nil {
-			errs = append(errs, e)
-		}
-		n.metrics.Shutdown()
-		// Last: the data dir is free for another process only once every
-		// partition is closed.
-		if e := n.lock.Unlock(); e != nil {
-			errs = append(errs, fmt.Errorf("unlock data dir: %w", e))
-		}
+		errs = append(errs, n.stopParts())
 		err = errors.Join(errs...)
 	})
 	return err
+}
+
+// stopParts stops what the node is built of, once its loops were told to
+// stop and its listeners closed, in the one order Shutdown and a failed
+// Start share: each part stops only after everything that uses it.
+func (n *Node) stopParts() error {
+	var errs []error
+	n.loops.Wait()   // every loop, the servers' Serve among them
+	n.flushMetrics() // what the last requests counted; the periodic flush has ended
+	// The groups stop before their partitions close: a group still
+	// running would answer the elections this node's leave starts
+	// with a hard state fsync each, beside the closes.
+	if n.raft != nil {
+		n.raft.Stop()
+	}
+	closeStart := time.Now()
+	if e := n.closePartitions(); e != nil {
+		errs = append(errs, e)
+	}
+	n.closeTook = time.Since(closeStart)
+	if e := n.stopReplication(); e != nil {
+		errs = append(errs, e)
+	}
+	if e := n.stopMembership(); e != nil {
+		errs = append(errs, e)
+	}
+	n.metrics.Shutdown()
+	// Last: the data dir is free for another process only once every
+	// partition is closed.
+	if e := n.lock.Unlock(); e != nil {
+		errs = append(errs, fmt.Errorf("unlock data dir: %w", e))
+	}
+	return errors.Join(errs...)
 }
 
 // enforceRetention enforces retention on every partition and expires idle
@@ -447,7 +457,7 @@ func (n *Node) enforceRetention() {
 			n.log.WithField("topic", p.topic).WithField("partition", p.index).WithField("segments", deleted).Info("retention deleted segments")
 		}
 		p.appendMu.Lock()
-		p.producers.expire(cutoff)
+		p.producers.Expire(cutoff)
 		p.appendMu.Unlock()
 	}
 	n.metrics.SetGauge([]string{"partitions"}, float32(len(n.localPartitions())))

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/spool-log/spool/internal/recordbatch/compression"
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/hosted"
 	"github.com/spool-log/spool/node/replica"
 	"github.com/spool-log/spool/node/replica/raftlog"
 	"github.com/spool-log/spool/node/topicconfig"
@@ -41,16 +41,20 @@ type localPartition struct {
 	// liveSettings, once set, replaces settings (topic_alter.go).
 	liveSettings atomic.Pointer[topicconfig.Settings]
 
-	// appendMu makes the idempotence check and the append one step, so
-	// two batches of one producer cannot both pass the sequence check.
+	// appendMu makes the idempotence check and the batch's place in the
+	// log's order one step, so two batches of one producer cannot both
+	// pass the sequence check. It is held while the batch is enqueued
+	// (replica.Enqueue), never while the leader's round appends it: the
+	// producer state is the committed log plus this leader's proposals,
+	// those not yet appended recorded as pending.
 	appendMu  sync.Mutex
-	producers *producerStates
+	producers *hosted.Producers
 	// producersEpoch is the leader epoch producers was rebuilt for: a
 	// replica that starts leading in another epoch rebuilds it from the
 	// committed log first (an earlier leader's appends are not in it).
 	producersEpoch int32
-	// txns is the read_committed view of the log (txn_index.go).
-	txns txnIndex
+	// txns is the read_committed view of the log; its own locks.
+	txns hosted.TxnIndex
 
 	// Counted per append; flushMetrics hands the growth since its last
 	// flush (the flushed marks, its own) to go-metrics.
@@ -80,50 +84,37 @@ func parsePartitionDir(name string) (string, int32, bool) {
 	return topic, int32(n), true
 }
 
-// producerRebuildOffsets bounds how far back from the log end the producer
-// state is rebuilt on open. Only the last five batches of each producer
-// matter, and only producers that are still retrying; scanning further
-// would make opening a large partition slow.
-const producerRebuildOffsets = 100_000
-
-// rebuildProducers reads the batch headers of the committed log's tail
-// (headers only, 61 bytes per batch) and replays them into the producer
-// state.
+// rebuildProducers replays the committed log's tail into the producer
+// state (hosted.Producers.Rebuild). The caller holds appendMu, or has the
+// partition to itself (openPartition).
 func (p *localPartition) rebuildProducers(now time.Time) error {
-	end := p.replica.HighWatermark()
-	off := max(p.replica.LogStartOffset(), end-producerRebuildOffsets)
-	for off < end {
-		s, err := p.replica.Read(off, 1<<20)
-		if errors.Is(err, partition.ErrOffsetOutOfRange) {
-			return nil // retention moved the start; nothing older matters
-		}
-		if err != nil {
-			return fmt.Errorf("read producer state of %s: %w", p.dir, err)
-		}
-		next, err := s.EachBatchHeader(off, func(f *os.File, pos int64, h partition.BatchHeader) error {
-			if !h.Control() || h.ProducerID < 0 {
-				p.producers.record(h, h.BaseOffset, now)
-				return nil
-			}
-			// A marker: its coordinator epoch is in its record.
-			b, err := readControlBatch(f, pos, h)
-			if err != nil {
-				return err
-			}
-			_, coordEpoch, _ := parseMarker(b)
-			p.producers.recordMarker(h.ProducerID, h.ProducerEpoch, coordEpoch, now)
-			return nil
-		})
-		s.Release()
-		if err != nil {
-			return fmt.Errorf("producer state of %s: %w", p.dir, err)
-		}
-		if next == off {
-			return nil
-		}
-		off = next
+	if err := p.producers.Rebuild(p.replica, now); err != nil {
+		return fmt.Errorf("%s: %w", p.dir, err)
 	}
 	return nil
+}
+
+// stable returns the partition's last stable offset, scanning what the
+// index has not seen yet (or, while another request scans, as far as that
+// scan has come).
+func (p *localPartition) stable() (int64, error) {
+	hw, start := p.replica.HighWatermark(), p.replica.LogStartOffset()
+	if err := p.txns.Refresh(p.replica, p.dir); err != nil {
+		return 0, err
+	}
+	return p.txns.StableOffset(hw, start), nil
+}
+
+// txnCheckpointInterval is how often due txn-index checkpoints are
+// written (and at shutdown), off the fetch path.
+const txnCheckpointInterval = 5 * time.Second
+
+// flushTxnIndexes writes the due txn-index checkpoints of the local
+// partitions.
+func (n *Node) flushTxnIndexes() {
+	for _, p := range n.localPartitions() {
+		p.txns.FlushCheckpoint(p.dir)
+	}
 }
 
 // producersFor makes the producer state current for the epoch this
@@ -139,17 +130,38 @@ func (p *localPartition) producersFor(n *Node) *kerr.Error {
 	if epoch == p.producersEpoch {
 		return nil
 	}
-	p.producers = newProducerStates()
+	p.producers = hosted.NewProducers()
 	if err := p.rebuildProducers(time.Now()); err != nil {
 		n.log.WithError(err).WithField("topic", p.topic).WithField("partition", p.index).Warn("rebuilding producer state failed")
-		p.producers = newProducerStates()
+		p.producers = hosted.NewProducers()
 	}
 	p.producersEpoch = epoch
 	return nil
 }
 
+// settleProducer records what became of a batch recorded as pending: the
+// offsets it got, or, when it failed on its way into the log (the group
+// lost leadership, broke or closed), that the producer state no longer
+// matches the log: the next append rebuilds it from the committed log.
+func (p *localPartition) settleProducer(pid int64, pending *replica.Pending, info partition.AppendInfo, err error) {
+	p.appendMu.Lock()
+	defer p.appendMu.Unlock()
+	if err != nil {
+		p.producersEpoch = -1
+		return
+	}
+	p.producers.Settle(pid, pending, info)
+}
+
+// openPartitionHook, when set (tests), runs at the start of every
+// openPartition: a test holds one there as a slow disk would.
+var openPartitionHook atomic.Pointer[func(topic string, index int32)]
+
 // openPartition opens (creating if needed) one local partition.
 func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, error) {
+	if hook := openPartitionHook.Load(); hook != nil {
+		(*hook)(spec.Name, index)
+	}
 	settings, err := topicconfig.Parse(n.cfg.Topic, spec.Configs)
 	if err != nil {
 		return nil, fmt.Errorf("topic %s config: %w", spec.Name, err)
@@ -200,8 +212,8 @@ func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, erro
 	// it must not help a lagging peer win an election and overwrite what
 	// a majority had committed. Once it has Raft state it opens as any
 	// replica.
-	join := !containsID(spec.Replicas[index], n.cfg.NodeID) || spec.hadLeader(index)
-	rep, err := replica.Open(log, replica.Config{Self: n.cfg.NodeID, Replicas: spec.preferred(index), Voters: spec.Replicas[index],
+	join := !containsID(spec.Replicas[index], n.cfg.NodeID) || spec.HadLeader(index)
+	rep, err := replica.Open(log, replica.Config{Self: n.cfg.NodeID, Replicas: spec.Preferred(index), Voters: spec.Replicas[index],
 		Alive: n.agent.IsAlive, Driver: n.raft, Group: replica.GroupKey{Topic: spec.ID, Partition: index}, Join: join,
 		ShutdownCommit: shutdownCommit})
 	if err != nil {
@@ -215,14 +227,14 @@ func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, erro
 		dir:       dir,
 		replica:   rep,
 		settings:  settings,
-		producers: newProducerStates(),
+		producers: hosted.NewProducers(),
 	}
 	p.producersEpoch, _ = rep.WritableEpoch()
 	if err := p.rebuildProducers(time.Now()); err != nil {
 		// The data is fine; only duplicate detection across the restart
 		// is lost, as with an expired producer.
 		n.log.WithError(err).WithField("topic", spec.Name).WithField("partition", index).Warn("rebuilding producer state failed")
-		p.producers = newProducerStates()
+		p.producers = hosted.NewProducers()
 	}
 	return p, nil
 }
@@ -236,27 +248,50 @@ func (n *Node) partition(topic string, index int32) *localPartition {
 
 // reconcile makes the open partitions match the catalog: it opens every
 // partition this node is a replica of and closes and quarantines the ones
-// the catalog says are gone (dropPartition).
+// the catalog says are gone (dropPartition). A partition another reconcile
+// is opening or dropping is left to it (and looked at again shortly, as the
+// other planned from an older catalog); reconcile waits for none of them.
 func (n *Node) reconcile() error {
-	n.reconcileMu.Lock()
-	defer n.reconcileMu.Unlock()
+	return n.reconcileWaiting("")
+}
 
-	want := make(map[tp]TopicSpec)
-	for _, spec := range n.catalog.Topics() {
-		for i := range spec.Replicas {
-			if spec.hosts(int32(i), n.cfg.NodeID) {
-				want[tp{spec.Name, int32(i)}] = spec
-			}
-		}
-	}
+// reconcileTopic is reconcile that also waits for topic's partitions that
+// another reconcile is opening or dropping, so that on return what the
+// catalog says of topic holds here (CreateTopics, CreatePartitions).
+func (n *Node) reconcileTopic(topic string) error {
+	return n.reconcileWaiting(topic)
+}
 
+// reconcileWaiting is reconcile, waiting for the partitions of topic ("":
+// none) that another reconcile is working on.
+//
+// reconcileMu is held while the catalog is read and the plan made (which
+// partitions to drop, open, keep), never while a partition opens, closes or
+// moves to quarantine: those run after it, each partition claimed in
+// n.reconciling meanwhile, so a reconcile for one topic never waits on the
+// disk of another's.
+func (n *Node) reconcileWaiting(topic string) error {
 	type dropped struct {
 		p   *localPartition
 		why string
 	}
-	var drop []dropped
-	var kept []*localPartition
-	retry := false
+	var (
+		drop  []dropped
+		kept  []*localPartition
+		opens []tp
+		wait  []chan struct{}
+		retry bool
+		mine  = make(map[tp]chan struct{})
+	)
+	n.reconcileMu.Lock()
+	want := make(map[tp]TopicSpec)
+	for _, spec := range n.catalog.Topics() {
+		for i := range spec.Replicas {
+			if spec.Hosts(int32(i), n.cfg.NodeID) {
+				want[tp{spec.Name, int32(i)}] = spec
+			}
+		}
+	}
 	n.mu.Lock()
 	for key, p := range n.parts {
 		if spec, ok := want[key]; ok && spec.ID == p.topicID {
@@ -281,17 +316,55 @@ func (n *Node) reconcile() error {
 		}
 		drop = append(drop, dropped{p, why})
 		delete(n.parts, key)
+		done := make(chan struct{})
+		n.reconciling[key], mine[key] = done, done
+	}
+	for key := range want {
+		if _, open := n.parts[key]; open {
+			continue
+		}
+		if _, ours := mine[key]; ours {
+			opens = append(opens, key) // dropped first, below
+			continue
+		}
+		if done, busy := n.reconciling[key]; busy {
+			retry = true
+			if key.topic == topic {
+				wait = append(wait, done)
+			}
+			continue
+		}
+		done := make(chan struct{})
+		n.reconciling[key], mine[key] = done, done
+		opens = append(opens, key)
 	}
 	n.mu.Unlock()
+	n.reconcileMu.Unlock()
+
+	finish := func(key tp, p *localPartition) {
+		n.mu.Lock()
+		if p != nil {
+			n.parts[key] = p
+		}
+		if done, ok := mine[key]; ok && n.reconciling[key] == done {
+			delete(n.reconciling, key)
+			close(done)
+		}
+		n.mu.Unlock()
+	}
 	// A move's target orders the replicas (its first is the preferred
-	// leader); outside n.mu, as it waits for the group's round.
+	// leader); outside the locks, as it waits for the group's round.
 	for _, p := range kept {
 		if spec, ok := want[tp{p.topic, p.index}]; ok {
-			p.replica.SetReplicas(spec.preferred(p.index))
+			p.replica.SetReplicas(spec.Preferred(p.index))
 		}
 	}
 	if retry {
-		time.AfterFunc(time.Second, n.catalog.signal)
+		time.AfterFunc(time.Second, n.catalog.Signal)
+	}
+	reopen := make(map[tp]bool, len(opens))
+	for _, key := range opens {
+		reopen[key] = true
 	}
 	for _, d := range drop {
 		p := d.p
@@ -302,24 +375,24 @@ func (n *Node) reconcile() error {
 			// Left in place: the next start looks at it again.
 			n.log.WithError(err).WithField("topic", p.topic).WithField("partition", p.index).Error("quarantine dropped partition")
 		}
+		if key := (tp{p.topic, p.index}); !reopen[key] {
+			finish(key, nil)
+		}
 	}
 
 	var firstErr error
-	for key, spec := range want {
-		if n.partition(key.topic, key.partition) != nil {
-			continue
-		}
-		p, err := n.openPartition(spec, key.partition)
+	for _, key := range opens {
+		p, err := n.openPartition(want[key], key.partition)
 		if err != nil {
 			n.log.WithError(err).WithField("topic", key.topic).WithField("partition", key.partition).Error("open partition")
 			if firstErr == nil {
 				firstErr = err
 			}
-			continue
 		}
-		n.mu.Lock()
-		n.parts[key] = p
-		n.mu.Unlock()
+		finish(key, p)
+	}
+	for _, done := range wait {
+		<-done
 	}
 	return firstErr
 }
@@ -378,7 +451,7 @@ func (n *Node) removeOrphans() error {
 		dir := filepath.Join(n.cfg.DataDir, e.Name())
 		fields := logrus.Fields{"topic": topic, "partition": index, "dir": dir}
 		spec, deleted, known := n.catalog.Entry(topic)
-		if known && !deleted && index < spec.Partitions && spec.hosts(index, n.cfg.NodeID) {
+		if known && !deleted && index < spec.Partitions && spec.Hosts(index, n.cfg.NodeID) {
 			continue
 		}
 		why := ""
@@ -431,6 +504,22 @@ const closeWorkers = 16
 // goes into one shutdown checkpoint for the data dir, written last
 // (shutdown_checkpoint.go), so an idle partition's close writes nothing.
 func (n *Node) closePartitions() error {
+	// A partition a reconcile is opening joins n.parts when its open
+	// ends: wait for those first (the loops and the listeners that start
+	// reconciles have stopped).
+	for {
+		n.mu.Lock()
+		var busy chan struct{}
+		for _, done := range n.reconciling {
+			busy = done
+			break
+		}
+		n.mu.Unlock()
+		if busy == nil {
+			break
+		}
+		<-busy
+	}
 	n.mu.Lock()
 	parts := n.parts
 	n.parts = make(map[tp]*localPartition)
@@ -447,7 +536,7 @@ func (n *Node) closePartitions() error {
 		go func() {
 			defer wg.Done()
 			for p := range work {
-				p.txns.flushCheckpoint(p.dir)
+				p.txns.FlushCheckpoint(p.dir)
 				point, err := p.replica.CloseForShutdown()
 				mu.Lock()
 				if err == nil {
@@ -488,8 +577,8 @@ func (n *Node) localPartitions() []*localPartition {
 // leadership is partition index of spec's leader, leader epoch, ISR and
 // offline replicas as Metadata and DescribeTopicPartitions report them:
 // the replica's where this node hosts the partition, else the cluster view
-// (live: the brokers alive) with the epoch unknown (-1).
-func (n *Node) leadership(spec TopicSpec, index int32, live map[int32]bool) replica.State {
+// (alive: the brokers alive) with the epoch unknown (-1).
+func (n *Node) leadership(spec TopicSpec, index int32, alive func(int32) bool) replica.State {
 	if p := n.hostedPartition(spec.Name, index, spec.ID); p != nil {
 		return p.replica.State()
 	}
@@ -499,7 +588,7 @@ func (n *Node) leadership(spec TopicSpec, index int32, live map[int32]bool) repl
 		st.ISR = append(st.ISR, st.Leader)
 	}
 	for _, r := range replicas {
-		if !live[r] {
+		if !alive(r) {
 			st.Offline = append(st.Offline, r)
 		}
 	}

@@ -146,7 +146,7 @@ func (n *Node) moveStep(ctx context.Context, p *localPartition, target []int32) 
 	if spec, ok := n.catalog.Topic(p.topic); ok && p.index < spec.Partitions {
 		from = spec.Replicas[p.index]
 	}
-	if _, err := n.catalog.alter(p.topic, membership.EndMove(p.index, target)); err != nil {
+	if _, err := n.catalog.Alter(p.topic, membership.EndMove(p.index, target)); err != nil {
 		return err
 	}
 	n.countMoveEnded(p, from, target) // rebalance_metrics.go
@@ -249,7 +249,7 @@ func (n *Node) heal(ctx context.Context, suspect map[tp]int) {
 			voters := slices.Clone(conf.Voters)
 			slices.SortStableFunc(voters, func(a, b int32) int { return rank(cur, a) - rank(cur, b) })
 			n.log.WithFields(fields).Warn("reassignment heal: the catalog lost a move; recording the group's voters as the replica list")
-			_, err = n.catalog.alter(p.topic, membership.AdoptReplicas(p.index, voters))
+			_, err = n.catalog.Alter(p.topic, membership.AdoptReplicas(p.index, voters))
 		}
 		cancel()
 		if err != nil {

@@ -402,7 +402,7 @@ func TestReassignmentHealsALostMove(t *testing.T) {
 	}
 	lose := func(change func(*membership.TopicEntry) error) {
 		t.Helper()
-		if _, err := byID[cur[1]].catalog.alter(topic, change); err != nil {
+		if _, err := byID[cur[1]].catalog.Alter(topic, change); err != nil {
 			t.Fatal(err)
 		}
 	}

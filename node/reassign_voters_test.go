@@ -68,7 +68,7 @@ func TestReassignKeepsALaggingVoter(t *testing.T) {
 			target = append(target, b)
 		}
 	}
-	if _, err := lead.catalog.alter(topic, func(e *membership.TopicEntry) error {
+	if _, err := lead.catalog.Alter(topic, func(e *membership.TopicEntry) error {
 		e.Replicas[0] = slices.Clone(target)
 		e.Moves = []membership.PartitionMove{{Partition: 0, Target: slices.Clone(target)}}
 		return nil
@@ -124,7 +124,7 @@ func TestReassignLeaderOutsideTheCatalog(t *testing.T) {
 	// The one voter the catalog will name lags: nobody to hand over to.
 	lag.raft.SetTransport(mutedTransport{})
 	target := []int32{98, 99, lag.NodeID()} // never started: the move waits
-	if _, err := lead.catalog.alter(topic, func(e *membership.TopicEntry) error {
+	if _, err := lead.catalog.Alter(topic, func(e *membership.TopicEntry) error {
 		e.Replicas[0] = slices.Clone(target)
 		e.Moves = []membership.PartitionMove{{Partition: 0, Target: slices.Clone(target)}}
 		return nil
@@ -143,7 +143,7 @@ func TestReassignLeaderOutsideTheCatalog(t *testing.T) {
 		if l, err := partitionLeader(nodes, topic, 0); err != nil || l != lead {
 			t.Fatalf("leadership moved before the voter the catalog names caught up: %v %v", l, err)
 		}
-		st := outside.partitionLeadership(s, 0, live)
+		st := outside.partitionLeadership(s, 0, func(id int32) bool { return live[id] })
 		return retry.Check(st.Leader == lead.NodeID(), "node %d answers leader %d, the leader is %d", outside.NodeID(), st.Leader, lead.NodeID())
 	})
 	h.waitMore(t, 5)
@@ -255,7 +255,7 @@ func TestReassignMoveRecordedBeforeTheReplicasOpen(t *testing.T) {
 				target = append(target, m.NodeID())
 			}
 		}
-		if _, err := n.catalog.alter(topic, n.agent.SetMove(p, target)); err != nil {
+		if _, err := n.catalog.Alter(topic, n.agent.SetMove(p, target)); err != nil {
 			t.Fatal(err)
 		}
 		targets[p] = target

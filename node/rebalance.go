@@ -1,7 +1,6 @@
 package node
 
 import (
-	"cmp"
 	"errors"
 	"slices"
 	"time"
@@ -9,6 +8,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/moves"
 )
 
 // Automatic rebalancing (Config.AutoRebalance): placement puts a partition
@@ -33,7 +33,7 @@ import (
 const rebalanceEvery = 2 * time.Second
 
 // rebalance starts moves while fewer than the bound are under way, if
-// this node is the one to.
+// this node is the one to; moves.Rebalance plans them.
 func (n *Node) rebalance() {
 	if n.agent.RebalancePaused() { // rebalance_pause.go
 		return
@@ -41,69 +41,21 @@ func (n *Node) rebalance() {
 	if !n.startsMoves() {
 		return // a lower live broker starts them (drain.go)
 	}
-	roster := n.agent.Roster()
+	moving := n.movesUnderWay()
+	if moving >= n.cfg.RebalanceMaxMoves {
+		return
+	}
 	draining := map[int32]bool{}
 	for _, e := range n.agent.DrainingBrokers() {
 		draining[e.ID] = true
 	}
-	moving := 0
-	for _, e := range n.agent.MovingTopics() {
-		moving += len(e.Moves)
-	}
-	if moving >= n.cfg.RebalanceMaxMoves {
-		return
-	}
-	type candidate struct {
-		topic  string
-		index  int32
-		target []int32
-		size   int64
-	}
-	var cands []candidate
-	for _, e := range n.agent.Topics() {
-		if e.ReplicationFactor < 2 || int(e.ReplicationFactor) > len(roster) {
-			continue
-		}
-		if e.ReplicationFactor%2 == 0 {
-			continue // even factors are served as they are, not moved (replication_factor.go)
-		}
-		pl := membership.PlaceTopic(e.Name, e.Partitions, roster, int(e.ReplicationFactor))
-		for p := range e.Partitions {
-			if e.IsPinned(p) {
-				continue
-			}
-			if _, moving := e.Move(p); moving {
-				continue
-			}
-			want, cur := pl[p], e.Replicas[p]
-			if len(want) != len(cur) || len(cur) < 2 || sameSet(want, cur) {
-				continue
-			}
-			if !n.liveMajority(cur) || slices.ContainsFunc(cur, func(b int32) bool { return draining[b] }) {
-				// No leader to carry the move out, which would hold a
-				// slot for good; or a drain's to move (drain.go), by the
-				// smaller change that replaces the drained broker only.
-				continue
-			}
-			if slices.ContainsFunc(want, func(b int32) bool { return !n.agent.IsAlive(b) }) {
-				// A move onto a broker that is down would hold one of the
-				// RebalanceMaxMoves slots until it came back: later.
-				continue
-			}
-			c := candidate{e.Name, p, want, 0}
-			if lp := n.hostedPartition(e.Name, p, TopicID(e.ID)); lp != nil {
-				c.size = lp.replica.Size()
-			}
-			cands = append(cands, c)
-		}
-	}
-	slices.SortStableFunc(cands, func(a, b candidate) int { return cmp.Compare(b.size, a.size) }) // the biggest first
-	for _, c := range cands {
+	plan := moves.Rebalance(n.movesView(n.agent.Topics(), draining))
+	for _, m := range plan {
 		if moving >= n.cfg.RebalanceMaxMoves {
 			return
 		}
-		_, err := n.catalog.alter(c.topic, n.agent.AutoMove(c.index, c.target))
-		fields := logrus.Fields{"topic": c.topic, "partition": c.index, "target": c.target, "bytes": c.size}
+		_, err := n.catalog.Alter(m.Topic, n.agent.AutoMove(m.Partition, m.Target))
+		fields := logrus.Fields{"topic": m.Topic, "partition": m.Partition, "target": m.Target, "bytes": m.Bytes}
 		switch {
 		case err == nil:
 			moving++
@@ -115,6 +67,31 @@ func (n *Node) rebalance() {
 	}
 }
 
+// movesView is what the planners of package moves take: topics, the
+// roster, liveness, the draining brokers, and the sizes of the partitions
+// this node hosts (others count as empty).
+func (n *Node) movesView(topics []membership.TopicEntry, draining map[int32]bool) moves.View {
+	return moves.View{
+		Topics: topics, Roster: n.agent.Roster(), Alive: n.agent.IsAlive, Draining: draining,
+		Size: func(topic string, id membership.TopicID, p int32) int64 {
+			if lp := n.hostedPartition(topic, p, id); lp != nil {
+				return lp.replica.Size()
+			}
+			return 0
+		},
+	}
+}
+
+// movesUnderWay counts the moves recorded in the catalog.
+func (n *Node) movesUnderWay() int {
+	moving := 0
+	for _, e := range n.agent.MovingTopics() {
+		moving += len(e.Moves)
+	}
+	return moving
+}
+
+// sameSet tells whether a and b hold the same brokers, in any order.
 func sameSet(a, b []int32) bool {
 	if len(a) != len(b) {
 		return false

@@ -10,16 +10,14 @@ package node
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
 	"sync"
 	"time"
 
 	"github.com/spool-log/spool/node/admin"
 	"github.com/spool-log/spool/node/replica"
+	"github.com/spool-log/spool/node/topics"
 )
 
 // rebalancePeerTimeout bounds one leader's answer.
@@ -40,11 +38,11 @@ func (n *Node) rebalanceStatus(ctx context.Context, local bool) admin.RebalanceS
 	st := admin.RebalanceStatus{Paused: n.agent.RebalancePaused(), Moves: []admin.MoveProgress{}}
 	byLeader := map[int32][]int{}
 	for _, e := range n.agent.MovingTopics() {
-		spec := specFromEntry(e)
+		spec := topics.FromEntry(e)
 		for _, m := range e.Moves {
 			mp := admin.MoveProgress{Topic: e.Name, Partition: m.Partition, Replicas: e.Replicas[m.Partition],
 				Target: m.Target, Adding: e.Adding(m.Partition), Removing: e.Removing(m.Partition),
-				Leader: n.moveLeader(spec, m.Partition), Step: admin.StepUnknown, StartedMs: m.Started}
+				Leader: n.leaderOf(spec, m.Partition), Step: admin.StepUnknown, StartedMs: m.Started}
 			if p := n.hostedPartition(e.Name, m.Partition, TopicID(e.ID)); p != nil && p.replica.IsLeader() {
 				n.leaderProgress(p, &mp)
 			} else if local {
@@ -91,19 +89,6 @@ func (n *Node) rebalanceStatus(ctx context.Context, local bool) admin.RebalanceS
 		st.BytesCopied += m.BytesCopied
 	}
 	return st
-}
-
-// moveLeader is leaderOf, except that a replica here that knows no
-// leader (a new one, not yet in the group) defers to the leadership
-// table's claim.
-func (n *Node) moveLeader(spec TopicSpec, index int32) int32 {
-	if l := n.leaderOf(spec, index); l >= 0 {
-		return l
-	}
-	if cl, ok := n.claimed(spec.ID, index, spec.hosting(index), n.agent.IsAlive); ok {
-		return cl.Leader
-	}
-	return -1
 }
 
 // leaderProgress fills in what p's leader knows of its move: the step
@@ -190,20 +175,7 @@ func (n *Node) peerRebalance(ctx context.Context, broker int32) (admin.Rebalance
 	}
 	ctx, cancel := context.WithTimeout(ctx, rebalancePeerTimeout)
 	defer cancel()
-	u := url.URL{Scheme: n.peerScheme, Host: m.AdminAddr, Path: "/v1/rebalance", RawQuery: "local=1"}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return out, err
-	}
-	resp, err := n.snapshotClient.Do(req)
-	if err != nil {
-		return out, fmt.Errorf("leader %d did not answer: %w", broker, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return out, fmt.Errorf("leader %d answered %s", broker, resp.Status)
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxRebalanceBody)).Decode(&out); err != nil {
+	if err := n.peers.GetJSON(ctx, m.AdminAddr, "/v1/rebalance", url.Values{"local": {"1"}}, maxRebalanceBody, &out); err != nil {
 		return out, fmt.Errorf("leader %d: %w", broker, err)
 	}
 	return out, nil

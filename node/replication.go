@@ -57,7 +57,7 @@ func (n *Node) startReplication() error {
 		ClusterID:      transportClusterID,
 		ListenAddr:     addr,
 		Resolve:        n.resolveRaftAddr,
-		Handler:        n.deliverRaft, // replication_metrics.go: notes the leader's commit, then n.raft.Deliver
+		Handler:        n.raft.Deliver,
 		Metrics:        n.metrics.Metrics,
 		Unreachable:    n.raft.Unreachable,
 		SnapshotStatus: n.raft.SnapshotStatus,

@@ -2,11 +2,9 @@ package node
 
 import (
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	pb "go.etcd.io/raft/v3/raftpb"
 
 	"github.com/spool-log/spool/node/replica"
 )
@@ -44,10 +42,6 @@ import (
 // replicationSample is how often the gauges are sampled.
 const replicationSample = time.Second
 
-// quietBeats heartbeats with no append between make a heartbeat's commit
-// the leader's (leaderCommit): about two seconds at the default ticks.
-const quietBeats = 10
-
 // commitLatencyBuckets: a Raft round on loopback with an fsync on each
 // replica (hundreds of microseconds to milliseconds) up to a request's
 // timeout.
@@ -65,10 +59,6 @@ type replicationTracker struct {
 	learnerSent, learnerHeld int64
 	mu                       sync.Mutex
 	replicas                 map[*replica.Replica]*replicaTrack
-	// heard is, per Raft group, what its leader's messages said of the
-	// leader's commit index (deliverRaft); written by the transport's
-	// readers, read by the samplers.
-	heard sync.Map // replica.GroupKey -> *leaderCommit
 }
 
 // replicaTrack is one local replica as the tracker last saw it.
@@ -84,22 +74,6 @@ type replicaTrack struct {
 	ledEpoch int32
 	// behind is the catch-up gap at the last check, for /readyz's reason.
 	applied, target uint64
-}
-
-// leaderCommit is the leader's commit index as a follower heard it. A
-// MsgApp (and a MsgSnap) carries the leader's commit index itself; a
-// heartbeat carries min(what the leader knows the follower holds, its
-// commit), which is the commit index only once the leader has nothing
-// more to send. A leader that lost a follower (a restart) probes it with
-// an append after its first heartbeat's answer, so heartbeats alone are
-// taken for the leader's word only after quietBeats of them with no
-// append between: a loaded follower may answer a heartbeat after the next
-// one arrives, so two were not enough (seen under -race).
-type leaderCommit struct {
-	app        atomic.Uint64
-	appSeen    atomic.Bool
-	beat       atomic.Uint64
-	beatsQuiet atomic.Int32 // heartbeats since the last append
 }
 
 func newReplicationTracker(reg prometheus.Registerer) (*replicationTracker, error) {
@@ -124,67 +98,6 @@ func (t *replicationTracker) observeCommit(replicated bool, start time.Time) {
 		i = 1
 	}
 	t.commit[i].Observe(time.Since(start).Seconds())
-}
-
-// deliverRaft is the transport's handler: it notes what a leader's
-// message says of its commit index, then hands the message to the driver.
-func (n *Node) deliverRaft(from uint64, k replica.GroupKey, m *pb.Message) {
-	switch m.GetType() {
-	case pb.MsgApp, pb.MsgSnap, pb.MsgHeartbeat:
-		n.repl.noteLeader(k, m)
-	}
-	n.raft.Deliver(from, k, m)
-}
-
-func (t *replicationTracker) noteLeader(k replica.GroupKey, m *pb.Message) {
-	v, ok := t.heard.Load(k)
-	if !ok {
-		v, _ = t.heard.LoadOrStore(k, &leaderCommit{})
-	}
-	lc := v.(*leaderCommit)
-	switch m.GetType() {
-	case pb.MsgApp:
-		raise(&lc.app, m.GetCommit())
-		lc.appSeen.Store(true)
-		lc.beatsQuiet.Store(0)
-	case pb.MsgSnap:
-		raise(&lc.app, m.GetSnapshot().GetMetadata().GetIndex())
-		lc.appSeen.Store(true)
-		lc.beatsQuiet.Store(0)
-	case pb.MsgHeartbeat:
-		raise(&lc.beat, m.GetCommit())
-		if replica.IsQuiesceHeartbeat(m) {
-			// Sent only once the follower holds the leader's whole
-			// log: its commit is the leader's, and no more heartbeats
-			// follow while the group sleeps.
-			lc.beatsQuiet.Store(quietBeats)
-			return
-		}
-		lc.beatsQuiet.Add(1)
-	}
-}
-
-func raise(a *atomic.Uint64, v uint64) {
-	for {
-		old := a.Load()
-		if v <= old || a.CompareAndSwap(old, v) {
-			return
-		}
-	}
-}
-
-// target is the leader's commit index as group k's follower knows it.
-func (t *replicationTracker) target(k replica.GroupKey) (uint64, bool) {
-	v, ok := t.heard.Load(k)
-	if !ok {
-		return 0, false
-	}
-	lc := v.(*leaderCommit)
-	target, known := lc.app.Load(), lc.appSeen.Load()
-	if lc.beatsQuiet.Load() >= quietBeats {
-		target, known = max(target, lc.beat.Load()), true
-	}
-	return target, known
 }
 
 // startReplicationMetrics marks the replicas open now as the startup ones
@@ -218,11 +131,9 @@ func (n *Node) sampleReplication() {
 	var led, under, offline, catching, quiesced int
 	t.mu.Lock()
 	seen := make(map[*replica.Replica]bool, len(parts))
-	hosted := make(map[replica.GroupKey]bool, len(parts))
 	for _, p := range parts {
 		r := p.replica
 		seen[r] = true
-		hosted[replica.GroupKey{Topic: p.topicID, Partition: p.index}] = true
 		tr := t.trackLocked(r, now)
 		if r.Asleep() {
 			quiesced++
@@ -259,13 +170,6 @@ func (n *Node) sampleReplication() {
 	sentNew, heldNew := sent-t.learnerSent, held-t.learnerHeld
 	t.learnerSent, t.learnerHeld = sent, held
 	t.mu.Unlock()
-	// A peer may name groups this node does not host; forget them.
-	t.heard.Range(func(k, _ any) bool {
-		if !hosted[k.(replica.GroupKey)] {
-			t.heard.Delete(k)
-		}
-		return true
-	})
 	n.metrics.SetGauge([]string{"partitions", "led"}, float32(led))
 	n.metrics.SetGauge([]string{"replication", "under_replicated_partitions"}, float32(under))
 	n.metrics.SetGauge([]string{"replication", "offline_partitions"}, float32(offline))

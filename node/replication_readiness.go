@@ -70,7 +70,7 @@ func (n *Node) checkCaughtUpLocked(p *localPartition, tr *replicaTrack, leader i
 		return caughtUp
 	}
 	applied, _ := r.AppliedIndex()
-	target, known := n.repl.target(replica.GroupKey{Topic: p.topicID, Partition: p.index})
+	target, known := r.LeaderCommitHeard()
 	tr.applied, tr.target = applied, target
 	if known && leader >= 0 && applied >= target {
 		tr.caughtUp = true

@@ -2,17 +2,14 @@ package node
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spool-log/spool/node/admin"
 	"github.com/spool-log/spool/node/replica"
@@ -24,21 +21,6 @@ import (
 // follower's driver reads them (fetchReplicaSnapshot), as catalog and
 // leadership pulls travel. The stream is raw batches behind the snapshot's
 // metadata, validated batch by batch by the reader (raftlog.StageSnapshot).
-
-// newSnapshotClient fetches snapshots (over TLS with tlsCfg, if set, as
-// the node's other pulls: peerFetch): no overall timeout, since a copy of
-// a large compacted log takes as long as it takes, but a bounded wait for
-// a connection and for the answer to start.
-func newSnapshotClient(tlsCfg *tls.Config) *http.Client {
-	return &http.Client{Transport: &http.Transport{
-		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		TLSClientConfig:       tlsCfg,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ResponseHeaderTimeout: 30 * time.Second,
-		MaxIdleConnsPerHost:   2,
-		IdleConnTimeout:       time.Minute,
-	}}
-}
 
 func (n *Node) serveReplicaSnapshot(w http.ResponseWriter, r *http.Request) {
 	k, err := parseGroupKey(r.URL.Query().Get("group"))
@@ -73,21 +55,11 @@ func (n *Node) fetchReplicaSnapshot(ctx context.Context, k replica.GroupKey, fro
 	if !ok || m.AdminAddr == "" {
 		return nil, fmt.Errorf("broker %d: no admin address known", from)
 	}
-	u := url.URL{Scheme: n.peerScheme, Host: m.AdminAddr, Path: admin.ReplicaSnapshotPath, RawQuery: url.Values{"group": {k.String()}}.Encode()}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	body, err := n.peers.Open(ctx, m.AdminAddr, admin.ReplicaSnapshotPath, url.Values{"group": {k.String()}})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("broker %d: %w", from, err)
 	}
-	resp, err := n.snapshotClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		resp.Body.Close()
-		return nil, fmt.Errorf("broker %d answered %s: %s", from, resp.Status, strings.TrimSpace(string(msg)))
-	}
-	return resp.Body, nil
+	return body, nil
 }
 
 // parseGroupKey reads replica.GroupKey.String: the topic id in hex, "/",

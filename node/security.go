@@ -18,6 +18,7 @@ import (
 
 	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/node/admin"
+	"github.com/spool-log/spool/node/peers"
 	"github.com/spool-log/spool/node/sasl"
 	"github.com/spool-log/spool/node/tlsfiles"
 )
@@ -130,7 +131,7 @@ func (n *Node) startTLSReload() {
 // the node has one (withAdminToken).
 func (n *Node) peerFetch() (membership.FetchFunc, error) {
 	client := n.withAdminToken(&http.Client{Timeout: 10 * time.Second})
-	n.snapshotClient, n.peerScheme = n.withAdminToken(newSnapshotClient(nil)), "http"
+	n.peers = peers.New(nil, n.withAdminToken)
 	if n.adminTLS == nil {
 		return membership.HTTPFetch(client), nil
 	}
@@ -154,6 +155,6 @@ func (n *Node) peerFetch() (membership.FetchFunc, error) {
 		return n.adminTLS.Certificate(), nil
 	}
 	client = n.withAdminToken(&http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg, ForceAttemptHTTP2: true}})
-	n.snapshotClient, n.peerScheme = n.withAdminToken(newSnapshotClient(cfg)), "https"
+	n.peers = peers.New(cfg, n.withAdminToken)
 	return membership.HTTPSFetch(client), nil
 }

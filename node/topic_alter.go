@@ -19,16 +19,6 @@ import (
 // partitions it holds, opens the ones added and applies the new configs when
 // gossip brings the entry.
 
-// alter changes a topic in the catalog and signals the node's watchers.
-func (c *gossipCatalog) alter(name string, change func(*membership.TopicEntry) error) (TopicSpec, error) {
-	e, err := c.agent.AlterTopic(name, change)
-	if err != nil {
-		return TopicSpec{}, err
-	}
-	c.signal()
-	return specFromEntry(e), nil
-}
-
 // growTopic raises a topic's partition count to total (CreatePartitions).
 // assignment, when not nil, gives the replicas of each new partition.
 func (n *Node) growTopic(name string, total int32, assignment [][]int32, validateOnly bool) error {
@@ -44,8 +34,6 @@ func (n *Node) growTopic(name string, total int32, assignment [][]int32, validat
 	if total > maxPartitionsPerTopic {
 		return &topicError{kerr.InvalidPartitions, fmt.Sprintf("partitions must be at most %d", maxPartitionsPerTopic)}
 	}
-	n.createMu.Lock()
-	defer n.createMu.Unlock()
 	add := n.agent.GrowPartitions(total, assignment)
 	grow := func(e *membership.TopicEntry) error {
 		// More partitions of an even factor would be more partitions
@@ -64,14 +52,14 @@ func (n *Node) growTopic(name string, total int32, assignment [][]int32, validat
 			return errValidateOnly
 		}
 	}
-	spec, err := n.catalog.alter(name, change)
+	spec, err := n.catalog.Alter(name, change)
 	switch {
 	case errors.Is(err, errValidateOnly):
 		return nil
 	case err != nil:
 		return alterError(name, err)
 	}
-	if err := n.reconcile(); err != nil {
+	if err := n.reconcileTopic(name); err != nil {
 		return fmt.Errorf("open new partitions of %s: %w", name, err)
 	}
 	n.log.WithFields(logrus.Fields{"topic": name, "partitions": spec.Partitions}).Info("topic partitions added")
@@ -94,9 +82,7 @@ func (n *Node) setTopicConfigs(name string, configs map[string]string, validateO
 	if validateOnly {
 		return nil
 	}
-	n.createMu.Lock()
-	defer n.createMu.Unlock()
-	_, err := n.catalog.alter(name, func(e *membership.TopicEntry) error {
+	_, err := n.catalog.Alter(name, func(e *membership.TopicEntry) error {
 		e.Config = maps.Clone(configs)
 		return nil
 	})

@@ -68,7 +68,7 @@ func TestTxnThroughputRatio(t *testing.T) {
 
 // TestTxnIndexRebuildCost measures the first read_committed read after a
 // restart, which scans every committed batch header of the partition
-// (txn_index.go): SPOOL_TXN_BENCH=1 go test ./node -run
+// (hosted.TxnIndex): SPOOL_TXN_BENCH=1 go test ./node -run
 // TestTxnIndexRebuildCost -v.
 func TestTxnIndexRebuildCost(t *testing.T) {
 	if os.Getenv("SPOOL_TXN_BENCH") == "" {
@@ -86,9 +86,7 @@ func TestTxnIndexRebuildCost(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p.txns.mu.Lock()
-	p.txns.open = nil // as after a restart
-	p.txns.mu.Unlock()
+	p.txns.Forget() // as after a restart
 	start := time.Now()
 	lso, err := p.stable()
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/spool-log/spool/node/hosted"
 )
 
 // A txn-index checkpoint is refused when the log it was taken from is not
@@ -35,11 +37,11 @@ func TestTxnIndexCheckpointOfOtherLog(t *testing.T) {
 		}
 	}
 	stopNode(t, n)
-	b, err := os.ReadFile(filepath.Join(cfg.DataDir, "txn-ck-a-0", txnIndexFile))
+	b, err := os.ReadFile(filepath.Join(cfg.DataDir, "txn-ck-a-0", hosted.TxnIndexFile))
 	if err != nil {
 		t.Fatalf("no checkpoint: %v", err)
 	}
-	var c txnIndexCheckpoint
+	var c hosted.TxnIndexCheckpoint
 	if err := json.Unmarshal(b, &c); err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +52,7 @@ func TestTxnIndexCheckpointOfOtherLog(t *testing.T) {
 	// offset at 0 if it were trusted.
 	c.Open = map[string]int64{"4242": 0}
 	b, _ = json.Marshal(c)
-	if err := os.WriteFile(filepath.Join(cfg.DataDir, "txn-ck-b-0", txnIndexFile), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(cfg.DataDir, "txn-ck-b-0", hosted.TxnIndexFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	n = startNode(t, cfg)
@@ -59,9 +61,8 @@ func TestTxnIndexCheckpointOfOtherLog(t *testing.T) {
 		t.Fatalf("read_committed saw %d of %d records of txn-ck-b", len(got), end)
 	}
 	p := n.partition("txn-ck-b", 0)
-	p.txns.mu.Lock()
-	defer p.txns.mu.Unlock()
-	if len(p.txns.open) != 0 || len(p.txns.aborted) != 0 {
-		t.Fatalf("index of txn-ck-b trusts the other log's checkpoint: open %v aborted %v", p.txns.open, p.txns.aborted)
+	st := p.txns.Snapshot()
+	if len(st.Open) != 0 || len(st.Aborted) != 0 {
+		t.Fatalf("index of txn-ck-b trusts the other log's checkpoint: open %v aborted %v", st.Open, st.Aborted)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/spool-log/spool/node/hosted"
 )
 
 // The txn-index checkpoint (an fsync) is written off the fetch path: a
@@ -24,11 +26,11 @@ func TestTxnIndexCheckpointOffFetchPath(t *testing.T) {
 	if _, err := p.stable(); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(cfg.DataDir, "txn-fl-0", txnIndexFile)
+	path := filepath.Join(cfg.DataDir, "txn-fl-0", hosted.TxnIndexFile)
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("checkpoint written on the read path: %v", err)
 	}
-	p.txns.flushCheckpoint(p.dir)
+	p.txns.FlushCheckpoint(p.dir)
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("no checkpoint after the flush: %v", err)
 	}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/spool-log/spool/node/hosted"
 )
 
 // When the log start moves past the transaction index's scan while it
@@ -33,7 +35,7 @@ func TestTxnIndexScanAcrossLogStartMove(t *testing.T) {
 	t.Cleanup(func() { _ = cl.EndTransaction(context.Background(), kgo.TryAbort) })
 	// The first read of the scan finds the start moved to 5.
 	moved := false
-	txnScanHook = func() {
+	hosted.SetScanHook(func() {
 		if moved {
 			return
 		}
@@ -43,8 +45,8 @@ func TestTxnIndexScanAcrossLogStartMove(t *testing.T) {
 		if r, err := adm.DeleteRecords(ctx, o); err != nil || r.Error() != nil {
 			t.Errorf("delete records: %v %v", err, r.Error())
 		}
-	}
-	t.Cleanup(func() { txnScanHook = nil })
+	})
+	t.Cleanup(func() { hosted.SetScanHook(nil) })
 	lso, err := n.partition("txn-ret", 0).stable()
 	if err != nil {
 		t.Fatal(err)

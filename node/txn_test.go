@@ -20,6 +20,7 @@ import (
 
 	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/node/group"
+	"github.com/spool-log/spool/node/hosted"
 	"github.com/spool-log/spool/node/txn"
 )
 
@@ -627,7 +628,7 @@ func TestTxnIndexAcrossRestart(t *testing.T) {
 	cl.Close()
 	// Written off the fetch path, at the latest when the node stops.
 	stopNode(t, n)
-	path := filepath.Join(cfg.DataDir, "txn-rs-0", txnIndexFile)
+	path := filepath.Join(cfg.DataDir, "txn-rs-0", hosted.TxnIndexFile)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("no checkpoint: %v", err)
@@ -639,9 +640,8 @@ func TestTxnIndexAcrossRestart(t *testing.T) {
 	n = startNode(t, cfg)
 	check(n)
 	p := n.partition("txn-rs", 0)
-	p.txns.mu.Lock()
-	resumed := p.txns.checkpointed > 0 && len(p.txns.aborted) == 1
-	p.txns.mu.Unlock()
+	st := p.txns.Snapshot()
+	resumed := st.Checkpointed > 0 && len(st.Aborted) == 1
 	if !resumed {
 		t.Fatal("the index did not resume from its checkpoint")
 	}

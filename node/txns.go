@@ -1,15 +1,12 @@
 package node
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,9 +16,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/spool-log/spool/internal/recordbatch"
 	"github.com/spool-log/spool/node/admin"
 	"github.com/spool-log/spool/node/group"
+	"github.com/spool-log/spool/node/hosted"
 	"github.com/spool-log/spool/node/txn"
 	"github.com/spool-log/spool/partition"
 )
@@ -49,7 +46,7 @@ const transactionStateReplication = 3
 type txnNode struct {
 	coord    atomic.Pointer[txn.Coordinator]
 	createMu sync.Mutex
-	loadMu   sync.Mutex
+	loads    partitionLoads // one replay of each partition at a time
 	metrics  txnMetrics
 }
 
@@ -174,30 +171,10 @@ func (n *Node) txnCoordinatorFor(txnID string) (*txn.Coordinator, int16) {
 	return c, n.ensureTxnPartition(c, c.Partition(txnID))
 }
 
+// ensureTxnPartition loads partition p of __transaction_state if this
+// node leads it, and unloads it if it no longer does.
 func (n *Node) ensureTxnPartition(c *txn.Coordinator, p int32) int16 {
-	lp, e := n.leaderPartition(txn.TopicName, p)
-	switch e {
-	case nil:
-	case kerr.NotLeaderForPartition:
-		c.Unload(p)
-		return kerr.NotCoordinator.Code
-	default:
-		return kerr.CoordinatorNotAvailable.Code
-	}
-	epoch, ok := lp.replica.WritableEpoch()
-	if !ok {
-		return kerr.CoordinatorLoadInProgress.Code
-	}
-	if c.Loaded(p, epoch) {
-		return 0
-	}
-	n.txnCoord.loadMu.Lock()
-	defer n.txnCoord.loadMu.Unlock()
-	if err := c.Load(p, epoch); err != nil {
-		n.log.WithError(err).WithField("partition", p).Error("load transactions")
-		return kerr.CoordinatorNotAvailable.Code
-	}
-	return 0
+	return n.ensureCoordinatorPartition(txn.TopicName, c, &n.txnCoord.loads, p, "transactions")
 }
 
 // fencedCode is PRODUCER_FENCED as a request version before KIP-588's
@@ -207,61 +184,6 @@ func fencedCode(code int16, knowsFenced bool) int16 {
 		return kerr.InvalidProducerEpoch.Code
 	}
 	return code
-}
-
-// markerBatch is a transaction marker: a control batch of the producer,
-// transactional, holding one control record (key: version 0, type 0 abort
-// or 1 commit; value: version 0, coordinator epoch), as Kafka writes it.
-func markerBatch(mk txn.Marker, ts int64) []byte {
-	typ := byte(0)
-	if mk.Commit {
-		typ = 1
-	}
-	key := []byte{0, 0, 0, typ}
-	value := []byte{0, 0, byte(mk.CoordinatorEpoch >> 24), byte(mk.CoordinatorEpoch >> 16), byte(mk.CoordinatorEpoch >> 8), byte(mk.CoordinatorEpoch)}
-	h := recordbatch.NoProducer()
-	h.ProducerID, h.ProducerEpoch = mk.ProducerID, mk.Epoch
-	h.Attributes = recordbatch.AttrControl | recordbatch.AttrTransactional
-	h.FirstTimestamp, h.MaxTimestamp = ts, ts
-	b, err := recordbatch.Build(nil, h, []recordbatch.Record{{Key: key, Value: value}}, nil)
-	if err != nil {
-		panic(err) // uncompressed: cannot fail
-	}
-	return b
-}
-
-// readControlBatch reads the whole control batch h at pos (small: a
-// marker is one record).
-func readControlBatch(f interface {
-	ReadAt([]byte, int64) (int, error)
-}, pos int64, h partition.BatchHeader) ([]byte, error) {
-	if h.Size() > 1<<16 {
-		return nil, fmt.Errorf("control batch of %d bytes at offset %d", h.Size(), h.BaseOffset)
-	}
-	b := make([]byte, h.Size())
-	if _, err := f.ReadAt(b, pos); err != nil {
-		return nil, fmt.Errorf("read control batch at offset %d: %w", h.BaseOffset, err)
-	}
-	return b, nil
-}
-
-// parseMarker reads a control batch's transaction marker: commit or
-// abort, and the coordinator epoch (-1 if the value is missing). ok is
-// false when it is no marker this code can read.
-func parseMarker(batch []byte) (commit bool, coordEpoch int32, ok bool) {
-	rh, err := recordbatch.ParseHeader(batch)
-	if err != nil {
-		return false, -1, false
-	}
-	recs, err := recordbatch.ParseRecords(nil, batch[recordbatch.HeaderSize:], rh.NumRecords, rh.LastOffsetDelta)
-	if err != nil || len(recs) == 0 || len(recs[0].Key) < 4 || recs[0].Key[2] != 0 || recs[0].Key[3] > 1 {
-		return false, -1, false
-	}
-	coordEpoch = -1
-	if v := recs[0].Value; len(v) >= 6 {
-		coordEpoch = int32(binary.BigEndian.Uint32(v[2:6]))
-	}
-	return recs[0].Key[3] == 1, coordEpoch, true
 }
 
 // errMarkerFenced: the partition knows a newer epoch of the producer than
@@ -293,7 +215,7 @@ func (n *Node) writeMarkerLocal(ctx context.Context, tp txn.TopicPartition, mk t
 		p.appendMu.Unlock()
 		return e
 	}
-	epochOld, coordOld := p.producers.markerFenced(mk.ProducerID, mk.Epoch, mk.CoordinatorEpoch)
+	epochOld, coordOld := p.producers.MarkerFenced(mk.ProducerID, mk.Epoch, mk.CoordinatorEpoch)
 	switch {
 	case coordOld:
 		p.appendMu.Unlock()
@@ -302,12 +224,21 @@ func (n *Node) writeMarkerLocal(ctx context.Context, tp txn.TopicPartition, mk t
 		p.appendMu.Unlock()
 		return fmt.Errorf("%w: %w", txn.ErrPartitionGone, errMarkerFenced)
 	}
-	info, commit, err := p.replica.Propose(markerBatch(mk, time.Now().UnixMilli()))
+	// As a produce: under appendMu while the marker takes its place in
+	// the log's order, not while the leader's round writes it. The state
+	// counts it at once, so a batch of the producer checked after it is
+	// known to come after the marker.
+	pending, err := p.replica.Enqueue(hosted.MarkerBatch(mk.ProducerID, mk.Epoch, mk.Commit, mk.CoordinatorEpoch, time.Now().UnixMilli()))
 	if err == nil {
-		p.producers.recordMarker(mk.ProducerID, mk.Epoch, mk.CoordinatorEpoch, time.Now())
+		p.producers.RecordMarker(mk.ProducerID, mk.Epoch, mk.CoordinatorEpoch, time.Now())
 	}
 	p.appendMu.Unlock()
 	if err != nil {
+		return fmt.Errorf("write marker to %s-%d: %w", tp.Topic, tp.Partition, err)
+	}
+	info, commit, err := pending.Appended()
+	if err != nil {
+		p.settleProducer(mk.ProducerID, pending, info, err)
 		return fmt.Errorf("write marker to %s-%d: %w", tp.Topic, tp.Partition, err)
 	}
 	if err := commit.Wait(ctx); err != nil {
@@ -357,7 +288,7 @@ func (w markerWriter) Write(ctx context.Context, tp txn.TopicPartition, mk txn.M
 	}
 	body, _ := json.Marshal(markerRequest{Topic: tp.Topic, Partition: tp.Partition, Marker: mk})
 	var mr markerResponse
-	if err := n.postPeer(ctx, m.AdminAddr, "marker", body, &mr); err != nil {
+	if err := n.peers.PostJSON(ctx, m.AdminAddr, admin.TxnPath+"marker", body, 4096, &mr); err != nil {
 		return fmt.Errorf("broker %d: %w", leader, err)
 	}
 	switch {
@@ -367,29 +298,6 @@ func (w markerWriter) Write(ctx context.Context, tp txn.TopicPartition, mk txn.M
 		return fmt.Errorf("broker %d: marker to %s-%d: %w", leader, tp.Topic, tp.Partition, txn.ErrCoordinatorFenced)
 	case mr.ErrorCode != 0 || mr.Error != "":
 		return fmt.Errorf("broker %d: marker to %s-%d: code %d %s", leader, tp.Topic, tp.Partition, mr.ErrorCode, mr.Error)
-	}
-	return nil
-}
-
-// postPeer posts body to a peer's admin TxnPath+op and decodes its JSON
-// answer into out.
-func (n *Node) postPeer(ctx context.Context, adminAddr, op string, body []byte, out any) error {
-	u := url.URL{Scheme: n.peerScheme, Host: adminAddr, Path: admin.TxnPath + op}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := n.snapshotClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s answered %s", adminAddr, resp.Status)
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(out); err != nil {
-		return fmt.Errorf("%s answered %s: %w", adminAddr, resp.Status, err)
 	}
 	return nil
 }
@@ -479,7 +387,7 @@ func (n *Node) verifyTxnBatch(ctx context.Context, p *localPartition, txnID stri
 		p.appendMu.Unlock()
 		return 0, e.Code
 	}
-	open, markers := p.producers.txnView(h.ProducerID, h.ProducerEpoch)
+	open, markers := p.producers.TxnView(h.ProducerID, h.ProducerEpoch)
 	p.appendMu.Unlock()
 	if open {
 		return markers, 0
@@ -530,7 +438,7 @@ func (n *Node) verifyTxn(ctx context.Context, req verifyRequest) (int16, error) 
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var out verifyResponse
-	if err := n.postPeer(ctx, m.AdminAddr, "verify", body, &out); err != nil {
+	if err := n.peers.PostJSON(ctx, m.AdminAddr, admin.TxnPath+"verify", body, 4096, &out); err != nil {
 		return 0, err
 	}
 	return out.ErrorCode, nil

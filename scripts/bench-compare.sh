@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-compare.sh runs issue 6's whole comparison on this machine and prints
+# bench-compare.sh runs the whole single-node comparison on this machine and prints
 # each figure as a ratio beside its goal, the median of RUNS runs.
 #
 # Every ratio is measured within one run (the same minutes of a shared,
@@ -21,7 +21,7 @@
 # The baseline's servers run in a process of their own, as the node does:
 # a client process and a server process on loopback, measured alike.
 #
-# The 1 KiB goal's baseline is the issue's: write(2) of the same batches to
+# The 1 KiB goal's baseline is write(2) of the same batches to
 # a file that keeps growing, and the Spool topic keeps everything too. An
 # extra line keeps only RETAIN_BYTES (1 GiB) on both sides: the baseline
 # deletes its file past --roll-bytes RETAIN_BYTES, so its writes never

@@ -22,9 +22,10 @@ the cluster, or a super user (spool node --super-users).
 Semantics are Kafka's: a request is allowed when an ALLOW binding for its
 principal (or User:*), host (or *) and operation (or ALL; READ, WRITE, DELETE
 and ALTER imply DESCRIBE, ALTER_CONFIGS implies DESCRIBE_CONFIGS) matches the
-resource, a literal name, * or a prefix, and no DENY does. A resource no
-binding matches is open to all while --allow-everyone-if-no-acl-found is on
-(the default).`,
+resource, a literal name, * or a prefix, and no DENY does. A cluster with no
+binding at all is open to everyone; once it has one, a resource no binding
+matches is denied to all but the super users (Kafka's default), unless the
+nodes run with --allow-everyone-if-no-acl-found.`,
 	}
 	cmd.AddCommand(newACLAddCmd(g), newACLListCmd(g), newACLDeleteCmd(g)) // acl_NAME.go
 	return cmd

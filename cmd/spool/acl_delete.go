@@ -10,7 +10,7 @@ import (
 
 // newACLDeleteCmd deletes the bindings a filter selects and prints them.
 // A filter that selects everything needs --all, so a forgotten flag does
-// not open (or, with allow-everyone off, close) the whole cluster.
+// not open the whole cluster (with no ACL left, everyone is allowed).
 func newACLDeleteCmd(g *globals) *cobra.Command {
 	var f aclFilterFlags
 	var all bool

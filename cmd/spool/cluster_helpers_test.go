@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spool-log/spool/internal/nodetest"
 	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/node"
+	"github.com/spool-log/spool/node/nodetest"
 )
 
 // testCluster is in-process nodes with broker ids 1, 2, ..., joined by

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spool-log/spool/internal/nodetest"
 	"github.com/spool-log/spool/node"
+	"github.com/spool-log/spool/node/nodetest"
 )
 
 // runCLI runs the spool command in-process and returns what it printed.

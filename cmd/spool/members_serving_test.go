@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spool-log/spool/internal/nodetest"
 	"github.com/spool-log/spool/node"
+	"github.com/spool-log/spool/node/nodetest"
 )
 
 // TestMembersAliveMeansServing is the README's cluster example as a

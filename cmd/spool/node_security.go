@@ -51,11 +51,11 @@ func addSecurityFlags(fs *pflag.FlagSet, s *securityFlags, cfg *node.Config) {
 	fs.BoolVar(&cfg.AdminTokenForReads, "admin-token-for-reads", false, "require the --admin-token-file token for the admin API's reads too (/healthz and /readyz stay open) (SPOOL_ADMIN_TOKEN_FOR_READS)")
 	fs.DurationVar(&cfg.TLSReloadInterval, "tls-reload-interval", cfg.TLSReloadInterval, "how often the TLS files are checked for changes; 0 only on SIGHUP (SPOOL_TLS_RELOAD_INTERVAL)")
 	fs.StringSliceVar(&s.saslMechanisms, "sasl-mechanisms", cfg.SASL.Mechanisms, "SASL mechanisms of SASL_* listeners: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (SPOOL_SASL_MECHANISMS, comma-separated)")
-	fs.StringVar(&cfg.SASL.CredentialsFile, "sasl-credentials-file", "", "file of SCRAM credentials, one per line as `spool user hash` prints them; re-read on SIGHUP (SPOOL_SASL_CREDENTIALS_FILE)")
+	fs.StringVar(&cfg.SASL.CredentialsFile, "sasl-credentials-file", "", "file of SCRAM credentials, one per line as 'spool user hash' prints them; re-read on SIGHUP (SPOOL_SASL_CREDENTIALS_FILE)")
 	fs.StringVar(&cfg.SASL.BootstrapUser, "sasl-bootstrap-user", "", "user given SCRAM-SHA-256/512 credentials at start from --sasl-bootstrap-password-file or "+bootstrapPasswordEnv+" (SPOOL_SASL_BOOTSTRAP_USER)")
 	fs.StringVar(&s.bootstrapPasswordFile, "sasl-bootstrap-password-file", "", "file holding the bootstrap user's password; else "+bootstrapPasswordEnv+" (SPOOL_SASL_BOOTSTRAP_PASSWORD_FILE)")
 	fs.StringVar(&s.superUsers, "super-users", "", "principals allowed every request whatever the ACLs say, separated by ; as Kafka's super.users (a certificate subject holds commas): User:NAME for a SASL user, User:CN=...,O=... for a client certificate's subject (SPOOL_SUPER_USERS)")
-	fs.BoolVar(&cfg.AllowEveryoneIfNoACL, "allow-everyone-if-no-acl-found", cfg.AllowEveryoneIfNoACL, "allow a request on a resource no ACL matches (Kafka's allow.everyone.if.no.acl.found); false: no ACL means deny, for everyone but --super-users (SPOOL_ALLOW_EVERYONE_IF_NO_ACL_FOUND)")
+	fs.BoolVar(&cfg.AllowEveryoneIfNoACL, "allow-everyone-if-no-acl-found", cfg.AllowEveryoneIfNoACL, "once the cluster has ACLs, allow a request on a resource no ACL matches (Kafka's allow.everyone.if.no.acl.found); false: no matching ACL means deny, for everyone but --super-users. A cluster with no ACL at all serves everyone either way (SPOOL_ALLOW_EVERYONE_IF_NO_ACL_FOUND)")
 	fs.DurationVar(&cfg.SASL.SessionLifetime, "sasl-session-lifetime", 0, "how long a SASL authentication lasts before the client must re-authenticate on its connection (connections.max.reauth.ms); 0 never (SPOOL_SASL_SESSION_LIFETIME)")
 }
 

@@ -38,7 +38,7 @@
     adminTokenForReads = true;
     acl = {
       superUsers = [ "User:admin" "User:CN=ops,O=acme" ];
-      allowEveryoneIfNoAclFound = false;
+      allowEveryoneIfNoAclFound = true;
     };
     sasl = {
       mechanisms = [ "SCRAM-SHA-512" ];

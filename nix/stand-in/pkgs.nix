@@ -115,8 +115,13 @@ let
         // builtins.mapAttrs (_: v: if builtins.isAttrs v then builtins.toJSON v else v)
              (removeAttrs attrs [ "name" "packages" "nativeBuildInputs" "buildInputs" "inputsFrom" "shellHook" ]));
 
-    # Versions are placeholders except go's major.minor, which the flake compares with go.mod.
-    go = fake "go" "1.26.2" { meta.mainProgram = "go"; };
+    # Versions are placeholders except the Gos' major.minor, which the flake compares with
+    # go.mod. go_1_26 (with buildGo126Module) is in nixos-25.11 and nixos-26.05. The default
+    # `go` is 1.25 here on purpose: it is nixos-25.11's, and that nixos-26.05's default is
+    # newer could not be checked offline, so the flake must ask for go_1_26 by name.
+    go = fake "go" "1.25.9" { meta.mainProgram = "go"; };
+    go_1_26 = fake "go" "1.26.2" { meta.mainProgram = "go"; };
+    buildGo126Module = buildGoModule;
     gopls = fake "gopls" "stand-in" { };
     gotools = fake "gotools" "stand-in" { };
     golangci-lint = fake "golangci-lint" "stand-in" { };

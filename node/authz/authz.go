@@ -4,16 +4,22 @@
 // else the ACLs whose resource pattern matches the resource (a literal of
 // the same name, the literal wildcard "*", or a prefix of the name)
 // decide: none at all gives the configured default
-// (allow.everyone.if.no.acl.found); a DENY for the principal (or User:*),
+// (allow.everyone.if.no.acl.found: off, no ACL matching means deny); a DENY for the principal (or User:*),
 // the host (or *) and the operation (or ALL) refuses whatever else allows;
 // otherwise an ALLOW for the operation, ALL, or an operation that implies
 // it (READ, WRITE, DELETE and ALTER imply DESCRIBE; ALTER_CONFIGS implies
 // DESCRIBE_CONFIGS) is needed.
 //
+// A cluster with no ACL at all is open to everyone, whatever the default:
+// the quick start works with no setup, and the first ACL closes every
+// resource no ACL allows (unless AllowIfNoACL). Kafka denies everything
+// with no ACLs under allow.everyone.if.no.acl.found=false; here that takes
+// one ACL.
+//
 // An Authorizer never changes; the node builds a new one when the
-// cluster's ACLs do. Open reports the common case of no ACLs with the
-// allow-everyone default, which callers test first so that a cluster
-// without ACLs pays nothing per request.
+// cluster's ACLs do. Open reports the common case of no ACLs, which
+// callers test first so that a cluster without ACLs pays nothing per
+// request.
 package authz
 
 import (
@@ -51,7 +57,9 @@ type Config struct {
 	// SuperUsers are principals ("User:alice", "User:CN=admin,O=x")
 	// allowed everything.
 	SuperUsers []string
-	// AllowIfNoACL allows a request on a resource no ACL matches.
+	// AllowIfNoACL allows a request on a resource no ACL matches in a
+	// cluster that has ACLs (Kafka's allow.everyone.if.no.acl.found=true);
+	// off, such a request is denied to all but the super users.
 	AllowIfNoACL bool
 }
 
@@ -105,12 +113,11 @@ func New(cfg Config, bindings []Binding) *Authorizer {
 		}
 		n++
 	}
-	a.open = n == 0 && cfg.AllowIfNoACL
+	a.open = n == 0
 	return a
 }
 
-// Open reports that every request is allowed: there are no ACLs and the
-// default allows.
+// Open reports that every request is allowed: there are no ACLs.
 func (a *Authorizer) Open() bool { return a.open }
 
 // IsSuperUser reports whether principal is one of the super users.

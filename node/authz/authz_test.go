@@ -56,10 +56,19 @@ func TestNoACLs(t *testing.T) {
 	if !open.Open() || !open.Authorize("User:x", "1.2.3.4", write, topic, "t") {
 		t.Error("no ACLs with allow-everyone must allow all")
 	}
-	closed := New(Config{AllowIfNoACL: false, SuperUsers: []string{"User:root"}}, nil)
+	// With no ACL at all the default does not matter: everyone is
+	// allowed (the quick start works)...
+	if none := New(Config{AllowIfNoACL: false}, nil); !none.Open() || !none.Authorize("User:x", "1.2.3.4", write, topic, "t") {
+		t.Error("no ACLs at all must allow all, whatever the default")
+	}
+	// ...and the first ACL, on another resource, closes what no ACL
+	// allows, to all but the super users (Kafka's default).
+	closed := New(Config{AllowIfNoACL: false, SuperUsers: []string{"User:root"}}, []Binding{b(topic, "other", literal, "User:alice", "*", read, allow)})
 	run(t, closed, []check{
 		{"User:x", "1.2.3.4", write, topic, "t", false},
 		{"User:root", "1.2.3.4", write, topic, "t", true},
+		{"User:alice", "1.2.3.4", read, topic, "other", true},
+		{"User:alice", "1.2.3.4", read, topic, "t", false},
 	})
 	// With allow-everyone on, an ACL on one topic closes that topic only.
 	a := New(Config{AllowIfNoACL: true}, []Binding{b(topic, "secret", literal, "User:alice", "*", read, allow)})
@@ -152,7 +161,9 @@ func TestAuthorizeAny(t *testing.T) {
 		want     bool
 	}{
 		{"no ACLs, default allow", nil, true, true},
-		{"no ACLs, default deny", nil, false, false},
+		{"no ACLs at all, default deny: open", nil, false, true},
+		{"an ACL on another resource type, default deny", []Binding{b(group, "g", literal, "User:u", "*", read, allow)}, false, false},
+		{"an ACL on another resource type, default allow", []Binding{b(group, "g", literal, "User:u", "*", read, allow)}, true, true},
 		{"literal write", []Binding{b(topic, "t", literal, "User:u", "*", write, allow)}, false, true},
 		{"literal write denied", []Binding{b(topic, "t", literal, "User:u", "*", write, allow), b(topic, "t", literal, "User:u", "*", write, deny)}, false, false},
 		{"prefix write under a wider deny", []Binding{b(topic, "ab", prefixed, "User:u", "*", write, allow), b(topic, "a", prefixed, "User:u", "*", opAll, deny)}, false, false},

@@ -150,7 +150,18 @@ func (c *Coordinator) deleteGroup(id string) int16 {
 	if g.consumer != nil {
 		recs = append(recs, consumerRecords(id, g.consumer, nil)...)
 	}
-	if err := c.append(s, recs); err != nil {
+	// The shard's mu is let go for the append, as for a commit: the
+	// writer keeps commits out, deleting keeps joiners out, and the other
+	// groups of the shard go on.
+	g.deleting = true
+	s.mu.Unlock()
+	err := c.append(s, recs)
+	s.mu.Lock()
+	g.deleting = false
+	if s.gone {
+		return kerr.NotCoordinator.Code // unloaded meanwhile; its state goes with it
+	}
+	if err != nil {
 		g.logger().WithError(err).Warn("store group deletion")
 		return appendErrorCode(err)
 	}

@@ -155,6 +155,9 @@ func (c *Coordinator) ConsumerGroupHeartbeat(cl Client, req *kmsg.ConsumerGroupH
 	}
 	defer s.mu.Unlock()
 	prev := s.groups[req.Group]
+	if prev != nil && prev.deleting {
+		return fail(kerr.CoordinatorNotAvailable.Code, "")
+	}
 	var before *consumerGroup
 	var prevState State
 	if prev != nil {

@@ -34,7 +34,8 @@
 // to check the commit and then to apply it, not across the append: a slow
 // disk holds up no other group of the shard, and the group's commits reach
 // the log and memory in one order, memory only once durable. Offset and
-// group deletions hold both across their append. The appends of a
-// rebalance (JoinGroup, SyncGroup, consumer heartbeats, session expiry)
-// still hold the shard's mu across the append.
+// group deletions do the same (a group being deleted refuses joiners with
+// COORDINATOR_NOT_AVAILABLE meanwhile). The appends of a rebalance
+// (JoinGroup, SyncGroup, consumer heartbeats, session expiry) still hold
+// the shard's mu across the append.
 package group

@@ -45,8 +45,11 @@ type group struct {
 	s  *shard
 	id string
 
-	state        State
-	stateTime    time.Time
+	state     State
+	stateTime time.Time
+	// deleting: DeleteGroups is storing the group's tombstones, with the
+	// shard's mu let go; nobody joins it meanwhile (admin.go).
+	deleting     bool
 	protocolType string
 	protocol     string
 	generation   int32

@@ -70,7 +70,7 @@ func (c *Coordinator) join(g *group, cl Client, req *kmsg.JoinGroupRequest, resp
 		resp.ErrorCode = code
 		return resp, nil
 	}
-	if g.state == Dead {
+	if g.state == Dead || g.deleting {
 		return fail(kerr.CoordinatorNotAvailable.Code)
 	}
 	if g.consumer != nil {

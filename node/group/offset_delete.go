@@ -77,7 +77,17 @@ func (c *Coordinator) OffsetDelete(req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDe
 		resp.Topics = append(resp.Topics, st)
 	}
 	if len(recs) > 0 {
-		if err := c.append(s, recs); err != nil {
+		// Not under the shard's mu: the writer, held, keeps the group's
+		// commits in order with the tombstones.
+		s.mu.Unlock()
+		err := c.append(s, recs)
+		s.mu.Lock()
+		if s.gone {
+			resp.ErrorCode = kerr.NotCoordinator.Code // unloaded meanwhile
+			resp.Topics = nil
+			return resp
+		}
+		if err != nil {
 			g.logger().WithError(err).Warn("store offset deletion")
 			resp.ErrorCode = appendErrorCode(err)
 			resp.Topics = nil

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // slowLog is a MemLog whose appends of batches naming one group wait, once
@@ -145,5 +146,70 @@ func TestCommitStoreFailureAfterUnlockedAppend(t *testing.T) {
 	h.log.SetFailAppends(nil)
 	if got := h.fetch("g", "t", 0)[0]; got != -1 {
 		t.Fatalf("a failed commit is visible: %d", got)
+	}
+}
+
+// DeleteGroups and OffsetDelete let the shard's mu go for their append, as
+// a commit does: while one group's tombstones wait for a slow disk, another
+// group of the shard heartbeats and commits, and a join of the group being
+// deleted is refused (retriable) rather than let in under the deletion.
+func TestSlowDeletionAppendBlocksNoOtherGroupOfTheShard(t *testing.T) {
+	for _, kind := range []string{"DeleteGroups", "OffsetDelete"} {
+		t.Run(kind, func(t *testing.T) {
+			h, sl := newSlowHarness(t, "doomed")
+			var once sync.Once
+			unblock := func() { once.Do(func() { close(sl.release) }) }
+			defer unblock()
+			wantCode(t, "commit", commitCode(t, h.commit("doomed", "", -1, "t", map[int32]int64{0: 10})), nil)
+			ids, gen := h.stableGroup("other", 1)
+
+			sl.mu.Lock()
+			sl.armed = true
+			sl.mu.Unlock()
+			deleted := make(chan int16, 1)
+			go func() {
+				if kind == "DeleteGroups" {
+					r := h.c.DeleteGroups(&kmsg.DeleteGroupsRequest{Version: 2, Groups: []string{"doomed"}})
+					deleted <- r.Groups[0].ErrorCode
+					return
+				}
+				od := kmsg.NewPtrOffsetDeleteRequest()
+				od.Group = "doomed"
+				odt := kmsg.NewOffsetDeleteRequestTopic()
+				odt.Topic, odt.Partitions = "t", []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 0}}
+				od.Topics = append(od.Topics, odt)
+				r := h.c.OffsetDelete(od)
+				code := r.ErrorCode
+				if code == 0 {
+					code = r.Topics[0].Partitions[0].ErrorCode
+				}
+				deleted <- code
+			}()
+			done(t, "the deletion's append", sl.entered)
+
+			hb := make(chan int16, 1)
+			go func() { hb <- h.heartbeat("other", ids[0], gen) }()
+			wantCode(t, "heartbeat of another group", done(t, "heartbeat of another group", hb), nil)
+			other := make(chan int16, 1)
+			go func() { other <- commitCode(t, h.commit("other", ids[0], gen, "t", map[int32]int64{0: 7})) }()
+			wantCode(t, "commit of another group", done(t, "commit of another group", other), nil)
+			if kind == "DeleteGroups" {
+				join := make(chan *kmsg.JoinGroupResponse, 1)
+				go func() { join <- h.c.JoinGroup(t.Context(), Client{ID: "client"}, joinReq("doomed", "", 4)) }()
+				if r := done(t, "join of the group being deleted", join); r.ErrorCode != kerr.CoordinatorNotAvailable.Code {
+					t.Fatalf("join of the group being deleted: %s, want COORDINATOR_NOT_AVAILABLE", kerr.ErrorForCode(r.ErrorCode))
+				}
+			}
+			select {
+			case code := <-deleted:
+				t.Fatalf("the deletion answered (%d) before its append was stored", code)
+			default:
+			}
+			unblock()
+			wantCode(t, kind, done(t, kind, deleted), nil)
+			if got := h.fetch("doomed", "t", 0)[0]; got != -1 {
+				t.Fatalf("after %s the offset is still %d", kind, got)
+			}
+		})
 	}
 }

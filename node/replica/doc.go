@@ -112,4 +112,20 @@
 // DriverConfig.Sync), then messages sent, then committed entries applied
 // (the high watermark moved, proposals completed), then Advance; the
 // transport is flushed once per round.
+//
+// # Locks
+//
+// A group's mu guards its RawNode and proposals and is held by its worker
+// for a whole round, disk writes included: the round is the group's one
+// writer. Nothing outside the worker waits for it on a hot path: a
+// proposal (Enqueue) goes into the group's queue under inMu and the next
+// round proposes it; messages, reports and hints arrive under inMu too;
+// readers use what each round publishes in atomics. The order is
+//
+//	raftGroup.mu -> raftGroup.inMu -> worker.mu
+//	Replica.mu (leaves: high watermark waiters, state)
+//
+// ConfirmLeader, DeleteRecords' command and configuration changes still
+// take mu (waiting for the round in progress), off the produce and fetch
+// paths.
 package replica

@@ -287,6 +287,10 @@ func (d *Driver) Deliver(from uint64, k GroupKey, m *pb.Message) {
 	if g == nil {
 		return
 	}
+	switch m.GetType() {
+	case pb.MsgApp, pb.MsgSnap, pb.MsgHeartbeat:
+		g.heard.note(m) // what the leader says of its commit (LeaderCommitHeard)
+	}
 	g.inMu.Lock()
 	if len(g.inbox) < maxInbox {
 		if stages.On && len(g.inbox) == 0 {

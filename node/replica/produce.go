@@ -54,6 +54,50 @@ func (c Commit) Wait(ctx context.Context) error {
 	}
 }
 
+// Pending is a batch whose place in the leader's log is fixed (no batch
+// enqueued after it can land before it) but which the log may not hold
+// yet: Appended waits for that. It lets a caller that must order batches
+// (an idempotent producer's sequence check) hold its lock only while the
+// order is decided, not through the leader's disk round.
+type Pending struct {
+	r    *Replica
+	p    *proposal // with Raft; nil: appended already (info, err)
+	info partition.AppendInfo
+	err  error
+}
+
+// Enqueue is the first half of Propose: the batch is validated and takes
+// its place in the log's order. With Raft that is the proposal to the
+// leader's group, without waiting for its round; a single-copy replica
+// appends here (its log's write is the order).
+func (r *Replica) Enqueue(batches []byte) (*Pending, error) {
+	if r.rg != nil {
+		p, err := r.rg.enqueue(batches)
+		if err != nil {
+			return nil, err
+		}
+		return &Pending{r: r, p: p}, nil
+	}
+	info, err := r.appendDirect(batches)
+	if err != nil {
+		return nil, err
+	}
+	return &Pending{r: r, info: info}, nil
+}
+
+// Appended is the second half of Propose: it returns once the leader's log
+// holds the batch, with the offsets it got there, and its Commit. It may be
+// called more than once, from any goroutine.
+func (pd *Pending) Appended() (partition.AppendInfo, Commit, error) {
+	if pd.p == nil {
+		return pd.info, Commit{r: pd.r, last: pd.info.LastOffset}, pd.err
+	}
+	if err := pd.p.waitAppended(); err != nil {
+		return partition.AppendInfo{}, Commit{}, err
+	}
+	return pd.p.info, Commit{r: pd.r, p: pd.p}, nil
+}
+
 // Propose is Append returning the batch's Commit too. With Raft the
 // leader validates the batch and proposes it; it returns once the
 // leader's own log holds it, with the offsets it got there; that wait is

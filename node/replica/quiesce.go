@@ -96,7 +96,7 @@ func (g *raftGroup) sendQuiesceMarkers(tr Transport) {
 }
 
 func (g *raftGroup) quiescable() bool {
-	if !g.writable.Load() || len(g.pending) > 0 || len(g.appended) > 0 || len(g.reads) > 0 {
+	if !g.writable.Load() || len(g.pending) > 0 || len(g.appended) > 0 || len(g.reads) > 0 || g.queued() {
 		return false
 	}
 	if len(g.conf.GetLearners()) > 0 || len(g.conf.GetVotersOutgoing()) > 0 || len(g.confWaits) > 0 {
@@ -160,4 +160,11 @@ func (g *raftGroup) wake() {
 	g.wakeUp = true
 	g.inMu.Unlock()
 	g.w.kick(g)
+}
+
+// queued reports whether batches wait for the next round to propose them.
+func (g *raftGroup) queued() bool {
+	g.inMu.Lock()
+	defer g.inMu.Unlock()
+	return len(g.proposals) > 0
 }

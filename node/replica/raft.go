@@ -52,6 +52,7 @@ type proposal struct {
 	appended  chan struct{} // closed once the leader's log holds it, or on failure (appendErr set)
 	done      chan struct{} // closed once committed, or on failure (err set)
 	appendErr error         // set before appended closes
+	data      []byte        // the entry, until the round proposes it
 	err       error         // set before done closes
 	// When stages.On: when it was proposed, appended here, committed.
 	proposed, appendedAt, doneAt time.Time
@@ -99,9 +100,18 @@ type raftGroup struct {
 	campaign    bool
 	forget      bool
 	transferTo  uint64
-	wakeUp      bool             // gossip's word on a replica: tick again (quiesce.go)
-	lastSeen    map[uint64]int64 // raft id -> tick count when last heard from
-	ticks       atomic.Int64
+	wakeUp      bool // gossip's word on a replica: tick again (quiesce.go)
+	// proposals are batches enqueued for the next round to propose, in
+	// order; stopped is set once the group closed or broke, after which
+	// none is taken (a proposer never waits for mu, which a round holds
+	// through its disk write).
+	proposals []*proposal
+	stopped   error
+	// heard is the leader's commit index as its messages tell it
+	// (leader_commit.go).
+	heard    leaderCommit
+	lastSeen map[uint64]int64 // raft id -> tick count when last heard from
+	ticks    atomic.Int64
 
 	// mu guards rn and the proposals; the worker holds it for a round.
 	mu            sync.Mutex
@@ -245,6 +255,8 @@ func (g *raftGroup) process(tick bool) {
 	g.inMu.Lock()
 	msgs, unr, snaps, camp, forget, transfer, wakeUp := g.inbox, g.unreachable, g.snapStatus, g.campaign, g.forget, g.transferTo, g.wakeUp
 	g.inbox, g.unreachable, g.snapStatus, g.campaign, g.forget, g.transferTo, g.wakeUp = nil, nil, nil, false, false, 0, false
+	props := g.proposals
+	g.proposals = nil
 	inboxAt := g.inboxAt
 	g.inboxAt = time.Time{}
 	g.inMu.Unlock()
@@ -309,6 +321,7 @@ func (g *raftGroup) process(tick bool) {
 		}
 		g.rn.ReportSnapshot(s.node, st)
 	}
+	g.proposeQueued(props)
 	if forget {
 		_ = g.rn.ForgetLeader()
 	}
@@ -339,8 +352,9 @@ func (g *raftGroup) process(tick bool) {
 		if err := g.handleReady(); err != nil {
 			g.broken = err
 			g.log.WithError(err).Error("raft group stopped: its log cannot be written")
-			for _, p := range append(g.pending, g.appended...) {
-				p.fail(fmt.Errorf("raft group %s: %w", g.key, err))
+			err = fmt.Errorf("raft group %s: %w", g.key, err)
+			for _, p := range append(append(g.pending, g.appended...), g.stopProposals(err)...) {
+				p.fail(err)
 			}
 			g.pending, g.appended = nil, nil
 			g.leading.Store(false)
@@ -681,6 +695,27 @@ func (g *raftGroup) memberFailed(id int32) {
 // propose proposes one validated batch and returns once the leader's log
 // holds it (or it failed).
 func (g *raftGroup) propose(batches []byte) (*proposal, error) {
+	p, err := g.enqueue(batches)
+	if err != nil {
+		return nil, err
+	}
+	return p, p.waitAppended()
+}
+
+// waitAppended returns once the leader's log holds the proposal, or it
+// failed. Not bounded by a context: the append is this replica's own next
+// round, and an idempotent producer's state must learn the offset of every
+// batch that lands, or a retry of it would be appended again. Leadership
+// moving, the group breaking or closing ends the wait.
+func (p *proposal) waitAppended() error {
+	<-p.appended
+	return p.appendErr
+}
+
+// enqueue validates one batch and hands it to raft, which fixes its place
+// in the log's order; it returns without waiting for the round that
+// appends it (waitAppended).
+func (g *raftGroup) enqueue(batches []byte) (*proposal, error) {
 	h, err := partition.ParseBatchHeader(batches)
 	if err != nil {
 		return nil, &partition.BatchError{Kind: partition.Corrupt, Reason: err.Error()}
@@ -705,39 +740,65 @@ func (g *raftGroup) propose(batches []byte) (*proposal, error) {
 	// does on append; followers store its bytes as they are.
 	cfg := g.r.log.Config()
 	p.info.LogAppendTime = stampTimestampType(data, h, cfg.LogAppendTime, cfg.Clock().UnixMilli())
-	g.mu.Lock()
-	switch {
-	case g.closed:
-		g.mu.Unlock()
-		return nil, partition.ErrClosed
-	case !g.writable.Load() || g.broken != nil:
-		g.mu.Unlock()
+	p.data = data
+	if !g.writable.Load() {
 		return nil, ErrNotLeader
 	}
-	p.term = g.rn.BasicStatus().GetTerm()
-	g.asleep.Store(false)
 	if stages.On {
 		p.proposed = time.Now()
 	}
-	if err := g.rn.Propose(data); err != nil {
-		g.mu.Unlock()
-		if errors.Is(err, raft.ErrProposalDropped) {
-			return nil, ErrNotLeader
-		}
-		return nil, fmt.Errorf("propose to %s: %w", g.key, err)
+	g.inMu.Lock()
+	if err := g.stopped; err != nil {
+		g.inMu.Unlock()
+		return nil, err
 	}
-	g.pending = append(g.pending, p)
-	g.mu.Unlock()
+	g.proposals = append(g.proposals, p)
+	g.inMu.Unlock()
+	g.asleep.Store(false)
 	g.w.kick(g)
-	// Not bounded by ctx: the append is this replica's own next round, and
-	// an idempotent producer's state must learn the offset of every batch
-	// that lands, or a retry of it would be appended again. Leadership
-	// moving, the group breaking or closing ends the wait.
-	<-p.appended
-	if p.appendErr != nil {
-		return nil, p.appendErr
-	}
 	return p, nil
+}
+
+// proposeQueued proposes, in the round, the batches enqueued since the last
+// one, in their order. Called with mu held. One that raft drops (this
+// replica no longer leads) or that finds the group not writable fails
+// with ErrNotLeader.
+func (g *raftGroup) proposeQueued(props []*proposal) {
+	if len(props) > 0 {
+		g.asleep.Store(false) // under mu: no round quiesces it meanwhile
+	}
+	for _, p := range props {
+		if !g.writable.Load() {
+			p.fail(ErrNotLeader)
+			continue
+		}
+		p.term = g.rn.BasicStatus().GetTerm()
+		data := p.data
+		p.data = nil
+		if err := g.rn.Propose(data); err != nil {
+			if errors.Is(err, raft.ErrProposalDropped) {
+				err = ErrNotLeader
+			} else {
+				err = fmt.Errorf("propose to %s: %w", g.key, err)
+			}
+			p.fail(err)
+			continue
+		}
+		g.pending = append(g.pending, p)
+	}
+}
+
+// stopProposals refuses proposals from now on with err and returns those
+// enqueued and not yet proposed, for the caller to fail.
+func (g *raftGroup) stopProposals(err error) []*proposal {
+	g.inMu.Lock()
+	defer g.inMu.Unlock()
+	if g.stopped == nil {
+		g.stopped = err
+	}
+	props := g.proposals
+	g.proposals = nil
+	return props
 }
 
 // command applies a command entry, committed, to this replica's log.
@@ -915,7 +976,7 @@ func (g *raftGroup) stop() bool {
 	}
 	g.closed = true
 	g.stopCopy()
-	for _, p := range append(g.pending, g.appended...) {
+	for _, p := range append(append(g.pending, g.appended...), g.stopProposals(partition.ErrClosed)...) {
 		p.fail(partition.ErrClosed)
 	}
 	g.pending, g.appended = nil, nil

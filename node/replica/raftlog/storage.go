@@ -376,6 +376,9 @@ const appendChunk = 1 << 20
 // Entries that are not record batches go to the sidecar, synced before
 // any batch after them is written.
 func (s *Storage) Append(ents []*pb.Entry) error {
+	if hook := beforeAppend.Load(); hook != nil {
+		(*hook)(s.dir)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for len(ents) > 0 && ents[0].GetIndex() <= s.idx.snapIndex {

@@ -1,5 +1,7 @@
 // Package nodetest starts in-process Spool nodes for the tests of packages
-// that drive one (the CLI, its client package, the bench).
+// that drive one (the CLI, its client package, the bench). It imports the
+// broker, so it lives beside it under node/: nothing under internal/ may
+// import node (see imports_test.go at the repository's root).
 package nodetest
 
 import (
