@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/spool-log/spool/node/scrub"
+	"github.com/spool-log/spool/adminapi"
 )
 
 // The cluster operations (members, placement, quarantine, scrub,
@@ -144,12 +144,12 @@ func (g Config) PurgeQuarantine(ctx context.Context, olderThan time.Duration) (Q
 }
 
 // Scrub is the state of the node's CRC scrub; start asks for a pass now.
-func (g Config) Scrub(ctx context.Context, start bool) (scrub.Status, error) {
+func (g Config) Scrub(ctx context.Context, start bool) (adminapi.ScrubStatus, error) {
 	method := "GET"
 	if start {
 		method = "POST"
 	}
-	var st scrub.Status
+	var st adminapi.ScrubStatus
 	return st, g.adminJSON(ctx, method, "/v1/scrub", &st)
 }
 

@@ -10,15 +10,13 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/spool-log/spool/node/admin"
-	"github.com/spool-log/spool/node/datadir"
-	"github.com/spool-log/spool/node/scrub"
+	"github.com/spool-log/spool/adminapi"
 )
 
 // The tables of the admin API's answers, as spool prints them.
 
 // Members is the cluster's members as one node sees them.
-type Members []admin.MemberInfo
+type Members []adminapi.MemberInfo
 
 // WriteTable prints the members as a table.
 func (members Members) WriteTable(out io.Writer) error {
@@ -36,7 +34,7 @@ func (members Members) WriteTable(out io.Writer) error {
 
 // MemberEventLine is ev as one line of text; changed (from Changes) is
 // appended to an update.
-func MemberEventLine(ev admin.MemberEvent, changed []string) string {
+func MemberEventLine(ev adminapi.MemberEvent, changed []string) string {
 	m := ev.Member
 	when := "-"
 	if !ev.Time.IsZero() {
@@ -51,7 +49,7 @@ func MemberEventLine(ev admin.MemberEvent, changed []string) string {
 }
 
 // Placements is where partitions are, and where hashing would put them.
-type Placements []admin.PartitionPlacement
+type Placements []adminapi.PartitionPlacement
 
 // WriteTable prints the placements as a table.
 func (parts Placements) WriteTable(out io.Writer) error {
@@ -81,7 +79,7 @@ func idList(ids []int32) string {
 }
 
 // QuarantineEntries is what a node set aside instead of deleting it.
-type QuarantineEntries []datadir.Entry
+type QuarantineEntries []adminapi.QuarantineEntry
 
 // WriteTable prints the entries as a table.
 func (entries QuarantineEntries) WriteTable(out io.Writer) error {
@@ -94,7 +92,7 @@ func (entries QuarantineEntries) WriteTable(out io.Writer) error {
 }
 
 // WriteScrubStatus prints the scrubber's state and its findings.
-func WriteScrubStatus(out io.Writer, st scrub.Status) {
+func WriteScrubStatus(out io.Writer, st adminapi.ScrubStatus) {
 	if st.RateBytesPerSec == 0 {
 		fmt.Fprintln(out, "scrubber: off (--scrub-rate 0)")
 	} else {
@@ -120,7 +118,7 @@ func WriteScrubStatus(out io.Writer, st scrub.Status) {
 	}
 }
 
-func writeFindings(out io.Writer, fs []scrub.Finding, quarantine bool) {
+func writeFindings(out io.Writer, fs []adminapi.ScrubFinding, quarantine bool) {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	head := "TOPIC\tPARTITION\tOFFSETS\tSEGMENT\tPOSITION\tBYTES\tREASON"
 	if quarantine {
@@ -146,7 +144,7 @@ func writeFindings(out io.Writer, fs []scrub.Finding, quarantine bool) {
 // goes to status. In text, an update that changes nothing
 // shown is left out, and one that does says what.
 func PrintWatch(out, status io.Writer, asJSON bool) MemberWatch {
-	event := func(ev admin.MemberEvent, old admin.MemberInfo, had bool) {
+	event := func(ev adminapi.MemberEvent, old adminapi.MemberInfo, had bool) {
 		if asJSON {
 			line, _ := json.Marshal(ev)
 			fmt.Fprintf(out, "%s\n", line)
@@ -161,14 +159,14 @@ func PrintWatch(out, status io.Writer, asJSON bool) MemberWatch {
 		fmt.Fprintln(out, MemberEventLine(ev, changed))
 	}
 	return MemberWatch{
-		Members: func(addr string, members []admin.MemberInfo) {
+		Members: func(addr string, members []adminapi.MemberInfo) {
 			fmt.Fprintf(status, "watching membership events at %s; interrupt to stop\n", addr)
 			if !asJSON {
 				Members(members).WriteTable(out)
 				return
 			}
 			for _, m := range members {
-				line, _ := json.Marshal(admin.MemberEvent{Type: "member", Member: m})
+				line, _ := json.Marshal(adminapi.MemberEvent{Type: "member", Member: m})
 				fmt.Fprintf(out, "%s\n", line)
 			}
 		},

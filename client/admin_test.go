@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spool-log/spool/adminapi"
 	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/node"
-	"github.com/spool-log/spool/node/admin"
 )
 
 // TestAdminErrorsAreOneLine: a refusal of the admin API reads as the node's
@@ -68,12 +68,12 @@ func TestWatchMembersMovesOn(t *testing.T) {
 	defer cancel()
 	listed := make(chan int, 1)
 	moved := make(chan string, 1)
-	left := make(chan admin.MemberEvent, 16)
+	left := make(chan adminapi.MemberEvent, 16)
 	done := make(chan error, 1)
 	go func() {
 		done <- g.WatchMembers(ctx, MemberWatch{
-			Members: func(addr string, ms []admin.MemberInfo) { listed <- len(ms) },
-			Event: func(ev admin.MemberEvent, old admin.MemberInfo, had bool) {
+			Members: func(addr string, ms []adminapi.MemberInfo) { listed <- len(ms) },
+			Event: func(ev adminapi.MemberEvent, old adminapi.MemberInfo, had bool) {
 				if ev.Member.ID == 1 && ev.Member.Status != "alive" {
 					left <- ev
 				}

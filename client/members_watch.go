@@ -8,18 +8,18 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/spool-log/spool/node/admin"
+	"github.com/spool-log/spool/adminapi"
 )
 
 // MemberWatch is told what WatchMembers sees.
 type MemberWatch struct {
 	// Members is the first listing, from the node at addr, taken once the
 	// watch is subscribed so no event between the two is missed.
-	Members func(addr string, members []admin.MemberInfo)
+	Members func(addr string, members []adminapi.MemberInfo)
 	// Event is a membership event; old is the member as known before it
 	// (had false: not known). After a move to another node, members that
 	// differ from what was known come as "update" events.
-	Event func(ev admin.MemberEvent, old admin.MemberInfo, had bool)
+	Event func(ev adminapi.MemberEvent, old adminapi.MemberInfo, had bool)
 	// Moved says the watch goes on through another node.
 	Moved func(from, to string, err error)
 }
@@ -29,7 +29,7 @@ type MemberWatch struct {
 // be alive; it returns an error only when the first node does not answer or
 // no other live member's admin API does.
 func (g Config) WatchMembers(ctx context.Context, w MemberWatch) error {
-	known := map[string]admin.MemberInfo{}
+	known := map[string]adminapi.MemberInfo{}
 	first := true
 	for {
 		subscribed, err := g.watchOnce(ctx, w, known, first)
@@ -52,7 +52,7 @@ func (g Config) WatchMembers(ctx context.Context, w MemberWatch) error {
 // watchOnce subscribes at g.AdminAddr, reports the members (all of them the
 // first time, what differs from known later), then the events until the
 // stream ends.
-func (g Config) watchOnce(ctx context.Context, w MemberWatch, known map[string]admin.MemberInfo, first bool) (subscribed bool, err error) {
+func (g Config) watchOnce(ctx context.Context, w MemberWatch, known map[string]adminapi.MemberInfo, first bool) (subscribed bool, err error) {
 	// Subscribe before listing, so no event between the two is missed.
 	resp, cancel, err := g.adminDo(ctx, "GET", "/v1/members/watch", true)
 	if err != nil {
@@ -64,7 +64,7 @@ func (g Config) watchOnce(ctx context.Context, w MemberWatch, known map[string]a
 	if err != nil {
 		return false, err
 	}
-	event := func(ev admin.MemberEvent) {
+	event := func(ev adminapi.MemberEvent) {
 		old, had := known[ev.Member.Name]
 		known[ev.Member.Name] = ev.Member
 		w.Event(ev, old, had)
@@ -77,14 +77,14 @@ func (g Config) watchOnce(ctx context.Context, w MemberWatch, known map[string]a
 	} else {
 		for _, m := range members {
 			if old, ok := known[m.Name]; !ok || Changes(old, m) != nil {
-				event(admin.MemberEvent{Type: "update", Member: m})
+				event(adminapi.MemberEvent{Type: "update", Member: m})
 			}
 		}
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		var ev admin.MemberEvent
+		var ev adminapi.MemberEvent
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			return true, fmt.Errorf("decode member event %q: %w", sc.Bytes(), err)
 		}
@@ -98,7 +98,7 @@ func (g Config) watchOnce(ctx context.Context, w MemberWatch, known map[string]a
 
 // Changes lists what differs between two views of a member, as
 // "field old→new"; nil when nothing does.
-func Changes(a, b admin.MemberInfo) []string {
+func Changes(a, b adminapi.MemberInfo) []string {
 	var out []string
 	diff := func(name string, x, y any) {
 		if x != y {
@@ -118,7 +118,7 @@ func Changes(a, b admin.MemberInfo) []string {
 
 // nextWatchAddr is the admin address of a live member, other than the one
 // that went away, whose API answers.
-func (g Config) nextWatchAddr(ctx context.Context, known map[string]admin.MemberInfo) (string, bool) {
+func (g Config) nextWatchAddr(ctx context.Context, known map[string]adminapi.MemberInfo) (string, bool) {
 	var cands []string
 	for _, m := range known {
 		// Members advertise host:port; an https:// admin API stays https.
@@ -128,7 +128,7 @@ func (g Config) nextWatchAddr(ctx context.Context, known map[string]admin.Member
 		}
 		// A joining member (alive, not serving Kafka yet) answers on its
 		// admin API all the same.
-		if (m.Status == "alive" || m.Status == admin.StatusJoining) && m.AdminAddr != "" && addr != g.AdminAddr {
+		if (m.Status == "alive" || m.Status == adminapi.StatusJoining) && m.AdminAddr != "" && addr != g.AdminAddr {
 			cands = append(cands, addr)
 		}
 	}

@@ -8,12 +8,12 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/spool-log/spool/node/admin"
+	"github.com/spool-log/spool/adminapi"
 )
 
 // RebalanceStatus is the moves under way, as the AdminAddr node gathers
 // them from their partitions' leaders (GET /v1/rebalance).
-type RebalanceStatus admin.RebalanceStatus
+type RebalanceStatus adminapi.RebalanceStatus
 
 // RebalanceStatus asks the AdminAddr node for every move under way.
 func (g Config) RebalanceStatus(ctx context.Context) (RebalanceStatus, error) {
@@ -81,7 +81,7 @@ func (st RebalanceStatus) WriteTable(out io.Writer) error {
 			}
 		}
 		step, bar, est, copied := m.Step, progressBar(m.BytesCopied, m.BytesToCopy), eta(m.BytesCopied, m.BytesToCopy, elapsed), fmt.Sprintf("%s/%s", humanBytes(m.BytesCopied), humanBytes(m.BytesToCopy))
-		if m.Step == admin.StepUnknown {
+		if m.Step == adminapi.StepUnknown {
 			bar, est, copied = progressBar(0, 0), "-", "?"
 			if m.Error != "" {
 				step += " (" + m.Error + ")"

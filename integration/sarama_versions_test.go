@@ -123,15 +123,16 @@ func TestSaramaVersions(t *testing.T) {
 	}
 }
 
-// TestSaramaManualReplicaAssignment creates, on a 3-node cluster, a topic
-// whose partitions are pinned by TopicDetail.ReplicaAssignment: Metadata
-// from every node shows the replicas and leaders asked for, records
-// produced to each partition are stored on the nodes asked, and an
+// TestSaramaManualReplicaAssignment creates, on a 4-node cluster, a topic
+// whose partitions are pinned by TopicDetail.ReplicaAssignment (three
+// copies each: replication factors are odd): Metadata from every node
+// shows the replicas and leaders asked for, records produced to each
+// partition are stored on the nodes asked and nowhere else, and an
 // assignment naming a broker that does not exist is refused.
 func TestSaramaManualReplicaAssignment(t *testing.T) {
-	nodes := startCluster(t, 3)
+	nodes := startCluster(t, 4)
 	topic := uniqueTopic("pinned")
-	assignment := map[int32][]int32{0: {3, 1}, 1: {2, 3}, 2: {1, 2}, 3: {3, 2}}
+	assignment := map[int32][]int32{0: {3, 1, 4}, 1: {2, 3, 1}, 2: {4, 1, 2}, 3: {3, 2, 4}}
 
 	cfg := saramaConfig("none")
 	adm, err := sarama.NewClusterAdmin([]string{nodes[0].KafkaAddr}, cfg)
@@ -143,7 +144,7 @@ func TestSaramaManualReplicaAssignment(t *testing.T) {
 	if err != nil {
 		t.Fatalf("create %s with assignment %v: %v", topic, assignment, err)
 	}
-	err = adm.CreateTopic(topic+"-bad", &sarama.TopicDetail{NumPartitions: -1, ReplicationFactor: -1, ReplicaAssignment: map[int32][]int32{0: {1, 9}}}, false)
+	err = adm.CreateTopic(topic+"-bad", &sarama.TopicDetail{NumPartitions: -1, ReplicationFactor: -1, ReplicaAssignment: map[int32][]int32{0: {1, 2, 9}}}, false)
 	var te *sarama.TopicError
 	if !errors.As(err, &te) || te.Err != sarama.ErrInvalidReplicaAssignment {
 		t.Fatalf("assignment naming broker 9: %v, want INVALID_REPLICA_ASSIGNMENT", err)

@@ -28,17 +28,6 @@ func TestKIP848MembersSurviveRestart(t *testing.T) {
 	createTopic(t, adm, topic, parts, nil)
 	produceTo(t, n, topic, parts, 30, 0)
 
-	// A raw member of another group, to see its heartbeat answered
-	// directly: joined at epoch 1 before the restart.
-	raw := newClient(t, n)
-	join := kmsg.NewPtrConsumerGroupHeartbeatRequest()
-	join.Group, join.MemberID, join.RebalanceTimeoutMillis = "g848raw", "raw-member", 60000
-	join.SubscribedTopicNames = []string{topic}
-	jr, err := join.RequestWith(testCtx(t), raw)
-	if err != nil || jr.ErrorCode != 0 || jr.MemberEpoch != 1 {
-		t.Fatalf("raw join: %v %+v", err, jr)
-	}
-
 	a := startMember848(t, n, group, topic)
 	b := startMember848(t, n, group, topic)
 	before := waitAssigned(t, adm, group, parts, 2)
@@ -50,25 +39,29 @@ func TestKIP848MembersSurviveRestart(t *testing.T) {
 	}
 	want := memberEpochs(before)
 
+	// A raw member of another group, to see its heartbeat answered
+	// directly: joined at epoch 1 just before the restart, and heartbeat
+	// first thing after it. It sends nothing in between, so its session
+	// (2 s) must span only the stop and, from the load on (which gives
+	// every member a whole session), its next heartbeat: joined before
+	// the franz-go members, as it once was, its silence also spanned their
+	// joins and reads, which a loaded machine stretches past 2 s, and the
+	// coordinator rightly expired it before the restart.
+	raw := newClient(t, n)
+	join := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	join.Group, join.MemberID, join.RebalanceTimeoutMillis = "g848raw", "raw-member", 60000
+	join.SubscribedTopicNames = []string{topic}
+	jr, err := join.RequestWith(testCtx(t), raw)
+	if err != nil || jr.ErrorCode != 0 || jr.MemberEpoch != 1 {
+		t.Fatalf("raw join: %v %+v", err, jr)
+	}
+
 	addr := n.KafkaAddr()
 	stopNode(t, n)
 	cfg := kip848Config(t, dir)
 	cfg.KafkaAddr = addr
 	n = startNode(t, cfg)
 	adm = newAdmin(t, n)
-
-	// Before any member is back the group is a consumer group with its
-	// members (old code: a classic Empty group holding only offsets).
-	retry.Run(t, 20*time.Second, func() error {
-		listed, err := adm.ListGroups(testCtx(t))
-		if err != nil {
-			return err
-		}
-		if g, ok := listed[group]; !ok || g.GroupType != "consumer" {
-			return fmt.Errorf("after restart ListGroups shows %+v", listed)
-		}
-		return nil
-	})
 
 	// The raw member heartbeats at its old epoch and stays.
 	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
@@ -87,6 +80,19 @@ func TestKIP848MembersSurviveRestart(t *testing.T) {
 	if hr.ErrorCode != 0 || hr.MemberEpoch != 1 {
 		t.Fatalf("raw member after restart: %s %+v", kerr.ErrorForCode(hr.ErrorCode), hr)
 	}
+
+	// The group is a consumer group with its members (old code: a
+	// classic Empty group holding only offsets).
+	retry.Run(t, 20*time.Second, func() error {
+		listed, err := adm.ListGroups(testCtx(t))
+		if err != nil {
+			return err
+		}
+		if g, ok := listed[group]; !ok || g.GroupType != "consumer" {
+			return fmt.Errorf("after restart ListGroups shows %+v", listed)
+		}
+		return nil
+	})
 
 	// The franz-go members go on with the same ids and epochs and read
 	// what is produced after the restart, once.

@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"time"
 
+	"github.com/spool-log/spool/adminapi"
 	"github.com/spool-log/spool/internal/httpjson"
 	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/node/leadership"
@@ -16,52 +16,16 @@ import (
 // The cluster part of the admin API: what SREs look at to see who is in the
 // cluster, who leads what, and where placement would put things today.
 
-// MemberInfo is one member as /v1/members shows it.
-type MemberInfo struct {
-	Name string `json:"name"`
-	ID   int32  `json:"id"`
-	// Status is alive, joining, failed or left. Joining is alive in
-	// gossip but not serving yet, or seeing fewer alive brokers than the
-	// node answering: its Metadata would not list them all
-	// (membership.MemberServes).
-	Status        string `json:"status"`
-	KafkaAddr     string `json:"kafka_addr"`
-	AdminAddr     string `json:"admin_addr"`
-	GossipAddr    string `json:"gossip_addr"`
-	Rack          string `json:"rack,omitempty"`
-	Generation    uint64 `json:"generation"`
-	PartitionsLed int    `json:"partitions_led"`
-}
-
-// MemberEvent is one line of /v1/members/watch.
-type MemberEvent struct {
-	Type   string     `json:"type"` // join, fail, leave, update or reap
-	Time   time.Time  `json:"time"`
-	Member MemberInfo `json:"member"`
-}
-
-// PartitionPlacement is one partition as /v1/placement shows it.
-type PartitionPlacement struct {
-	Topic     string  `json:"topic"`
-	Partition int32   `json:"partition"`
-	Replicas  []int32 `json:"replicas"` // recorded at creation, succession order
-	Leader    int32   `json:"leader"`   // -1: unavailable
-	// LeaderEpoch, ISR and Offline are as Metadata reports them from this
-	// node (the leader's claim where this node does not lead; epoch -1
-	// when unknown).
-	LeaderEpoch int32   `json:"leader_epoch"`
-	ISR         []int32 `json:"isr"`
-	Offline     []int32 `json:"offline"`
-	// Preferred is where placement (rendezvous hashing, membership.PlaceTopic)
-	// over today's roster would put the replicas; Differs marks a partition whose recorded replicas are
-	// not that list (the roster changed since the topic was created, or
-	// CreateTopics pinned it with a manual replica assignment).
-	Preferred []int32 `json:"preferred"`
-	Differs   bool    `json:"differs"`
-}
+// The bodies of /v1/members, /v1/members/watch and /v1/placement, which
+// package adminapi defines for the client too.
+type (
+	MemberInfo         = adminapi.MemberInfo
+	MemberEvent        = adminapi.MemberEvent
+	PartitionPlacement = adminapi.PartitionPlacement
+)
 
 // StatusJoining is a member alive in gossip that does not serve yet.
-const StatusJoining = "joining"
+const StatusJoining = adminapi.StatusJoining
 
 // memberInfo is m as the admin API shows it; alive is how many alive
 // brokers this node sees.

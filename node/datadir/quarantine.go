@@ -13,6 +13,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/spool-log/spool/adminapi"
 	"github.com/spool-log/spool/internal/atomicfile"
 )
 
@@ -89,13 +90,9 @@ func (q *Quarantine) Move(dir, why string, fields logrus.Fields) (string, error)
 	return dst, nil
 }
 
-// Entry is one dropped thing, as the admin API lists it.
-type Entry struct {
-	Name    string    `json:"name"`
-	Path    string    `json:"path"`
-	Bytes   int64     `json:"bytes"`
-	Dropped time.Time `json:"dropped"`
-}
+// Entry is one dropped thing, as the admin API lists it (adminapi's, which
+// the client reads).
+type Entry = adminapi.QuarantineEntry
 
 // List lists the quarantine, oldest first. The drop time is the one in
 // the entry's name (the file's own mtime is when its data was last written).

@@ -208,6 +208,9 @@ func (r *Replica) openRaft(cfg Config) error {
 		Applied: g.applied, MaxSizePerMsg: d.cfg.MaxSizePerMsg, MaxInflightMsgs: d.cfg.MaxInflightMsgs, MaxInflightBytes: d.cfg.MaxInflightBytes,
 		MaxUncommittedEntriesSize: d.cfg.MaxUncommittedEntriesSize, MaxCommittedSizePerReady: 4 << 20,
 		PreVote: true, CheckQuorum: true, StepDownOnRemoval: true, Logger: raftLogger{g.log},
+		// A proposal is matched to its entry by the replica that made it
+		// (match), so it must never become another leader's entry.
+		DisableProposalForwarding: true,
 	})
 	if err != nil {
 		st.Close()
@@ -764,15 +767,24 @@ func (g *raftGroup) enqueue(batches []byte) (*proposal, error) {
 // replica no longer leads) or that finds the group not writable fails
 // with ErrNotLeader.
 func (g *raftGroup) proposeQueued(props []*proposal) {
-	if len(props) > 0 {
-		g.asleep.Store(false) // under mu: no round quiesces it meanwhile
+	if len(props) == 0 {
+		return
 	}
+	g.asleep.Store(false) // under mu: no round quiesces it meanwhile
+	// Writable as of now, not as the last round published it: this
+	// round's messages may have made another replica leader, and a
+	// proposal of the new term would be matched with whatever entry of
+	// that term the new leader sends (raft does not forward proposals
+	// here: DisableProposalForwarding).
+	bs := g.rn.BasicStatus()
+	term := bs.GetTerm()
+	writable := bs.RaftState == raft.StateLeader && g.termStartTerm == term && g.termStart > 0 && g.applied >= g.termStart
 	for _, p := range props {
-		if !g.writable.Load() {
+		if !writable {
 			p.fail(ErrNotLeader)
 			continue
 		}
-		p.term = g.rn.BasicStatus().GetTerm()
+		p.term = term
 		data := p.data
 		p.data = nil
 		if err := g.rn.Propose(data); err != nil {

@@ -584,3 +584,56 @@ func TestRaftRetentionCompactsAndSnapshotsAFollower(t *testing.T) {
 		t.Errorf("follower's last batch is not the one produced after its return")
 	}
 }
+
+// A batch queued while its replica looked writable but proposed in a round
+// after it stopped leading fails with ErrNotLeader and becomes no entry:
+// raft must not forward it to the new leader, whose entry of that term
+// the replica would then take for its own (and answer with its offsets).
+// Here a follower is made to look writable (as a leader that the round's
+// messages are about to depose does) while a batch is queued.
+func TestQueuedProposalOfADeposedLeaderFails(t *testing.T) {
+	c := newRaftCluster(t, 3)
+	ctx := t.Context()
+	if _, err := c.produce(ctx, "before"); err != nil {
+		t.Fatal(err)
+	}
+	lead := c.leader()
+	var follower *Replica
+	c.mu.Lock()
+	for _, r := range c.reps {
+		if r != lead {
+			follower = r
+			break
+		}
+	}
+	c.mu.Unlock()
+	var pending *Pending
+	for deadline := time.Now().Add(10 * time.Second); pending == nil; {
+		if time.Now().After(deadline) {
+			t.Fatal("the follower's batch was never queued")
+		}
+		follower.rg.writable.Store(true) // stale: the next round publishes false
+		p, err := follower.Enqueue(batch(1700000000000, "stale"))
+		if err == nil {
+			pending = p
+		} else if !errors.Is(err, ErrNotLeader) {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := pending.Appended(); !errors.Is(err, ErrNotLeader) {
+		t.Fatalf("a batch proposed by a replica that does not lead: %v, want ErrNotLeader", err)
+	}
+	if _, err := c.produce(ctx, "after"); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*Replica{lead, follower} {
+		retryUntil(t, func() error {
+			bs := readAll(t, r)
+			stale := slices.ContainsFunc(bs, func(b []byte) bool { return bytes.HasSuffix(b, []byte("stale")) })
+			if len(bs) != 2 || stale {
+				return fmt.Errorf("replica %d holds %d batches (the stale one among them: %v), want the two the leader took", r.self, len(bs), stale)
+			}
+			return nil
+		})
+	}
+}

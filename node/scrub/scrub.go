@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-metrics"
 	"github.com/sirupsen/logrus"
 
+	"github.com/spool-log/spool/adminapi"
 	"github.com/spool-log/spool/partition"
 )
 
@@ -43,32 +44,12 @@ const (
 	firstScrubDelay = 5 * time.Minute
 )
 
-// Finding is a damaged batch (or recovery cut) in one partition.
-type Finding struct {
-	Topic     string    `json:"topic"`
-	Partition int32     `json:"partition"`
-	FoundAt   time.Time `json:"found_at"`
-	partition.Corruption
-}
-
-// Status is what /v1/scrub reports.
-type Status struct {
-	// RateBytesPerSec is the configured rate; 0 means the scrubber is off.
-	RateBytesPerSec int64     `json:"rate_bytes_per_sec"`
-	Interval        string    `json:"interval"`
-	Running         bool      `json:"running"`
-	Passes          int       `json:"passes"`
-	LastPassStart   time.Time `json:"last_pass_start,omitzero"`
-	LastPassEnd     time.Time `json:"last_pass_end,omitzero"`
-	// BytesScrubbed and CorruptBatches count since the node started.
-	BytesScrubbed  int64 `json:"bytes_scrubbed"`
-	CorruptBatches int   `json:"corrupt_batches"`
-	// Corrupt is the damaged batches still in the logs, which fetches refuse.
-	Corrupt []Finding `json:"corrupt"`
-	// Quarantined is what recovery cut from logs into DATA/quarantine since
-	// the node started, and is still there (not yet purged or reclaimed).
-	Quarantined []Finding `json:"quarantined"`
-}
+// Finding is a damaged batch (or recovery cut) in one partition, and
+// Status what /v1/scrub reports: adminapi's, which the client reads.
+type (
+	Finding = adminapi.ScrubFinding
+	Status  = adminapi.ScrubStatus
+)
 
 // Target is one partition to scrub.
 type Target struct {

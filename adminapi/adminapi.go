@@ -1,0 +1,151 @@
+// Package adminapi is the admin HTTP API's JSON bodies: the members, the
+// placement, the moves under way, the quarantine and the scrubber, as
+// node/admin (and node/scrub, node/datadir) write them and package client
+// reads them. Types only, so that the client does not import the broker.
+package adminapi
+
+import (
+	"time"
+
+	"github.com/spool-log/spool/partition"
+)
+
+// MemberInfo is one member as /v1/members shows it.
+type MemberInfo struct {
+	Name string `json:"name"`
+	ID   int32  `json:"id"`
+	// Status is alive, joining, failed or left. Joining is alive in
+	// gossip but not serving yet, or seeing fewer alive brokers than the
+	// node answering: its Metadata would not list them all
+	// (membership.MemberServes).
+	Status        string `json:"status"`
+	KafkaAddr     string `json:"kafka_addr"`
+	AdminAddr     string `json:"admin_addr"`
+	GossipAddr    string `json:"gossip_addr"`
+	Rack          string `json:"rack,omitempty"`
+	Generation    uint64 `json:"generation"`
+	PartitionsLed int    `json:"partitions_led"`
+}
+
+// StatusJoining is the Status of a member alive in gossip that does not
+// serve yet (MemberInfo.Status).
+const StatusJoining = "joining"
+
+// MemberEvent is one line of /v1/members/watch.
+type MemberEvent struct {
+	Type   string     `json:"type"` // join, fail, leave, update or reap
+	Time   time.Time  `json:"time"`
+	Member MemberInfo `json:"member"`
+}
+
+// PartitionPlacement is one partition as /v1/placement shows it.
+type PartitionPlacement struct {
+	Topic     string  `json:"topic"`
+	Partition int32   `json:"partition"`
+	Replicas  []int32 `json:"replicas"` // recorded at creation, succession order
+	Leader    int32   `json:"leader"`   // -1: unavailable
+	// LeaderEpoch, ISR and Offline are as Metadata reports them from this
+	// node (the leader's claim where this node does not lead; epoch -1
+	// when unknown).
+	LeaderEpoch int32   `json:"leader_epoch"`
+	ISR         []int32 `json:"isr"`
+	Offline     []int32 `json:"offline"`
+	// Preferred is where placement (rendezvous hashing, membership.PlaceTopic)
+	// over today's roster would put the replicas; Differs marks a partition whose recorded replicas are
+	// not that list (the roster changed since the topic was created, or
+	// CreateTopics pinned it with a manual replica assignment).
+	Preferred []int32 `json:"preferred"`
+	Differs   bool    `json:"differs"`
+}
+
+// Move steps, as MoveProgress.Step names them.
+const (
+	StepAddingLearner = "adding learner"
+	StepCatchingUp    = "catching up"
+	StepPromoting     = "promoting"
+	StepHandingOff    = "handing off leadership"
+	StepRemoving      = "removing"
+	StepUnknown       = "unknown" // the leader is down, unknown or did not answer
+)
+
+// RebalanceStatus is the moves under way, cluster-wide.
+type RebalanceStatus struct {
+	Paused bool           `json:"paused"`
+	Moves  []MoveProgress `json:"moves"`
+	// BytesToCopy sums the moves' BytesToCopy, BytesCopied their
+	// BytesCopied (moves whose leader is unknown count for nothing).
+	BytesToCopy int64 `json:"bytes_to_copy"`
+	BytesCopied int64 `json:"bytes_copied"`
+}
+
+// MoveProgress is one partition's move.
+type MoveProgress struct {
+	Topic     string  `json:"topic"`
+	Partition int32   `json:"partition"`
+	Replicas  []int32 `json:"replicas"` // the list the move started from
+	Target    []int32 `json:"target"`
+	Adding    []int32 `json:"adding"`
+	Removing  []int32 `json:"removing"`
+	// Leader is the partition's leader as this node knows it (-1: none).
+	Leader int32 `json:"leader"`
+	// Step is where the leader stands in the move (Step*).
+	Step string `json:"step"`
+	// StartedMs is when the move was recorded (Unix ms; 0: unknown).
+	StartedMs int64 `json:"started_ms,omitempty"`
+	// BytesToCopy is the leader's log in bytes times the replicas being
+	// added; BytesCopied what of it they hold, from the offsets the leader
+	// has matched on each (bytes in proportion to offsets).
+	BytesToCopy int64             `json:"bytes_to_copy"`
+	BytesCopied int64             `json:"bytes_copied"`
+	NewReplicas []ReplicaProgress `json:"new_replicas,omitempty"`
+	// Error says why the progress is unknown.
+	Error string `json:"error,omitempty"`
+}
+
+// ReplicaProgress is one new replica, as the leader sees it.
+type ReplicaProgress struct {
+	Broker int32 `json:"broker"`
+	// Offset is the offset after the last record the leader matched on it,
+	// of EndOffset, the leader's log end.
+	Offset    int64 `json:"offset"`
+	EndOffset int64 `json:"end_offset"`
+	Bytes     int64 `json:"bytes"`
+	Snapshot  bool  `json:"snapshot,omitempty"` // receiving the leader's snapshot
+	CaughtUp  bool  `json:"caught_up,omitempty"`
+}
+
+// QuarantineEntry is one dropped thing in a data directory's quarantine, as
+// /v1/quarantine lists it.
+type QuarantineEntry struct {
+	Name    string    `json:"name"`
+	Path    string    `json:"path"`
+	Bytes   int64     `json:"bytes"`
+	Dropped time.Time `json:"dropped"`
+}
+
+// ScrubFinding is a damaged batch (or recovery cut) in one partition.
+type ScrubFinding struct {
+	Topic     string    `json:"topic"`
+	Partition int32     `json:"partition"`
+	FoundAt   time.Time `json:"found_at"`
+	partition.Corruption
+}
+
+// ScrubStatus is what /v1/scrub reports.
+type ScrubStatus struct {
+	// RateBytesPerSec is the configured rate; 0 means the scrubber is off.
+	RateBytesPerSec int64     `json:"rate_bytes_per_sec"`
+	Interval        string    `json:"interval"`
+	Running         bool      `json:"running"`
+	Passes          int       `json:"passes"`
+	LastPassStart   time.Time `json:"last_pass_start,omitzero"`
+	LastPassEnd     time.Time `json:"last_pass_end,omitzero"`
+	// BytesScrubbed and CorruptBatches count since the node started.
+	BytesScrubbed  int64 `json:"bytes_scrubbed"`
+	CorruptBatches int   `json:"corrupt_batches"`
+	// Corrupt is the damaged batches still in the logs, which fetches refuse.
+	Corrupt []ScrubFinding `json:"corrupt"`
+	// Quarantined is what recovery cut from logs into DATA/quarantine since
+	// the node started, and is still there (not yet purged or reclaimed).
+	Quarantined []ScrubFinding `json:"quarantined"`
+}
