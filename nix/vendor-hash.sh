@@ -5,6 +5,11 @@
 # Prints `null` when the module has no dependencies to vendor (buildGoModule then
 # wants `vendorHash = null;`). Used by nix/ci-check.sh and nix/update-vendor-hash.sh.
 #
+#   bash nix/vendor-hash.sh             print the hash
+#   bash nix/vendor-hash.sh --keep DIR  also leave that source, with its vendor/, at DIR
+#                                       (must not exist): what buildGoModule's build and
+#                                       checkPhase run in (nix/ci-check.sh's checkphase)
+#
 # The source path is found by evaluating the flake with the stand-in nixpkgs
 # (nix/stand-in), whose lib.cleanSourceWith is builtins.path like nixpkgs', so it
 # is the same store path a real build uses. Flakes see only git-tracked files:
@@ -14,6 +19,13 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 SYSTEM=${NIX_SYSTEM:-x86_64-linux}
 NIX=(nix --extra-experimental-features 'nix-command flakes')
+keep=""
+case "${1:-}" in
+  "") ;;
+  --keep) keep=${2:?--keep needs a directory}
+          [ ! -e "$keep" ] || { echo "vendor-hash: $keep exists" >&2; exit 1; } ;;
+  *) echo "vendor-hash: unknown argument $1" >&2; exit 1 ;;
+esac
 
 src=$("${NIX[@]}" eval --raw --no-write-lock-file \
   --override-input nixpkgs "path:$ROOT/nix/stand-in" \
@@ -30,7 +42,7 @@ if [ -e "$work/src/vendor" ]; then
   echo "vendor-hash: the package source has a vendor/ directory; remove it from the repo" >&2; exit 1
 fi
 log="$work/vendor.log"
-if ! (cd "$work/src" && GOFLAGS= GOTOOLCHAIN=local GOWORK=off go mod vendor) >"$log" 2>&1; then
+if ! (cd "$work/src" && GOFLAGS='' GOTOOLCHAIN=local GOWORK=off go mod vendor) >"$log" 2>&1; then
   cat "$log" >&2
   echo "vendor-hash: \`go mod vendor\` failed on the package's source (is go.sum complete? run \`go mod download\` for the modules named above)" >&2
   exit 1
@@ -39,4 +51,7 @@ if [ -d "$work/src/vendor" ] && [ -n "$(ls -A "$work/src/vendor")" ]; then
   nix --extra-experimental-features nix-command hash path "$work/src/vendor"
 else
   echo null
+fi
+if [ -n "$keep" ]; then
+  mv "$work/src" "$keep"
 fi

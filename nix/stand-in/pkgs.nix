@@ -54,7 +54,8 @@ let
       };
       drv = standInDerivation {
         name = "${pname}-${version}";
-        inherit src subPackages ldflags tags doCheck postInstall;
+        # nix/ci-check.sh's checkphase stage reads these to run the tests as checkPhase does.
+        inherit src subPackages ldflags tags doCheck checkFlags preCheck postInstall;
         goModules = if goModules == null then "" else goModules;
         env = builtins.toJSON env;
       };
