@@ -12,9 +12,13 @@ import (
 
 // MemberInfo is one member as /v1/members shows it.
 type MemberInfo struct {
-	Name          string `json:"name"`
-	ID            int32  `json:"id"`
-	Status        string `json:"status"` // alive, failed or left
+	Name string `json:"name"`
+	ID   int32  `json:"id"`
+	// Status is alive, joining, failed or left. Joining is alive in
+	// gossip but not serving yet, or seeing fewer alive brokers than the
+	// node answering: its Metadata would not list them all
+	// (membership.MemberServes).
+	Status        string `json:"status"`
 	KafkaAddr     string `json:"kafka_addr"`
 	AdminAddr     string `json:"admin_addr"`
 	GossipAddr    string `json:"gossip_addr"`
@@ -22,6 +26,10 @@ type MemberInfo struct {
 	Generation    uint64 `json:"generation"`
 	PartitionsLed int    `json:"partitions_led"`
 }
+
+// StatusJoining is the Status of a member alive in gossip that does not
+// serve yet (MemberInfo.Status).
+const StatusJoining = "joining"
 
 // MemberEvent is one line of /v1/members/watch.
 type MemberEvent struct {

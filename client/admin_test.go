@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/spool-log/spool/adminapi"
 	"github.com/spool-log/spool/internal/retry"
+	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/node"
 )
 
@@ -49,7 +51,18 @@ func TestWatchMembersMovesOn(t *testing.T) {
 	g, first := testCluster(t, func(c *node.Config) { c.NodeID = 1 })
 	second := nodetestStartJoined(t, first)
 	retry.Run(t, 20*time.Second, func() error {
-		return retry.Check(len(first.Membership().LiveBrokers()) == 2, "node 2 has not joined node 1")
+		for _, n := range []*node.Node{first, second} {
+			live := n.Membership().LiveBrokers()
+			if len(live) != 2 {
+				return fmt.Errorf("node %d sees %d alive", n.NodeID(), len(live))
+			}
+			for _, m := range live {
+				if !membership.MemberServes(m, 2) {
+					return fmt.Errorf("node %d sees broker %d joining", n.NodeID(), m.BrokerID)
+				}
+			}
+		}
+		return nil
 	})
 	ctx, cancel := context.WithCancel(testContext(t))
 	defer cancel()

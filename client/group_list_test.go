@@ -10,9 +10,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
-	"github.com/spool-log/spool/node/nodetest"
 	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/node"
+	"github.com/spool-log/spool/node/nodetest"
 )
 
 // TestListGroupsWithABrokerDown: on 2 brokers __consumer_offsets has one

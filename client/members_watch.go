@@ -126,7 +126,9 @@ func (g Config) nextWatchAddr(ctx context.Context, known map[string]adminapi.Mem
 		if strings.HasPrefix(g.AdminAddr, "https://") {
 			addr = "https://" + addr
 		}
-		if m.Status == "alive" && m.AdminAddr != "" && addr != g.AdminAddr {
+		// A joining member (alive, not serving Kafka yet) answers on its
+		// admin API all the same.
+		if (m.Status == "alive" || m.Status == adminapi.StatusJoining) && m.AdminAddr != "" && addr != g.AdminAddr {
 			cands = append(cands, addr)
 		}
 	}

@@ -28,5 +28,6 @@ func (d DescribedTopic) MarshalJSON() ([]byte, error) {
 		ID         string               `json:"id"`
 		Partitions []DescribedPartition `json:"partitions"`
 		Configs    []DescribedConfig    `json:"configs"`
-	}{d.Topic, d.ID.String(), d.Partitions, d.Configs})
+		Note       string               `json:"note,omitempty"`
+	}{d.Topic, d.ID.String(), d.Partitions, d.Configs, d.Note})
 }

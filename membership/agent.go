@@ -81,6 +81,8 @@ type Agent struct {
 	shutdown      bool
 	// leadershipTag is the "lv" tag value the node asked for (SetLeadershipTag).
 	leadershipTag string
+	// serving is set once the node serves Kafka requests (SetServing).
+	serving bool
 }
 
 // Create starts a node's membership from cfg: it bumps the boot generation,

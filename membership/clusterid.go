@@ -212,8 +212,9 @@ func (a *Agent) adoptClusterID() bool {
 }
 
 // publishTags republishes this node's tags that follow its state, "rv"
-// (the roster digest), "cid" and "lv" (the leadership version), where they
-// differ from what it gossips.
+// (the roster digest), "cid", "lv" (the leadership version) and "sv" (the
+// alive brokers it sees, once it serves), where they differ from what it
+// gossips.
 // tagMu orders the updates and is held across serf.SetTags, which waits on
 // the network for the broadcast (up to BroadcastTimeout); nothing else
 // waits on tagMu, and no other lock is held meanwhile. The values are read
@@ -228,6 +229,9 @@ func (a *Agent) publishTags() {
 	lv := a.leadershipTag
 	a.mu.Unlock()
 	want := map[string]string{TagRosterDigest: a.roster.Digest(), TagClusterID: a.clusterID().tag(), TagLeadership: lv}
+	if sv := a.servingTag(); sv != "" {
+		want[TagServing] = sv // serving.go
+	}
 	tags := a.serf.LocalMember().Tags
 	next := make(map[string]string, len(tags)+len(want))
 	for k, v := range tags {

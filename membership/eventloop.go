@@ -92,6 +92,9 @@ func (a *Agent) handleMemberEvent(e serf.MemberEvent) {
 			Infof("member %s", typ)
 		a.memberEvents.publish(MemberEvent{Type: typ, Member: m, Time: now})
 	}
+	if a.servingTagStale() {
+		a.requestSync(syncRequest{kind: syncPublishTags}) // serving.go
+	}
 	members := a.Members()
 	if dups := aliveDuplicates(members); len(dups) > 0 {
 		a.log.WithField("duplicates", dups).Error("alive members share a broker id; refusing to trust either (see Health)")

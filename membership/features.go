@@ -19,7 +19,8 @@ import (
 //   - settings: holds the catalog's cluster settings (rebalance.paused);
 //     the previous version ignores them and goes on moving partitions;
 //   - pstamp: merges a topic partition by partition (topic_merge.go);
-//   - wstamp: keeps a topic's configs stamped apart (TopicEntry.Wide).
+//   - wstamp: keeps a topic's configs stamped apart (TopicEntry.Wide);
+//   - serve: publishes the "sv" tag once it serves (serving.go).
 //
 // Only drain and settings gate anything yet: Decommission and AutoDrain
 // need drain, pausing rebalancing needs settings.
@@ -33,10 +34,13 @@ const (
 	// FeatureLed: the node keeps the catalog's led marks (topic_led.go);
 	// one of the previous version drops them.
 	FeatureLed = "led"
+	// FeatureServing: the node publishes the "sv" tag once it serves
+	// (serving.go); one of the previous version never does.
+	FeatureServing = "serve"
 )
 
 // Features are this version's features, as its nodes advertise them.
-var Features = []string{FeatureDrain, FeatureSettings, FeaturePStamp, FeatureWideStamp, FeatureLed}
+var Features = []string{FeatureDrain, FeatureSettings, FeaturePStamp, FeatureWideStamp, FeatureLed, FeatureServing}
 
 // ErrMixedVersions refuses a change that live nodes of an older version
 // would misread; it names them.

@@ -38,6 +38,9 @@ type Member struct {
 	// Features are what the member's version can do (features.go); nil
 	// for a node of the version before they were advertised.
 	Features []string `json:"features,omitempty"`
+	// Serving is the "sv" tag: how many alive brokers the member sees,
+	// published once it serves Kafka requests; -1 until then (serving.go).
+	Serving int `json:"serving"`
 }
 
 // memberFromSerf converts a Serf member; ok is false for a member without a
@@ -64,6 +67,7 @@ func memberFromSerf(m serf.Member) (Member, bool) {
 		ClusterID:    cid.ID,
 		Leadership:   m.Tags[TagLeadership],
 		Features:     parseFeatures(m.Tags),
+		Serving:      parseServing(m.Tags),
 	}, true
 }
 

@@ -20,6 +20,7 @@ const (
 	syncCatalogWith                      // compare catalog digests with peer, pull if different
 	syncCatalogPull                      // pull peer's catalog
 	syncPersistClusterID                 // write the adopted cluster id and republish "cid"
+	syncPublishTags                      // republish the tags ("sv" after a member event)
 )
 
 type syncRequest struct {
@@ -85,6 +86,9 @@ func (a *Agent) runSync(r syncRequest) {
 		return
 	case syncPersistClusterID:
 		a.persistClusterID()
+		return
+	case syncPublishTags:
+		a.publishTags()
 		return
 	}
 	peer, ok := a.aliveMember(r.peer)

@@ -59,7 +59,7 @@ func buildTags(c *Config, gen uint64, rosterDigest, clusterIDTag string) (map[st
 	}
 	// Upper bound of serf's encoding: 1 magic byte, a map header of up to 5
 	// bytes, and up to 5 bytes of header per key and per value.
-	size := 6 + len(TagLeadership) + maxLeadershipTagBytes + 10
+	size := 6 + len(TagLeadership) + maxLeadershipTagBytes + 10 + len(TagServing) + maxServingTagBytes + 10
 	for k, v := range tags {
 		size += len(k) + len(v) + 10
 	}

@@ -39,7 +39,8 @@ func startCluster(t *testing.T, size int) []*Node {
 
 // waitMembers waits until every node sees alive alive members and has them
 // in its roster, which placement hashes over and which takes a broker once
-// it is saved.
+// it is saved, and each of them serving (the admin API's members show them
+// alive, not joining).
 func waitMembers(t *testing.T, nodes []*Node, alive int) {
 	t.Helper()
 	retry.Run(t, 20*time.Second, func() error {
@@ -49,6 +50,11 @@ func waitMembers(t *testing.T, nodes []*Node, alive int) {
 			}
 			if got := len(n.Membership().Roster()); got < alive {
 				return fmt.Errorf("node %d has %d brokers in its roster, want at least %d", n.NodeID(), got, alive)
+			}
+			for _, m := range n.Membership().LiveBrokers() {
+				if !membership.MemberServes(m, alive) {
+					return fmt.Errorf("node %d sees broker %d joining (serving tag %d)", n.NodeID(), m.BrokerID, m.Serving)
+				}
 			}
 		}
 		return nil

@@ -286,6 +286,7 @@ func (n *Node) Start() (err error) {
 
 	n.metrics.SetGauge([]string{"partitions"}, float32(len(n.localPartitions())))
 	n.metrics.SetGauge([]string{"partitions", "led"}, float32(n.partitionsLed()))
+	n.warnEvenConfig()   // replication_factor.go: an even configured factor is lowered
 	n.checkEvenFactors() // replication_factor.go: warns of even-factor topics at start
 	n.startLoops()
 	n.ready.Store(true)
@@ -333,6 +334,7 @@ func (n *Node) startLoops() {
 	n.loops.Every(txnLoadInterval, n.loadLedTxnPartitions) // txns.go: a new coordinator finishes what it inherits
 	n.loops.Go(func(ctx context.Context) { n.quarantine.Reclaim(ctx, n.cfg.QuarantineRetention) })
 	n.startLeadershipLoops()
+	n.loops.Go(n.announceServing) // serving.go
 }
 
 // KafkaAddr is the bound Kafka listener address (after Start) or the

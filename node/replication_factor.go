@@ -66,6 +66,23 @@ func (n *Node) clusterFactor(configured int) int16 {
 	return oddFactorAtMost(configured, len(n.agent.Roster()))
 }
 
+// warnEvenConfig says, at start, that a configured even factor is
+// lowered: the operator asked for a fault tolerance it would not give.
+func (n *Node) warnEvenConfig() {
+	for _, c := range []struct {
+		flag string
+		rf   int16
+	}{
+		{"--default-replication-factor", n.cfg.DefaultReplicationFactor},
+		{"--offsets-topic-replication-factor", n.cfg.Groups.OffsetsTopicReplicationFactor},
+	} {
+		if c.rf > 0 && c.rf%2 == 0 {
+			n.log.WithFields(logrus.Fields{"flag": c.flag, "replication_factor": c.rf, "at_most": c.rf - 1}).
+				Warn("an even replication factor survives no more failures than the odd one below it (a Raft group of 2 survives none): topics get the largest odd factor not above it and the brokers known")
+		}
+	}
+}
+
 // evenFactorCount is how many topics (and partitions) of topics have an
 // even replication factor.
 func evenFactorCount(topics []TopicSpec) (evenTopics, evenPartitions int, names []string) {

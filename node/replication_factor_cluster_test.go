@@ -135,14 +135,20 @@ func TestEvenReplicationFactorRefused(t *testing.T) {
 	hook := logtest.NewLocal(logger)
 	cfg.Logger = logger
 	back := startNode(t, cfg)
-	warned := false
+	warned, configWarned := false, false
 	for _, e := range hook.AllEntries() {
 		if strings.Contains(e.Message, "even replication factor") && fmt.Sprint(e.Data["topics"]) == "[legacy]" {
 			warned = true
 		}
+		if e.Data["flag"] == "--default-replication-factor" && fmt.Sprint(e.Data["at_most"]) == "3" {
+			configWarned = true
+		}
 	}
 	if !warned {
 		t.Errorf("node %d started without warning of legacy's factor of 2", back.NodeID())
+	}
+	if !configWarned {
+		t.Errorf("node %d started without warning that its default factor of 4 gives 3", back.NodeID())
 	}
 }
 

@@ -17,8 +17,10 @@ func newMembersCmd(g *globals) *cobra.Command {
 		Use:   "members",
 		Short: "List the cluster's members as one node's gossip sees them",
 		Long: `List the cluster's members as the --admin node sees them: name, broker id,
-status (alive, failed or left), Kafka and gossip addresses, rack and how many
-partitions each leads. With --watch, print the members first, then stream join,
+status (alive, joining, failed or left: joining is alive in gossip but not yet
+serving Kafka requests, or seeing fewer alive brokers than the --admin node, so
+that a node shown alive lists in its Metadata as many brokers as are shown
+alive), Kafka and gossip addresses, rack and how many partitions each leads. With --watch, print the members first, then stream join,
 fail, leave, update and reap events as they happen, one line each (an update
 says what changed), until interrupted; when the watched node goes away, the
 watch moves to another live member.`,

@@ -24,13 +24,21 @@ type (
 	PartitionPlacement = adminapi.PartitionPlacement
 )
 
-func memberInfo(m membership.Member, led map[int32]int) MemberInfo {
+// StatusJoining is a member alive in gossip that does not serve yet.
+const StatusJoining = adminapi.StatusJoining
+
+// memberInfo is m as the admin API shows it; alive is how many alive
+// brokers this node sees.
+func memberInfo(m membership.Member, led map[int32]int, alive int) MemberInfo {
 	mi := MemberInfo{
 		Name: m.Name, ID: m.BrokerID, Status: string(m.Status),
 		KafkaAddr: m.KafkaAddr, AdminAddr: m.AdminAddr, GossipAddr: m.GossipAddr,
 		Rack: m.Rack, Generation: m.Gen,
 	}
 	if m.Status == membership.StatusAlive {
+		if !membership.MemberServes(m, alive) {
+			mi.Status = StatusJoining
+		}
 		mi.PartitionsLed = led[m.BrokerID]
 	}
 	return mi
@@ -40,9 +48,10 @@ func memberInfo(m membership.Member, led map[int32]int) MemberInfo {
 func (a *API) Members() []MemberInfo {
 	led := a.cfg.Node.PartitionsLed()
 	members := a.cfg.Agent.Members()
+	alive := len(a.cfg.Agent.LiveBrokers())
 	out := make([]MemberInfo, len(members))
 	for i, m := range members {
-		out[i] = memberInfo(m, led)
+		out[i] = memberInfo(m, led, alive)
 	}
 	return out
 }
@@ -185,7 +194,7 @@ func (a *API) serveMemberWatch(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			led := a.cfg.Node.PartitionsLed()
-			line := MemberEvent{Type: string(ev.Type), Time: ev.Time, Member: memberInfo(ev.Member, led)}
+			line := MemberEvent{Type: string(ev.Type), Time: ev.Time, Member: memberInfo(ev.Member, led, len(a.cfg.Agent.LiveBrokers()))}
 			if err := enc.Encode(line); err != nil {
 				return
 			}

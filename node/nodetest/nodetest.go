@@ -24,6 +24,15 @@ import (
 // not answer.
 func Start(t testing.TB, options ...func(*node.Config)) *node.Node {
 	t.Helper()
+	n := StartUnadmitted(t, options...)
+	retry.Run(t, 20*time.Second, func() error { return retry.Check(n.Admitted(), "the test node is not admitted") })
+	return n
+}
+
+// StartUnadmitted is Start without waiting for the node's admission, as
+// an operator's script starts nodes in the background.
+func StartUnadmitted(t testing.TB, options ...func(*node.Config)) *node.Node {
+	t.Helper()
 	cfg := node.DefaultConfig()
 	cfg.DataDir = t.TempDir()
 	cfg.KafkaAddr = "127.0.0.1:0"
@@ -54,6 +63,5 @@ func Start(t testing.TB, options ...func(*node.Config)) *node.Node {
 		defer cancel()
 		n.Shutdown(ctx)
 	})
-	retry.Run(t, 20*time.Second, func() error { return retry.Check(n.Admitted(), "the test node is not admitted") })
 	return n
 }
