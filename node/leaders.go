@@ -108,7 +108,18 @@ func drainEvents(events <-chan membership.MemberEvent) <-chan membership.MemberE
 			}
 			quiet.Reset(time.Millisecond)
 		case <-quiet.C:
-			return events
+			// The timer and an event may both be ready (a busy machine
+			// runs this late): select would pick either, so the event
+			// is looked for once more before the drain ends.
+			select {
+			case _, ok := <-events:
+				if !ok {
+					return nil
+				}
+				quiet.Reset(time.Millisecond)
+			default:
+				return events
+			}
 		}
 	}
 	return events
