@@ -42,10 +42,17 @@ func TestClusterCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	out, _, err := runCLI(t, "", append([]string{"members"}, admin...)...)
-	if err != nil {
-		t.Fatalf("spool members: %v", err)
-	}
+	// As a script would: until members shows both alive (a node is
+	// joining until it serves what every node sees).
+	var out string
+	retry.Run(t, 20*time.Second, func() error {
+		var err error
+		out, _, err = runCLI(t, "", append([]string{"members"}, admin...)...)
+		if err != nil {
+			return err
+		}
+		return retry.Check(strings.Count(out, " alive ") == 2, "spool members:\n%s", out)
+	})
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) != 3 || strings.Join(strings.Fields(lines[0]), " ") != "NAME ID STATUS KAFKA GOSSIP RACK LED" {
 		t.Fatalf("spool members printed:\n%s", out)
