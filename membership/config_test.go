@@ -1,9 +1,12 @@
 package membership
 
 import (
+	"bytes"
 	"encoding/base64"
 	"strings"
 	"testing"
+
+	"github.com/hashicorp/go-msgpack/v2/codec"
 )
 
 func TestTagsStayUnderGossipLimit(t *testing.T) {
@@ -46,5 +49,43 @@ func TestConfigValidation(t *testing.T) {
 	}
 	if err := c.UseTimings("wan-ish"); err == nil {
 		t.Fatal("unknown timing profile accepted")
+	}
+}
+
+// The tag budget is an upper bound of what serf really encodes (the map
+// in msgpack behind its magic byte), with the tags set after start at
+// their largest, and not a loose one: a node with several listeners and
+// long addresses still starts.
+func TestTagBudgetBoundsSerfsEncoding(t *testing.T) {
+	c := DefaultConfig()
+	c.KafkaAddr = "broker-17.kafka.prod.example.internal:9092"
+	c.AdminAddr = "broker-17.kafka.prod.example.internal:9644"
+	c.RaftAddr = "broker-17.kafka.prod.example.internal:9093"
+	c.Rack = "eu-west-1a"
+	c.Listeners = map[string]string{"INTERNAL": "127.0.0.1:40001", "MTLS": "127.0.0.1:40002", "SASL": "127.0.0.1:40003"}
+	cid := clusterID{ID: "spool-" + strings.Repeat("f", 32), Born: 1 << 62}
+	tags, err := buildTags(c, 1<<40, strings.Repeat("f", 16), cid.tag())
+	if err != nil {
+		t.Fatalf("tags of a node with three listeners refused: %v", err)
+	}
+	tags[TagLeadership] = strings.Repeat("9", maxLeadershipTagBytes)
+	tags[TagServing] = strings.Repeat("9", maxServingTagBytes)
+	var buf bytes.Buffer
+	buf.WriteByte(0xff) // serf's magic byte
+	if err := codec.NewEncoder(&buf, &codec.MsgpackHandle{}).Encode(tags); err != nil {
+		t.Fatal(err)
+	}
+	delete(tags, TagLeadership)
+	delete(tags, TagServing)
+	want := 1 + msgpackMapHeader(len(tags)+2) + msgpackStr(len(TagLeadership)) + msgpackStr(maxLeadershipTagBytes) +
+		msgpackStr(len(TagServing)) + msgpackStr(maxServingTagBytes)
+	for k, v := range tags {
+		want += msgpackStr(len(k)) + msgpackStr(len(v))
+	}
+	if buf.Len() > want {
+		t.Fatalf("serf encodes %d bytes, over the budget's %d", buf.Len(), want)
+	}
+	if buf.Len() < want-4 {
+		t.Fatalf("serf encodes %d bytes, the budget counts %d: a loose bound refuses nodes that fit", buf.Len(), want)
 	}
 }

@@ -57,11 +57,15 @@ func buildTags(c *Config, gen uint64, rosterDigest, clusterIDTag string) (map[st
 	for name, addr := range c.Listeners {
 		tags[TagListenerPrefix+name] = addr
 	}
-	// Upper bound of serf's encoding: 1 magic byte, a map header of up to 5
-	// bytes, and up to 5 bytes of header per key and per value.
-	size := 6 + len(TagLeadership) + maxLeadershipTagBytes + 10 + len(TagServing) + maxServingTagBytes + 10
+	// Serf's encoding: 1 magic byte, then the map in msgpack (the
+	// original spec serf's codec writes: a string of under 32 bytes has a
+	// 1-byte header, of under 64 KiB a 3-byte one), the tags set after
+	// start at their largest.
+	size := 1 + msgpackMapHeader(len(tags)+2) +
+		msgpackStr(len(TagLeadership)) + msgpackStr(maxLeadershipTagBytes) +
+		msgpackStr(len(TagServing)) + msgpackStr(maxServingTagBytes)
 	for k, v := range tags {
-		size += len(k) + len(v) + 10
+		size += msgpackStr(len(k)) + msgpackStr(len(v))
 	}
 	if size > maxTagBytes {
 		return nil, fmt.Errorf("member tags need up to %d bytes, over the %d-byte gossip limit (shorten the advertised addresses or rack)", size, maxTagBytes)
@@ -94,4 +98,24 @@ func parseListeners(tags map[string]string) map[string]string {
 		}
 	}
 	return out
+}
+
+// msgpackStr is the encoded size of an n-byte string in the original
+// msgpack spec (fixraw, raw16, raw32).
+func msgpackStr(n int) int {
+	switch {
+	case n < 32:
+		return 1 + n
+	case n < 1<<16:
+		return 3 + n
+	}
+	return 5 + n
+}
+
+// msgpackMapHeader is the encoded size of a map header of n entries.
+func msgpackMapHeader(n int) int {
+	if n < 16 {
+		return 1
+	}
+	return 3
 }

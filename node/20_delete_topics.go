@@ -126,7 +126,7 @@ func (n *Node) deleteTopic(name string) error {
 		n.log.WithError(err).WithField("topic", name).Error("delete topic")
 		return err
 	}
-	if err := n.reconcile(); err != nil {
+	if err := n.reconcileTopic(name); err != nil {
 		n.log.WithError(err).Warn("reconcile after delete")
 	}
 	n.log.WithField("topic", name).Info("topic deleted")

@@ -327,16 +327,20 @@ func (n *Node) reconcileWaiting(topic string) error {
 			opens = append(opens, key) // dropped first, below
 			continue
 		}
-		if done, busy := n.reconciling[key]; busy {
-			retry = true
-			if key.topic == topic {
-				wait = append(wait, done)
-			}
+		if _, busy := n.reconciling[key]; busy {
+			retry = true // waited for below if it is topic's
 			continue
 		}
 		done := make(chan struct{})
 		n.reconciling[key], mine[key] = done, done
 		opens = append(opens, key)
+	}
+	for key, done := range n.reconciling {
+		// Another reconcile's open or drop of topic's partitions: the
+		// caller wants its outcome (a create, a delete, a growth).
+		if _, ours := mine[key]; !ours && key.topic == topic {
+			wait = append(wait, done)
+		}
 	}
 	n.mu.Unlock()
 	n.reconcileMu.Unlock()
