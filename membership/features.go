@@ -19,10 +19,13 @@ import (
 //   - settings: holds the catalog's cluster settings (rebalance.paused);
 //     the previous version ignores them and goes on moving partitions;
 //   - pstamp: merges a topic partition by partition (topic_merge.go);
-//   - wstamp: keeps a topic's configs stamped apart (TopicEntry.Wide).
+//   - wstamp: keeps a topic's configs stamped apart (TopicEntry.Wide);
+//   - quotas: holds the catalog's client quotas; the previous version
+//     drops them, and its digest never matches a catalog that has them.
 //
-// Only drain and settings gate anything yet: Decommission and AutoDrain
-// need drain, pausing rebalancing needs settings.
+// Only drain, settings and quotas gate anything yet: Decommission and
+// AutoDrain need drain, pausing rebalancing needs settings, altering
+// client quotas needs quotas.
 const (
 	TagFeatures = "feat"
 
@@ -33,10 +36,12 @@ const (
 	// FeatureLed: the node keeps the catalog's led marks (topic_led.go);
 	// one of the previous version drops them.
 	FeatureLed = "led"
+	// FeatureQuotas: the node keeps the catalog's client quotas (quota.go).
+	FeatureQuotas = "quotas"
 )
 
 // Features are this version's features, as its nodes advertise them.
-var Features = []string{FeatureDrain, FeatureSettings, FeaturePStamp, FeatureWideStamp, FeatureLed}
+var Features = []string{FeatureDrain, FeatureSettings, FeaturePStamp, FeatureWideStamp, FeatureLed, FeatureQuotas}
 
 // ErrMixedVersions refuses a change that live nodes of an older version
 // would misread; it names them.

@@ -104,6 +104,9 @@ var apis = map[int16]api{
 	int16(kmsg.CreateACLs):   {wire.VersionRange{Min: 0, Max: 3}, (*Node).handleCreateACLs, nil},
 	int16(kmsg.DeleteACLs):   {wire.VersionRange{Min: 0, Max: 3}, (*Node).handleDeleteACLs, nil},
 
+	int16(kmsg.DescribeClientQuotas): {wire.VersionRange{Min: 0, Max: 1}, (*Node).handleDescribeClientQuotas, nil},
+	int16(kmsg.AlterClientQuotas):    {wire.VersionRange{Min: 0, Max: 1}, (*Node).handleAlterClientQuotas, nil},
+
 	int16(kmsg.DescribeUserSCRAMCredentials): {wire.VersionRange{Min: 0, Max: 0}, (*Node).handleDescribeUserScramCredentials, nil},
 	int16(kmsg.AlterUserSCRAMCredentials):    {wire.VersionRange{Min: 0, Max: 0}, (*Node).handleAlterUserScramCredentials, nil},
 }
