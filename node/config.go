@@ -9,6 +9,7 @@ import (
 
 	"github.com/spool-log/spool/node/datadir"
 	"github.com/spool-log/spool/node/group"
+	"github.com/spool-log/spool/node/quota"
 	"github.com/spool-log/spool/node/replica"
 	"github.com/spool-log/spool/node/scrub"
 	"github.com/spool-log/spool/node/tlsfiles"
@@ -192,6 +193,9 @@ type Config struct {
 	// leaders send to learners catching up after the copy, all together
 	// (voters are never held back); 0 is no bound.
 	ReplicaCopyBytesPerSecond int64
+	// Quota is how client byte-rate quotas are measured (node/quota):
+	// Kafka's quota.window.num samples of quota.window.size.seconds.
+	Quota quota.Config
 }
 
 // GroupSettings are the consumer-group coordinator's broker settings.
@@ -251,6 +255,7 @@ func DefaultConfig() Config {
 		TLSReloadInterval:        time.Minute,
 		SASL:                     DefaultSASLConfig(),
 		AllowEveryoneIfNoACL:     true,
+		Quota:                    quota.DefaultConfig(),
 
 		ScrubRate:     scrub.DefaultRate,
 		ScrubInterval: scrub.DefaultInterval,

@@ -20,6 +20,7 @@ import (
 	"github.com/spool-log/spool/node/admission"
 	"github.com/spool-log/spool/node/datadir"
 	"github.com/spool-log/spool/node/peers"
+	"github.com/spool-log/spool/node/quota"
 	"github.com/spool-log/spool/node/replica"
 	"github.com/spool-log/spool/node/replica/transport"
 	"github.com/spool-log/spool/node/sasl"
@@ -67,6 +68,8 @@ type Node struct {
 	// longer names with no sign of the group's counting it (reassign.go's
 	// stillVoting); guarded by reconcileMu.
 	notVoting map[tp]time.Time
+	// quotas enforces the client byte-rate quotas (quota_enforce.go).
+	quotas *quota.Manager
 	// copyThrottle bounds the snapshot copies this node serves (nil: none).
 	copyThrottle *copyThrottle
 	// mend.go: when each stopped replica was first seen stopped, and
@@ -183,6 +186,7 @@ func New(cfg Config) (_ *Node, err error) {
 		leaders:      newLeaders(cfg.NodeID),
 	}
 	n.closing = n.loops.ctx.Done()
+	n.quotas = quota.New(cfg.Quota, quotaSource{n})
 	// Before any partition opens: the file vouches only for logs unchanged
 	// since it was written.
 	n.shutdownPoints = takeShutdownCheckpoint(cfg.DataDir, log)

@@ -1,0 +1,362 @@
+// Package quota enforces client byte-rate quotas on one broker as Kafka's
+// ClientQuotaManager does (KIP-13, KIP-55, KIP-219): each (user,
+// client-id) finds the quota that applies to it by Kafka's precedence,
+// the bytes it sends (produce) or is sent (fetch) are recorded in a rate
+// over a sliding window of samples, and a request that takes the rate past
+// the quota is answered with a throttle time the caller mutes the
+// connection for.
+//
+// Precedence, most specific first (each "default" applies to every user
+// or client id on its own, not to all of them together):
+//
+//	user+client-id, user+default client-id, user,
+//	default user+client-id, default user+default client-id, default user,
+//	client-id, default client-id
+//
+// The rate is Kafka's: samples of Config.SampleWindow (a new one starts
+// when the newest is that old), the oldest dropped past Config.Samples of
+// them; the rate is their sum over the time since the oldest began,
+// padded to at least Samples-1 windows, so a new client cannot be
+// throttled by its first request (and may send up to Samples-1 windows'
+// worth of its quota at once). On a violation the throttle is
+// (rate-quota)/quota × window, at most Config.MaxThrottle.
+//
+// Locks: Manager.mu guards the sensors; it is held only for a map lookup
+// and an arithmetic update, never across a call out.
+package quota
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/spool-log/spool/membership"
+)
+
+// Kind is what a rate counts.
+type Kind int
+
+const (
+	Produce Kind = iota // bytes produced: producer_byte_rate
+	Fetch               // bytes fetched: consumer_byte_rate
+	numKinds
+)
+
+func (k Kind) key() string {
+	if k == Produce {
+		return membership.QuotaProducerByteRate
+	}
+	return membership.QuotaConsumerByteRate
+}
+
+// Config is Kafka's quota.window.num and quota.window.size.seconds.
+type Config struct {
+	Samples      int
+	SampleWindow time.Duration
+	// MaxThrottle bounds one throttle (Kafka: one sample window).
+	MaxThrottle time.Duration
+}
+
+// DefaultConfig is Kafka's: 11 samples of 1 s.
+func DefaultConfig() Config {
+	return Config{Samples: 11, SampleWindow: time.Second, MaxThrottle: time.Second}
+}
+
+// Source is where the quotas come from: the membership catalog.
+type Source interface {
+	Quotas() []membership.QuotaEntry
+	QuotasGeneration() uint64
+}
+
+// table is the quotas of one catalog generation, by entity and kind.
+type table struct {
+	gen uint64
+	by  map[membership.QuotaEntity][numKinds]float64
+	has [numKinds]bool // any quota of the kind at all
+	set map[membership.QuotaEntity][numKinds]bool
+}
+
+// Manager records rates and decides throttles. Safe for concurrent use.
+type Manager struct {
+	cfg   Config
+	src   Source
+	now   func() time.Time
+	table atomic.Pointer[table]
+	tmu   sync.Mutex // serializes table rebuilds
+
+	mu        sync.Mutex
+	sensors   map[sensorKey]*rate
+	lastSweep time.Time
+}
+
+// New returns a manager over src's quotas.
+func New(cfg Config, src Source) *Manager {
+	if cfg.Samples < 2 {
+		cfg.Samples = 2
+	}
+	if cfg.SampleWindow <= 0 {
+		cfg.SampleWindow = time.Second
+	}
+	if cfg.MaxThrottle <= 0 {
+		cfg.MaxThrottle = cfg.SampleWindow
+	}
+	m := &Manager{cfg: cfg, src: src, now: time.Now, sensors: map[sensorKey]*rate{}}
+	m.table.Store(&table{gen: ^uint64(0)})
+	return m
+}
+
+// current is the table of src's generation, rebuilt when it moved.
+func (m *Manager) current() *table {
+	t := m.table.Load()
+	if m.src == nil {
+		return t
+	}
+	gen := m.src.QuotasGeneration()
+	if t.gen == gen {
+		return t
+	}
+	m.tmu.Lock()
+	defer m.tmu.Unlock()
+	if t = m.table.Load(); t.gen == gen {
+		return t
+	}
+	t = &table{gen: gen, by: map[membership.QuotaEntity][numKinds]float64{}, set: map[membership.QuotaEntity][numKinds]bool{}}
+	for _, q := range m.src.Quotas() {
+		for k := Kind(0); k < numKinds; k++ {
+			if q.Key == k.key() {
+				v, s := t.by[q.Entity], t.set[q.Entity]
+				v[k], s[k] = q.Value, true
+				t.by[q.Entity], t.set[q.Entity] = v, s
+				t.has[k] = true
+			}
+		}
+	}
+	m.table.Store(t)
+	return t
+}
+
+// Active tells whether any quota of kind is set: one atomic load when the
+// catalog has not changed, so the request path asks it first.
+func (m *Manager) Active(kind Kind) bool { return m.current().has[kind] }
+
+// sensorKey is who shares a rate: the user and client id at the levels
+// of the quota that applies (Kafka's metric tags), and the kind.
+type sensorKey struct {
+	user, clientID string
+	kind           Kind
+}
+
+// Applied is the quota that applies to a client: the entity it is set on,
+// its value, and the rate it is counted in.
+type Applied struct {
+	Entity membership.QuotaEntity
+	Limit  float64
+	key    sensorKey
+}
+
+// Lookup finds the quota of kind for user and clientID by Kafka's
+// precedence; ok is false when none applies.
+func (m *Manager) Lookup(kind Kind, user, clientID string) (Applied, bool) {
+	t := m.current()
+	if !t.has[kind] {
+		return Applied{}, false
+	}
+	u, du := membership.QuotaNamed(user), membership.QuotaDefault()
+	c, dc := membership.QuotaNamed(clientID), membership.QuotaDefault()
+	none := membership.QuotaName{}
+	for _, cand := range [...]struct {
+		e          membership.QuotaEntity
+		user, clnt bool // which of the names the rate is kept per
+	}{
+		{membership.QuotaEntity{User: u, ClientID: c}, true, true},
+		{membership.QuotaEntity{User: u, ClientID: dc}, true, true},
+		{membership.QuotaEntity{User: u, ClientID: none}, true, false},
+		{membership.QuotaEntity{User: du, ClientID: c}, true, true},
+		{membership.QuotaEntity{User: du, ClientID: dc}, true, true},
+		{membership.QuotaEntity{User: du, ClientID: none}, true, false},
+		{membership.QuotaEntity{User: none, ClientID: c}, false, true},
+		{membership.QuotaEntity{User: none, ClientID: dc}, false, true},
+	} {
+		if !t.set[cand.e][kind] {
+			continue
+		}
+		k := sensorKey{kind: kind}
+		if cand.user {
+			k.user = user
+		}
+		if cand.clnt {
+			k.clientID = clientID
+		}
+		return Applied{Entity: cand.e, Limit: t.by[cand.e][kind], key: k}, true
+	}
+	return Applied{}, false
+}
+
+// Record counts n bytes of kind for user and clientID and returns how
+// long to throttle the client for: 0 when no quota applies or the rate
+// stays within it.
+func (m *Manager) Record(kind Kind, user, clientID string, n int64) time.Duration {
+	a, ok := m.Lookup(kind, user, clientID)
+	if !ok {
+		return 0
+	}
+	return m.RecordApplied(a, n)
+}
+
+// RecordApplied is Record for a quota Lookup found.
+func (m *Manager) RecordApplied(a Applied, n int64) time.Duration {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sweep(now)
+	r := m.sensors[a.key]
+	if r == nil {
+		r = newRate(m.cfg, now)
+		m.sensors[a.key] = r
+	}
+	r.record(float64(n), now)
+	r.bytes += n
+	v := r.measure(now)
+	if v <= a.Limit {
+		return 0
+	}
+	// Kafka's QuotaUtils.throttleTime: how long the window must go on
+	// without traffic for the rate to come back to the quota.
+	var d time.Duration
+	if a.Limit <= 0 {
+		d = m.cfg.MaxThrottle
+	} else {
+		d = time.Duration((v - a.Limit) / a.Limit * float64(r.windowSize(now)))
+	}
+	d = min(d, m.cfg.MaxThrottle)
+	r.throttled++
+	r.throttleTime += d
+	return d
+}
+
+// Unrecord takes back n bytes recorded (a fetch answered empty because it
+// was throttled sends none of them).
+func (m *Manager) Unrecord(a Applied, n int64) {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r := m.sensors[a.key]; r != nil {
+		r.record(-float64(n), now)
+		r.bytes -= n
+	}
+}
+
+// Total is what one rate counted since it was made (a rate idle for a
+// whole window is dropped, and counts again from nothing).
+type Total struct {
+	Kind             Kind
+	User, ClientID   string // the names the rate is kept per ("" when not)
+	Bytes, Throttled int64
+	ThrottleTime     time.Duration
+}
+
+// Totals lists every rate's totals.
+func (m *Manager) Totals() []Total {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]Total, 0, len(m.sensors))
+	for k, r := range m.sensors {
+		out = append(out, Total{Kind: k.kind, User: k.user, ClientID: k.clientID,
+			Bytes: r.bytes, Throttled: r.throttled, ThrottleTime: r.throttleTime})
+	}
+	return out
+}
+
+// MaxBytes is how many bytes a's rate may take in one window before it is
+// past the quota (Kafka's getMaxValueInQuotaWindow): a fetch is bounded by
+// it so one response cannot overshoot by much.
+func (m *Manager) MaxBytes(a Applied) int64 {
+	w := float64(m.cfg.Samples-1) * m.cfg.SampleWindow.Seconds()
+	return int64(a.Limit * w)
+}
+
+// sweep drops the rates idle for a whole window, at most once a window.
+func (m *Manager) sweep(now time.Time) {
+	span := time.Duration(m.cfg.Samples) * m.cfg.SampleWindow
+	if now.Sub(m.lastSweep) < span {
+		return
+	}
+	m.lastSweep = now
+	for k, r := range m.sensors {
+		if now.Sub(r.last) > span {
+			delete(m.sensors, k)
+		}
+	}
+}
+
+// rate is Kafka's Rate over a SampledStat: samples, each with its start
+// and total.
+type rate struct {
+	cfg     Config
+	samples []sample
+	cur     int
+	last    time.Time // the last record
+	// totals since the rate was made, for Totals.
+	bytes, throttled int64
+	throttleTime     time.Duration
+}
+
+type sample struct {
+	start time.Time
+	total float64
+}
+
+func newRate(cfg Config, now time.Time) *rate {
+	r := &rate{cfg: cfg, samples: make([]sample, cfg.Samples)}
+	for i := range r.samples {
+		r.samples[i].start = now
+	}
+	return r
+}
+
+func (r *rate) record(v float64, now time.Time) {
+	r.purge(now)
+	if now.Sub(r.samples[r.cur].start) >= r.cfg.SampleWindow {
+		r.cur = (r.cur + 1) % len(r.samples)
+		r.samples[r.cur] = sample{start: now}
+	}
+	r.samples[r.cur].total += v
+	r.last = now
+}
+
+// purge resets the samples that began more than a whole window ago.
+func (r *rate) purge(now time.Time) {
+	span := time.Duration(len(r.samples)) * r.cfg.SampleWindow
+	for i := range r.samples {
+		if now.Sub(r.samples[i].start) >= span {
+			r.samples[i] = sample{start: now}
+		}
+	}
+}
+
+// measure is the rate in units per second.
+func (r *rate) measure(now time.Time) float64 {
+	r.purge(now)
+	var sum float64
+	for _, s := range r.samples {
+		sum += s.total
+	}
+	return sum / r.windowSize(now).Seconds()
+}
+
+// windowSize is Kafka's Rate.windowSize: the time since the oldest sample
+// began, padded by the whole sample windows it falls short of Samples-1.
+func (r *rate) windowSize(now time.Time) time.Duration {
+	oldest := now
+	for _, s := range r.samples {
+		if s.start.Before(oldest) {
+			oldest = s.start
+		}
+	}
+	elapsed := now.Sub(oldest)
+	full, minFull := int(elapsed/r.cfg.SampleWindow), len(r.samples)-1
+	if full < minFull {
+		elapsed += time.Duration(minFull-full) * r.cfg.SampleWindow
+	}
+	return elapsed
+}

@@ -1,0 +1,121 @@
+package quota
+
+import (
+	"testing"
+	"time"
+
+	"github.com/spool-log/spool/membership"
+)
+
+type fakeSource struct {
+	qs  []membership.QuotaEntry
+	gen uint64
+}
+
+func (f *fakeSource) Quotas() []membership.QuotaEntry { return f.qs }
+func (f *fakeSource) QuotasGeneration() uint64        { return f.gen }
+
+func (f *fakeSource) set(e membership.QuotaEntity, key string, v float64) {
+	f.qs = append(f.qs, membership.QuotaEntry{Entity: e, Key: key, Value: v})
+	f.gen++
+}
+
+var (
+	named = membership.QuotaNamed
+	dflt  = membership.QuotaDefault()
+)
+
+// Kafka's precedence: each level is found only when every more specific
+// one is missing, and the rate is shared at the level's names.
+func TestQuotaPrecedence(t *testing.T) {
+	src := &fakeSource{}
+	m := New(DefaultConfig(), src)
+	if _, ok := m.Lookup(Produce, "alice", "app"); ok {
+		t.Fatal("a quota applies with none set")
+	}
+	levels := []struct {
+		e        membership.QuotaEntity
+		user, id string // the rate's names
+	}{
+		{membership.QuotaEntity{ClientID: dflt}, "", "app"},
+		{membership.QuotaEntity{ClientID: named("app")}, "", "app"},
+		{membership.QuotaEntity{User: dflt}, "alice", ""},
+		{membership.QuotaEntity{User: dflt, ClientID: dflt}, "alice", "app"},
+		{membership.QuotaEntity{User: dflt, ClientID: named("app")}, "alice", "app"},
+		{membership.QuotaEntity{User: named("alice")}, "alice", ""},
+		{membership.QuotaEntity{User: named("alice"), ClientID: dflt}, "alice", "app"},
+		{membership.QuotaEntity{User: named("alice"), ClientID: named("app")}, "alice", "app"},
+	}
+	// Set from the least specific up: each new one must win.
+	for i, l := range levels {
+		src.set(l.e, membership.QuotaProducerByteRate, float64(1000+i))
+		a, ok := m.Lookup(Produce, "alice", "app")
+		if !ok || a.Entity != l.e || a.Limit != float64(1000+i) {
+			t.Fatalf("level %d (%s): found %+v %v", i, l.e, a, ok)
+		}
+		if a.key.user != l.user || a.key.clientID != l.id {
+			t.Errorf("level %d (%s): rate kept per (%q, %q), want (%q, %q)", i, l.e, a.key.user, a.key.clientID, l.user, l.id)
+		}
+		if _, ok := m.Lookup(Fetch, "alice", "app"); ok {
+			t.Fatalf("level %d: a producer quota applies to fetches", i)
+		}
+	}
+	// Another user falls through alice's to the defaults.
+	if a, ok := m.Lookup(Produce, "bob", "app"); !ok || a.Entity != (membership.QuotaEntity{User: dflt, ClientID: named("app")}) {
+		t.Errorf("bob: %+v %v", a, ok)
+	}
+	if a, ok := m.Lookup(Produce, "bob", "other"); !ok || a.Entity != (membership.QuotaEntity{User: dflt, ClientID: dflt}) || a.key.clientID != "other" {
+		t.Errorf("bob/other: %+v %v", a, ok)
+	}
+}
+
+// The rate and throttle follow Kafka's arithmetic on a fake clock.
+func TestQuotaRateAndThrottle(t *testing.T) {
+	src := &fakeSource{}
+	src.set(membership.QuotaEntity{ClientID: named("app")}, membership.QuotaProducerByteRate, 1000)
+	m := New(DefaultConfig(), src)
+	now := time.Unix(1000, 0)
+	m.now = func() time.Time { return now }
+	// The window is padded to 10 s: 10,000 bytes at once are within.
+	if d := m.Record(Produce, "u", "app", 10000); d != 0 {
+		t.Fatalf("10 windows' worth at once throttled %v", d)
+	}
+	if d := m.Record(Produce, "u", "other", 1<<30); d != 0 {
+		t.Fatalf("a client id without a quota throttled %v", d)
+	}
+	// 500 more: rate 1050/s over 10 s, 5 % over: 0.05 × 10 s.
+	if d := m.Record(Produce, "u", "app", 500); d != 500*time.Millisecond {
+		t.Fatalf("5%% over: throttled %v, want 500ms", d)
+	}
+	// Far over: bounded by one window.
+	if d := m.Record(Produce, "u", "app", 100000); d != time.Second {
+		t.Fatalf("far over: throttled %v, want the 1s bound", d)
+	}
+	// Once every sample has aged out, the rate is back to nothing.
+	now = now.Add(12 * time.Second)
+	if d := m.Record(Produce, "u", "app", 100); d != 0 {
+		t.Fatalf("after the window: throttled %v", d)
+	}
+	// A steady 900/s for 30 s stays unthrottled; 1,200/s does not.
+	now = now.Add(12 * time.Second)
+	for i := 0; i < 30; i++ {
+		now = now.Add(time.Second)
+		if d := m.Record(Produce, "u", "app", 900); d != 0 {
+			t.Fatalf("steady at the quota, second %d: throttled %v", i, d)
+		}
+	}
+	throttled := false
+	for i := 0; i < 30; i++ {
+		now = now.Add(time.Second)
+		throttled = throttled || m.Record(Produce, "u", "app", 1200) > 0
+	}
+	if !throttled {
+		t.Error("20% over the quota for 30 s was never throttled")
+	}
+	// A removed quota stops applying.
+	src.qs = nil
+	src.gen++
+	if d := m.Record(Produce, "u", "app", 1<<30); d != 0 {
+		t.Errorf("after the quota's removal: throttled %v", d)
+	}
+}

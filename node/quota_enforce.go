@@ -1,0 +1,94 @@
+package node
+
+// Client byte-rate quotas on the request path (node/quota): Produce counts
+// the record bytes a client sends, Fetch the record bytes it is sent;
+// one over its quota gets its response with ThrottleMillis set and its
+// connection muted for that long after it (wire.Throttle, KIP-219).
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/quota"
+	"github.com/spool-log/spool/wire"
+)
+
+// quotaSource is the membership catalog's quotas, none before Start.
+type quotaSource struct{ n *Node }
+
+func (s quotaSource) Quotas() []membership.QuotaEntry {
+	if s.n.agent == nil {
+		return nil
+	}
+	return s.n.agent.Quotas()
+}
+
+func (s quotaSource) QuotasGeneration() uint64 {
+	if s.n.agent == nil {
+		return 0
+	}
+	return s.n.agent.QuotasGeneration()
+}
+
+// quotaClient is who a request's quotas are looked up for: Kafka's user
+// is the principal's name (ANONYMOUS when not authenticated), the client
+// id as sent ("" for null).
+func quotaClient(ctx context.Context, wreq *wire.Request) (user, clientID string) {
+	user = strings.TrimPrefix(principalOf(connStateOf(ctx)), "User:")
+	if wreq.ClientID != nil {
+		clientID = *wreq.ClientID
+	}
+	return user, clientID
+}
+
+// throttleMillis is d for a response's ThrottleMillis, rounded up.
+func throttleMillis(d time.Duration) int32 {
+	return int32((d + time.Millisecond - 1) / time.Millisecond)
+}
+
+// produceQuota records a Produce's bytes and returns how long its client
+// is throttled for (0: not), muting its connection for that long.
+func (n *Node) produceQuota(ctx context.Context, wreq *wire.Request, bytes int64) time.Duration {
+	if !n.quotas.Active(quota.Produce) {
+		return 0
+	}
+	user, clientID := quotaClient(ctx, wreq)
+	d := n.quotas.Record(quota.Produce, user, clientID, bytes)
+	wire.Throttle(ctx, d)
+	return d
+}
+
+// fetchQuotaBound finds the consumer_byte_rate of a Fetch's client and,
+// when there is one, bounds the request's MaxBytes by what the quota lets
+// through in a window (Kafka's max value in the quota window), so one
+// response cannot overshoot it by much.
+func (n *Node) fetchQuotaBound(ctx context.Context, wreq *wire.Request, req *kmsg.FetchRequest) (quota.Applied, bool) {
+	if !n.quotas.Active(quota.Fetch) {
+		return quota.Applied{}, false
+	}
+	user, clientID := quotaClient(ctx, wreq)
+	a, ok := n.quotas.Lookup(quota.Fetch, user, clientID)
+	if ok {
+		req.MaxBytes = int32(min(int64(req.MaxBytes), max(n.quotas.MaxBytes(a), 1)))
+	}
+	return a, ok
+}
+
+// fetchQuota records a Fetch response's bytes. Over the quota, as Kafka
+// does, the bytes are taken back and the client gets an empty response
+// with ThrottleMillis set, its connection muted for that long.
+func (n *Node) fetchQuota(ctx context.Context, a quota.Applied, resp *wire.FetchResponse, size int64) (*wire.FetchResponse, int64) {
+	d := n.quotas.RecordApplied(a, size)
+	if d == 0 {
+		return resp, size
+	}
+	n.quotas.Unrecord(a, size)
+	out := &wire.FetchResponse{ThrottleMillis: throttleMillis(d), SessionID: resp.SessionID}
+	resp.Release()
+	wire.Throttle(ctx, d)
+	return out, 0
+}

@@ -1,0 +1,176 @@
+package node
+
+import (
+	"context"
+	"crypto/rand"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/node/quota"
+)
+
+// throttleCount is a kgo hook counting the throttles brokers report.
+type throttleCount struct{ n atomic.Int64 }
+
+func (h *throttleCount) OnBrokerThrottle(_ kgo.BrokerMetadata, d time.Duration, _ bool) {
+	if d > 0 {
+		h.n.Add(1)
+	}
+}
+
+// quotaTotal is the broker's own count of what kind's rate for clientID
+// (kept per client id alone) took.
+func quotaTotal(n *Node, kind quota.Kind, clientID string) quota.Total {
+	for _, t := range n.quotas.Totals() {
+		if t.Kind == kind && t.ClientID == clientID && t.User == "" {
+			return t
+		}
+	}
+	return quota.Total{}
+}
+
+func setClientQuota(t *testing.T, adm *kadm.Client, clientID, key string, v float64) {
+	t.Helper()
+	res, err := adm.AlterClientQuotas(testCtx(t), []kadm.AlterClientQuotaEntry{
+		{Entity: kadm.ClientQuotaEntity{qc("client-id", kmsg.StringPtr(clientID))}, Ops: []kadm.AlterClientQuotaOp{qset(key, v)}}})
+	if err != nil || len(res) != 1 || res[0].Err != nil {
+		t.Fatalf("set %s %s=%v: %v %+v", clientID, key, v, err, res)
+	}
+}
+
+// quotaTestConfig is a node whose quota window is 11 samples of 200 ms
+// (Kafka's 11 of 1 s, scaled so a test of seconds sees the rate settle).
+func quotaTestConfig(t *testing.T) Config {
+	cfg := testConfig(t, t.TempDir())
+	cfg.Quota = quota.Config{Samples: 11, SampleWindow: 200 * time.Millisecond, MaxThrottle: 200 * time.Millisecond}
+	return cfg
+}
+
+// Two producers on one node, one with a 1 MiB/s producer_byte_rate on its
+// client id: over 4 s the broker accepts at most 1.3 times the quota from
+// it (the window lets an idle client send Samples-1 windows' worth at
+// once, here 2 s; the rest is the last request of each throttle), the client is told to back off, and the other producer is neither
+// throttled nor held back to anything like the quota.
+func TestQuotaProducerByteRate(t *testing.T) {
+	const rate = 1 << 20
+	n := startNode(t, quotaTestConfig(t))
+	adm := newAdmin(t, n)
+	createTopic(t, adm, "quota-produce", 1, nil)
+	setClientQuota(t, adm, "slow", "producer_byte_rate", rate)
+
+	produce := func(clientID string, hook *throttleCount, stop <-chan struct{}, acked *atomic.Int64, wg *sync.WaitGroup) {
+		defer wg.Done()
+		cl := newClient(t, n, kgo.ClientID(clientID), kgo.WithHooks(hook), kgo.DefaultProduceTopic("quota-produce"),
+			kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(64<<10), kgo.MaxBufferedRecords(32), kgo.ProducerLinger(0))
+		value := make([]byte, 16<<10) // sent uncompressed: the bytes counted are these
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			cl.Produce(context.Background(), &kgo.Record{Value: value}, func(r *kgo.Record, err error) {
+				if err == nil {
+					acked.Add(int64(len(r.Value)))
+				}
+			})
+		}
+	}
+	var slowHook, fastHook throttleCount
+	var slowAcked, fastAcked atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(2)
+	start := time.Now()
+	go produce("slow", &slowHook, stop, &slowAcked, &wg)
+	go produce("fast", &fastHook, stop, &fastAcked, &wg)
+	time.Sleep(4 * time.Second)
+	taken := quotaTotal(n, quota.Produce, "slow")
+	elapsed := time.Since(start)
+	fast := fastAcked.Load()
+	close(stop)
+	wg.Wait()
+
+	allowed := 1.3 * rate * elapsed.Seconds()
+	t.Logf("in %v: slow taken %d bytes (%.2f× the quota, %d throttles), fast acked %d bytes (%.1f MiB/s)",
+		elapsed, taken.Bytes, float64(taken.Bytes)/(rate*elapsed.Seconds()), taken.Throttled, fast, float64(fast)/elapsed.Seconds()/(1<<20))
+	if float64(taken.Bytes) > allowed {
+		t.Errorf("the broker took %d bytes from the throttled client in %v, over 1.3× its quota (%.0f)", taken.Bytes, elapsed, allowed)
+	}
+	if float64(taken.Bytes) < 0.5*rate*elapsed.Seconds() {
+		t.Errorf("the broker took only %d bytes from the throttled client in %v: held back well below its quota", taken.Bytes, elapsed)
+	}
+	if taken.Throttled == 0 || slowHook.n.Load() == 0 {
+		t.Errorf("the throttled client was never told: %d throttles counted, %d seen by the client", taken.Throttled, slowHook.n.Load())
+	}
+	if fastHook.n.Load() != 0 {
+		t.Errorf("the client without a quota saw %d throttles", fastHook.n.Load())
+	}
+	if got := quotaTotal(n, quota.Produce, "fast"); got.Bytes != 0 {
+		t.Errorf("the client without a quota was counted: %+v", got)
+	}
+	if float64(fast) < 2*rate*elapsed.Seconds() {
+		t.Errorf("the client without a quota got %d bytes through in %v, under twice the other's quota", fast, elapsed)
+	}
+}
+
+// A consumer with a 1 MiB/s consumer_byte_rate reading a large topic from
+// the start is sent at most 1.3 times its quota over 4 s (Kafka's window lets a
+// client that was idle take Samples-1 windows' worth at once: here 2 s), while another
+// consumer of the same topic on the same node is not throttled.
+func TestQuotaConsumerByteRate(t *testing.T) {
+	const rate = 1 << 20
+	n := startNode(t, quotaTestConfig(t))
+	adm := newAdmin(t, n)
+	const topic = "quota-fetch"
+	createTopic(t, adm, topic, 1, nil)
+	pr := newClient(t, n, kgo.DefaultProduceTopic(topic), kgo.ProducerBatchMaxBytes(64<<10), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	var recs []*kgo.Record
+	for i := 0; i < 2048; i++ { // 32 MiB, stored as sent
+		value := make([]byte, 16<<10)
+		rand.Read(value)
+		recs = append(recs, &kgo.Record{Value: value})
+	}
+	if err := pr.ProduceSync(testCtx(t), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	setClientQuota(t, adm, "slowc", "consumer_byte_rate", rate)
+
+	consume := func(clientID string, hook *throttleCount, d time.Duration) int64 {
+		cl := newClient(t, n, kgo.ClientID(clientID), kgo.WithHooks(hook), kgo.ConsumeTopics(topic),
+			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxBytes(4<<20), kgo.FetchMaxPartitionBytes(256<<10))
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		defer cancel()
+		var got int64
+		for ctx.Err() == nil {
+			cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) { got += int64(len(r.Value)) })
+		}
+		return got
+	}
+	var slowHook, fastHook throttleCount
+	start := time.Now()
+	consume("slowc", &slowHook, 4*time.Second)
+	elapsed := time.Since(start)
+	taken := quotaTotal(n, quota.Fetch, "slowc")
+	fast := consume("fastc", &fastHook, 3*time.Second)
+	t.Logf("in %v: slow sent %d bytes (%.2f× the quota, %d throttles); fast got %d bytes", elapsed, taken.Bytes,
+		float64(taken.Bytes)/(rate*elapsed.Seconds()), taken.Throttled, fast)
+	if allowed := 1.3 * rate * elapsed.Seconds(); float64(taken.Bytes) > allowed {
+		t.Errorf("the node sent the throttled consumer %d bytes in %v, over 1.3× its quota (%.0f)", taken.Bytes, elapsed, allowed)
+	}
+	if float64(taken.Bytes) < 0.5*rate*elapsed.Seconds() {
+		t.Errorf("the throttled consumer got only %d bytes in %v", taken.Bytes, elapsed)
+	}
+	if taken.Throttled == 0 || slowHook.n.Load() == 0 {
+		t.Errorf("the throttled consumer was never told: %d throttles, %d seen", taken.Throttled, slowHook.n.Load())
+	}
+	if fastHook.n.Load() != 0 || fast < 16<<20 {
+		t.Errorf("the consumer without a quota: %d throttles, %d bytes in 3 s", fastHook.n.Load(), fast)
+	}
+}
