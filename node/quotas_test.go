@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/internal/retry"
+	"github.com/spool-log/spool/node/quota"
 )
 
 func qc(typ string, name *string) kadm.ClientQuotaEntityComponent {
@@ -259,6 +260,11 @@ func TestClientQuotasAcrossClusterAndRestart(t *testing.T) {
 		}
 		return nil
 	})
+
+	// And node 3 enforces it: its producers named alice find the quota.
+	if a, ok := nodes[2].quotas.Lookup(quota.Produce, "alice", "any-client"); !ok || a.Limit != 1048576 {
+		t.Errorf("node 3 applies %+v (%v) to alice, want her 1 MiB/s", a, ok)
+	}
 
 	down := nodes[2]
 	stopNode(t, down)
