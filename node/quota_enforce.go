@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/membership"
@@ -91,4 +92,53 @@ func (n *Node) fetchQuota(ctx context.Context, a quota.Applied, resp *wire.Fetch
 	resp.Release()
 	wire.Throttle(ctx, d)
 	return out, 0
+}
+
+// mutationQuota is one CreateTopics, CreatePartitions or DeleteTopics
+// request's view of its client's controller_mutation_rate (KIP-599):
+// strict requests have a topic refused while the client is over it;
+// every request records the partitions it created or deleted and is
+// throttled until the client is back within it.
+type mutationQuota struct {
+	n      *Node
+	a      quota.Applied
+	on     bool
+	strict bool
+}
+
+func (n *Node) mutationQuotaOf(ctx context.Context, wreq *wire.Request, strict bool) mutationQuota {
+	if !n.quotas.Active(quota.Mutation) {
+		return mutationQuota{}
+	}
+	user, clientID := quotaClient(ctx, wreq)
+	a, ok := n.quotas.Lookup(quota.Mutation, user, clientID)
+	return mutationQuota{n: n, a: a, on: ok, strict: strict}
+}
+
+const mutationQuotaExceeded = "the controller mutation rate quota is exceeded; retry after the throttle time"
+
+// refused is the error of a topic a strict request may not change now,
+// nil when it may.
+func (q mutationQuota) refused() error {
+	if q.on && q.strict && q.n.quotas.MutationsExceeded(q.a) {
+		return &topicError{kerr.ThrottlingQuotaExceeded, mutationQuotaExceeded}
+	}
+	return nil
+}
+
+func (q mutationQuota) record(partitions int) {
+	if q.on && partitions > 0 {
+		q.n.quotas.RecordMutations(q.a, partitions)
+	}
+}
+
+// throttle is the response's ThrottleMillis, the connection muted as
+// long.
+func (q mutationQuota) throttle(ctx context.Context) int32 {
+	if !q.on {
+		return 0
+	}
+	d := q.n.quotas.MutationThrottle(q.a)
+	wire.Throttle(ctx, d)
+	return throttleMillis(d)
 }

@@ -9,9 +9,11 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/node/quota"
 )
 
@@ -172,5 +174,97 @@ func TestQuotaConsumerByteRate(t *testing.T) {
 	}
 	if fastHook.n.Load() != 0 || fast < 16<<20 {
 		t.Errorf("the consumer without a quota: %d throttles, %d bytes in 3 s", fastHook.n.Load(), fast)
+	}
+}
+
+// controller_mutation_rate (KIP-599): a client over its rate has its next
+// topics refused with THROTTLING_QUOTA_EXCEEDED (strict versions) and is
+// told to back off; a client without a quota is not.
+func TestQuotaControllerMutationRate(t *testing.T) {
+	n := startNode(t, quotaTestConfig(t)) // burst: 2/s × 11 × 200 ms = 4.4 partitions
+	adm := newAdmin(t, n)
+	setClientQuota(t, adm, "mutator", "controller_mutation_rate", 2)
+	ctx := testCtx(t)
+	create := func(cl *kgo.Client, version int16, topics map[string]int32, order ...string) *kmsg.CreateTopicsResponse {
+		t.Helper()
+		req := kmsg.NewPtrCreateTopicsRequest()
+		req.Version = version
+		req.TimeoutMillis = 10000
+		for _, name := range order {
+			rt := kmsg.NewCreateTopicsRequestTopic()
+			rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, topics[name], 1
+			req.Topics = append(req.Topics, rt)
+		}
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	codes := func(resp *kmsg.CreateTopicsResponse) map[string]int16 {
+		out := map[string]int16{}
+		for _, t := range resp.Topics {
+			out[t.Topic] = t.ErrorCode
+		}
+		return out
+	}
+	mut := newClient(t, n, kgo.ClientID("mutator"))
+	resp := create(mut, 7, map[string]int32{"m-a": 4, "m-b": 3, "m-c": 1}, "m-a", "m-b", "m-c")
+	c := codes(resp)
+	if c["m-a"] != 0 || c["m-b"] != 0 || c["m-c"] != kerr.ThrottlingQuotaExceeded.Code {
+		t.Errorf("strict create of 4, 3, 1 partitions at 2/s (burst 4.4): codes %v, want ok, ok, THROTTLING_QUOTA_EXCEEDED", c)
+	}
+	// 4.4 - 7 = -2.6 partitions: 1.3 s at 2/s.
+	if resp.ThrottleMillis < 1000 || resp.ThrottleMillis > 1400 {
+		t.Errorf("throttle %d ms, want about 1300", resp.ThrottleMillis)
+	}
+	// A client without a quota is not held back.
+	free := newClient(t, n, kgo.ClientID("free"))
+	resp = create(free, 7, map[string]int32{"f-a": 8, "f-b": 8}, "f-a", "f-b")
+	if c := codes(resp); c["f-a"] != 0 || c["f-b"] != 0 || resp.ThrottleMillis != 0 {
+		t.Errorf("client without a quota: codes %v, throttle %d", c, resp.ThrottleMillis)
+	}
+	// v5 is permissive: everything goes through, and the throttle says
+	// how far over it went (kgo picks the newest version, so this one is
+	// sent as is, by the client id versionConn sends).
+	setClientQuota(t, adm, "versions-test", "controller_mutation_rate", 2)
+	vc := dialVersions(t, n.KafkaAddr())
+	preq := kmsg.NewPtrCreateTopicsRequest()
+	preq.Version, preq.TimeoutMillis = 5, 10000
+	for _, name := range []string{"p-a", "p-b"} {
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, 4, 1
+		preq.Topics = append(preq.Topics, rt)
+	}
+	resp = roundTrip[*kmsg.CreateTopicsResponse](t, vc, preq)
+	if c := codes(resp); c["p-a"] != 0 || c["p-b"] != 0 || resp.ThrottleMillis < 1000 {
+		t.Errorf("permissive create past the quota: codes %v, throttle %d, want both made and a throttle", c, resp.ThrottleMillis)
+	}
+	// Deletes count too: strict DeleteTopics refuses while over, once the
+	// first topic took the client back over.
+	applied, ok := n.quotas.Lookup(quota.Mutation, "ANONYMOUS", "mutator")
+	if !ok {
+		t.Fatal("no mutation quota applies to the client id mutator")
+	}
+	retry.Run(t, 10*time.Second, func() error {
+		return retry.Check(!n.quotas.MutationsExceeded(applied), "the bucket back at zero")
+	})
+	del := kmsg.NewPtrDeleteTopicsRequest()
+	del.Version, del.TimeoutMillis = 6, 10000
+	for _, name := range []string{"f-a", "f-b", "m-a"} {
+		dt := kmsg.NewDeleteTopicsRequestTopic()
+		dt.Topic = kmsg.StringPtr(name)
+		del.Topics = append(del.Topics, dt)
+	}
+	dresp, err := del.RequestWith(ctx, mut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int16{}
+	for _, dt := range dresp.Topics {
+		got[*dt.Topic] = dt.ErrorCode
+	}
+	if got["f-a"] != 0 || got["m-a"] != kerr.ThrottlingQuotaExceeded.Code || dresp.ThrottleMillis == 0 {
+		t.Errorf("strict delete of 8, 8, 4 partitions: codes %v, throttle %d, want the first deleted and the last refused", got, dresp.ThrottleMillis)
 	}
 }

@@ -37,16 +37,20 @@ import (
 type Kind int
 
 const (
-	Produce Kind = iota // bytes produced: producer_byte_rate
-	Fetch               // bytes fetched: consumer_byte_rate
+	Produce  Kind = iota // bytes produced: producer_byte_rate
+	Fetch                // bytes fetched: consumer_byte_rate
+	Mutation             // partitions created or deleted: controller_mutation_rate (a token bucket)
 	numKinds
 )
 
 func (k Kind) key() string {
-	if k == Produce {
+	switch k {
+	case Produce:
 		return membership.QuotaProducerByteRate
+	case Fetch:
+		return membership.QuotaConsumerByteRate
 	}
-	return membership.QuotaConsumerByteRate
+	return membership.QuotaControllerMutationRate
 }
 
 // Config is Kafka's quota.window.num and quota.window.size.seconds.
@@ -86,6 +90,7 @@ type Manager struct {
 
 	mu        sync.Mutex
 	sensors   map[sensorKey]*rate
+	buckets   map[sensorKey]*bucket
 	lastSweep time.Time
 }
 
@@ -100,7 +105,7 @@ func New(cfg Config, src Source) *Manager {
 	if cfg.MaxThrottle <= 0 {
 		cfg.MaxThrottle = cfg.SampleWindow
 	}
-	m := &Manager{cfg: cfg, src: src, now: time.Now, sensors: map[sensorKey]*rate{}}
+	m := &Manager{cfg: cfg, src: src, now: time.Now, sensors: map[sensorKey]*rate{}, buckets: map[sensorKey]*bucket{}}
 	m.table.Store(&table{gen: ^uint64(0)})
 	return m
 }
@@ -287,6 +292,78 @@ func (m *Manager) sweep(now time.Time) {
 			delete(m.sensors, k)
 		}
 	}
+	for k, b := range m.buckets {
+		if b.full(now) {
+			delete(m.buckets, k) // a new one starts full too
+		}
+	}
+}
+
+// Mutations (KIP-599) are counted in a token bucket, as Kafka's
+// controller mutation quota: it holds up to quota × Samples × SampleWindow
+// mutations, refills at the quota, starts full, and may go below zero by
+// the last request it let through. A strict request (CreateTopics v6+,
+// CreatePartitions v3+, DeleteTopics v5+) has each topic refused while
+// the bucket is below zero; an older one is let through and throttled.
+type bucket struct {
+	limit, burst float64
+	tokens       float64
+	at           time.Time
+}
+
+func (b *bucket) refill(now time.Time) {
+	b.tokens = min(b.burst, b.tokens+b.limit*now.Sub(b.at).Seconds())
+	b.at = now
+}
+
+func (b *bucket) full(now time.Time) bool {
+	return b.tokens+b.limit*now.Sub(b.at).Seconds() >= b.burst
+}
+
+func (m *Manager) bucketOf(a Applied, now time.Time) *bucket {
+	burst := a.Limit * float64(m.cfg.Samples) * m.cfg.SampleWindow.Seconds()
+	b := m.buckets[a.key]
+	if b == nil {
+		b = &bucket{tokens: burst, at: now}
+		m.buckets[a.key] = b
+	}
+	b.limit, b.burst = a.Limit, burst
+	b.refill(now)
+	return b
+}
+
+// MutationsExceeded tells whether a's bucket is below zero: a strict
+// request's next topic is refused (THROTTLING_QUOTA_EXCEEDED).
+func (m *Manager) MutationsExceeded(a Applied) bool {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.bucketOf(a, now).tokens < 0
+}
+
+// RecordMutations takes n mutations from a's bucket.
+func (m *Manager) RecordMutations(a Applied, n int) {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sweep(now)
+	m.bucketOf(a, now).tokens -= float64(n)
+}
+
+// MutationThrottle is how long until a's bucket is back at zero (Kafka's
+// throttle for a mutation quota, not bounded by MaxThrottle).
+func (m *Manager) MutationThrottle(a Applied) time.Duration {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b := m.bucketOf(a, now)
+	if b.tokens >= 0 {
+		return 0
+	}
+	if a.Limit <= 0 {
+		return m.cfg.MaxThrottle
+	}
+	return time.Duration(-b.tokens / a.Limit * float64(time.Second))
 }
 
 // rate is Kafka's Rate over a SampledStat: samples, each with its start

@@ -119,3 +119,40 @@ func TestQuotaRateAndThrottle(t *testing.T) {
 		t.Errorf("after the quota's removal: throttled %v", d)
 	}
 }
+
+// The mutation bucket: full at the start (quota × samples × window),
+// refilled at the quota, allowed below zero by the last request, and the
+// throttle is the time back to zero.
+func TestQuotaMutationBucket(t *testing.T) {
+	src := &fakeSource{}
+	src.set(membership.QuotaEntity{User: dflt}, membership.QuotaControllerMutationRate, 2)
+	m := New(DefaultConfig(), src) // burst 2 × 11 × 1 s = 22
+	now := time.Unix(1000, 0)
+	m.now = func() time.Time { return now }
+	a, ok := m.Lookup(Mutation, "alice", "app")
+	if !ok || a.key.user != "alice" {
+		t.Fatalf("lookup: %+v %v", a, ok)
+	}
+	m.RecordMutations(a, 22)
+	if m.MutationsExceeded(a) || m.MutationThrottle(a) != 0 {
+		t.Fatal("the whole burst left the bucket below zero")
+	}
+	m.RecordMutations(a, 4)
+	if !m.MutationsExceeded(a) || m.MutationThrottle(a) != 2*time.Second {
+		t.Fatalf("4 past the burst at 2/s: exceeded %v, throttle %v, want 2s", m.MutationsExceeded(a), m.MutationThrottle(a))
+	}
+	now = now.Add(time.Second)
+	if d := m.MutationThrottle(a); d != time.Second {
+		t.Fatalf("a second later: throttle %v, want 1s", d)
+	}
+	now = now.Add(time.Minute)
+	if m.MutationsExceeded(a) {
+		t.Fatal("still over a minute later")
+	}
+	// Another user of the default has a bucket of its own.
+	b, _ := m.Lookup(Mutation, "bob", "app")
+	m.RecordMutations(a, 30)
+	if m.MutationsExceeded(b) {
+		t.Fatal("alice's mutations counted against bob")
+	}
+}
