@@ -114,6 +114,9 @@ type Node struct {
 	scrub    *scrub.Scrubber
 	// flushedBytesOut is stats.bytesOut as of the last flushMetrics.
 	flushedBytesOut int64
+	// flushedQuotas are the quota rates' totals as of the last
+	// flushMetrics (quota_enforce.go).
+	flushedQuotas map[quotaMetricKey]quota.Total
 	// flushedSecurity are the security counters as of the last flushMetrics.
 	flushedSecurity securityCounts
 	// evenFactorWarned is how many even-factor topics the node last

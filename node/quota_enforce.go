@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/go-metrics"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -141,4 +142,41 @@ func (q mutationQuota) throttle(ctx context.Context) int32 {
 	d := q.n.quotas.MutationThrottle(q.a)
 	wire.Throttle(ctx, d)
 	return throttleMillis(d)
+}
+
+// quotaMetricKey names one quota rate in the metrics.
+type quotaMetricKey struct {
+	kind           quota.Kind
+	user, clientID string
+}
+
+// flushQuotaMetrics emits, per client a byte-rate quota applies to, the
+// bytes counted and the throttles since the last flush
+// (spool_quota_bytes, spool_quota_throttled_requests,
+// spool_quota_throttle_seconds, labelled kind, user and client_id). A
+// rate dropped for idleness counts again from nothing.
+func (n *Node) flushQuotaMetrics() {
+	totals := n.quotas.Totals()
+	next := make(map[quotaMetricKey]quota.Total, len(totals))
+	for _, t := range totals {
+		k := quotaMetricKey{t.Kind, t.User, t.ClientID}
+		next[k] = t
+		was := n.flushedQuotas[k]
+		if t.Bytes < was.Bytes || t.Throttled < was.Throttled {
+			was = quota.Total{} // a new rate since
+		}
+		kind := "produce"
+		if t.Kind == quota.Fetch {
+			kind = "fetch"
+		}
+		labels := []metrics.Label{{Name: "kind", Value: kind}, {Name: "user", Value: t.User}, {Name: "client_id", Value: t.ClientID}}
+		if d := t.Bytes - was.Bytes; d > 0 {
+			n.metrics.IncrCounterWithLabels([]string{"quota", "bytes"}, float32(d), labels)
+		}
+		if d := t.Throttled - was.Throttled; d > 0 {
+			n.metrics.IncrCounterWithLabels([]string{"quota", "throttled", "requests"}, float32(d), labels)
+			n.metrics.IncrCounterWithLabels([]string{"quota", "throttle", "seconds"}, float32((t.ThrottleTime - was.ThrottleTime).Seconds()), labels)
+		}
+	}
+	n.flushedQuotas = next
 }

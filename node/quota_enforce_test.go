@@ -3,6 +3,8 @@ package node
 import (
 	"context"
 	"crypto/rand"
+	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -46,19 +48,21 @@ func setClientQuota(t *testing.T, adm *kadm.Client, clientID, key string, v floa
 	}
 }
 
-// quotaTestConfig is a node whose quota window is 11 samples of 200 ms
+// quotaTestConfig is a node whose quota window is 11 samples of 100 ms
 // (Kafka's 11 of 1 s, scaled so a test of seconds sees the rate settle).
 func quotaTestConfig(t *testing.T) Config {
 	cfg := testConfig(t, t.TempDir())
-	cfg.Quota = quota.Config{Samples: 11, SampleWindow: 200 * time.Millisecond, MaxThrottle: 200 * time.Millisecond}
+	cfg.Quota = quota.Config{Samples: 11, SampleWindow: 100 * time.Millisecond, MaxThrottle: 100 * time.Millisecond}
 	return cfg
 }
 
 // Two producers on one node, one with a 1 MiB/s producer_byte_rate on its
 // client id: over 4 s the broker accepts at most 1.3 times the quota from
 // it (the window lets an idle client send Samples-1 windows' worth at
-// once, here 2 s; the rest is the last request of each throttle), the client is told to back off, and the other producer is neither
-// throttled nor held back to anything like the quota.
+// once, here 1 s: about 1.2 times over 4 s, closer to 1 over longer, see
+// TestQuotaLongRunHoldsTheRate), the client is told to back off, and the
+// other producer is neither throttled nor held back to anything like the
+// quota.
 func TestQuotaProducerByteRate(t *testing.T) {
 	const rate = 1 << 20
 	n := startNode(t, quotaTestConfig(t))
@@ -120,11 +124,27 @@ func TestQuotaProducerByteRate(t *testing.T) {
 	if float64(fast) < 2*rate*elapsed.Seconds() {
 		t.Errorf("the client without a quota got %d bytes through in %v, under twice the other's quota", fast, elapsed)
 	}
+	// /metrics shows the throttled client's bytes and throttles, and
+	// nothing of the other.
+	retry.Run(t, 20*time.Second, func() error {
+		var bytes, throttled bool
+		for series, v := range scrapeMetrics(n) {
+			if strings.Contains(series, `client_id="fast"`) {
+				return fmt.Errorf("/metrics counts the client without a quota: %s", series)
+			}
+			if !strings.Contains(series, `client_id="slow"`) || !strings.Contains(series, `kind="produce"`) || v <= 0 {
+				continue
+			}
+			bytes = bytes || strings.Contains(series, "_quota_bytes")
+			throttled = throttled || strings.Contains(series, "_quota_throttled_requests")
+		}
+		return retry.Check(bytes && throttled, "quota series for client slow (bytes %v, throttled %v)", bytes, throttled)
+	})
 }
 
 // A consumer with a 1 MiB/s consumer_byte_rate reading a large topic from
 // the start is sent at most 1.3 times its quota over 4 s (Kafka's window lets a
-// client that was idle take Samples-1 windows' worth at once: here 2 s), while another
+// client that was idle take Samples-1 windows' worth at once: here 1 s), while another
 // consumer of the same topic on the same node is not throttled.
 func TestQuotaConsumerByteRate(t *testing.T) {
 	const rate = 1 << 20
@@ -181,7 +201,9 @@ func TestQuotaConsumerByteRate(t *testing.T) {
 // topics refused with THROTTLING_QUOTA_EXCEEDED (strict versions) and is
 // told to back off; a client without a quota is not.
 func TestQuotaControllerMutationRate(t *testing.T) {
-	n := startNode(t, quotaTestConfig(t)) // burst: 2/s × 11 × 200 ms = 4.4 partitions
+	cfg := quotaTestConfig(t)
+	cfg.Quota.SampleWindow = 200 * time.Millisecond // burst: 2/s × 11 × 200 ms = 4.4 partitions
+	n := startNode(t, cfg)
 	adm := newAdmin(t, n)
 	setClientQuota(t, adm, "mutator", "controller_mutation_rate", 2)
 	ctx := testCtx(t)

@@ -156,3 +156,25 @@ func TestQuotaMutationBucket(t *testing.T) {
 		t.Fatal("alice's mutations counted against bob")
 	}
 }
+
+// A client that sends again as soon as each throttle is over gets its
+// quota over a long run (Kafka's window: 11 samples of 1 s, on a fake
+// clock): within 3 % over 1,000 s, the first ten seconds' burst included.
+func TestQuotaLongRunHoldsTheRate(t *testing.T) {
+	src := &fakeSource{}
+	src.set(membership.QuotaEntity{ClientID: named("a")}, membership.QuotaProducerByteRate, 1<<20)
+	m := New(DefaultConfig(), src)
+	start := time.Unix(1000, 0)
+	now := start
+	m.now = func() time.Time { return now }
+	var total int64
+	const run = 1000 * time.Second
+	for now.Sub(start) < run {
+		d := m.Record(Produce, "u", "a", 64<<10)
+		total += 64 << 10
+		now = now.Add(d + 2*time.Millisecond)
+	}
+	if r := float64(total) / (1 << 20) / run.Seconds(); r < 0.97 || r > 1.03 {
+		t.Errorf("over %v the client got %.3f× its quota, want within 3%%", run, r)
+	}
+}
