@@ -7,6 +7,7 @@ package node
 
 import (
 	"context"
+	"net"
 	"strings"
 	"time"
 
@@ -165,9 +166,14 @@ func (n *Node) flushQuotaMetrics() {
 		if t.Bytes < was.Bytes || t.Throttled < was.Throttled {
 			was = quota.Total{} // a new rate since
 		}
-		kind := "produce"
-		if t.Kind == quota.Fetch {
+		var kind string
+		switch t.Kind {
+		case quota.Produce:
+			kind = "produce"
+		case quota.Fetch:
 			kind = "fetch"
+		default:
+			continue // byte rates only
 		}
 		labels := []metrics.Label{{Name: "kind", Value: kind}, {Name: "user", Value: t.User}, {Name: "client_id", Value: t.ClientID}}
 		if d := t.Bytes - was.Bytes; d > 0 {
@@ -179,4 +185,25 @@ func (n *Node) flushQuotaMetrics() {
 		}
 	}
 	n.flushedQuotas = next
+}
+
+// admitConnection is the Kafka listeners' wire.ListenerOptions.Admit: an
+// address past its connection_creation_rate has its connection closed,
+// unserved, after the throttle time (KIP-612).
+func (n *Node) admitConnection(remote net.Addr) time.Duration {
+	if !n.quotas.Active(quota.Connection) {
+		return 0
+	}
+	var ip string
+	switch a := remote.(type) {
+	case *net.TCPAddr:
+		ip = a.IP.String()
+	default:
+		host, _, err := net.SplitHostPort(remote.String())
+		if err != nil {
+			return 0
+		}
+		ip = host
+	}
+	return n.quotas.AdmitConnection(ip)
 }

@@ -290,3 +290,43 @@ func TestQuotaControllerMutationRate(t *testing.T) {
 		t.Errorf("strict delete of 8, 8, 4 partitions: codes %v, throttle %d, want the first deleted and the last refused", got, dresp.ThrottleMillis)
 	}
 }
+
+// connection_creation_rate (KIP-612): connections from an address past
+// its rate are closed unserved after the throttle time; those already
+// open go on, and once the rate is back new ones are served.
+func TestQuotaConnectionCreationRate(t *testing.T) {
+	n := startNode(t, quotaTestConfig(t)) // 1/s over a window of at least 1 s: one connection at once
+	adm := newAdmin(t, n)
+	if _, err := adm.BrokerMetadata(testCtx(t)); err != nil { // the admin client's connections, opened before
+		t.Fatal(err)
+	}
+	res, err := adm.AlterClientQuotas(testCtx(t), []kadm.AlterClientQuotaEntry{
+		{Entity: kadm.ClientQuotaEntity{qc("ip", kmsg.StringPtr("127.0.0.1"))}, Ops: []kadm.AlterClientQuotaOp{qset("connection_creation_rate", 1)}}})
+	if err != nil || res[0].Err != nil {
+		t.Fatalf("set the ip quota: %v %+v", err, res)
+	}
+	served, refused := 0, 0
+	for i := 0; i < 5; i++ {
+		vc := dialVersions(t, n.KafkaAddr())
+		if _, err := vc.exchange(kmsg.NewPtrApiVersionsRequest()); err != nil {
+			refused++
+		} else {
+			served++
+		}
+	}
+	if served > 1 || refused == 0 {
+		t.Errorf("5 connections at once at 1/s: %d served, %d refused; want at most the first served", served, refused)
+	}
+	if got := n.server.Stats().ConnectionsThrottled; got != int64(refused) {
+		t.Errorf("%d connections counted throttled, %d refused", got, refused)
+	}
+	if _, err := adm.BrokerMetadata(testCtx(t)); err != nil {
+		t.Errorf("a connection opened before the quota: %v", err)
+	}
+	// Served again once the rate is back within the quota.
+	retry.Run(t, 10*time.Second, func() error {
+		vc := dialVersions(t, n.KafkaAddr())
+		_, err := vc.exchange(kmsg.NewPtrApiVersionsRequest())
+		return err
+	})
+}

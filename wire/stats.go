@@ -22,6 +22,9 @@ type Stats struct {
 	// TLSHandshakeFailures counts TLS connections closed because their
 	// handshake failed or did not finish in time.
 	TLSHandshakeFailures int64
+	// ConnectionsThrottled counts connections refused by
+	// ListenerOptions.Admit.
+	ConnectionsThrottled int64
 	// ThrottledResponses counts responses after which a connection was
 	// muted (Throttle).
 	ThrottledResponses int64
@@ -37,6 +40,7 @@ type stats struct {
 	requestTimeouts                    atomic.Int64
 	tlsHandshakeFailures               atomic.Int64
 	throttled                          atomic.Int64
+	connectionsThrottled               atomic.Int64
 }
 
 func (s *stats) snapshot() Stats {
@@ -51,5 +55,6 @@ func (s *stats) snapshot() Stats {
 		RequestReadTimeouts:  s.requestTimeouts.Load(),
 		TLSHandshakeFailures: s.tlsHandshakeFailures.Load(),
 		ThrottledResponses:   s.throttled.Load(),
+		ConnectionsThrottled: s.connectionsThrottled.Load(),
 	}
 }

@@ -26,6 +26,7 @@
 package quota
 
 import (
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,9 +38,10 @@ import (
 type Kind int
 
 const (
-	Produce  Kind = iota // bytes produced: producer_byte_rate
-	Fetch                // bytes fetched: consumer_byte_rate
-	Mutation             // partitions created or deleted: controller_mutation_rate (a token bucket)
+	Produce    Kind = iota // bytes produced: producer_byte_rate
+	Fetch                  // bytes fetched: consumer_byte_rate
+	Mutation               // partitions created or deleted: controller_mutation_rate (a token bucket)
+	Connection             // connections accepted from an ip: connection_creation_rate
 	numKinds
 )
 
@@ -49,6 +51,8 @@ func (k Kind) key() string {
 		return membership.QuotaProducerByteRate
 	case Fetch:
 		return membership.QuotaConsumerByteRate
+	case Connection:
+		return membership.QuotaConnectionCreationRate
 	}
 	return membership.QuotaControllerMutationRate
 }
@@ -127,6 +131,7 @@ func (m *Manager) current() *table {
 	}
 	t = &table{gen: gen, by: map[membership.QuotaEntity][numKinds]float64{}, set: map[membership.QuotaEntity][numKinds]bool{}}
 	for _, q := range m.src.Quotas() {
+		q.Entity.IP = canonicalIP(q.Entity.IP)
 		for k := Kind(0); k < numKinds; k++ {
 			if q.Key == k.key() {
 				v, s := t.by[q.Entity], t.set[q.Entity]
@@ -148,6 +153,7 @@ func (m *Manager) Active(kind Kind) bool { return m.current().has[kind] }
 // of the quota that applies (Kafka's metric tags), and the kind.
 type sensorKey struct {
 	user, clientID string
+	ip             string
 	kind           Kind
 }
 
@@ -195,6 +201,51 @@ func (m *Manager) Lookup(kind Kind, user, clientID string) (Applied, bool) {
 		return Applied{Entity: cand.e, Limit: t.by[cand.e][kind], key: k}, true
 	}
 	return Applied{}, false
+}
+
+// LookupIP finds the connection_creation_rate of ip: its own, else the
+// default ip's (which applies to every address on its own).
+func (m *Manager) LookupIP(ip string) (Applied, bool) {
+	t := m.current()
+	if !t.has[Connection] {
+		return Applied{}, false
+	}
+	ip = canonicalIP(membership.QuotaNamed(ip)).Name
+	for _, e := range [...]membership.QuotaEntity{{IP: membership.QuotaNamed(ip)}, {IP: membership.QuotaDefault()}} {
+		if t.set[e][Connection] {
+			return Applied{Entity: e, Limit: t.by[e][Connection], key: sensorKey{ip: ip, kind: Connection}}, true
+		}
+	}
+	return Applied{}, false
+}
+
+// canonicalIP writes an ip entity's address one way (an IPv4 address
+// mapped into IPv6 as IPv4), so a quota on 10.0.0.1 applies to a client
+// seen as ::ffff:10.0.0.1.
+func canonicalIP(n membership.QuotaName) membership.QuotaName {
+	if !n.Set || n.Default {
+		return n
+	}
+	if a, err := netip.ParseAddr(n.Name); err == nil {
+		n.Name = a.Unmap().String()
+	}
+	return n
+}
+
+// AdmitConnection counts a new connection from ip and returns 0 to take
+// it, or how long to hold it before closing it unserved when it takes ip
+// past its connection_creation_rate; a refused connection is not
+// counted (Kafka's per-IP connection quota, KIP-612).
+func (m *Manager) AdmitConnection(ip string) time.Duration {
+	a, ok := m.LookupIP(ip)
+	if !ok {
+		return 0
+	}
+	d := m.RecordApplied(a, 1)
+	if d > 0 {
+		m.Unrecord(a, 1)
+	}
+	return d
 }
 
 // Record counts n bytes of kind for user and clientID and returns how
@@ -256,7 +307,8 @@ func (m *Manager) Unrecord(a Applied, n int64) {
 type Total struct {
 	Kind             Kind
 	User, ClientID   string // the names the rate is kept per ("" when not)
-	Bytes, Throttled int64
+	IP               string // a connection rate's address
+	Bytes, Throttled int64  // Bytes: connections, for a connection rate
 	ThrottleTime     time.Duration
 }
 
@@ -266,7 +318,7 @@ func (m *Manager) Totals() []Total {
 	defer m.mu.Unlock()
 	out := make([]Total, 0, len(m.sensors))
 	for k, r := range m.sensors {
-		out = append(out, Total{Kind: k.kind, User: k.user, ClientID: k.clientID,
+		out = append(out, Total{Kind: k.kind, User: k.user, ClientID: k.clientID, IP: k.ip,
 			Bytes: r.bytes, Throttled: r.throttled, ThrottleTime: r.throttleTime})
 	}
 	return out

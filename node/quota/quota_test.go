@@ -178,3 +178,53 @@ func TestQuotaLongRunHoldsTheRate(t *testing.T) {
 		t.Errorf("over %v the client got %.3f× its quota, want within 3%%", run, r)
 	}
 }
+
+// connection_creation_rate: an ip's own quota, else the default ip's,
+// each address counted on its own; a refused connection is not counted.
+func TestQuotaConnectionRate(t *testing.T) {
+	src := &fakeSource{}
+	src.set(membership.QuotaEntity{IP: dflt}, membership.QuotaConnectionCreationRate, 2)
+	src.set(membership.QuotaEntity{IP: named("10.0.0.9")}, membership.QuotaConnectionCreationRate, 100)
+	m := New(DefaultConfig(), src) // the window: at least 10 s, so 20 connections at once
+	now := time.Unix(1000, 0)
+	m.now = func() time.Time { return now }
+	for i := 0; i < 20; i++ {
+		if d := m.AdmitConnection("10.0.0.1"); d != 0 {
+			t.Fatalf("connection %d from 10.0.0.1 refused (%v) within the burst", i, d)
+		}
+	}
+	if d := m.AdmitConnection("10.0.0.1"); d == 0 {
+		t.Fatal("the 21st connection at once from 10.0.0.1 was taken")
+	}
+	if d := m.AdmitConnection("10.0.0.2"); d != 0 {
+		t.Fatalf("another address under the default refused: %v", d)
+	}
+	for i := 0; i < 200; i++ {
+		if d := m.AdmitConnection("10.0.0.9"); d != 0 {
+			t.Fatalf("connection %d from 10.0.0.9 (its own 100/s) refused", i)
+		}
+	}
+	// The refused one was not counted.
+	found := false
+	for _, tot := range m.Totals() {
+		if tot.Kind == Connection && tot.IP == "10.0.0.1" {
+			found = true
+			if tot.Bytes != 20 {
+				t.Errorf("10.0.0.1 counted %d connections, want the 20 taken", tot.Bytes)
+			}
+		}
+	}
+	if !found {
+		t.Error("no connection rate kept for 10.0.0.1")
+	}
+	// An address written another way is the same address.
+	if a, ok := m.LookupIP("::ffff:10.0.0.9"); !ok || a.Limit != 100 {
+		t.Errorf("::ffff:10.0.0.9: %+v %v, want 10.0.0.9's own quota", a, ok)
+	}
+	// Once the burst has aged out of the window, connections are taken
+	// again.
+	now = now.Add(11 * time.Second)
+	if d := m.AdmitConnection("10.0.0.1"); d != 0 {
+		t.Fatalf("11 s later: refused %v", d)
+	}
+}
