@@ -139,5 +139,6 @@ func (n *Node) ServeKafka(ctx context.Context, req *wire.Request) wire.Response 
 	start := time.Now()
 	resp := a.handle(n, ctx, req)
 	n.metrics.ObserveRequest(req.APIKey, start)
+	n.requestQuota(ctx, req, resp, time.Since(start)) // quota_enforce.go
 	return resp
 }

@@ -207,3 +207,38 @@ func (n *Node) admitConnection(remote net.Addr) time.Duration {
 	}
 	return n.quotas.AdmitConnection(ip)
 }
+
+// requestQuota counts a request's handling time against its client's
+// request_percentage (KIP-124) and, over it, sets the response's
+// ThrottleMillis (the larger of this and a throttle already set) and
+// mutes the connection. The time is the handler's, on the clock: a
+// request that may wait (a long-poll Fetch, JoinGroup, SyncGroup,
+// ElectLeaders) is not counted, as its time is mostly waiting, and the
+// SASL exchange is not (Kafka exempts it); a Produce's time includes the
+// wait for its replicas (Kafka counts only thread time).
+func (n *Node) requestQuota(ctx context.Context, wreq *wire.Request, resp wire.Response, took time.Duration) {
+	if !n.quotas.Active(quota.Request) || requestWaits(wreq) {
+		return
+	}
+	switch kmsg.Key(wreq.APIKey) {
+	case kmsg.SASLHandshake, kmsg.SASLAuthenticate, kmsg.ApiVersions:
+		return
+	}
+	user, clientID := quotaClient(ctx, wreq)
+	d := n.quotas.Record(quota.Request, user, clientID, int64(took))
+	if d <= 0 {
+		return
+	}
+	ms := throttleMillis(d)
+	switch r := resp.(type) {
+	case *wire.FetchResponse:
+		r.ThrottleMillis = max(r.ThrottleMillis, ms)
+	case kmsg.ThrottleResponse:
+		if cur, _ := r.Throttle(); cur < ms {
+			if s, ok := resp.(kmsg.SetThrottleResponse); ok {
+				s.SetThrottle(ms)
+			}
+		}
+	}
+	wire.Throttle(ctx, d)
+}

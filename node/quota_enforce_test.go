@@ -330,3 +330,52 @@ func TestQuotaConnectionCreationRate(t *testing.T) {
 		return err
 	})
 }
+
+// request_percentage (KIP-124): a client flooding ListOffsets with a 0.1 %
+// share of a thread (1 ms of handling a second: a fraction of what it
+// takes unthrottled) is throttled and the node spends at most about that
+// on it, while a client without a quota
+// flooding beside it is not throttled.
+func TestQuotaRequestPercentage(t *testing.T) {
+	n := startNode(t, quotaTestConfig(t))
+	adm := newAdmin(t, n)
+	createTopic(t, adm, "quota-requests", 1, nil)
+	setClientQuota(t, adm, "flooder", "request_percentage", 0.1)
+	flood := func(clientID string, hook *throttleCount, d time.Duration) int {
+		cl := newClient(t, n, kgo.ClientID(clientID), kgo.WithHooks(hook))
+		a := kadm.NewClient(cl)
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		defer cancel()
+		count := 0
+		for ctx.Err() == nil {
+			if _, err := a.ListEndOffsets(ctx, "quota-requests"); err == nil {
+				count++
+			}
+		}
+		return count
+	}
+	var floodHook, calmHook throttleCount
+	var flooded, calm int
+	var wg sync.WaitGroup
+	wg.Add(2)
+	start := time.Now()
+	go func() { defer wg.Done(); flooded = flood("flooder", &floodHook, 2*time.Second) }()
+	go func() { defer wg.Done(); calm = flood("calm", &calmHook, 2*time.Second) }()
+	wg.Wait()
+	elapsed := time.Since(start)
+	spent := time.Duration(quotaTotal(n, quota.Request, "flooder").Bytes)
+	t.Logf("in %v: flooder %d requests (%d throttles, %v handling), calm %d (%d throttles)", elapsed, flooded, floodHook.n.Load(), spent, calm, calmHook.n.Load())
+	// 1 ms a second, and the window's 1 s burst, with headroom.
+	if allowed := time.Duration(1.3 * float64(time.Millisecond) * (elapsed.Seconds() + 1)); spent > allowed || spent <= 0 {
+		t.Errorf("the node spent %v handling the throttled client in %v, want some and at most %v", spent, elapsed, allowed)
+	}
+	if floodHook.n.Load() == 0 {
+		t.Error("the client over its request_percentage was never throttled")
+	}
+	if calmHook.n.Load() != 0 {
+		t.Errorf("the client without a quota was throttled %d times", calmHook.n.Load())
+	}
+	if flooded*2 > calm {
+		t.Errorf("the throttled client made %d requests, the one without a quota %d: not held back", flooded, calm)
+	}
+}

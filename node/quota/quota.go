@@ -1,10 +1,12 @@
-// Package quota enforces client byte-rate quotas on one broker as Kafka's
-// ClientQuotaManager does (KIP-13, KIP-55, KIP-219): each (user,
-// client-id) finds the quota that applies to it by Kafka's precedence,
-// the bytes it sends (produce) or is sent (fetch) are recorded in a rate
-// over a sliding window of samples, and a request that takes the rate past
-// the quota is answered with a throttle time the caller mutes the
-// connection for.
+// Package quota enforces client quotas on one broker as Kafka's quota
+// managers do (KIP-13, KIP-55, KIP-124, KIP-219, KIP-599, KIP-612): each
+// (user, client-id) finds the quota that applies to it by Kafka's
+// precedence; the bytes it sends (produce) or is sent (fetch), and the
+// time its requests take, are recorded in a rate over a sliding window of
+// samples, and a request that takes the rate past the quota is answered
+// with a throttle time the caller mutes the connection for. Partition
+// mutations go through a token bucket (Mutation), connections per ip
+// through a rate of their own (AdmitConnection).
 //
 // Precedence, most specific first (each "default" applies to every user
 // or client id on its own, not to all of them together):
@@ -42,6 +44,7 @@ const (
 	Fetch                  // bytes fetched: consumer_byte_rate
 	Mutation               // partitions created or deleted: controller_mutation_rate (a token bucket)
 	Connection             // connections accepted from an ip: connection_creation_rate
+	Request                // request handling time, in nanoseconds: request_percentage
 	numKinds
 )
 
@@ -53,6 +56,8 @@ func (k Kind) key() string {
 		return membership.QuotaConsumerByteRate
 	case Connection:
 		return membership.QuotaConnectionCreationRate
+	case Request:
+		return membership.QuotaRequestPercentage
 	}
 	return membership.QuotaControllerMutationRate
 }
@@ -198,7 +203,13 @@ func (m *Manager) Lookup(kind Kind, user, clientID string) (Applied, bool) {
 		if cand.clnt {
 			k.clientID = clientID
 		}
-		return Applied{Entity: cand.e, Limit: t.by[cand.e][kind], key: k}, true
+		limit := t.by[cand.e][kind]
+		if kind == Request {
+			// A percentage of one thread: nanoseconds of handling per
+			// second.
+			limit *= float64(time.Second) / 100
+		}
+		return Applied{Entity: cand.e, Limit: limit, key: k}, true
 	}
 	return Applied{}, false
 }
