@@ -290,6 +290,9 @@ func (c *Config) validate() error {
 	if c.KafkaAddr == "" {
 		return fmt.Errorf("kafka address is empty")
 	}
+	if c.Quota.Samples < 2 || c.Quota.SampleWindow <= 0 {
+		return fmt.Errorf("quota window: %d samples of %v, want at least 2 samples of more than 0", c.Quota.Samples, c.Quota.SampleWindow)
+	}
 	if c.ReplicaCopyBytesPerSecond < 0 {
 		return fmt.Errorf("replica copy bytes per second %d: want 0 (no bound) or more", c.ReplicaCopyBytesPerSecond)
 	}

@@ -66,13 +66,14 @@ func (k Kind) key() string {
 type Config struct {
 	Samples      int
 	SampleWindow time.Duration
-	// MaxThrottle bounds one throttle (Kafka: one sample window).
+	// MaxThrottle bounds one byte-rate or request-time throttle; 0 is
+	// one sample window (Kafka's bound).
 	MaxThrottle time.Duration
 }
 
 // DefaultConfig is Kafka's: 11 samples of 1 s.
 func DefaultConfig() Config {
-	return Config{Samples: 11, SampleWindow: time.Second, MaxThrottle: time.Second}
+	return Config{Samples: 11, SampleWindow: time.Second}
 }
 
 // Source is where the quotas come from: the membership catalog.
