@@ -30,11 +30,13 @@ func (s quotaSource) Quotas() []membership.QuotaEntry {
 	return s.n.agent.Quotas()
 }
 
+// QuotasGeneration is the agent's, plus one: a table built before the
+// agent existed is rebuilt once it does, whatever its generation.
 func (s quotaSource) QuotasGeneration() uint64 {
 	if s.n.agent == nil {
 		return 0
 	}
-	return s.n.agent.QuotasGeneration()
+	return s.n.agent.QuotasGeneration() + 1
 }
 
 // quotaClient is who a request's quotas are looked up for: Kafka's user

@@ -1,6 +1,7 @@
 package quota
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -227,4 +228,44 @@ func TestQuotaConnectionRate(t *testing.T) {
 	if d := m.AdmitConnection("10.0.0.1"); d != 0 {
 		t.Fatalf("11 s later: refused %v", d)
 	}
+}
+
+// The request path pays no allocation for quotas: with 1,000 users'
+// quotas set, a client none applies to and one a quota applies to are
+// looked up and recorded without allocating.
+func TestQuotaHotPathAllocates(t *testing.T) {
+	src := &fakeSource{}
+	for i := 0; i < 1000; i++ {
+		src.qs = append(src.qs, membership.QuotaEntry{Entity: membership.QuotaEntity{User: named(fmt.Sprintf("user-%d", i))},
+			Key: membership.QuotaProducerByteRate, Value: 1 << 30})
+	}
+	src.gen++
+	m := New(DefaultConfig(), src)
+	m.Record(Produce, "user-7", "app", 100) // the rate is made once
+	if n := testing.AllocsPerRun(1000, func() { m.Record(Produce, "nobody", "app", 100) }); n != 0 {
+		t.Errorf("a client without a quota: %v allocations a request", n)
+	}
+	if n := testing.AllocsPerRun(1000, func() { m.Record(Produce, "user-7", "app", 100) }); n != 0 {
+		t.Errorf("a client under its quota: %v allocations a request", n)
+	}
+}
+
+func BenchmarkQuotaRecord1000Users(b *testing.B) {
+	src := &fakeSource{}
+	for i := 0; i < 1000; i++ {
+		src.qs = append(src.qs, membership.QuotaEntry{Entity: membership.QuotaEntity{User: named(fmt.Sprintf("user-%d", i))},
+			Key: membership.QuotaProducerByteRate, Value: 1 << 30})
+	}
+	src.gen++
+	m := New(DefaultConfig(), src)
+	b.Run("no-quota", func(b *testing.B) {
+		for b.Loop() {
+			m.Record(Produce, "nobody", "app", 100)
+		}
+	})
+	b.Run("under-quota", func(b *testing.B) {
+		for b.Loop() {
+			m.Record(Produce, "user-7", "app", 100)
+		}
+	})
 }
