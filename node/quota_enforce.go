@@ -1,9 +1,12 @@
 package node
 
-// Client byte-rate quotas on the request path (node/quota): Produce counts
-// the record bytes a client sends, Fetch the record bytes it is sent;
-// one over its quota gets its response with ThrottleMillis set and its
-// connection muted for that long after it (wire.Throttle, KIP-219).
+// Client quotas on the request path (node/quota): Produce counts the
+// record bytes a client sends, Fetch the record bytes it is sent,
+// ServeKafka each request's handler time, CreateTopics, CreatePartitions
+// and DeleteTopics the partitions they create or delete, and the Kafka
+// listeners the connections each address opens. A client over its quota
+// gets its response with ThrottleMillis set and its connection muted for
+// that long after it (wire.Throttle, KIP-219).
 
 import (
 	"context"

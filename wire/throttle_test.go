@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"net"
 	"sync"
 	"testing"
 	"time"
@@ -53,4 +54,48 @@ func TestThrottleMutesTheConnection(t *testing.T) {
 	}
 	// Throttle outside a connection does nothing.
 	Throttle(context.Background(), time.Second)
+}
+
+// ListenerOptions.Admit refusing a connection: nothing of it reaches the
+// handler, it is closed after the delay asked, and it is counted; the
+// next one admitted is served.
+func TestAdmitRefusesAConnection(t *testing.T) {
+	const hold = 300 * time.Millisecond
+	var mu sync.Mutex
+	refuse := true
+	var handled int
+	cfg := DefaultConfig()
+	cfg.Versions = testVersions()
+	srv, addr := startListener(t, cfg, HandlerFunc(func(ctx context.Context, req *Request) Response {
+		mu.Lock()
+		handled++
+		mu.Unlock()
+		return req.Body.ResponseKind()
+	}), ListenerOptions{Admit: func(net.Addr) time.Duration {
+		mu.Lock()
+		defer mu.Unlock()
+		if refuse {
+			refuse = false
+			return hold
+		}
+		return 0
+	}})
+	c := dialRaw(t, addr)
+	start := time.Now()
+	c.send(metadataRequest(9), 1)
+	if _, err := c.readFrame(); err == nil {
+		t.Fatal("a refused connection was answered")
+	}
+	if d := time.Since(start); d < hold-20*time.Millisecond {
+		t.Errorf("the refused connection closed after %v, want %v", d, hold)
+	}
+	if got := srv.Stats().ConnectionsThrottled; got != 1 {
+		t.Errorf("%d connections counted throttled, want 1", got)
+	}
+	dialRaw(t, addr).roundTrip(metadataRequest(9), 2)
+	mu.Lock()
+	defer mu.Unlock()
+	if handled != 1 {
+		t.Errorf("the handler saw %d requests, want only the admitted connection's", handled)
+	}
 }
