@@ -117,6 +117,9 @@ type Node struct {
 	// flushedQuotas are the quota rates' totals as of the last
 	// flushMetrics (quota_enforce.go).
 	flushedQuotas map[quotaMetricKey]quota.Total
+	// flushedConnsThrottled is wire's ConnectionsThrottled as of the last
+	// flushMetrics.
+	flushedConnsThrottled int64
 	// flushedSecurity are the security counters as of the last flushMetrics.
 	flushedSecurity securityCounts
 	// evenFactorWarned is how many even-factor topics the node last

@@ -159,8 +159,10 @@ type quotaMetricKey struct {
 // flushQuotaMetrics emits, per client a byte-rate quota applies to, the
 // bytes counted and the throttles since the last flush
 // (spool_quota_bytes, spool_quota_throttled_requests,
-// spool_quota_throttle_seconds, labelled kind, user and client_id). A
-// rate dropped for idleness counts again from nothing.
+// spool_quota_throttle_seconds, labelled kind, user and client_id; a
+// rate dropped for idleness counts again from nothing), and the
+// connections refused for their address's connection_creation_rate
+// (spool_quota_connections_throttled).
 func (n *Node) flushQuotaMetrics() {
 	totals := n.quotas.Totals()
 	next := make(map[quotaMetricKey]quota.Total, len(totals))
@@ -190,6 +192,13 @@ func (n *Node) flushQuotaMetrics() {
 		}
 	}
 	n.flushedQuotas = next
+	if n.server != nil {
+		now := n.server.Stats().ConnectionsThrottled
+		if d := now - n.flushedConnsThrottled; d > 0 {
+			n.metrics.IncrCounter([]string{"quota", "connections", "throttled"}, float32(d))
+		}
+		n.flushedConnsThrottled = now
+	}
 }
 
 // admitConnection is the Kafka listeners' wire.ListenerOptions.Admit: an

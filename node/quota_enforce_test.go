@@ -323,6 +323,9 @@ func TestQuotaConnectionCreationRate(t *testing.T) {
 	if _, err := adm.BrokerMetadata(testCtx(t)); err != nil {
 		t.Errorf("a connection opened before the quota: %v", err)
 	}
+	retry.Run(t, 20*time.Second, func() error {
+		return scrapeMetrics(n).check("spool_quota_connections_throttled", func(v float64) bool { return v == float64(refused) }, fmt.Sprint(refused))
+	})
 	// Served again once the rate is back within the quota.
 	retry.Run(t, 10*time.Second, func() error {
 		vc := dialVersions(t, n.KafkaAddr())
