@@ -88,3 +88,53 @@ func TestQuotaProducerAcrossProcesses(t *testing.T) {
 		t.Errorf("the producer without a quota got %d bytes through in %v: held back", f, elapsed)
 	}
 }
+
+// A consumer with a consumer_byte_rate reading a large topic from the
+// beginning is held to about its quota by a real node, while a consumer
+// without one reads the whole topic at once.
+func TestQuotaConsumerFromTheBeginning(t *testing.T) {
+	const rate = 1 << 20
+	n := StartNode(t, WithArgs("--quota-window-size", "100ms"))
+	const topic = "quota-int-fetch"
+	if out, err := Spool(t, "", "topic", "create", topic, "--brokers", n.KafkaAddr); err != nil {
+		t.Fatalf("create topic: %v\n%s", err, out)
+	}
+	pr := franzClient(t, n.KafkaAddr, kgo.DefaultProduceTopic(topic), kgo.ProducerBatchCompression(kgo.NoCompression()),
+		kgo.ProducerBatchMaxBytes(64<<10))
+	var recs []*kgo.Record
+	for range 1536 { // 24 MiB, stored as sent
+		v := make([]byte, 16<<10)
+		rand.Read(v)
+		recs = append(recs, &kgo.Record{Value: v})
+	}
+	if err := pr.ProduceSync(ctxTimeout(t, 60*time.Second), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := Spool(t, "", "quota", "set", "--client-id", "slowc", "--add-config", fmt.Sprintf("consumer_byte_rate=%d", rate),
+		"--brokers", n.KafkaAddr); err != nil {
+		t.Fatalf("quota set: %v\n%s", err, out)
+	}
+	consume := func(clientID string, d time.Duration) int64 {
+		cl := franzClient(t, n.KafkaAddr, kgo.ClientID(clientID), kgo.ConsumeTopics(topic),
+			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxPartitionBytes(256<<10))
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		defer cancel()
+		var got int64
+		for ctx.Err() == nil {
+			cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) { got += int64(len(r.Value)) })
+		}
+		return got
+	}
+	start := time.Now()
+	slow := consume("slowc", 5*time.Second)
+	elapsed := time.Since(start)
+	fast := consume("fastc", 5*time.Second)
+	ratio := float64(slow) / (rate * elapsed.Seconds())
+	t.Logf("in %v: slowc read %d bytes (%.2f× its quota); fastc %d", elapsed, slow, ratio, fast)
+	if ratio > 1.35 || ratio < 0.5 {
+		t.Errorf("the throttled consumer read %.2f× its quota in %v, want about 1", ratio, elapsed)
+	}
+	if fast != int64(len(recs))*16<<10 {
+		t.Errorf("the consumer without a quota read %d bytes in 5 s, want the whole topic", fast)
+	}
+}
