@@ -67,7 +67,9 @@ type Agent struct {
 	acls  *entryKind[ACLBinding, ACLEntry]
 	// settings are the cluster settings (settings.go).
 	settings *entryKind[string, SettingEntry]
-	tagMu    sync.Mutex // orders republishing this node's tags (publishTags)
+	// quotas are the client quotas (quotas.go).
+	quotas *entryKind[quotaKey, QuotaEntry]
+	tagMu  sync.Mutex // orders republishing this node's tags (publishTags)
 
 	// mu guards the small state below; it is held over memory only.
 	mu      sync.Mutex
@@ -119,6 +121,7 @@ func Create(cfg *Config) (*Agent, error) {
 		users:         newUsersKind(),
 		acls:          newACLsKind(),
 		settings:      newSettingsKind(),
+		quotas:        newQuotasKind(),
 	}
 	a.guard = newConflictGuard(a)
 	a.rejoin = newRejoin()

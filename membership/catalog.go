@@ -39,12 +39,15 @@ type Catalog struct {
 	acls   entrySet[ACLBinding, ACLEntry] // ACLs (acl.go, catalog_acls.go)
 	// settings are the cluster settings (setting.go, catalog_settings.go).
 	settings entrySet[string, SettingEntry]
+	// quotas are the client quotas (quota.go, catalog_quotas.go).
+	quotas entrySet[quotaKey, QuotaEntry]
 }
 
 // NewCatalog returns an empty catalog.
 func NewCatalog() *Catalog {
 	return &Catalog{topics: map[string]TopicEntry{}, users: newEntrySet[userKey, UserEntry](),
-		acls: newEntrySet[ACLBinding, ACLEntry](), settings: newEntrySet[string, SettingEntry]()}
+		acls: newEntrySet[ACLBinding, ACLEntry](), settings: newEntrySet[string, SettingEntry](),
+		quotas: newEntrySet[quotaKey, QuotaEntry]()}
 }
 
 // tick advances the Lamport clock for a local operation and returns the time
@@ -116,7 +119,7 @@ func (c *Catalog) clone() *Catalog {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := &Catalog{clock: c.clock, topics: make(map[string]TopicEntry, len(c.topics)),
-		users: c.users.copy(), acls: c.acls.copy(), settings: c.settings.copy()}
+		users: c.users.copy(), acls: c.acls.copy(), settings: c.settings.copy(), quotas: c.quotas.copy()}
 	for k, v := range c.topics {
 		out.topics[k] = v // entries are replaced whole, never changed in place
 	}
@@ -127,7 +130,7 @@ func (c *Catalog) clone() *Catalog {
 // the two, as a local tick may have advanced it meanwhile.
 func (c *Catalog) adopt(next *Catalog) {
 	next.mu.Lock()
-	topics, users, acls, settings, clock := next.topics, next.users, next.acls, next.settings, next.clock
+	topics, users, acls, settings, quotas, clock := next.topics, next.users, next.acls, next.settings, next.quotas, next.clock
 	next.mu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -135,7 +138,8 @@ func (c *Catalog) adopt(next *Catalog) {
 	users.gen = max(users.gen, c.users.gen)
 	acls.gen = max(acls.gen, c.acls.gen)
 	settings.gen = max(settings.gen, c.settings.gen)
-	c.users, c.acls, c.settings = users, acls, settings
+	quotas.gen = max(quotas.gen, c.quotas.gen)
+	c.users, c.acls, c.settings, c.quotas = users, acls, settings, quotas
 	c.clock = max(c.clock, clock)
 }
 
@@ -232,8 +236,10 @@ func (c *Catalog) Entries() []TopicEntry {
 // origin (4) and a deleted byte; then, per ACL entry in ACLEntry.less
 // order, a 0x02, the binding (aclDigestBytes), Lamport (8), origin (4) and
 // a deleted byte; then, per setting by name, a 0x03, the name, a 0x00, the
-// value, a 0x00, Lamport (8) and origin (4). A catalog without users, ACLs
-// or settings (or stamps) hashes as before they existed, so nodes of both kinds agree on it. A
+// value, a 0x00, Lamport (8) and origin (4); then, per client quota in
+// QuotaEntry.less order, a 0x04, the entry (QuotaEntry.appendDigest),
+// Lamport (8), origin (4) and a deleted byte. A catalog without users, ACLs,
+// settings or quotas (or stamps) hashes as before they existed, so nodes of both kinds agree on it. A
 // version identifies the topic-wide content of an entry, each partition's
 // stamp that partition's, and the count is hashed, so equal digests mean
 // equal catalogs.
@@ -310,6 +316,18 @@ func (c *Catalog) Digest() uint64 {
 		buf = binary.BigEndian.AppendUint32(buf, uint32(e.Origin))
 		_, _ = h.Write(buf)
 	}
+	for _, e := range c.Quotas() {
+		buf = append(buf[:0], 4)
+		buf = e.appendDigest(buf)
+		buf = binary.BigEndian.AppendUint64(buf, e.Lamport)
+		buf = binary.BigEndian.AppendUint32(buf, uint32(e.Origin))
+		var deleted byte
+		if e.Deleted {
+			deleted = 1
+		}
+		buf = append(buf, deleted)
+		_, _ = h.Write(buf)
+	}
 	return h.Sum64()
 }
 
@@ -324,12 +342,14 @@ type CatalogSnapshot struct {
 	ACLs   []ACLEntry   `json:"acls,omitempty"`
 	// Settings are absent from files written before they existed.
 	Settings []SettingEntry `json:"settings,omitempty"`
+	// Quotas are absent from files written before they existed.
+	Quotas []QuotaEntry `json:"quotas,omitempty"`
 }
 
 // Snapshot copies the catalog.
 func (c *Catalog) Snapshot() CatalogSnapshot {
 	entries := c.Entries()
-	return CatalogSnapshot{Clock: c.Clock(), Topics: entries, Users: c.Users(), ACLs: c.ACLs(), Settings: c.Settings()}
+	return CatalogSnapshot{Clock: c.Clock(), Topics: entries, Users: c.Users(), ACLs: c.ACLs(), Settings: c.Settings(), Quotas: c.Quotas()}
 }
 
 // decodeCatalogSnapshot parses a snapshot from disk or a peer.
@@ -367,6 +387,9 @@ func loadCatalog(path string) (*Catalog, error) {
 		return nil, fmt.Errorf("load catalog %s: %w", path, err)
 	}
 	if _, err := c.MergeSettings(s.Settings); err != nil {
+		return nil, fmt.Errorf("load catalog %s: %w", path, err)
+	}
+	if _, err := c.MergeQuotas(s.Quotas); err != nil {
 		return nil, fmt.Errorf("load catalog %s: %w", path, err)
 	}
 	c.mu.Lock()

@@ -124,6 +124,8 @@ func (a *Agent) handleUserEvent(e serf.UserEvent) {
 		handleEntryEvent(a, a.acls, e.Payload)
 	case eventSetting:
 		handleEntryEvent(a, a.settings, e.Payload)
+	case eventQuota:
+		handleEntryEvent(a, a.quotas, e.Payload)
 	case eventTopicHint:
 		var h topicHint
 		if err := json.Unmarshal(e.Payload, &h); err != nil {

@@ -21,9 +21,12 @@ import (
 //   - pstamp: merges a topic partition by partition (topic_merge.go);
 //   - wstamp: keeps a topic's configs stamped apart (TopicEntry.Wide);
 //   - serve: publishes the "sv" tag once it serves (serving.go).
+//   - quotas: holds the catalog's client quotas; the previous version
+//     drops them, and its digest never matches a catalog that has them.
 //
-// Only drain and settings gate anything yet: Decommission and AutoDrain
-// need drain, pausing rebalancing needs settings.
+// Only drain, settings and quotas gate anything yet: Decommission and
+// AutoDrain need drain, pausing rebalancing needs settings, altering
+// client quotas needs quotas.
 const (
 	TagFeatures = "feat"
 
@@ -37,10 +40,12 @@ const (
 	// FeatureServing: the node publishes the "sv" tag once it serves
 	// (serving.go); one of the previous version never does.
 	FeatureServing = "serve"
+	// FeatureQuotas: the node keeps the catalog's client quotas (quota.go).
+	FeatureQuotas = "quotas"
 )
 
 // Features are this version's features, as its nodes advertise them.
-var Features = []string{FeatureDrain, FeatureSettings, FeaturePStamp, FeatureWideStamp, FeatureLed, FeatureServing}
+var Features = []string{FeatureDrain, FeatureSettings, FeaturePStamp, FeatureWideStamp, FeatureLed, FeatureServing, FeatureQuotas}
 
 // ErrMixedVersions refuses a change that live nodes of an older version
 // would misread; it names them.

@@ -123,6 +123,7 @@ func (a *Agent) antiEntropyRound() {
 	retryEntries(a, a.users)
 	retryEntries(a, a.acls)
 	retryEntries(a, a.settings)
+	retryEntries(a, a.quotas)
 	// Tags are gossiped state, so a missed update event is repaired here.
 	for _, m := range a.serf.Members() {
 		if m.Status == serf.StatusAlive {
@@ -316,6 +317,7 @@ func (a *Agent) pullCatalog(peer Member) {
 	_ = a.mergeUsers(snap.Users, "anti-entropy:"+peer.Name)       // likewise
 	_ = mergeEntries(a, a.acls, snap.ACLs, "anti-entropy:"+peer.Name)
 	_ = mergeEntries(a, a.settings, snap.Settings, "anti-entropy:"+peer.Name)
+	_ = mergeEntries(a, a.quotas, snap.Quotas, "anti-entropy:"+peer.Name)
 }
 
 func (a *Agent) fetch(peer Member, path string) ([]byte, error) {

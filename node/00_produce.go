@@ -49,6 +49,12 @@ import (
 // * Unknown topics are auto-created when allowed, as Kafka does.
 // * Internal topics (__consumer_offsets) get INVALID_TOPIC_EXCEPTION, as in
 //   Kafka: only the group coordinator appends to them.
+// * Quotas (node/quota, quota_enforce.go): the record bytes of the request
+//   count against the client's producer_byte_rate; over it, the response
+//   carries ThrottleMillis and the connection is muted for as long after
+//   it (KIP-219; acks=0 too, with no response). Every version is muted
+//   after its response rather than answered late as Kafka does before
+//   v6: the client waits either way.
 // * Authorization: WRITE on the topic, else TOPIC_AUTHORIZATION_FAILED
 //   (asked before the topic's existence, so a refused client learns
 //   nothing of it); auto-creation on produce also needs CREATE on the
@@ -83,6 +89,7 @@ func (n *Node) handleProduce(ctx context.Context, wreq *wire.Request) wire.Respo
 	failed := false
 	var leaders map[int32]bool // brokers named by a CurrentLeader (v10+)
 	who := n.requesterOf(ctx, wreq)
+	var bytes int64 // what the client's producer_byte_rate counts
 
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
@@ -91,6 +98,7 @@ func (n *Node) handleProduce(ctx context.Context, wreq *wire.Request) wire.Respo
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
+			bytes += int64(len(rp.Records))
 			if topicErr != nil {
 				sp.ErrorCode = topicErr.Code
 			} else {
@@ -125,6 +133,9 @@ func (n *Node) handleProduce(ctx context.Context, wreq *wire.Request) wire.Respo
 		}
 	}
 
+	if d := n.produceQuota(ctx, wreq, bytes); d > 0 {
+		resp.ThrottleMillis = max(resp.ThrottleMillis, throttleMillis(d))
+	}
 	if req.Acks == 0 {
 		if failed {
 			return wire.CloseConnection

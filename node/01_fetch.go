@@ -23,6 +23,12 @@ import (
 //   partition, except that the first partition with data always gets at
 //   least one whole batch (KIP-74), so a batch larger than the limits is
 //   never stuck.
+// * Quotas (node/quota, quota_enforce.go): the record bytes of the
+//   response count against the client's consumer_byte_rate, and MaxBytes
+//   is bounded by what the quota lets through in its window. A response
+//   that takes the rate over the quota is not sent, as in Kafka: its
+//   bytes are taken back and the client gets an empty response with
+//   ThrottleMillis set, its connection muted for as long (KIP-219).
 // * Long poll: with fewer than MinBytes available and MaxWaitMillis > 0 the
 //   request waits on a wake-up channel registered with the replica of every
 //   partition it asks for; the replica signals it when its high watermark
@@ -108,9 +114,13 @@ func (n *Node) handleFetch(ctx context.Context, wreq *wire.Request) wire.Respons
 		}
 	}()
 
+	applied, quotaed := n.fetchQuotaBound(ctx, wreq, req)
 	for {
 		resp, size, anyErr := n.fetchOnce(req, names, denied, n.listenerNameOf(ctx))
 		if size >= int64(req.MinBytes) || anyErr || !time.Now().Before(deadline) || n.isClosing() || ctx.Err() != nil {
+			if quotaed {
+				resp, size = n.fetchQuota(ctx, applied, resp, size)
+			}
 			n.stats.bytesOut.Add(size) // metricsLoop hands it to go-metrics
 			return resp
 		}

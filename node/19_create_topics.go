@@ -19,6 +19,12 @@ import (
 // returns; v7 returns the new topic's id)
 //
 // Behavior:
+// * Quota (KIP-599, quota_enforce.go): the partitions created or deleted
+//   count against the client's controller_mutation_rate. From v6+
+//   (strict) a topic is refused with THROTTLING_QUOTA_EXCEEDED while the
+//   client is over it; earlier versions are let through. Either way the
+//   response carries ThrottleMillis until the client is back within it,
+//   and the connection is muted as long. validate_only counts nothing.
 // * Authorization: CREATE on the cluster or on the topic, else
 //   TOPIC_AUTHORIZATION_FAILED; the configs in the answer (v5+) need
 //   DESCRIBE_CONFIGS on the topic, else the topic's config error is
@@ -89,6 +95,7 @@ func (n *Node) handleCreateTopics(ctx context.Context, wreq *wire.Request) wire.
 	req := wreq.Body.(*kmsg.CreateTopicsRequest)
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
 	who := n.requesterOf(ctx, wreq)
+	mq := n.mutationQuotaOf(ctx, wreq, req.Version >= 6)
 	seen := make(map[string]int)
 	for _, rt := range req.Topics {
 		seen[rt.Topic]++
@@ -120,6 +127,8 @@ func (n *Node) handleCreateTopics(ctx context.Context, wreq *wire.Request) wire.
 			fail(kerr.TopicAuthorizationFailed, "CREATE on the cluster or the topic is needed")
 		case cfgErr != "":
 			fail(kerr.InvalidConfig, cfgErr)
+		case !req.ValidateOnly && mq.refused() != nil:
+			fail(kerr.ThrottlingQuotaExceeded, mutationQuotaExceeded)
 		default:
 			var spec TopicSpec
 			var err error
@@ -137,6 +146,9 @@ func (n *Node) handleCreateTopics(ctx context.Context, wreq *wire.Request) wire.
 					fail(kerr.UnknownServerError, err.Error())
 				}
 				break
+			}
+			if !req.ValidateOnly {
+				mq.record(int(spec.Partitions))
 			}
 			st.TopicID = spec.ID
 			st.NumPartitions = spec.Partitions
@@ -160,6 +172,7 @@ func (n *Node) handleCreateTopics(ctx context.Context, wreq *wire.Request) wire.
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
+	resp.ThrottleMillis = mq.throttle(ctx)
 	return resp
 }
 

@@ -15,6 +15,12 @@ import (
 // DeleteTopics: v1-6
 //
 // Behavior:
+// * Quota (KIP-599, quota_enforce.go): the partitions created or deleted
+//   count against the client's controller_mutation_rate. From v5+
+//   (strict) a topic is refused with THROTTLING_QUOTA_EXCEEDED while the
+//   client is over it; earlier versions are let through. Either way the
+//   response carries ThrottleMillis until the client is back within it,
+//   and the connection is muted as long. validate_only counts nothing.
 // * Authorization: DELETE on the topic, else TOPIC_AUTHORIZATION_FAILED;
 //   an id the principal may not DESCRIBE is UNKNOWN_TOPIC_ID, as in Kafka.
 // * The topic leaves the catalog first (durably: a tombstone that cannot be
@@ -43,6 +49,8 @@ func (n *Node) handleDeleteTopics(ctx context.Context, wreq *wire.Request) wire.
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
 	who := n.requesterOf(ctx, wreq)
 	denied := &topicError{kerr.TopicAuthorizationFailed, "DELETE on the topic is needed"}
+	mq := n.mutationQuotaOf(ctx, wreq, req.Version >= 5)
+	defer func() { resp.ThrottleMillis = mq.throttle(ctx) }()
 	if req.Version < 6 {
 		for _, name := range req.TopicNames {
 			st := kmsg.NewDeleteTopicsResponseTopic()
@@ -52,7 +60,7 @@ func (n *Node) handleDeleteTopics(ctx context.Context, wreq *wire.Request) wire.
 				resp.Topics = append(resp.Topics, st)
 				continue
 			}
-			deleteTopicResult(&st, n.deleteTopic(name), req.Version)
+			deleteTopicResult(&st, n.deleteTopicQuota(mq, name), req.Version)
 			resp.Topics = append(resp.Topics, st)
 		}
 		return resp
@@ -95,7 +103,7 @@ func (n *Node) handleDeleteTopics(ctx context.Context, wreq *wire.Request) wire.
 				continue
 			}
 		}
-		deleteTopicResult(&st, n.deleteTopic(name), req.Version)
+		deleteTopicResult(&st, n.deleteTopicQuota(mq, name), req.Version)
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp
@@ -110,6 +118,21 @@ func deleteTopicResult(st *kmsg.DeleteTopicsResponseTopic, err error, version in
 	if version >= 5 {
 		st.ErrorMessage = kmsg.StringPtr(err.Error())
 	}
+}
+
+// deleteTopicQuota is deleteTopic under the client's controller mutation
+// quota: refused while a strict request's client is over it, its
+// partitions counted once deleted.
+func (n *Node) deleteTopicQuota(mq mutationQuota, name string) error {
+	if err := mq.refused(); err != nil {
+		return err
+	}
+	spec, _ := n.catalog.Topic(name)
+	if err := n.deleteTopic(name); err != nil {
+		return err
+	}
+	mq.record(int(spec.Partitions))
+	return nil
 }
 
 func (n *Node) deleteTopic(name string) error {

@@ -13,6 +13,12 @@ import (
 // CreatePartitions: v0-3
 //
 // Behavior:
+// * Quota (KIP-599, quota_enforce.go): the partitions created or deleted
+//   count against the client's controller_mutation_rate. From v3+
+//   (strict) a topic is refused with THROTTLING_QUOTA_EXCEEDED while the
+//   client is over it; earlier versions are let through. Either way the
+//   response carries ThrottleMillis until the client is back within it,
+//   and the connection is muted as long. validate_only counts nothing.
 // * Authorization: ALTER on the topic, else TOPIC_AUTHORIZATION_FAILED.
 // * Raises a topic's partition count to Count in the catalog, under the
 //   topic's id, so every node keeps what it holds and opens what it is
@@ -39,6 +45,7 @@ func (n *Node) handleCreatePartitions(ctx context.Context, wreq *wire.Request) w
 	req := wreq.Body.(*kmsg.CreatePartitionsRequest)
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
 	who := n.requesterOf(ctx, wreq)
+	mq := n.mutationQuotaOf(ctx, wreq, req.Version >= 3)
 	seen := make(map[string]int, len(req.Topics))
 	for _, rt := range req.Topics {
 		seen[rt.Topic]++
@@ -59,7 +66,16 @@ func (n *Node) handleCreatePartitions(ctx context.Context, wreq *wire.Request) w
 					assignment[i] = a.Replicas
 				}
 			}
-			err = n.growTopic(rt.Topic, rt.Count, assignment, req.ValidateOnly)
+			if !req.ValidateOnly {
+				err = mq.refused()
+			}
+			if err == nil {
+				before, _ := n.catalog.Topic(rt.Topic)
+				err = n.growTopic(rt.Topic, rt.Count, assignment, req.ValidateOnly)
+				if err == nil && !req.ValidateOnly {
+					mq.record(int(rt.Count - before.Partitions))
+				}
+			}
 		}
 		if err != nil {
 			var te *topicError
@@ -73,5 +89,6 @@ func (n *Node) handleCreatePartitions(ctx context.Context, wreq *wire.Request) w
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
+	resp.ThrottleMillis = mq.throttle(ctx)
 	return resp
 }

@@ -104,6 +104,9 @@ var apis = map[int16]api{
 	int16(kmsg.CreateACLs):   {wire.VersionRange{Min: 0, Max: 3}, (*Node).handleCreateACLs, nil},
 	int16(kmsg.DeleteACLs):   {wire.VersionRange{Min: 0, Max: 3}, (*Node).handleDeleteACLs, nil},
 
+	int16(kmsg.DescribeClientQuotas): {wire.VersionRange{Min: 0, Max: 1}, (*Node).handleDescribeClientQuotas, nil},
+	int16(kmsg.AlterClientQuotas):    {wire.VersionRange{Min: 0, Max: 1}, (*Node).handleAlterClientQuotas, nil},
+
 	int16(kmsg.DescribeUserSCRAMCredentials): {wire.VersionRange{Min: 0, Max: 0}, (*Node).handleDescribeUserScramCredentials, nil},
 	int16(kmsg.AlterUserSCRAMCredentials):    {wire.VersionRange{Min: 0, Max: 0}, (*Node).handleAlterUserScramCredentials, nil},
 }
@@ -136,5 +139,6 @@ func (n *Node) ServeKafka(ctx context.Context, req *wire.Request) wire.Response 
 	start := time.Now()
 	resp := a.handle(n, ctx, req)
 	n.metrics.ObserveRequest(req.APIKey, start)
+	n.requestQuota(ctx, req, resp, time.Since(start)) // quota_enforce.go
 	return resp
 }

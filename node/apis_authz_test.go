@@ -203,6 +203,16 @@ func authzProbes() map[int16]kmsg.Request {
 	ausu.Name, ausu.Mechanism, ausu.Iterations, ausu.Salt, ausu.SaltedPassword = "u", 2, 8192, []byte("salt"), []byte("salted")
 	aus.Upsertions = []kmsg.AlterUserSCRAMCredentialsRequestUpsertion{ausu}
 	add(aus)
+	add(kmsg.NewPtrDescribeClientQuotasRequest())
+	acq := kmsg.NewPtrAlterClientQuotasRequest()
+	acqe := kmsg.NewAlterClientQuotasRequestEntry()
+	acqc := kmsg.NewAlterClientQuotasRequestEntryEntity()
+	acqc.Type, acqc.Name = "user", kmsg.StringPtr("u")
+	acqo := kmsg.NewAlterClientQuotasRequestEntryOp()
+	acqo.Key, acqo.Value = "producer_byte_rate", 1024
+	acqe.Entity, acqe.Ops = []kmsg.AlterClientQuotasRequestEntryEntity{acqc}, []kmsg.AlterClientQuotasRequestEntryOp{acqo}
+	acq.Entries = []kmsg.AlterClientQuotasRequestEntry{acqe}
+	add(acq)
 	const txnID = "x"
 	apt := kmsg.NewPtrAddPartitionsToTxnRequest()
 	apt.TransactionalID = txnID

@@ -702,6 +702,39 @@ func TestEveryAdvertisedVersionIsServed(t *testing.T) {
 		}
 	}
 
+	// Client quotas: one set per version, each described.
+	for _, v := range versionsOf(kmsg.AlterClientQuotas) {
+		req := kmsg.NewPtrAlterClientQuotasRequest()
+		req.Version = v
+		e := kmsg.NewAlterClientQuotasRequestEntry()
+		ec := kmsg.NewAlterClientQuotasRequestEntryEntity()
+		ec.Type, ec.Name = "client-id", kmsg.StringPtr(fmt.Sprintf("quota-v%d", v))
+		op := kmsg.NewAlterClientQuotasRequestEntryOp()
+		op.Key, op.Value = "producer_byte_rate", 1024
+		e.Entity, e.Ops = append(e.Entity, ec), append(e.Ops, op)
+		req.Entries = append(req.Entries, e)
+		resp := roundTrip[*kmsg.AlterClientQuotasResponse](t, vc, req)
+		mark(req)
+		if len(resp.Entries) != 1 || resp.Entries[0].ErrorCode != 0 {
+			t.Fatalf("AlterClientQuotas v%d: %+v", v, resp)
+		}
+	}
+	for _, v := range versionsOf(kmsg.DescribeClientQuotas) {
+		req := kmsg.NewPtrDescribeClientQuotasRequest()
+		req.Version = v
+		c := kmsg.NewDescribeClientQuotasRequestComponent()
+		c.EntityType, c.MatchType, c.Match = "client-id", kmsg.QuotasMatchTypeExact, kmsg.StringPtr(fmt.Sprintf("quota-v%d", v))
+		req.Components = append(req.Components, c)
+		retry.Run(t, 10*time.Second, func() error {
+			resp := roundTrip[*kmsg.DescribeClientQuotasResponse](t, vc, req)
+			if resp.ErrorCode != 0 || len(resp.Entries) != 1 || len(resp.Entries[0].Values) != 1 || resp.Entries[0].Values[0].Value != 1024 {
+				return fmt.Errorf("DescribeClientQuotas v%d: %+v", v, resp)
+			}
+			return nil
+		})
+		mark(req)
+	}
+
 	// ACLs: one made per version, each described, then all deleted. A
 	// literal pattern (what v0 can say) for a principal no request uses.
 	for _, v := range versionsOf(kmsg.CreateACLs) {
@@ -1008,6 +1041,7 @@ func TestKafka41Versions(t *testing.T) {
 		kmsg.InitProducerID: {Min: 0, Max: 5}, kmsg.DescribeConfigs: {Min: 1, Max: 4},
 		kmsg.DeleteGroups:                 {Min: 0, Max: 2},
 		kmsg.DescribeUserSCRAMCredentials: {Min: 0, Max: 0}, kmsg.AlterUserSCRAMCredentials: {Min: 0, Max: 0},
+		kmsg.DescribeClientQuotas: {Min: 0, Max: 1}, kmsg.AlterClientQuotas: {Min: 0, Max: 1},
 		kmsg.CreateACLs: {Min: 2, Max: 3}, kmsg.DescribeACLs: {Min: 2, Max: 3}, kmsg.DeleteACLs: {Min: 2, Max: 3},
 		// Not the transaction APIs: Spool offers transactions v1 only, so
 		// AddPartitionsToTxn, EndTxn and TxnOffsetCommit stop at v4, below

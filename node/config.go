@@ -9,6 +9,7 @@ import (
 
 	"github.com/spool-log/spool/node/datadir"
 	"github.com/spool-log/spool/node/group"
+	"github.com/spool-log/spool/node/quota"
 	"github.com/spool-log/spool/node/replica"
 	"github.com/spool-log/spool/node/scrub"
 	"github.com/spool-log/spool/node/tlsfiles"
@@ -193,6 +194,9 @@ type Config struct {
 	// leaders send to learners catching up after the copy, all together
 	// (voters are never held back); 0 is no bound.
 	ReplicaCopyBytesPerSecond int64
+	// Quota is how client byte-rate quotas are measured (node/quota):
+	// Kafka's quota.window.num samples of quota.window.size.seconds.
+	Quota quota.Config
 }
 
 // GroupSettings are the consumer-group coordinator's broker settings.
@@ -251,6 +255,7 @@ func DefaultConfig() Config {
 		QuarantineRetention:      datadir.DefaultQuarantineRetention,
 		TLSReloadInterval:        time.Minute,
 		SASL:                     DefaultSASLConfig(),
+		Quota:                    quota.DefaultConfig(),
 
 		ScrubRate:     scrub.DefaultRate,
 		ScrubInterval: scrub.DefaultInterval,
@@ -284,6 +289,9 @@ func (c *Config) validate() error {
 	}
 	if c.KafkaAddr == "" {
 		return fmt.Errorf("kafka address is empty")
+	}
+	if c.Quota.Samples < 2 || c.Quota.SampleWindow <= 0 {
+		return fmt.Errorf("quota window: %d samples of %v, want at least 2 samples of more than 0", c.Quota.Samples, c.Quota.SampleWindow)
 	}
 	if c.ReplicaCopyBytesPerSecond < 0 {
 		return fmt.Errorf("replica copy bytes per second %d: want 0 (no bound) or more", c.ReplicaCopyBytesPerSecond)

@@ -164,13 +164,15 @@ func (n *Node) advertisedListeners() map[string]string {
 	return out
 }
 
-// listenerOptions are wire's options for l: TLS for SSL and SASL_SSL, and
-// every connection's state (connState) in its context.
+// listenerOptions are wire's options for l: TLS for SSL and SASL_SSL,
+// every connection's state (connState) in its context, and the per-ip
+// connection quota.
 func (n *Node) listenerOptions(l *kafkaListener) wire.ListenerOptions {
 	opts := wire.ListenerOptions{
 		ConnContext: func(ctx context.Context, nc net.Conn) context.Context {
 			return withConnState(ctx, newConnState(l, nc))
 		},
+		Admit: n.admitConnection, // quota_enforce.go
 	}
 	switch {
 	case l.Protocol.TLS() && l.NoClientCerts:

@@ -20,6 +20,7 @@ func (n *Node) flushMetrics() {
 	n.flushSecurityMetrics()
 	n.flushTxnMetrics()       // txns.go
 	n.flushRebalanceMetrics() // rebalance_metrics.go
+	n.flushQuotaMetrics()     // quota_enforce.go
 	n.checkEvenFactors()      // replication_factor.go
 	for _, p := range n.localPartitions() {
 		bytes, records := p.producedBytes.Load(), p.producedRecords.Load()

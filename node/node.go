@@ -20,6 +20,7 @@ import (
 	"github.com/spool-log/spool/node/admission"
 	"github.com/spool-log/spool/node/datadir"
 	"github.com/spool-log/spool/node/peers"
+	"github.com/spool-log/spool/node/quota"
 	"github.com/spool-log/spool/node/replica"
 	"github.com/spool-log/spool/node/replica/transport"
 	"github.com/spool-log/spool/node/sasl"
@@ -68,6 +69,8 @@ type Node struct {
 	// longer names with no sign of the group's counting it (reassign.go's
 	// stillVoting); guarded by reconcileMu.
 	notVoting map[tp]time.Time
+	// quotas enforces the client byte-rate quotas (quota_enforce.go).
+	quotas *quota.Manager
 	// copyThrottle bounds the snapshot copies this node serves (nil: none).
 	copyThrottle *copyThrottle
 	// mend.go: when each stopped replica was first seen stopped, and
@@ -112,6 +115,12 @@ type Node struct {
 	scrub    *scrub.Scrubber
 	// flushedBytesOut is stats.bytesOut as of the last flushMetrics.
 	flushedBytesOut int64
+	// flushedQuotas are the quota rates' totals as of the last
+	// flushMetrics (quota_enforce.go).
+	flushedQuotas map[quotaMetricKey]quota.Total
+	// flushedConnsThrottled is wire's ConnectionsThrottled as of the last
+	// flushMetrics.
+	flushedConnsThrottled int64
 	// flushedSecurity are the security counters as of the last flushMetrics.
 	flushedSecurity securityCounts
 	// evenFactorWarned is how many even-factor topics the node last
@@ -184,6 +193,7 @@ func New(cfg Config) (_ *Node, err error) {
 		leaders:      newLeaders(cfg.NodeID),
 	}
 	n.closing = n.loops.ctx.Done()
+	n.quotas = quota.New(cfg.Quota, quotaSource{n})
 	// Before any partition opens: the file vouches only for logs unchanged
 	// since it was written.
 	n.shutdownPoints = takeShutdownCheckpoint(cfg.DataDir, log)

@@ -90,6 +90,10 @@ type conn struct {
 	goroutines sync.WaitGroup
 	takeover   *time.Timer
 
+	// muteFor is the mute a handler asked for (throttle.go), in
+	// nanoseconds, taken by the worker once the response is written.
+	muteFor atomic.Int64
+
 	// rawSASL is set while the frames read are raw SASL tokens (sasl_raw.go).
 	rawSASL atomic.Bool
 
@@ -139,6 +143,7 @@ func newConn(s *Server, nc net.Conn, opts ListenerOptions) *conn {
 		connContext: opts.ConnContext,
 		limit:       opts.RequestLimit,
 	}
+	c.ctx = context.WithValue(ctx, muteKey{}, c)
 	c.cond = sync.NewCond(&c.mu)
 	c.acct = frameAccount{budget: s.budget, stop1: ctx.Done(), stop2: s.shutdown, deadline: &c.frameDeadline}
 	c.br = bufio.NewReaderSize(idleReader{c: c}, readBufferSize)
@@ -599,6 +604,11 @@ func (c *conn) process(in inbound) {
 	}
 	c.inFlight.Add(-1)
 	c.touch()
+	if err == nil {
+		c.waitMuted()
+	} else {
+		c.muteFor.Store(0)
+	}
 	if err != nil {
 		if errors.Is(err, errCloseRequested) {
 			c.close(nil)

@@ -43,6 +43,14 @@ type ListenerOptions struct {
 	// sasl.server.max.receive.size does. A bigger frame closes the
 	// connection as a protocol error.
 	RequestLimit func(ctx context.Context) int32
+
+	// Admit, when set, is asked for every connection accepted, before
+	// anything is read from it. A positive duration refuses it: the
+	// connection is closed that long later, nothing read or answered
+	// (Kafka's per-IP connection rate quota, KIP-612, which delays the
+	// close so that a client does not reconnect at once), and counted in
+	// Stats.ConnectionsThrottled.
+	Admit func(remote net.Addr) time.Duration
 }
 
 // ServeListener is Serve with per-listener options.

@@ -150,6 +150,13 @@ func (s *Server) serve(ln net.Listener, opts ListenerOptions) error {
 		}
 		backoff = 0
 		s.stats.accepted.Add(1)
+		if opts.Admit != nil {
+			if d := opts.Admit(nc.RemoteAddr()); d > 0 {
+				s.stats.connectionsThrottled.Add(1)
+				time.AfterFunc(d, func() { nc.Close() })
+				continue
+			}
+		}
 		c := newConn(s, nc, opts)
 		s.mu.Lock()
 		if s.closing.Load() {

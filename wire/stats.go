@@ -22,6 +22,12 @@ type Stats struct {
 	// TLSHandshakeFailures counts TLS connections closed because their
 	// handshake failed or did not finish in time.
 	TLSHandshakeFailures int64
+	// ConnectionsThrottled counts connections refused by
+	// ListenerOptions.Admit.
+	ConnectionsThrottled int64
+	// ThrottledResponses counts responses after which a connection was
+	// muted (Throttle).
+	ThrottledResponses int64
 	// QueuedRequestBytes is the memory held now by requests being read and
 	// queued, against Config.QueuedMaxRequestBytes.
 	QueuedRequestBytes int64
@@ -33,6 +39,8 @@ type stats struct {
 	open, accepted, protocolErrors     atomic.Int64
 	requestTimeouts                    atomic.Int64
 	tlsHandshakeFailures               atomic.Int64
+	throttled                          atomic.Int64
+	connectionsThrottled               atomic.Int64
 }
 
 func (s *stats) snapshot() Stats {
@@ -46,5 +54,7 @@ func (s *stats) snapshot() Stats {
 
 		RequestReadTimeouts:  s.requestTimeouts.Load(),
 		TLSHandshakeFailures: s.tlsHandshakeFailures.Load(),
+		ThrottledResponses:   s.throttled.Load(),
+		ConnectionsThrottled: s.connectionsThrottled.Load(),
 	}
 }

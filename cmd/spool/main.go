@@ -73,7 +73,7 @@ func newRootCmd() *cobra.Command {
 	root.PersistentFlags().DurationVar(&g.Timeout, "timeout", 10*time.Second, "how long client commands wait for a node to answer (SPOOL_TIMEOUT)")
 	addClientSecurityFlags(root.PersistentFlags(), &g.security)
 	root.AddCommand(newNodeCmd(), newTopicCmd(g), newProduceCmd(g), newConsumeCmd(g), newGroupCmd(g), newBenchCmd(g),
-		newMembersCmd(g), newPlacementCmd(g), newDecommissionCmd(g), newQuarantineCmd(g), newScrubCmd(g), newUserCmd(g), newACLCmd(g),
+		newMembersCmd(g), newPlacementCmd(g), newDecommissionCmd(g), newQuarantineCmd(g), newScrubCmd(g), newUserCmd(g), newACLCmd(g), newQuotaCmd(g),
 		newTxnCmd(g), newPartitionCmd(g), newRebalanceCmd(g), newDocsCmd())
 	return root
 }

@@ -98,6 +98,8 @@ SPOOL_* environment equivalent (--data-dir is SPOOL_DATA_DIR).`,
 	addSecurityFlags(fs, &f.security, &f.cfg)
 	// The CRC scrubber of sealed segments (node_scrub.go).
 	addScrubFlags(fs, &f.cfg)
+	// How client quotas are measured (node_quota.go).
+	addQuotaFlags(fs, &f.cfg)
 	return cmd
 }
 
