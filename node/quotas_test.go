@@ -220,6 +220,11 @@ func TestClientQuotasNeedClusterConfigs(t *testing.T) {
 	n := startNode(t, cfg)
 	adm := newAdmin(t, n)
 	ctx := testCtx(t)
+	// One ACL for somebody else: a cluster with none is open to all.
+	if created, err := adm.CreateACLs(ctx, kadm.NewACLs().Allow("User:somebody-else").
+		Topics("unrelated").Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral)); err != nil || created[0].Err != nil {
+		t.Fatalf("create the one ACL: %v %+v", err, created)
+	}
 	_, err := adm.DescribeClientQuotas(ctx, false, nil)
 	if !errors.Is(err, kerr.ClusterAuthorizationFailed) {
 		t.Errorf("describe: %v, want CLUSTER_AUTHORIZATION_FAILED", err)
