@@ -227,7 +227,7 @@ func (n *Node) membershipLoop(ctx context.Context, events <-chan membership.Memb
 func (n *Node) partitionsLed() int {
 	led := 0
 	for _, p := range n.localPartitions() {
-		if p.replica.IsLeader() {
+		if p.Replica.IsLeader() {
 			led++
 		}
 	}

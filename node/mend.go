@@ -31,7 +31,7 @@ func (n *Node) mendStopped() {
 	// Rebuilt each pass, so a partition dropped while stopped is forgotten.
 	since := make(map[*localPartition]time.Time, len(n.stoppedSince))
 	for _, p := range n.localPartitions() {
-		if p.replica.Stopped() == nil {
+		if p.Replica.Stopped() == nil {
 			continue
 		}
 		stopped++
@@ -54,14 +54,14 @@ func (n *Node) mendStopped() {
 	defer n.mending.Store(0)
 	n.reconcileMu.Lock()
 	for _, p := range mend {
-		log := n.log.WithFields(logrus.Fields{"topic": p.topic, "partition": p.index})
-		log.WithError(p.replica.Stopped()).Warn("replica stopped on a write error: reopening it from disk")
+		log := n.log.WithFields(logrus.Fields{"topic": p.Topic, "partition": p.Index})
+		log.WithError(p.Replica.Stopped()).Warn("replica stopped on a write error: reopening it from disk")
 		n.mu.Lock()
-		if n.parts[tp{p.topic, p.index}] == p {
-			delete(n.parts, tp{p.topic, p.index})
+		if n.parts[tp{p.Topic, p.Index}] == p {
+			delete(n.parts, tp{p.Topic, p.Index})
 		}
 		n.mu.Unlock()
-		if err := p.replica.Close(); err != nil {
+		if err := p.Replica.Close(); err != nil {
 			log.WithError(err).Warn("closing the stopped replica")
 		}
 		n.mendMu.Lock()
@@ -77,7 +77,7 @@ func (n *Node) mendStopped() {
 	}
 	n.partitionsMissing.Store(false)
 	for _, p := range mend {
-		n.log.WithFields(logrus.Fields{"topic": p.topic, "partition": p.index}).Info("stopped replica reopened")
+		n.log.WithFields(logrus.Fields{"topic": p.Topic, "partition": p.Index}).Info("stopped replica reopened")
 	}
 }
 
@@ -86,7 +86,7 @@ func (n *Node) mendStopped() {
 func (n *Node) stoppedReplicas() int {
 	c := int(n.mending.Load())
 	for _, p := range n.localPartitions() {
-		if p.replica.Stopped() != nil {
+		if p.Replica.Stopped() != nil {
 			c++
 		}
 	}

@@ -449,16 +449,14 @@ func (n *Node) stopParts() error {
 func (n *Node) enforceRetention() {
 	cutoff := time.Now().Add(-n.cfg.ProducerIDExpiry)
 	for _, p := range n.localPartitions() {
-		deleted, err := p.replica.EnforceRetention()
+		deleted, err := p.Replica.EnforceRetention()
 		if err != nil && !errors.Is(err, partition.ErrClosed) {
-			n.log.WithError(err).WithField("topic", p.topic).WithField("partition", p.index).Warn("retention")
+			n.log.WithError(err).WithField("topic", p.Topic).WithField("partition", p.Index).Warn("retention")
 		}
 		if deleted > 0 {
-			n.log.WithField("topic", p.topic).WithField("partition", p.index).WithField("segments", deleted).Info("retention deleted segments")
+			n.log.WithField("topic", p.Topic).WithField("partition", p.Index).WithField("segments", deleted).Info("retention deleted segments")
 		}
-		p.appendMu.Lock()
-		p.producers.Expire(cutoff)
-		p.appendMu.Unlock()
+		p.ExpireProducers(cutoff)
 	}
 	n.metrics.SetGauge([]string{"partitions"}, float32(len(n.localPartitions())))
 }
@@ -486,7 +484,7 @@ func (n *Node) scrubTargets() []scrub.Target {
 	parts := n.localPartitions()
 	out := make([]scrub.Target, len(parts))
 	for i, p := range parts {
-		out[i] = scrub.Target{Topic: p.topic, Partition: p.index, Log: p.replica}
+		out[i] = scrub.Target{Topic: p.Topic, Partition: p.Index, Log: p.Replica}
 	}
 	return out
 }

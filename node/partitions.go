@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
-	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/spool-log/spool/internal/recordbatch/compression"
 	"github.com/spool-log/spool/membership"
@@ -28,39 +27,9 @@ type tp struct {
 	partition int32
 }
 
-// localPartition is a partition whose log lives on this node.
-type localPartition struct {
-	topic   string
-	topicID TopicID
-	index   int32
-	dir     string
-	// replica is the only way to the partition's log: appends, reads up
-	// to the high watermark, leadership, long-poll wake-ups, maintenance.
-	replica  *replica.Replica
-	settings topicconfig.Settings
-	// liveSettings, once set, replaces settings (topic_alter.go).
-	liveSettings atomic.Pointer[topicconfig.Settings]
-
-	// appendMu makes the idempotence check and the batch's place in the
-	// log's order one step, so two batches of one producer cannot both
-	// pass the sequence check. It is held while the batch is enqueued
-	// (replica.Enqueue), never while the leader's round appends it: the
-	// producer state is the committed log plus this leader's proposals,
-	// those not yet appended recorded as pending.
-	appendMu  sync.Mutex
-	producers *hosted.Producers
-	// producersEpoch is the leader epoch producers was rebuilt for: a
-	// replica that starts leading in another epoch rebuilds it from the
-	// committed log first (an earlier leader's appends are not in it).
-	producersEpoch int32
-	// txns is the read_committed view of the log; its own locks.
-	txns hosted.TxnIndex
-
-	// Counted per append; flushMetrics hands the growth since its last
-	// flush (the flushed marks, its own) to go-metrics.
-	producedBytes, producedRecords atomic.Int64
-	flushedBytes, flushedRecords   int64
-}
+// localPartition is a partition whose log lives on this node
+// (node/hosted).
+type localPartition = hosted.Partition
 
 func partitionDir(dataDir, topic string, p int32) string {
 	return filepath.Join(dataDir, topic+"-"+strconv.FormatInt(int64(p), 10))
@@ -84,27 +53,6 @@ func parsePartitionDir(name string) (string, int32, bool) {
 	return topic, int32(n), true
 }
 
-// rebuildProducers replays the committed log's tail into the producer
-// state (hosted.Producers.Rebuild). The caller holds appendMu, or has the
-// partition to itself (openPartition).
-func (p *localPartition) rebuildProducers(now time.Time) error {
-	if err := p.producers.Rebuild(p.replica, now); err != nil {
-		return fmt.Errorf("%s: %w", p.dir, err)
-	}
-	return nil
-}
-
-// stable returns the partition's last stable offset, scanning what the
-// index has not seen yet (or, while another request scans, as far as that
-// scan has come).
-func (p *localPartition) stable() (int64, error) {
-	hw, start := p.replica.HighWatermark(), p.replica.LogStartOffset()
-	if err := p.txns.Refresh(p.replica, p.dir); err != nil {
-		return 0, err
-	}
-	return p.txns.StableOffset(hw, start), nil
-}
-
 // txnCheckpointInterval is how often due txn-index checkpoints are
 // written (and at shutdown), off the fetch path.
 const txnCheckpointInterval = 5 * time.Second
@@ -113,44 +61,8 @@ const txnCheckpointInterval = 5 * time.Second
 // partitions.
 func (n *Node) flushTxnIndexes() {
 	for _, p := range n.localPartitions() {
-		p.txns.FlushCheckpoint(p.dir)
+		p.Txns.FlushCheckpoint(p.Dir)
 	}
-}
-
-// producersFor makes the producer state current for the epoch this
-// replica leads in, rebuilding it from the committed log when that epoch
-// is new: after a leader change the batches an earlier leader appended
-// are known only from the log, and a retry of one must be recognised, not
-// appended twice. The caller holds appendMu.
-func (p *localPartition) producersFor(n *Node) *kerr.Error {
-	epoch, ok := p.replica.WritableEpoch()
-	if !ok {
-		return kerr.NotLeaderForPartition
-	}
-	if epoch == p.producersEpoch {
-		return nil
-	}
-	p.producers = hosted.NewProducers()
-	if err := p.rebuildProducers(time.Now()); err != nil {
-		n.log.WithError(err).WithField("topic", p.topic).WithField("partition", p.index).Warn("rebuilding producer state failed")
-		p.producers = hosted.NewProducers()
-	}
-	p.producersEpoch = epoch
-	return nil
-}
-
-// settleProducer records what became of a batch recorded as pending: the
-// offsets it got, or, when it failed on its way into the log (the group
-// lost leadership, broke or closed), that the producer state no longer
-// matches the log: the next append rebuilds it from the committed log.
-func (p *localPartition) settleProducer(pid int64, pending *replica.Pending, info partition.AppendInfo, err error) {
-	p.appendMu.Lock()
-	defer p.appendMu.Unlock()
-	if err != nil {
-		p.producersEpoch = -1
-		return
-	}
-	p.producers.Settle(pid, pending, info)
 }
 
 // openPartitionHook, when set (tests), runs at the start of every
@@ -220,23 +132,7 @@ func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, erro
 		log.Close()
 		return nil, fmt.Errorf("open partition %s: %w", dir, err)
 	}
-	p := &localPartition{
-		topic:     spec.Name,
-		topicID:   spec.ID,
-		index:     index,
-		dir:       dir,
-		replica:   rep,
-		settings:  settings,
-		producers: hosted.NewProducers(),
-	}
-	p.producersEpoch, _ = rep.WritableEpoch()
-	if err := p.rebuildProducers(time.Now()); err != nil {
-		// The data is fine; only duplicate detection across the restart
-		// is lost, as with an expired producer.
-		n.log.WithError(err).WithField("topic", spec.Name).WithField("partition", index).Warn("rebuilding producer state failed")
-		p.producers = hosted.NewProducers()
-	}
-	return p, nil
+	return hosted.NewPartition(spec.Name, spec.ID, index, dir, rep, settings, n.log), nil
 }
 
 // partition returns the open local partition, if any.
@@ -294,11 +190,11 @@ func (n *Node) reconcileWaiting(topic string) error {
 	}
 	n.mu.Lock()
 	for key, p := range n.parts {
-		if spec, ok := want[key]; ok && spec.ID == p.topicID {
+		if spec, ok := want[key]; ok && spec.ID == p.TopicID {
 			kept = append(kept, p)
 			continue
 		}
-		why := n.dropReason(key.topic, key.partition, p.topicID)
+		why := n.dropReason(key.topic, key.partition, p.TopicID)
 		if why == "" {
 			continue
 		}
@@ -307,7 +203,7 @@ func (n *Node) reconcileWaiting(topic string) error {
 			// group no longer counts this replica (reassign.go). The
 			// catalog's list still orders the voters, so a leader it
 			// leaves out hands leadership to one it names.
-			if spec, ok := n.catalog.Topic(key.topic); ok && spec.ID == p.topicID && key.partition < spec.Partitions {
+			if spec, ok := n.catalog.Topic(key.topic); ok && spec.ID == p.TopicID && key.partition < spec.Partitions {
 				want[key] = spec
 			}
 			kept = append(kept, p)
@@ -355,8 +251,8 @@ func (n *Node) reconcileWaiting(topic string) error {
 	// A move's target orders the replicas (its first is the preferred
 	// leader); outside the locks, as it waits for the group's round.
 	for _, p := range kept {
-		if spec, ok := want[tp{p.topic, p.index}]; ok {
-			p.replica.SetReplicas(spec.Preferred(p.index))
+		if spec, ok := want[tp{p.Topic, p.Index}]; ok {
+			p.Replica.SetReplicas(spec.Preferred(p.Index))
 		}
 	}
 	if retry {
@@ -368,14 +264,14 @@ func (n *Node) reconcileWaiting(topic string) error {
 	}
 	for _, d := range drop {
 		p := d.p
-		if err := p.replica.Release(); err != nil {
-			n.log.WithError(err).WithField("topic", p.topic).WithField("partition", p.index).Warn("close dropped partition")
+		if err := p.Replica.Release(); err != nil {
+			n.log.WithError(err).WithField("topic", p.Topic).WithField("partition", p.Index).Warn("close dropped partition")
 		}
-		if _, err := n.quarantine.Move(p.dir, d.why, logrus.Fields{"topic": p.topic, "partition": p.index, "topic_id": p.topicID.String()}); err != nil {
+		if _, err := n.quarantine.Move(p.Dir, d.why, logrus.Fields{"topic": p.Topic, "partition": p.Index, "topic_id": p.TopicID.String()}); err != nil {
 			// Left in place: the next start looks at it again.
-			n.log.WithError(err).WithField("topic", p.topic).WithField("partition", p.index).Error("quarantine dropped partition")
+			n.log.WithError(err).WithField("topic", p.Topic).WithField("partition", p.Index).Error("quarantine dropped partition")
 		}
-		if key := (tp{p.topic, p.index}); !reopen[key] {
+		if key := (tp{p.Topic, p.Index}); !reopen[key] {
 			finish(key, nil)
 		}
 	}
@@ -536,13 +432,13 @@ func (n *Node) closePartitions() error {
 		go func() {
 			defer wg.Done()
 			for p := range work {
-				p.txns.FlushCheckpoint(p.dir)
-				point, err := p.replica.CloseForShutdown()
+				p.Txns.FlushCheckpoint(p.Dir)
+				point, err := p.Replica.CloseForShutdown()
 				mu.Lock()
 				if err == nil {
-					points[filepath.Base(p.dir)] = point
+					points[filepath.Base(p.Dir)] = point
 				} else if firstErr == nil {
-					firstErr = fmt.Errorf("close %s: %w", p.dir, err)
+					firstErr = fmt.Errorf("close %s: %w", p.Dir, err)
 				}
 				mu.Unlock()
 			}
@@ -580,7 +476,7 @@ func (n *Node) localPartitions() []*localPartition {
 // (alive: the brokers alive) with the epoch unknown (-1).
 func (n *Node) leadership(spec TopicSpec, index int32, alive func(int32) bool) replica.State {
 	if p := n.hostedPartition(spec.Name, index, spec.ID); p != nil {
-		return p.replica.State()
+		return p.Replica.State()
 	}
 	replicas := spec.Replicas[index]
 	st := replica.State{Leader: n.cluster.Leader(replicas), LeaderEpoch: -1, ISR: []int32{}, Offline: []int32{}}

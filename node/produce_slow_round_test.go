@@ -87,9 +87,7 @@ func TestIdempotentProduceDoesNotHoldTheAppendLockThroughTheRound(t *testing.T) 
 	lp := leader.partition(topic, 0)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		lp.appendMu.Lock()
-		n := lp.producers.PendingBatches()
-		lp.appendMu.Unlock()
+		n := lp.PendingBatches()
 		if n == 2 {
 			break
 		}

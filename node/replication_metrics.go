@@ -107,7 +107,7 @@ func (n *Node) startReplicationMetrics() {
 	t.mu.Lock()
 	t.startup = time.Now()
 	for _, p := range n.localPartitions() {
-		t.trackLocked(p.replica, t.startup).startup = true
+		t.trackLocked(p.Replica, t.startup).startup = true
 	}
 	t.mu.Unlock()
 	n.loops.Every(replicationSample, n.sampleReplication)
@@ -132,7 +132,7 @@ func (n *Node) sampleReplication() {
 	t.mu.Lock()
 	seen := make(map[*replica.Replica]bool, len(parts))
 	for _, p := range parts {
-		r := p.replica
+		r := p.Replica
 		seen[r] = true
 		tr := t.trackLocked(r, now)
 		if r.Asleep() {

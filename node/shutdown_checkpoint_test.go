@@ -73,7 +73,7 @@ func TestRestartFromShutdownCheckpoint(t *testing.T) {
 	path := filepath.Join(dir, shutdownCheckpointFileName)
 	retry.Run(t, 20*time.Second, func() error {
 		for p := range int32(parts) {
-			if hw := third.partition(topic, p).replica.HighWatermark(); hw != perPart {
+			if hw := third.partition(topic, p).Replica.HighWatermark(); hw != perPart {
 				return fmt.Errorf("node 3's replica of partition %d at high watermark %d", p, hw)
 			}
 		}
@@ -95,7 +95,7 @@ func TestRestartFromShutdownCheckpoint(t *testing.T) {
 				if lp == nil {
 					return fmt.Errorf("partition %d not open", p)
 				}
-				if hw := lp.replica.HighWatermark(); hw != perPart {
+				if hw := lp.Replica.HighWatermark(); hw != perPart {
 					return fmt.Errorf("partition %d at high watermark %d after the restart", p, hw)
 				}
 			}
