@@ -18,13 +18,18 @@
 //
 // The house (see DESIGN.md):
 //
-//	node/            handlers, wiring, the set of partitions this node
-//	                 hosts: their open, close and reconcile (partitions.go)
-//	node/hosted      a hosted partition (hosted.Partition, localPartition
-//	                 here): its replica and settings, and what it keeps
-//	                 beside its log: producer state with the idempotent and
-//	                 transactional appends under its append lock, and the
-//	                 transaction index (read_committed)
+//	node/            handlers, wiring, and what node alone knows of the
+//	                 partitions it hosts: how one opens (openPartition,
+//	                 the shutdown checkpoint), what the catalog says of
+//	                 each (dropReason, stillVoting), mend (partitions.go,
+//	                 reassign.go, mend.go, shutdown_checkpoint.go)
+//	node/hosted      the partitions this node hosts: the set of open ones
+//	                 with their reconcile and close (hosted.Set), and each
+//	                 (hosted.Partition, localPartition here) with its
+//	                 replica and settings and what it keeps beside its log:
+//	                 producer state with the idempotent and transactional
+//	                 appends under its append lock, and the transaction
+//	                 index (read_committed)
 //	node/replica     a partition's replica: leadership, high watermark, acks, Raft
 //	  raftlog        the partition's segment log as the Raft log
 //	  transport      Raft messages between brokers
@@ -39,9 +44,10 @@
 // network call or a log scan, with the exceptions named below. The order,
 // outer first:
 //
-//	reconcileMu -> mu                 reconcile plans under both; partitions
-//	                                  open, close and go to quarantine after,
-//	                                  each claimed in reconciling
+//	hosted.Set plan lock -> its mu    a reconcile plans under both (reading
+//	                                  the catalog, and stillVoting's state);
+//	                                  partitions open, close and go to
+//	                                  quarantine after, each claimed
 //	hosted.Partition's append lock    the idempotence check and a batch's
 //	                                  place in the log's order (Enqueue); the
 //	                                  leader's round is waited for outside it;
@@ -49,7 +55,8 @@
 //	                                  methods, never by a handler
 //	hosted.TxnIndex scanMu -> mu      one request scans; mu only publishes
 //	hosted.TxnIndex flushMu -> mu     checkpoint writes run outside mu
-//	mendMu, the rest                  leaves
+//	mendMu, the rest                  leaves (mendMu is also taken under
+//	                                  the set's plan lock, in mend's Evict)
 //
 // Known exceptions, each waited on only by requests that need its result:
 // the lazy creation of the group and transaction coordinators (their
@@ -58,7 +65,7 @@
 // partition's producer state when its replica starts leading in a new epoch
 // (under the append lock, a header scan of at most the last 100,000
 // offsets), a single-copy partition's append (under the append lock, the
-// log's own write and,
-// with flush policy every-append, its fsync: the log's lock serialises it
-// anyway), and mend's close of stopped replicas (under reconcileMu).
+// log's own write and, with flush policy every-append, its fsync: the
+// log's lock serialises it anyway), and mend's close of stopped replicas
+// (under the set's plan lock, hosted.Set.Evict).
 package node

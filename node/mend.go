@@ -52,23 +52,18 @@ func (n *Node) mendStopped() {
 	}
 	n.mending.Store(int64(len(mend)))
 	defer n.mending.Store(0)
-	n.reconcileMu.Lock()
-	for _, p := range mend {
+	// Out of the set and closed under its plan lock, so no reconcile
+	// plans meanwhile.
+	n.parts.Evict(mend, func(p *localPartition) {
 		log := n.log.WithFields(logrus.Fields{"topic": p.Topic, "partition": p.Index})
 		log.WithError(p.Replica.Stopped()).Warn("replica stopped on a write error: reopening it from disk")
-		n.mu.Lock()
-		if n.parts[tp{p.Topic, p.Index}] == p {
-			delete(n.parts, tp{p.Topic, p.Index})
-		}
-		n.mu.Unlock()
 		if err := p.Replica.Close(); err != nil {
 			log.WithError(err).Warn("closing the stopped replica")
 		}
 		n.mendMu.Lock()
 		delete(n.stoppedSince, p)
 		n.mendMu.Unlock()
-	}
-	n.reconcileMu.Unlock()
+	})
 	// Opens what was just closed, and what an earlier failed open left out.
 	if err := n.reconcile(); err != nil {
 		n.partitionsMissing.Store(true)

@@ -19,6 +19,7 @@ import (
 	"github.com/spool-log/spool/node/admin"
 	"github.com/spool-log/spool/node/admission"
 	"github.com/spool-log/spool/node/datadir"
+	"github.com/spool-log/spool/node/hosted"
 	"github.com/spool-log/spool/node/peers"
 	"github.com/spool-log/spool/node/replica"
 	"github.com/spool-log/spool/node/replica/transport"
@@ -57,16 +58,13 @@ type Node struct {
 	raft    *replica.Driver
 	raftNet *transport.Transport
 
-	mu    sync.RWMutex
-	parts map[tp]*localPartition
-	// reconcileMu is held while reconcile plans, never while partitions
-	// open or close; reconciling (under mu) are the partitions a
-	// reconcile is opening or dropping, each closed when done.
-	reconcileMu sync.Mutex
-	reconciling map[tp]chan struct{}
+	// parts is the partitions open here, with their reconcile
+	// (node/hosted's Set; its locks).
+	parts *hosted.Set[TopicSpec]
 	// notVoting: when reconcile first saw each replica the catalog no
 	// longer names with no sign of the group's counting it (reassign.go's
-	// stillVoting); guarded by reconcileMu.
+	// stillVoting); guarded by the set's plan lock (stillVoting is called
+	// from its Verdict).
 	notVoting map[tp]time.Time
 	// copyThrottle bounds the snapshot copies this node serves (nil: none).
 	copyThrottle *copyThrottle
@@ -176,14 +174,13 @@ func New(cfg Config) (_ *Node, err error) {
 		lock:         lock,
 		files:        partition.NewFileCache(cfg.MaxOpenFiles),
 		quarantine:   datadir.NewQuarantine(cfg.DataDir, log),
-		parts:        make(map[tp]*localPartition),
-		reconciling:  make(map[tp]chan struct{}),
 		stoppedSince: map[*localPartition]time.Time{},
 		loops:        newBackground(),
 		adm:          admission.New(log),
 		leaders:      newLeaders(cfg.NodeID),
 	}
 	n.closing = n.loops.ctx.Done()
+	n.parts = n.newPartitionSet()
 	// Before any partition opens: the file vouches only for logs unchanged
 	// since it was written.
 	n.shutdownPoints = takeShutdownCheckpoint(cfg.DataDir, log)

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -137,9 +136,62 @@ func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, erro
 
 // partition returns the open local partition, if any.
 func (n *Node) partition(topic string, index int32) *localPartition {
-	n.mu.RLock()
-	defer n.mu.RUnlock()
-	return n.parts[tp{topic, index}]
+	return n.parts.Get(topic, index)
+}
+
+// newPartitionSet is the node's set of open partitions (hosted.Set), over
+// its catalog: it hosts every partition the catalog places here, and drops
+// the ones the catalog says are gone (dropReason) once their group no
+// longer counts this replica (stillVoting).
+func (n *Node) newPartitionSet() *hosted.Set[TopicSpec] {
+	return hosted.NewSet(hosted.SetConfig[TopicSpec]{
+		Wanted: func() map[hosted.Key]TopicSpec {
+			want := make(map[hosted.Key]TopicSpec)
+			for _, spec := range n.catalog.Topics() {
+				for i := range spec.Replicas {
+					if spec.Hosts(int32(i), n.cfg.NodeID) {
+						want[hosted.Key{Topic: spec.Name, Partition: int32(i)}] = spec
+					}
+				}
+			}
+			return want
+		},
+		ID:      func(spec TopicSpec) TopicID { return spec.ID },
+		Verdict: n.partitionVerdict,
+		Preferred: func(spec TopicSpec, index int32) []int32 {
+			return spec.Preferred(index)
+		},
+		Open: n.openPartition,
+		Quarantine: func(dir, why string, fields logrus.Fields) error {
+			_, err := n.quarantine.Move(dir, why, fields)
+			return err
+		},
+		Retry: func() { n.catalog.Signal() },
+		Log:   n.log,
+	})
+}
+
+// partitionVerdict is what becomes of open partition p the catalog does
+// not place here: why it may go (dropReason), and whether it is kept
+// meanwhile because its group still counts this replica (reassign.go).
+// Called by the set's reconcile, under its plan lock.
+func (n *Node) partitionVerdict(p *localPartition) hosted.Verdict[TopicSpec] {
+	why := n.dropReason(p.Topic, p.Index, p.TopicID)
+	if why == "" {
+		return hosted.Verdict[TopicSpec]{}
+	}
+	v := hosted.Verdict[TopicSpec]{Why: why}
+	if why == reasonNotReplica && n.stillVoting(p) {
+		// The catalog's word against the group's: kept until the group
+		// no longer counts this replica. The catalog's list still
+		// orders the voters, so a leader it leaves out hands leadership
+		// to one it names.
+		v.Keep = true
+		if spec, ok := n.catalog.Topic(p.Topic); ok && spec.ID == p.TopicID && p.Index < spec.Partitions {
+			v.Ordered, v.Spec = true, spec
+		}
+	}
+	return v
 }
 
 // reconcile makes the open partitions match the catalog: it opens every
@@ -148,149 +200,14 @@ func (n *Node) partition(topic string, index int32) *localPartition {
 // is opening or dropping is left to it (and looked at again shortly, as the
 // other planned from an older catalog); reconcile waits for none of them.
 func (n *Node) reconcile() error {
-	return n.reconcileWaiting("")
+	return n.parts.Reconcile("")
 }
 
 // reconcileTopic is reconcile that also waits for topic's partitions that
 // another reconcile is opening or dropping, so that on return what the
 // catalog says of topic holds here (CreateTopics, CreatePartitions).
 func (n *Node) reconcileTopic(topic string) error {
-	return n.reconcileWaiting(topic)
-}
-
-// reconcileWaiting is reconcile, waiting for the partitions of topic ("":
-// none) that another reconcile is working on.
-//
-// reconcileMu is held while the catalog is read and the plan made (which
-// partitions to drop, open, keep), never while a partition opens, closes or
-// moves to quarantine: those run after it, each partition claimed in
-// n.reconciling meanwhile, so a reconcile for one topic never waits on the
-// disk of another's.
-func (n *Node) reconcileWaiting(topic string) error {
-	type dropped struct {
-		p   *localPartition
-		why string
-	}
-	var (
-		drop  []dropped
-		kept  []*localPartition
-		opens []tp
-		wait  []chan struct{}
-		retry bool
-		mine  = make(map[tp]chan struct{})
-	)
-	n.reconcileMu.Lock()
-	want := make(map[tp]TopicSpec)
-	for _, spec := range n.catalog.Topics() {
-		for i := range spec.Replicas {
-			if spec.Hosts(int32(i), n.cfg.NodeID) {
-				want[tp{spec.Name, int32(i)}] = spec
-			}
-		}
-	}
-	n.mu.Lock()
-	for key, p := range n.parts {
-		if spec, ok := want[key]; ok && spec.ID == p.TopicID {
-			kept = append(kept, p)
-			continue
-		}
-		why := n.dropReason(key.topic, key.partition, p.TopicID)
-		if why == "" {
-			continue
-		}
-		if why == reasonNotReplica && n.stillVoting(p) {
-			// The catalog's word against the group's: kept until the
-			// group no longer counts this replica (reassign.go). The
-			// catalog's list still orders the voters, so a leader it
-			// leaves out hands leadership to one it names.
-			if spec, ok := n.catalog.Topic(key.topic); ok && spec.ID == p.TopicID && key.partition < spec.Partitions {
-				want[key] = spec
-			}
-			kept = append(kept, p)
-			retry = true
-			continue
-		}
-		drop = append(drop, dropped{p, why})
-		delete(n.parts, key)
-		done := make(chan struct{})
-		n.reconciling[key], mine[key] = done, done
-	}
-	for key := range want {
-		if _, open := n.parts[key]; open {
-			continue
-		}
-		if _, ours := mine[key]; ours {
-			opens = append(opens, key) // dropped first, below
-			continue
-		}
-		if done, busy := n.reconciling[key]; busy {
-			retry = true
-			if key.topic == topic {
-				wait = append(wait, done)
-			}
-			continue
-		}
-		done := make(chan struct{})
-		n.reconciling[key], mine[key] = done, done
-		opens = append(opens, key)
-	}
-	n.mu.Unlock()
-	n.reconcileMu.Unlock()
-
-	finish := func(key tp, p *localPartition) {
-		n.mu.Lock()
-		if p != nil {
-			n.parts[key] = p
-		}
-		if done, ok := mine[key]; ok && n.reconciling[key] == done {
-			delete(n.reconciling, key)
-			close(done)
-		}
-		n.mu.Unlock()
-	}
-	// A move's target orders the replicas (its first is the preferred
-	// leader); outside the locks, as it waits for the group's round.
-	for _, p := range kept {
-		if spec, ok := want[tp{p.Topic, p.Index}]; ok {
-			p.Replica.SetReplicas(spec.Preferred(p.Index))
-		}
-	}
-	if retry {
-		time.AfterFunc(time.Second, n.catalog.Signal)
-	}
-	reopen := make(map[tp]bool, len(opens))
-	for _, key := range opens {
-		reopen[key] = true
-	}
-	for _, d := range drop {
-		p := d.p
-		if err := p.Replica.Release(); err != nil {
-			n.log.WithError(err).WithField("topic", p.Topic).WithField("partition", p.Index).Warn("close dropped partition")
-		}
-		if _, err := n.quarantine.Move(p.Dir, d.why, logrus.Fields{"topic": p.Topic, "partition": p.Index, "topic_id": p.TopicID.String()}); err != nil {
-			// Left in place: the next start looks at it again.
-			n.log.WithError(err).WithField("topic", p.Topic).WithField("partition", p.Index).Error("quarantine dropped partition")
-		}
-		if key := (tp{p.Topic, p.Index}); !reopen[key] {
-			finish(key, nil)
-		}
-	}
-
-	var firstErr error
-	for _, key := range opens {
-		p, err := n.openPartition(want[key], key.partition)
-		if err != nil {
-			n.log.WithError(err).WithField("topic", key.topic).WithField("partition", key.partition).Error("open partition")
-			if firstErr == nil {
-				firstErr = err
-			}
-		}
-		finish(key, p)
-	}
-	for _, done := range wait {
-		<-done
-	}
-	return firstErr
+	return n.parts.Reconcile(topic)
 }
 
 // dropReason says why partition index of topic (incarnation id) this node
@@ -388,67 +305,16 @@ func containsID(ids []int32, id int32) bool {
 	return false
 }
 
-// closeWorkers is how many partitions are closed at once at shutdown: a
-// close that has written data is fsyncs, which a file system overlaps (one
-// journal commit serves several), so a few at a time cut the wait for
-// thousands of partitions without flooding the disk queue.
-const closeWorkers = 16
-
-// closePartitions closes every open partition at shutdown. Each close
-// makes what its partition wrote durable; what each used to record for a
-// quick restart (its log's clean recovery point, its group's commit index)
-// goes into one shutdown checkpoint for the data dir, written last
-// (shutdown_checkpoint.go), so an idle partition's close writes nothing.
+// closePartitions closes every open partition at shutdown (hosted.Set's
+// Close). Each close makes what its partition wrote durable; what each
+// used to record for a quick restart (its log's clean recovery point, its
+// group's commit index) goes into one shutdown checkpoint for the data
+// dir, written last (shutdown_checkpoint.go), so an idle partition's close
+// writes nothing.
 func (n *Node) closePartitions() error {
-	// A partition a reconcile is opening joins n.parts when its open
-	// ends: wait for those first (the loops and the listeners that start
-	// reconciles have stopped).
-	for {
-		n.mu.Lock()
-		var busy chan struct{}
-		for _, done := range n.reconciling {
-			busy = done
-			break
-		}
-		n.mu.Unlock()
-		if busy == nil {
-			break
-		}
-		<-busy
-	}
-	n.mu.Lock()
-	parts := n.parts
-	n.parts = make(map[tp]*localPartition)
-	n.mu.Unlock()
-	work := make(chan *localPartition)
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		firstErr error
-	)
-	points := n.shutdownPoints.untaken(n.cfg.DataDir)
-	for range min(closeWorkers, len(parts)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for p := range work {
-				p.Txns.FlushCheckpoint(p.Dir)
-				point, err := p.Replica.CloseForShutdown()
-				mu.Lock()
-				if err == nil {
-					points[filepath.Base(p.Dir)] = point
-				} else if firstErr == nil {
-					firstErr = fmt.Errorf("close %s: %w", p.Dir, err)
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	for _, p := range parts {
-		work <- p
-	}
-	close(work)
-	wg.Wait()
+	points, firstErr := n.parts.Close(func() map[string]replica.ShutdownPoint {
+		return n.shutdownPoints.untaken(n.cfg.DataDir)
+	})
 	if len(points) == 0 {
 		return firstErr
 	}
@@ -461,13 +327,7 @@ func (n *Node) closePartitions() error {
 
 // localPartitions returns a snapshot of the open partitions.
 func (n *Node) localPartitions() []*localPartition {
-	n.mu.RLock()
-	defer n.mu.RUnlock()
-	out := make([]*localPartition, 0, len(n.parts))
-	for _, p := range n.parts {
-		out = append(out, p)
-	}
-	return out
+	return n.parts.All()
 }
 
 // leadership is partition index of spec's leader, leader epoch, ISR and

@@ -283,7 +283,7 @@ func rank(list []int32, b int32) int {
 // the change, then pulled by the peers), so a voter just promoted may be
 // missing from it: a replica whose own configuration still names it a voter is
 // kept until the claim has left it out for notVotingGrace. Called by
-// reconcile, under reconcileMu.
+// reconcile (partitionVerdict), under the partition set's plan lock.
 func (n *Node) stillVoting(p *localPartition) bool {
 	key := tp{p.Topic, p.Index}
 	if !p.Replica.Replicated() {

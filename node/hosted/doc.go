@@ -1,6 +1,10 @@
-// Package hosted is a partition hosted here (Partition: its replica, its
-// topic settings, its produced counters) and what it keeps beside its log:
-// the producer state that makes idempotent and transactional appends safe
+// Package hosted is the partitions this node hosts: the set of open ones
+// (Set: their reconcile with the catalog, the claims that let a partition
+// open or close outside the locks, and the close at shutdown, with the
+// catalog's word, the open and the quarantine injected by the owner
+// through SetConfig), and each (Partition: its replica, its topic
+// settings, its produced counters) with what it keeps beside its log: the
+// producer state that makes idempotent and transactional appends safe
 // (Producers: each producer's epoch, its last few batches' sequence
 // numbers, whether its transaction is open, its markers), and the
 // read_committed view of the log (TxnIndex: open transactions, hence the
@@ -13,6 +17,11 @@
 //
 // Locks, outer first:
 //
+//	Set.planMu -> Set.mu              a reconcile plans under both (calling
+//	                                  SetConfig's Wanted and Verdict), and
+//	                                  Evict closes under planMu; opens,
+//	                                  closes and quarantines run under
+//	                                  neither, each partition claimed
 //	Partition.appendMu                the idempotence check and a batch's
 //	                                  place in the log's order
 //	                                  (replica.Enqueue), never the leader's
@@ -23,12 +32,14 @@
 //	                                  the log; mu only publishes what it found
 //	TxnIndex.flushMu -> TxnIndex.mu   checkpoint writes run outside mu
 //
-// No lock of this package is held across a network call; appendMu is held
-// across a producer-state rebuild (a header scan of at most the last
-// 100,000 offsets, when the replica starts leading in a new epoch) and a
-// single-copy partition's Enqueue (the log's own write); scanMu is held
-// across the scan's reads of the log, and flushMu across the checkpoint's
-// write, waited on by nobody but the next scan or flush.
+// No lock of this package is held across a network call, save what the
+// owner's Evict callback does under planMu (mend's close of a stopped
+// replica). appendMu is held across a producer-state rebuild (a header
+// scan of at most the last 100,000 offsets, when the replica starts
+// leading in a new epoch) and a single-copy partition's Enqueue (the log's
+// own write); scanMu across the scan's reads of the log, and flushMu
+// across the checkpoint's write, waited on by nobody but the next scan or
+// flush.
 package hosted
 
 import (
