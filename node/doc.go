@@ -18,13 +18,13 @@
 //
 // The house (see DESIGN.md):
 //
-//	node/            handlers, wiring, and what node alone knows of the
-//	                 partitions it hosts: how one opens (openPartition,
-//	                 the shutdown checkpoint), what the catalog says of
-//	                 each (dropReason, stillVoting), mend (partitions.go,
-//	                 reassign.go, mend.go, shutdown_checkpoint.go)
+//	node/            handlers, wiring, and what only the node knows of the
+//	                 partitions it hosts: how one opens (openPartition),
+//	                 what the catalog says of each (dropReason,
+//	                 stillVoting), wired into hosted.Set (partitions.go)
 //	node/hosted      the partitions this node hosts: the set of open ones
-//	                 with their reconcile and close (hosted.Set), and each
+//	                 with their reconcile, mend, close and shutdown
+//	                 checkpoint (hosted.Set), and each
 //	                 (hosted.Partition, localPartition here) with its
 //	                 replica and settings and what it keeps beside its log:
 //	                 producer state with the idempotent and transactional
@@ -47,7 +47,8 @@
 //	hosted.Set plan lock -> its mu    a reconcile plans under both (reading
 //	                                  the catalog, and stillVoting's state);
 //	                                  partitions open, close and go to
-//	                                  quarantine after, each claimed
+//	                                  quarantine after, each claimed; see
+//	                                  node/hosted's doc
 //	hosted.Partition's append lock    the idempotence check and a batch's
 //	                                  place in the log's order (Enqueue); the
 //	                                  leader's round is waited for outside it;
@@ -55,8 +56,7 @@
 //	                                  methods, never by a handler
 //	hosted.TxnIndex scanMu -> mu      one request scans; mu only publishes
 //	hosted.TxnIndex flushMu -> mu     checkpoint writes run outside mu
-//	mendMu, the rest                  leaves (mendMu is also taken under
-//	                                  the set's plan lock, in mend's Evict)
+//	the rest                          leaves
 //
 // Known exceptions, each waited on only by requests that need its result:
 // the lazy creation of the group and transaction coordinators (their
@@ -67,5 +67,5 @@
 // offsets), a single-copy partition's append (under the append lock, the
 // log's own write and, with flush policy every-append, its fsync: the
 // log's lock serialises it anyway), and mend's close of stopped replicas
-// (under the set's plan lock, hosted.Set.Evict).
+// (under the set's plan lock, hosted.Set.Mend).
 package node

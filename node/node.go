@@ -68,14 +68,8 @@ type Node struct {
 	notVoting map[tp]time.Time
 	// copyThrottle bounds the snapshot copies this node serves (nil: none).
 	copyThrottle *copyThrottle
-	// mend.go: when each stopped replica was first seen stopped, and
-	// whether a reopen left a partition closed.
-	mendMu            sync.Mutex
-	stoppedSince      map[*localPartition]time.Time
-	partitionsMissing atomic.Bool
-	mending           atomic.Int64 // replicas closed to be reopened, not yet open
-	groupCoord        groupNode    // consumer groups, created on the first group request (groups.go)
-	txnCoord          txnNode      // transactions, created on the first transactional request (txns.go)
+	groupCoord   groupNode // consumer groups, created on the first group request (groups.go)
+	txnCoord     txnNode   // transactions, created on the first transactional request (txns.go)
 
 	server    *wire.Server
 	kafkaLn   net.Listener // the main listener's, listeners[0]
@@ -126,8 +120,9 @@ type Node struct {
 	// a stop on a node with thousands of them), for its benchmark.
 	closeTook time.Duration
 	// shutdownPoints are what the last stop left in the shutdown
-	// checkpoint (shutdown_checkpoint.go), for the partitions to open.
-	shutdownPoints *shutdownPoints
+	// checkpoint (node/hosted/shutdown_checkpoint.go), for the partitions
+	// to open.
+	shutdownPoints *hosted.ShutdownPoints
 	// loops owns every background goroutine (background.go); closing is
 	// its lifetime, closed when Shutdown begins, which also ends long polls.
 	loops   *background
@@ -174,7 +169,6 @@ func New(cfg Config) (_ *Node, err error) {
 		lock:         lock,
 		files:        partition.NewFileCache(cfg.MaxOpenFiles),
 		quarantine:   datadir.NewQuarantine(cfg.DataDir, log),
-		stoppedSince: map[*localPartition]time.Time{},
 		loops:        newBackground(),
 		adm:          admission.New(log),
 		leaders:      newLeaders(cfg.NodeID),
@@ -183,7 +177,7 @@ func New(cfg Config) (_ *Node, err error) {
 	n.parts = n.newPartitionSet()
 	// Before any partition opens: the file vouches only for logs unchanged
 	// since it was written.
-	n.shutdownPoints = takeShutdownCheckpoint(cfg.DataDir, log)
+	n.shutdownPoints = hosted.TakeShutdownCheckpoint(cfg.DataDir, log)
 
 	if err := n.loadSecurity(); err != nil {
 		return nil, err
@@ -325,8 +319,8 @@ func (n *Node) startLoops() {
 	n.startReplicationMetrics() // replication_metrics.go
 	n.loops.Every(n.cfg.RetentionCheckInterval, n.enforceRetention)
 	n.loops.Every(txnCheckpointInterval, n.flushTxnIndexes)
-	n.startCleaner()                           // compaction.go: the log cleaner runs beside retention
-	n.loops.Every(mendInterval, n.mendStopped) // mend.go: replicas stopped by a full disk
+	n.startCleaner()                                  // compaction.go: the log cleaner runs beside retention
+	n.loops.Every(hosted.MendInterval, n.mendStopped) // replicas stopped by a full disk (node/hosted's mend.go)
 	n.loops.Go(n.scrub.Run)
 	n.loops.Every(txnLoadInterval, n.loadLedTxnPartitions) // txns.go: a new coordinator finishes what it inherits
 	n.loops.Go(func(ctx context.Context) { n.quarantine.Reclaim(ctx, n.cfg.QuarantineRetention) })

@@ -19,6 +19,7 @@ import (
 
 	"github.com/spool-log/spool/internal/recordbatch"
 	"github.com/spool-log/spool/internal/retry"
+	"github.com/spool-log/spool/node/hosted"
 )
 
 func TestProduceFetchRoundTripEveryCodec(t *testing.T) {
@@ -268,7 +269,7 @@ func TestCreateDeleteTopicsWithConfigs(t *testing.T) {
 	}
 	spec1, _ := n.catalog.Topic("configured")
 	for i := 0; i < 4; i++ {
-		if _, err := os.Stat(partitionDir(n.cfg.DataDir, "configured", int32(i))); err != nil {
+		if _, err := os.Stat(hosted.PartitionDir(n.cfg.DataDir, "configured", int32(i))); err != nil {
 			t.Fatalf("partition %d directory: %v", i, err)
 		}
 	}
@@ -329,7 +330,7 @@ func TestCreateDeleteTopicsWithConfigs(t *testing.T) {
 	if _, err := adm.DeleteTopic(ctx, "configured"); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
-	if _, err := os.Stat(partitionDir(n.cfg.DataDir, "configured", 0)); !os.IsNotExist(err) {
+	if _, err := os.Stat(hosted.PartitionDir(n.cfg.DataDir, "configured", 0)); !os.IsNotExist(err) {
 		t.Fatalf("partition directory after delete: %v", err)
 	}
 	if r, _ := adm.DeleteTopic(ctx, "configured"); !errors.Is(r.Err, kerr.UnknownTopicOrPartition) {

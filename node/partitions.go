@@ -4,15 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
 
 	"github.com/spool-log/spool/internal/recordbatch/compression"
-	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/node/hosted"
 	"github.com/spool-log/spool/node/replica"
 	"github.com/spool-log/spool/node/replica/raftlog"
@@ -29,28 +26,6 @@ type tp struct {
 // localPartition is a partition whose log lives on this node
 // (node/hosted).
 type localPartition = hosted.Partition
-
-func partitionDir(dataDir, topic string, p int32) string {
-	return filepath.Join(dataDir, topic+"-"+strconv.FormatInt(int64(p), 10))
-}
-
-// parsePartitionDir splits a <topic>-<n> directory name. The topic may itself
-// contain dashes, so the partition is what follows the last one.
-func parsePartitionDir(name string) (string, int32, bool) {
-	i := strings.LastIndexByte(name, '-')
-	if i <= 0 {
-		return "", 0, false
-	}
-	n, err := strconv.ParseInt(name[i+1:], 10, 32)
-	if err != nil || n < 0 || strconv.FormatInt(n, 10) != name[i+1:] {
-		return "", 0, false
-	}
-	topic := name[:i]
-	if membership.ValidateTopicName(topic) != nil {
-		return "", 0, false
-	}
-	return topic, int32(n), true
-}
 
 // txnCheckpointInterval is how often due txn-index checkpoints are
 // written (and at shutdown), off the fetch path.
@@ -77,10 +52,10 @@ func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, erro
 	if err != nil {
 		return nil, fmt.Errorf("topic %s config: %w", spec.Name, err)
 	}
-	dir := partitionDir(n.cfg.DataDir, spec.Name, index)
+	dir := hosted.PartitionDir(n.cfg.DataDir, spec.Name, index)
 	// Taken first, whatever happens next: it describes the directory as
 	// the last stop left it, which this open may change.
-	shutdownPoint, written := n.shutdownPoints.take(dir)
+	shutdownPoint, written := n.shutdownPoints.Take(dir)
 	// A directory left by a deleted incarnation of the topic goes first
 	// (catalog_partition_id.go).
 	recordID, err := n.claimPartitionDir(dir, spec, index)
@@ -257,7 +232,7 @@ func (n *Node) removeOrphans() error {
 		if !e.IsDir() {
 			continue
 		}
-		topic, index, ok := parsePartitionDir(e.Name())
+		topic, index, ok := hosted.ParsePartitionDir(e.Name())
 		if !ok {
 			continue
 		}
@@ -309,20 +284,19 @@ func containsID(ids []int32, id int32) bool {
 // Close). Each close makes what its partition wrote durable; what each
 // used to record for a quick restart (its log's clean recovery point, its
 // group's commit index) goes into one shutdown checkpoint for the data
-// dir, written last (shutdown_checkpoint.go), so an idle partition's close
-// writes nothing.
+// dir, written last (node/hosted's shutdown_checkpoint.go), so an idle
+// partition's close writes nothing.
 func (n *Node) closePartitions() error {
-	points, firstErr := n.parts.Close(func() map[string]replica.ShutdownPoint {
-		return n.shutdownPoints.untaken(n.cfg.DataDir)
+	return n.parts.Close(n.cfg.DataDir, n.shutdownPoints)
+}
+
+// mendStopped reopens every local replica whose group stopped (a write
+// its disk refused), and opens again any partition of this node a failed
+// reopen left closed (node/hosted's mend.go).
+func (n *Node) mendStopped() {
+	n.parts.Mend(func(stopped int) {
+		n.metrics.SetGauge([]string{"replication", "stopped_replicas"}, float32(stopped))
 	})
-	if len(points) == 0 {
-		return firstErr
-	}
-	if err := writeShutdownCheckpoint(n.cfg.DataDir, points); err != nil {
-		// Only the next start's speed suffers.
-		n.log.WithError(err).Warn("shutdown checkpoint not written; every partition will recover from its own recovery point")
-	}
-	return firstErr
 }
 
 // localPartitions returns a snapshot of the open partitions.

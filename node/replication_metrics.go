@@ -21,7 +21,7 @@ import (
 //	spool_replication_replicas_catching_up        followers here not yet caught up with
 //	                                              their leader's commit point since they opened
 //	spool_replication_stopped_replicas            replicas here whose Raft group stopped on a
-//	                                              write error, until reopened (mend.go)
+//	                                              write error, until reopened (node/hosted/mend.go)
 //	spool_replication_leader_elections_won        leaderships taken here: a replica seen
 //	                                              leading in a new leader epoch (sampled, so a
 //	                                              leadership shorter than a second may be missed)

@@ -1,7 +1,8 @@
 // Package hosted is the partitions this node hosts: the set of open ones
 // (Set: their reconcile with the catalog, the claims that let a partition
-// open or close outside the locks, and the close at shutdown, with the
-// catalog's word, the open and the quarantine injected by the owner
+// open or close outside the locks, the mend of replicas stopped by a
+// write error, and the close at shutdown with its one shutdown checkpoint,
+// the catalog's word, the open and the quarantine injected by the owner
 // through SetConfig), and each (Partition: its replica, its topic
 // settings, its produced counters) with what it keeps beside its log: the
 // producer state that makes idempotent and transactional appends safe
@@ -19,9 +20,14 @@
 //
 //	Set.planMu -> Set.mu              a reconcile plans under both (calling
 //	                                  SetConfig's Wanted and Verdict), and
-//	                                  Evict closes under planMu; opens,
-//	                                  closes and quarantines run under
-//	                                  neither, each partition claimed
+//	                                  Mend closes stopped replicas under
+//	                                  planMu; opens, closes and quarantines
+//	                                  run under neither, each partition
+//	                                  claimed
+//	Set.planMu -> mendState.mu        when each stopped replica was first
+//	                                  seen stopped; a leaf
+//	ShutdownPoints.mu                 the shutdown checkpoint's entries; a
+//	                                  leaf
 //	Partition.appendMu                the idempotence check and a batch's
 //	                                  place in the log's order
 //	                                  (replica.Enqueue), never the leader's
@@ -32,9 +38,8 @@
 //	                                  the log; mu only publishes what it found
 //	TxnIndex.flushMu -> TxnIndex.mu   checkpoint writes run outside mu
 //
-// No lock of this package is held across a network call, save what the
-// owner's Evict callback does under planMu (mend's close of a stopped
-// replica). appendMu is held across a producer-state rebuild (a header
+// No lock of this package is held across a network call. planMu is held
+// across Mend's close of stopped replicas (waited on only by reconciles). appendMu is held across a producer-state rebuild (a header
 // scan of at most the last 100,000 offsets, when the replica starts
 // leading in a new epoch) and a single-copy partition's Enqueue (the log's
 // own write); scanMu across the scan's reads of the log, and flushMu

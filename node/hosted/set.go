@@ -9,7 +9,6 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/spool-log/spool/membership"
-	"github.com/spool-log/spool/node/replica"
 )
 
 // Key names one topic partition.
@@ -60,8 +59,9 @@ type SetConfig[S any] struct {
 // catalog (Reconcile): it opens every partition the catalog places here
 // and closes and quarantines the ones the catalog says are gone.
 //
-// Locks, outer first: planMu (a reconcile's plan, and Evict) -> mu (the
-// open partitions and the claims). A partition opens, closes and moves to
+// Locks, outer first: planMu (a reconcile's plan, and Mend's close of
+// stopped replicas) -> mu (the open partitions and the claims), and
+// planMu -> mend.mu. A partition opens, closes and moves to
 // quarantine under neither, claimed in claims meanwhile, so a reconcile
 // for one topic never waits on the disk of another's.
 type Set[S any] struct {
@@ -70,11 +70,13 @@ type Set[S any] struct {
 	mu     sync.RWMutex
 	parts  map[Key]*Partition
 	claims map[Key]chan struct{}
+	mend   mendState // mend.go
 }
 
 // NewSet is an empty Set.
 func NewSet[S any](cfg SetConfig[S]) *Set[S] {
-	return &Set[S]{cfg: cfg, parts: make(map[Key]*Partition), claims: make(map[Key]chan struct{})}
+	return &Set[S]{cfg: cfg, parts: make(map[Key]*Partition), claims: make(map[Key]chan struct{}),
+		mend: mendState{stoppedSince: map[*Partition]time.Time{}}}
 }
 
 // Get returns the open partition, if any.
@@ -224,10 +226,10 @@ func (s *Set[S]) Reconcile(topic string) error {
 	return firstErr
 }
 
-// Evict takes each of ps that is still open out of the set and closes it
+// evict takes each of ps that is still open out of the set and closes it
 // with closeFn, under the plan lock, so no reconcile plans meanwhile; the
-// next Reconcile opens them again (mend).
-func (s *Set[S]) Evict(ps []*Partition, closeFn func(*Partition)) {
+// next Reconcile opens them again (Mend).
+func (s *Set[S]) evict(ps []*Partition, closeFn func(*Partition)) {
 	s.planMu.Lock()
 	defer s.planMu.Unlock()
 	for _, p := range ps {
@@ -251,11 +253,10 @@ const closeWorkers = 16
 // that start reconciles have stopped). Each close makes what its partition
 // wrote durable and flushes its transaction index's checkpoint; what each
 // used to record for a quick restart (its log's clean recovery point, its
-// group's commit index) goes into the map points returns once the opens
-// are done (the points no open took), by the partition directory's base
-// name, for the owner's one shutdown checkpoint. It returns that map and
-// the first close's error.
-func (s *Set[S]) Close(points func() map[string]replica.ShutdownPoint) (map[string]replica.ShutdownPoint, error) {
+// group's commit index) goes into one shutdown checkpoint for dataDir,
+// written last beside the entries of points no open took, so an idle
+// partition's close writes nothing. It returns the first close's error.
+func (s *Set[S]) Close(dataDir string, points *ShutdownPoints) error {
 	for {
 		s.mu.Lock()
 		var busy chan struct{}
@@ -279,7 +280,7 @@ func (s *Set[S]) Close(points func() map[string]replica.ShutdownPoint) (map[stri
 		mu       sync.Mutex
 		firstErr error
 	)
-	byDir := points()
+	byDir := points.Untaken(dataDir)
 	for range min(closeWorkers, len(parts)) {
 		wg.Add(1)
 		go func() {
@@ -302,5 +303,12 @@ func (s *Set[S]) Close(points func() map[string]replica.ShutdownPoint) (map[stri
 	}
 	close(work)
 	wg.Wait()
-	return byDir, firstErr
+	if len(byDir) == 0 {
+		return firstErr
+	}
+	if err := WriteShutdownCheckpoint(dataDir, byDir); err != nil {
+		// Only the next start's speed suffers.
+		s.cfg.Log.WithError(err).Warn("shutdown checkpoint not written; every partition will recover from its own recovery point")
+	}
+	return firstErr
 }
