@@ -86,6 +86,20 @@ func TestRaftCompactionAndACopiedSnapshot(t *testing.T) {
 		produce(fmt.Sprintf("k%d", i%5), fmt.Sprintf("second-%d-%s", i, strings.Repeat("y", 60)))
 	}
 	lead = c.leader()
+	// The leader seals (and so cleans) only below what its active
+	// followers hold; the stopped one counts as active until an election
+	// timeout has passed without a word from it (CheckQuorum), which 300
+	// produces on a quick machine do not take.
+	retryUntil(t, func() error {
+		g := lead.rg
+		g.mu.Lock()
+		pr, ok := g.rn.Status().Progress[RaftID(down)]
+		g.mu.Unlock()
+		if ok && pr.RecentActive {
+			return fmt.Errorf("the leader still counts the stopped replica %d as active", down)
+		}
+		return nil
+	})
 	for _, id := range c.ids {
 		r := c.reps[id]
 		if id == down {
