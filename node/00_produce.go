@@ -9,7 +9,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/membership"
-	"github.com/spool-log/spool/node/hosted"
 	"github.com/spool-log/spool/node/replica"
 	"github.com/spool-log/spool/partition"
 	"github.com/spool-log/spool/wire"
@@ -194,7 +193,7 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 		return
 	}
 	records := rp.Records
-	if len(records) > int(p.CurrentSettings().MaxMessageBytes) {
+	if len(records) > int(p.currentSettings().MaxMessageBytes) {
 		fail(kerr.MessageTooLarge, "")
 		return
 	}
@@ -230,7 +229,7 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 
 	acks := replica.Acks(req.Acks)
 	if acks == replica.AcksAll {
-		if min := p.CurrentSettings().MinInsyncReplicas; int32(len(p.Replica.ISR())) < min {
+		if min := p.currentSettings().MinInsyncReplicas; int32(len(p.replica.ISR())) < min {
 			fail(kerr.NotEnoughReplicas, "")
 			return
 		}
@@ -244,29 +243,34 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 	// Only an idempotent producer's batches need the sequence check and
 	// the append as one step; the others do not queue behind them.
 	idempotent := h.ProducerID >= 0
-	var (
-		pending *replica.Pending
-		start   time.Time
-	)
 	if idempotent {
-		// The sequence check and the batch's place in the log's order
-		// (Enqueue) as one step; the leader's round that writes it is
-		// waited for outside, so the partition's other producers,
-		// DescribeProducers and the retention loop do not queue behind
-		// its disk.
-		var enq hosted.Enqueued
-		enq, err = p.EnqueueIdempotent(h, records, verifiedMarkers)
-		var refused *hosted.Refused
-		if errors.As(err, &refused) {
-			fail(refused.Err, refused.Msg)
+		p.appendMu.Lock()
+		if errCode := p.producersFor(n); errCode != nil {
+			p.appendMu.Unlock()
+			fail(errCode, "")
 			return
 		}
-		if dup := enq.Dup; dup != nil {
-			dupOffset := dup.Offset
-			if dup.Pending != nil {
+		if h.Transactional() {
+			if _, markers := p.producers.TxnView(h.ProducerID, h.ProducerEpoch); markers != verifiedMarkers {
+				// The transaction ended (a marker) since it was
+				// verified: this batch belongs to none.
+				p.appendMu.Unlock()
+				fail(kerr.InvalidTxnState, "the transaction ended")
+				return
+			}
+		}
+		dupOffset, dupPending, dup, seqErr := p.producers.Check(h)
+		if seqErr != nil || dup {
+			epoch := p.replica.LeaderEpoch()
+			p.appendMu.Unlock()
+			if seqErr != nil {
+				fail(seqErr, "")
+				return
+			}
+			if dupPending != nil {
 				// The first copy is still on its way into the leader's
 				// log: its offset is known once it is there.
-				info, _, err := dup.Pending.Appended()
+				info, _, err := dupPending.Appended()
 				if err != nil {
 					fail(kerr.NotLeaderForPartition, "")
 					return
@@ -282,35 +286,43 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 				// batch, the batch at dupOffset is that one and committed;
 				// a deposed leader (paused, cut off) is not confirmed and
 				// must not say so.
-				if err := p.Replica.WaitCommitted(ctx, dupOffset); err != nil {
+				if err := p.replica.WaitCommitted(ctx, dupOffset); err != nil {
 					fail(kerr.RequestTimedOut, "")
 					return
 				}
-				if err := p.Replica.ConfirmLeader(ctx, dup.Epoch); err != nil {
+				if err := p.replica.ConfirmLeader(ctx, epoch); err != nil {
 					fail(kerr.NotLeaderForPartition, "")
 					return
 				}
 			}
 			sp.BaseOffset = dupOffset
 			sp.LogAppendTime = -1
-			sp.LogStartOffset = p.Replica.LogStartOffset()
+			sp.LogStartOffset = p.replica.LogStartOffset()
 			return
 		}
-		pending, start = enq.Pending, enq.Start
-	} else {
-		start = time.Now()
-		pending, err = p.Replica.Enqueue(records)
+	}
+	start := time.Now()
+	// Under appendMu only while the batch takes its place in the log's
+	// order (Enqueue): the leader's round that writes it is waited for
+	// outside, so the partition's other producers, DescribeProducers and
+	// the retention loop do not queue behind its disk.
+	pending, err := p.replica.Enqueue(records)
+	if idempotent {
+		if err == nil {
+			p.producers.RecordPending(h, pending, start)
+		}
+		p.appendMu.Unlock()
 	}
 	var info partition.AppendInfo
 	var commit replica.Commit
 	if err == nil {
 		info, commit, err = pending.Appended()
 		if idempotent {
-			p.SettleProducer(h.ProducerID, pending, info, err)
+			p.settleProducer(h.ProducerID, pending, info, err)
 		}
 	}
 	if err == nil && acks == replica.AcksAll {
-		// Outside the append lock: with replication the commit takes a round
+		// Outside appendMu: with replication the commit takes a round
 		// trip, and the partition's next batches need not queue behind it.
 		err = commit.Wait(ctx)
 		if err != nil && ctx.Err() != nil {
@@ -318,7 +330,7 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 			return
 		}
 		if err == nil {
-			n.repl.observeCommit(p.Replica.Replicated(), start)
+			n.repl.observeCommit(p.replica.Replicated(), start)
 		}
 	}
 
@@ -346,16 +358,16 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 
 	sp.BaseOffset = info.BaseOffset
 	sp.LogAppendTime = -1
-	if p.CurrentSettings().LogAppendTime {
+	if p.currentSettings().LogAppendTime {
 		sp.LogAppendTime = info.LogAppendTime
 	}
-	sp.LogStartOffset = p.Replica.LogStartOffset()
+	sp.LogStartOffset = p.replica.LogStartOffset()
 
 	n.stats.bytesIn.Add(int64(info.Bytes))
 	n.stats.recordsIn.Add(int64(info.RecordCount))
 	n.stats.batchesIn.Add(1)
-	p.ProducedBytes.Add(int64(info.Bytes))
-	p.ProducedRecords.Add(int64(info.RecordCount))
+	p.producedBytes.Add(int64(info.Bytes))
+	p.producedRecords.Add(int64(info.RecordCount))
 }
 
 // leaderPartition returns the local partition if this node leads it, or the
@@ -368,7 +380,7 @@ func (n *Node) leaderPartition(topic string, index int32) (*localPartition, *ker
 		return nil, kerr.UnknownTopicOrPartition
 	}
 	p := n.hostedPartition(topic, index, id)
-	if p != nil && p.Replica.Leader() == n.cfg.NodeID {
+	if p != nil && p.replica.Leader() == n.cfg.NodeID {
 		return p, nil
 	}
 	leader := int32(-1)
@@ -388,7 +400,7 @@ func (n *Node) leaderPartition(topic string, index int32) (*localPartition, *ker
 // hostedPartition returns the open local partition of the catalog's
 // current incarnation of topic, or nil.
 func (n *Node) hostedPartition(topic string, index int32, id TopicID) *localPartition {
-	if p := n.partition(topic, index); p != nil && p.TopicID == id {
+	if p := n.partition(topic, index); p != nil && p.topicID == id {
 		return p
 	}
 	return nil

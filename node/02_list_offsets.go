@@ -89,39 +89,39 @@ func (n *Node) listOffset(topic string, rp kmsg.ListOffsetsRequestTopicPartition
 	if code != nil {
 		return code
 	}
-	sp.LeaderEpoch = p.Replica.LeaderEpoch()
+	sp.LeaderEpoch = p.replica.LeaderEpoch()
 	if e := checkLeaderEpoch(rp.CurrentLeaderEpoch, sp.LeaderEpoch); e != nil {
 		sp.LeaderEpoch = -1
 		return e
 	}
 	switch ts := rp.Timestamp; {
 	case ts == listEarliest, ts == listEarliestLocal && version >= 8:
-		sp.Offset = p.Replica.LogStartOffset()
+		sp.Offset = p.replica.LogStartOffset()
 	case ts == listLatestTiered && version >= 9:
 		sp.LeaderEpoch = -1 // offset and timestamp stay -1: nothing is tiered
 	case ts == listLatest && readCommitted:
-		lso, err := p.Stable()
+		lso, err := p.stable()
 		if err != nil {
 			return n.readError(topic, rp.Partition, err)
 		}
 		sp.Offset = lso
 	case ts == listLatest:
-		sp.Offset = p.Replica.HighWatermark()
+		sp.Offset = p.replica.HighWatermark()
 	case ts == listMaxTime && version >= 7:
-		maxTS, err := maxTimestamp(p)
+		maxTS, err := p.maxTimestamp()
 		if err != nil {
 			return n.readError(topic, rp.Partition, err)
 		}
 		if maxTS < 0 {
 			return nil // empty log
 		}
-		off, t, err := recordOffsetForTime(p, maxTS)
+		off, t, err := p.recordOffsetForTime(maxTS)
 		if err != nil {
 			return n.readError(topic, rp.Partition, err)
 		}
 		sp.Offset, sp.Timestamp = off, t
 	case ts >= 0:
-		off, t, err := recordOffsetForTime(p, ts)
+		off, t, err := p.recordOffsetForTime(ts)
 		if err != nil {
 			return n.readError(topic, rp.Partition, err)
 		}
@@ -145,15 +145,15 @@ func (n *Node) readError(topic string, index int32, err error) *kerr.Error {
 
 // maxTimestamp is the largest batch max-timestamp below the high watermark,
 // or -1 if there is none. It reads only batch headers.
-func maxTimestamp(p *localPartition) (int64, error) {
+func (p *localPartition) maxTimestamp() (int64, error) {
 	maxTS := int64(-1)
-	end := p.Replica.HighWatermark()
-	off := p.Replica.LogStartOffset()
+	end := p.replica.HighWatermark()
+	off := p.replica.LogStartOffset()
 	for off < end {
-		s, err := p.Replica.Read(off, 4<<20)
+		s, err := p.replica.Read(off, 4<<20)
 		if errors.Is(err, partition.ErrOffsetOutOfRange) {
 			// Retention moved the start meanwhile: go on from there.
-			if start := p.Replica.LogStartOffset(); start > off {
+			if start := p.replica.LogStartOffset(); start > off {
 				off = start
 				continue
 			}

@@ -70,20 +70,20 @@ func (n *Node) handleDescribeLogDirs(ctx context.Context, wreq *wire.Request) wi
 	}
 	byTopic := make(map[string]*kmsg.DescribeLogDirsResponseDirTopic)
 	for _, p := range n.localPartitions() {
-		if want != nil && !want[tp{p.Topic, p.Index}] {
+		if want != nil && !want[tp{p.topic, p.index}] {
 			continue
 		}
-		t := byTopic[p.Topic]
+		t := byTopic[p.topic]
 		if t == nil {
 			nt := kmsg.NewDescribeLogDirsResponseDirTopic()
-			nt.Topic = p.Topic
+			nt.Topic = p.topic
 			t = &nt
-			byTopic[p.Topic] = t
+			byTopic[p.topic] = t
 		}
 		sp := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
-		sp.Partition = p.Index
-		sp.Size = p.Replica.Size()
-		sp.OffsetLag = max(p.Replica.HighWatermark()-p.Replica.LogEndOffset(), 0)
+		sp.Partition = p.index
+		sp.Size = p.replica.Size()
+		sp.OffsetLag = max(p.replica.HighWatermark()-p.replica.LogEndOffset(), 0)
 		t.Partitions = append(t.Partitions, sp)
 	}
 	for _, t := range byTopic {

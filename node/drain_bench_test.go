@@ -54,9 +54,9 @@ func TestDecommissionFigures(t *testing.T) {
 	var held int
 	var bytes int64
 	for _, p := range victim.localPartitions() {
-		if p.Topic == topic {
+		if p.topic == topic {
 			held++
-			bytes += p.Replica.Size()
+			bytes += p.replica.Size()
 		}
 	}
 	start := time.Now()

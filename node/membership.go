@@ -11,7 +11,6 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/spool-log/spool/membership"
-	"github.com/spool-log/spool/node/hosted"
 	"github.com/spool-log/spool/node/topics"
 )
 
@@ -228,7 +227,7 @@ func (n *Node) membershipLoop(ctx context.Context, events <-chan membership.Memb
 func (n *Node) partitionsLed() int {
 	led := 0
 	for _, p := range n.localPartitions() {
-		if p.Replica.IsLeader() {
+		if p.replica.IsLeader() {
 			led++
 		}
 	}
@@ -257,11 +256,11 @@ func (n *Node) readiness() error {
 	if err := n.adm.State(); err != nil {
 		return err
 	}
-	if c := n.parts.Stopped(); c > 0 {
-		return fmt.Errorf("%d replicas stopped on a write error (a full disk?); each is reopened from disk every %v until it stays up", c, hosted.MendInterval)
+	if c := n.stoppedReplicas(); c > 0 {
+		return fmt.Errorf("%d replicas stopped on a write error (a full disk?); each is reopened from disk every %v until it stays up", c, mendInterval)
 	}
-	if n.parts.Missing() {
-		return errors.New("a partition of this node failed to open again after a write error; retried every " + hosted.MendInterval.String())
+	if n.partitionsMissing.Load() {
+		return errors.New("a partition of this node failed to open again after a write error; retried every " + mendInterval.String())
 	}
 	return n.replicationReadiness() // replication_readiness.go
 }

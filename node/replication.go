@@ -146,11 +146,11 @@ func (n *Node) hintReplicas(ev membership.MemberEvent) {
 	switch ev.Type {
 	case membership.EventFail, membership.EventLeave:
 		for _, p := range n.localPartitions() {
-			p.Replica.MemberFailed(ev.Member.BrokerID)
+			p.replica.MemberFailed(ev.Member.BrokerID)
 		}
 	case membership.EventJoin:
 		for _, p := range n.localPartitions() {
-			p.Replica.MemberJoined(ev.Member.BrokerID)
+			p.replica.MemberJoined(ev.Member.BrokerID)
 		}
 	}
 }

@@ -126,28 +126,37 @@ func (n *Node) applyTopicConfigs() {
 	}
 	specs := make(map[string]looked) // one copy of each topic, not one per partition
 	for _, p := range n.localPartitions() {
-		l, seen := specs[p.Topic]
+		l, seen := specs[p.topic]
 		if !seen {
-			l.spec, l.ok = n.catalog.Topic(p.Topic)
-			specs[p.Topic] = l
+			l.spec, l.ok = n.catalog.Topic(p.topic)
+			specs[p.topic] = l
 		}
 		spec, ok := l.spec, l.ok
-		if !ok || spec.ID != p.TopicID {
+		if !ok || spec.ID != p.topicID {
 			continue // reconcile closes it
 		}
 		s, err := topicconfig.Parse(n.cfg.Topic, spec.Configs)
 		if err != nil {
-			n.log.WithError(err).WithField("topic", p.Topic).Warn("topic configs from the catalog refused; keeping the partition's")
+			n.log.WithError(err).WithField("topic", p.topic).Warn("topic configs from the catalog refused; keeping the partition's")
 			continue
 		}
-		if s == p.CurrentSettings() {
+		if s == p.currentSettings() {
 			continue
 		}
 		c := s.PartitionConfig(n.cfg.Topic, n.files, compression.Codecs{})
-		if old := p.Replica.Config(); old.Flush != c.Flush && isInternalTopic(p.Topic) {
+		if old := p.replica.Config(); old.Flush != c.Flush && isInternalTopic(p.topic) {
 			c.Flush = old.Flush // the group coordinator's commits are fsynced whatever the default
 		}
-		p.Replica.SetConfig(c)
-		p.LiveSettings.Store(&s)
+		p.replica.SetConfig(c)
+		p.liveSettings.Store(&s)
 	}
+}
+
+// currentSettings is the partition's topic settings: as opened, or as
+// last altered.
+func (p *localPartition) currentSettings() topicconfig.Settings {
+	if s := p.liveSettings.Load(); s != nil {
+		return *s
+	}
+	return p.settings
 }

@@ -6,9 +6,7 @@ import (
 	"time"
 
 	"github.com/spool-log/spool/internal/recordbatch"
-	"github.com/spool-log/spool/node/replica"
 	"github.com/spool-log/spool/node/txn"
-	"github.com/spool-log/spool/partition"
 )
 
 // appendTxnData appends one transactional data batch of pid straight to
@@ -25,11 +23,9 @@ func appendTxnData(t *testing.T, p *localPartition, pid int64, epoch int16, seq 
 	if err != nil {
 		t.Fatal(err)
 	}
-	var (
-		info   partition.AppendInfo
-		commit replica.Commit
-	)
-	p.WithAppendLock(func() { info, commit, err = p.Replica.Propose(b) })
+	p.appendMu.Lock()
+	info, commit, err := p.replica.Propose(b)
+	p.appendMu.Unlock()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +66,7 @@ func TestTxnMarkerCoordinatorFenced(t *testing.T) {
 		if !errors.Is(err, txn.ErrCoordinatorFenced) {
 			t.Fatalf("stale coordinator's marker (writer): %v, want ErrCoordinatorFenced", err)
 		}
-		lso, err := n.partition("txn-fence", 0).Stable()
+		lso, err := n.partition("txn-fence", 0).stable()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package hosted
+package node
 
 // The shutdown checkpoint: one file in the data dir, written once when the
 // node stops, with every partition's recovery point and Raft commit index
@@ -38,8 +38,7 @@ import (
 )
 
 const (
-	// ShutdownCheckpointFileName is the file's name in the data dir.
-	ShutdownCheckpointFileName = "shutdown-checkpoint"
+	shutdownCheckpointFileName = "shutdown-checkpoint"
 	shutdownCheckpointMagic    = "spool-shutdown-checkpoint 1"
 	// maxShutdownCheckpointBytes bounds what start reads: about 100 bytes
 	// an entry, so a million partitions.
@@ -48,22 +47,22 @@ const (
 
 var shutdownCRC = crc32.MakeTable(crc32.Castagnoli)
 
-// ShutdownPoints are the entries of the file the node found at start,
+// shutdownPoints are the entries of the file the node found at start,
 // each handed to the first open of its partition directory. Those never
 // opened are written again at the next stop, as nothing touched them.
-type ShutdownPoints struct {
+type shutdownPoints struct {
 	mu      sync.Mutex
 	written time.Time
 	byDir   map[string]replica.ShutdownPoint
 }
 
-// TakeShutdownCheckpoint reads the data dir's shutdown checkpoint and
+// takeShutdownCheckpoint reads the data dir's shutdown checkpoint and
 // removes it durably. A missing, unreadable or damaged file, or one that
 // cannot be removed, gives no entries: every log then recovers as after a
 // crash.
-func TakeShutdownCheckpoint(dataDir string, log logrus.FieldLogger) *ShutdownPoints {
-	sp := &ShutdownPoints{byDir: map[string]replica.ShutdownPoint{}}
-	path := filepath.Join(dataDir, ShutdownCheckpointFileName)
+func takeShutdownCheckpoint(dataDir string, log logrus.FieldLogger) *shutdownPoints {
+	sp := &shutdownPoints{byDir: map[string]replica.ShutdownPoint{}}
+	path := filepath.Join(dataDir, shutdownCheckpointFileName)
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return sp
@@ -77,7 +76,7 @@ func TakeShutdownCheckpoint(dataDir string, log logrus.FieldLogger) *ShutdownPoi
 	f.Close()
 	var byDir map[string]replica.ShutdownPoint
 	if err = errors.Join(statErr, readErr); err == nil {
-		byDir, err = DecodeShutdownCheckpoint(b)
+		byDir, err = decodeShutdownCheckpoint(b)
 	}
 	if rmErr := os.Remove(path); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) {
 		err = errors.Join(err, rmErr)
@@ -95,8 +94,8 @@ func TakeShutdownCheckpoint(dataDir string, log logrus.FieldLogger) *ShutdownPoi
 	return sp
 }
 
-// Take hands over dir's entry, once; nil if there is none.
-func (sp *ShutdownPoints) Take(dir string) (*replica.ShutdownPoint, time.Time) {
+// take hands over dir's entry, once; nil if there is none.
+func (sp *shutdownPoints) take(dir string) (*replica.ShutdownPoint, time.Time) {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	name := filepath.Base(dir)
@@ -108,9 +107,9 @@ func (sp *ShutdownPoints) Take(dir string) (*replica.ShutdownPoint, time.Time) {
 	return &p, sp.written
 }
 
-// Untaken returns the entries no open took whose directories are still
+// untaken returns the entries no open took whose directories are still
 // there.
-func (sp *ShutdownPoints) Untaken(dataDir string) map[string]replica.ShutdownPoint {
+func (sp *shutdownPoints) untaken(dataDir string) map[string]replica.ShutdownPoint {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	out := map[string]replica.ShutdownPoint{}
@@ -122,10 +121,10 @@ func (sp *ShutdownPoints) Untaken(dataDir string) map[string]replica.ShutdownPoi
 	return out
 }
 
-// WriteShutdownCheckpoint replaces the data dir's shutdown checkpoint
+// writeShutdownCheckpoint replaces the data dir's shutdown checkpoint
 // durably (temp file, fsync, rename, fsync of the directory).
-func WriteShutdownCheckpoint(dataDir string, byDir map[string]replica.ShutdownPoint) error {
-	return atomicfile.Write(filepath.Join(dataDir, ShutdownCheckpointFileName), encodeShutdownCheckpoint(byDir), 0o644)
+func writeShutdownCheckpoint(dataDir string, byDir map[string]replica.ShutdownPoint) error {
+	return atomicfile.Write(filepath.Join(dataDir, shutdownCheckpointFileName), encodeShutdownCheckpoint(byDir), 0o644)
 }
 
 // The file is text: the magic line, the entry count, one line per
@@ -154,10 +153,7 @@ func encodeShutdownCheckpoint(byDir map[string]replica.ShutdownPoint) []byte {
 
 var errBadShutdownCheckpoint = errors.New("malformed shutdown checkpoint")
 
-// DecodeShutdownCheckpoint reads a shutdown checkpoint's bytes: its
-// entries by partition directory, or an error if any byte of it is
-// damaged, it was cut short, or an entry names no partition directory.
-func DecodeShutdownCheckpoint(b []byte) (map[string]replica.ShutdownPoint, error) {
+func decodeShutdownCheckpoint(b []byte) (map[string]replica.ShutdownPoint, error) {
 	if len(b) > maxShutdownCheckpointBytes {
 		return nil, fmt.Errorf("%w: larger than %d bytes", errBadShutdownCheckpoint, maxShutdownCheckpointBytes)
 	}
@@ -202,7 +198,7 @@ func parseShutdownEntry(line string) (string, replica.ShutdownPoint, error) {
 	if len(f) != 4 && len(f) != 7 {
 		return "", replica.ShutdownPoint{}, fmt.Errorf("%d fields", len(f))
 	}
-	if _, _, ok := ParsePartitionDir(f[0]); !ok {
+	if _, _, ok := parsePartitionDir(f[0]); !ok {
 		return "", replica.ShutdownPoint{}, fmt.Errorf("%q is not a partition directory", f[0])
 	}
 	var ints [3]int64
