@@ -214,7 +214,7 @@ func TestReplicationFollowerDiskFull(t *testing.T) {
 		r.w.waitProgress(t, notLedByFull, replBatch, replStep, fmt.Sprintf("cycle %d, node %d's disk full", c, full.ID))
 		disk.Free(t)
 		// No restart: the node reopens from disk each replica whose Raft
-		// group stopped on the full disk, by itself (node/mend.go), so
+		// group stopped on the full disk, by itself (node/hosted/mend.go), so
 		// every partition has three working replicas again.
 		if full.exited() {
 			t.Fatalf("cycle %d: node %d exited on the full disk", c, full.ID)

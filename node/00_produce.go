@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/hosted"
 	"github.com/spool-log/spool/node/replica"
 	"github.com/spool-log/spool/partition"
 	"github.com/spool-log/spool/wire"
@@ -193,7 +194,7 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 		return
 	}
 	records := rp.Records
-	if len(records) > int(p.currentSettings().MaxMessageBytes) {
+	if len(records) > int(p.CurrentSettings().MaxMessageBytes) {
 		fail(kerr.MessageTooLarge, "")
 		return
 	}
@@ -229,7 +230,7 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 
 	acks := replica.Acks(req.Acks)
 	if acks == replica.AcksAll {
-		if min := p.currentSettings().MinInsyncReplicas; int32(len(p.replica.ISR())) < min {
+		if min := p.CurrentSettings().MinInsyncReplicas; int32(len(p.Replica.ISR())) < min {
 			fail(kerr.NotEnoughReplicas, "")
 			return
 		}
@@ -243,34 +244,29 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 	// Only an idempotent producer's batches need the sequence check and
 	// the append as one step; the others do not queue behind them.
 	idempotent := h.ProducerID >= 0
+	var (
+		pending *replica.Pending
+		start   time.Time
+	)
 	if idempotent {
-		p.appendMu.Lock()
-		if errCode := p.producersFor(n); errCode != nil {
-			p.appendMu.Unlock()
-			fail(errCode, "")
+		// The sequence check and the batch's place in the log's order
+		// (Enqueue) as one step; the leader's round that writes it is
+		// waited for outside, so the partition's other producers,
+		// DescribeProducers and the retention loop do not queue behind
+		// its disk.
+		var enq hosted.Enqueued
+		enq, err = p.EnqueueIdempotent(h, records, verifiedMarkers)
+		var refused *hosted.Refused
+		if errors.As(err, &refused) {
+			fail(refused.Err, refused.Msg)
 			return
 		}
-		if h.Transactional() {
-			if _, markers := p.producers.TxnView(h.ProducerID, h.ProducerEpoch); markers != verifiedMarkers {
-				// The transaction ended (a marker) since it was
-				// verified: this batch belongs to none.
-				p.appendMu.Unlock()
-				fail(kerr.InvalidTxnState, "the transaction ended")
-				return
-			}
-		}
-		dupOffset, dupPending, dup, seqErr := p.producers.Check(h)
-		if seqErr != nil || dup {
-			epoch := p.replica.LeaderEpoch()
-			p.appendMu.Unlock()
-			if seqErr != nil {
-				fail(seqErr, "")
-				return
-			}
-			if dupPending != nil {
+		if dup := enq.Dup; dup != nil {
+			dupOffset := dup.Offset
+			if dup.Pending != nil {
 				// The first copy is still on its way into the leader's
 				// log: its offset is known once it is there.
-				info, _, err := dupPending.Appended()
+				info, _, err := dup.Pending.Appended()
 				if err != nil {
 					fail(kerr.NotLeaderForPartition, "")
 					return
@@ -286,43 +282,35 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 				// batch, the batch at dupOffset is that one and committed;
 				// a deposed leader (paused, cut off) is not confirmed and
 				// must not say so.
-				if err := p.replica.WaitCommitted(ctx, dupOffset); err != nil {
+				if err := p.Replica.WaitCommitted(ctx, dupOffset); err != nil {
 					fail(kerr.RequestTimedOut, "")
 					return
 				}
-				if err := p.replica.ConfirmLeader(ctx, epoch); err != nil {
+				if err := p.Replica.ConfirmLeader(ctx, dup.Epoch); err != nil {
 					fail(kerr.NotLeaderForPartition, "")
 					return
 				}
 			}
 			sp.BaseOffset = dupOffset
 			sp.LogAppendTime = -1
-			sp.LogStartOffset = p.replica.LogStartOffset()
+			sp.LogStartOffset = p.Replica.LogStartOffset()
 			return
 		}
-	}
-	start := time.Now()
-	// Under appendMu only while the batch takes its place in the log's
-	// order (Enqueue): the leader's round that writes it is waited for
-	// outside, so the partition's other producers, DescribeProducers and
-	// the retention loop do not queue behind its disk.
-	pending, err := p.replica.Enqueue(records)
-	if idempotent {
-		if err == nil {
-			p.producers.RecordPending(h, pending, start)
-		}
-		p.appendMu.Unlock()
+		pending, start = enq.Pending, enq.Start
+	} else {
+		start = time.Now()
+		pending, err = p.Replica.Enqueue(records)
 	}
 	var info partition.AppendInfo
 	var commit replica.Commit
 	if err == nil {
 		info, commit, err = pending.Appended()
 		if idempotent {
-			p.settleProducer(h.ProducerID, pending, info, err)
+			p.SettleProducer(h.ProducerID, pending, info, err)
 		}
 	}
 	if err == nil && acks == replica.AcksAll {
-		// Outside appendMu: with replication the commit takes a round
+		// Outside the append lock: with replication the commit takes a round
 		// trip, and the partition's next batches need not queue behind it.
 		err = commit.Wait(ctx)
 		if err != nil && ctx.Err() != nil {
@@ -330,7 +318,7 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 			return
 		}
 		if err == nil {
-			n.repl.observeCommit(p.replica.Replicated(), start)
+			n.repl.observeCommit(p.Replica.Replicated(), start)
 		}
 	}
 
@@ -358,16 +346,16 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 
 	sp.BaseOffset = info.BaseOffset
 	sp.LogAppendTime = -1
-	if p.currentSettings().LogAppendTime {
+	if p.CurrentSettings().LogAppendTime {
 		sp.LogAppendTime = info.LogAppendTime
 	}
-	sp.LogStartOffset = p.replica.LogStartOffset()
+	sp.LogStartOffset = p.Replica.LogStartOffset()
 
 	n.stats.bytesIn.Add(int64(info.Bytes))
 	n.stats.recordsIn.Add(int64(info.RecordCount))
 	n.stats.batchesIn.Add(1)
-	p.producedBytes.Add(int64(info.Bytes))
-	p.producedRecords.Add(int64(info.RecordCount))
+	p.ProducedBytes.Add(int64(info.Bytes))
+	p.ProducedRecords.Add(int64(info.RecordCount))
 }
 
 // leaderPartition returns the local partition if this node leads it, or the
@@ -380,7 +368,7 @@ func (n *Node) leaderPartition(topic string, index int32) (*localPartition, *ker
 		return nil, kerr.UnknownTopicOrPartition
 	}
 	p := n.hostedPartition(topic, index, id)
-	if p != nil && p.replica.Leader() == n.cfg.NodeID {
+	if p != nil && p.Replica.Leader() == n.cfg.NodeID {
 		return p, nil
 	}
 	leader := int32(-1)
@@ -400,7 +388,7 @@ func (n *Node) leaderPartition(topic string, index int32) (*localPartition, *ker
 // hostedPartition returns the open local partition of the catalog's
 // current incarnation of topic, or nil.
 func (n *Node) hostedPartition(topic string, index int32, id TopicID) *localPartition {
-	if p := n.partition(topic, index); p != nil && p.topicID == id {
+	if p := n.partition(topic, index); p != nil && p.TopicID == id {
 		return p
 	}
 	return nil

@@ -110,7 +110,7 @@ func (n *Node) handleFetch(ctx context.Context, wreq *wire.Request) wire.Respons
 			timer.Stop()
 		}
 		if wake != nil {
-			n.forEachFetched(req, waitNames, func(p *localPartition) { p.replica.RemoveWaiter(wake) })
+			n.forEachFetched(req, waitNames, func(p *localPartition) { p.Replica.RemoveWaiter(wake) })
 		}
 	}()
 
@@ -130,7 +130,7 @@ func (n *Node) handleFetch(ctx context.Context, wreq *wire.Request) wire.Respons
 			// read above and the registration would otherwise go
 			// unnoticed until the deadline.
 			wake = make(chan struct{}, 1)
-			n.forEachFetched(req, waitNames, func(p *localPartition) { p.replica.AddWaiter(wake) })
+			n.forEachFetched(req, waitNames, func(p *localPartition) { p.Replica.AddWaiter(wake) })
 			continue
 		}
 		if timer == nil {
@@ -268,24 +268,24 @@ func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, 
 	if code != nil {
 		return code
 	}
-	if e := checkLeaderEpoch(rp.CurrentLeaderEpoch, p.replica.LeaderEpoch()); e != nil {
+	if e := checkLeaderEpoch(rp.CurrentLeaderEpoch, p.Replica.LeaderEpoch()); e != nil {
 		return e
 	}
-	hwm := p.replica.HighWatermark()
-	start := p.replica.LogStartOffset()
+	hwm := p.Replica.HighWatermark()
+	start := p.Replica.LogStartOffset()
 	fp.HighWatermark, fp.LastStableOffset, fp.LogStartOffset = hwm, hwm, start
 	// Above the high watermark but within the log is no error, as in
 	// Kafka: a new Raft leader's high watermark may briefly lag the one
 	// consumers saw from the old leader until it commits in its own term.
-	if rp.FetchOffset < start || rp.FetchOffset > max(hwm, p.replica.LogEndOffset()) {
+	if rp.FetchOffset < start || rp.FetchOffset > max(hwm, p.Replica.LogEndOffset()) {
 		return kerr.OffsetOutOfRange
 	}
 	upTo := hwm
 	if readCommitted {
 		// One fetch scans what the index has not seen; the others answer
 		// meanwhile from what that scan has published (node/hosted's TxnIndex).
-		err := p.txns.Refresh(p.replica, p.dir)
-		upTo = p.txns.StableOffset(hwm, start)
+		err := p.Txns.Refresh(p.Replica, p.Dir)
+		upTo = p.Txns.StableOffset(hwm, start)
 		if err != nil {
 			n.log.WithError(err).WithField("topic", topic).WithField("partition", rp.Partition).Error("scan transactions failed")
 			return kerr.KafkaStorageError
@@ -302,7 +302,7 @@ func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, 
 		}
 		limit = 1 // nothing sent yet: one whole batch regardless (KIP-74)
 	}
-	s, err := p.replica.ReadUpTo(rp.FetchOffset, int(min(limit, 1<<30)), upTo)
+	s, err := p.Replica.ReadUpTo(rp.FetchOffset, int(min(limit, 1<<30)), upTo)
 	switch {
 	case errors.Is(err, partition.ErrOffsetOutOfRange):
 		return kerr.OffsetOutOfRange
@@ -320,7 +320,7 @@ func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, 
 		// The aborted list only grows at its end (and loses entries
 		// below the log start), so what covers [FetchOffset, Next) is
 		// the same now as when the LSO was taken.
-		fp.AbortedTransactions = p.txns.AbortedBetween(rp.FetchOffset, s.Next)
+		fp.AbortedTransactions = p.Txns.AbortedBetween(rp.FetchOffset, s.Next)
 	}
 	return nil
 }

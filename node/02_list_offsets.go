@@ -89,39 +89,39 @@ func (n *Node) listOffset(topic string, rp kmsg.ListOffsetsRequestTopicPartition
 	if code != nil {
 		return code
 	}
-	sp.LeaderEpoch = p.replica.LeaderEpoch()
+	sp.LeaderEpoch = p.Replica.LeaderEpoch()
 	if e := checkLeaderEpoch(rp.CurrentLeaderEpoch, sp.LeaderEpoch); e != nil {
 		sp.LeaderEpoch = -1
 		return e
 	}
 	switch ts := rp.Timestamp; {
 	case ts == listEarliest, ts == listEarliestLocal && version >= 8:
-		sp.Offset = p.replica.LogStartOffset()
+		sp.Offset = p.Replica.LogStartOffset()
 	case ts == listLatestTiered && version >= 9:
 		sp.LeaderEpoch = -1 // offset and timestamp stay -1: nothing is tiered
 	case ts == listLatest && readCommitted:
-		lso, err := p.stable()
+		lso, err := p.Stable()
 		if err != nil {
 			return n.readError(topic, rp.Partition, err)
 		}
 		sp.Offset = lso
 	case ts == listLatest:
-		sp.Offset = p.replica.HighWatermark()
+		sp.Offset = p.Replica.HighWatermark()
 	case ts == listMaxTime && version >= 7:
-		maxTS, err := p.maxTimestamp()
+		maxTS, err := maxTimestamp(p)
 		if err != nil {
 			return n.readError(topic, rp.Partition, err)
 		}
 		if maxTS < 0 {
 			return nil // empty log
 		}
-		off, t, err := p.recordOffsetForTime(maxTS)
+		off, t, err := recordOffsetForTime(p, maxTS)
 		if err != nil {
 			return n.readError(topic, rp.Partition, err)
 		}
 		sp.Offset, sp.Timestamp = off, t
 	case ts >= 0:
-		off, t, err := p.recordOffsetForTime(ts)
+		off, t, err := recordOffsetForTime(p, ts)
 		if err != nil {
 			return n.readError(topic, rp.Partition, err)
 		}
@@ -145,15 +145,15 @@ func (n *Node) readError(topic string, index int32, err error) *kerr.Error {
 
 // maxTimestamp is the largest batch max-timestamp below the high watermark,
 // or -1 if there is none. It reads only batch headers.
-func (p *localPartition) maxTimestamp() (int64, error) {
+func maxTimestamp(p *localPartition) (int64, error) {
 	maxTS := int64(-1)
-	end := p.replica.HighWatermark()
-	off := p.replica.LogStartOffset()
+	end := p.Replica.HighWatermark()
+	off := p.Replica.LogStartOffset()
 	for off < end {
-		s, err := p.replica.Read(off, 4<<20)
+		s, err := p.Replica.Read(off, 4<<20)
 		if errors.Is(err, partition.ErrOffsetOutOfRange) {
 			// Retention moved the start meanwhile: go on from there.
-			if start := p.replica.LogStartOffset(); start > off {
+			if start := p.Replica.LogStartOffset(); start > off {
 				off = start
 				continue
 			}

@@ -78,12 +78,12 @@ func (n *Node) deleteRecords(ctx context.Context, topic string, index int32, off
 	if code != nil {
 		return code
 	}
-	hwm := p.replica.HighWatermark()
+	hwm := p.Replica.HighWatermark()
 	if offset == -1 {
 		offset = hwm
 	}
 	if offset < 0 || offset > hwm {
-		*low = p.replica.LogStartOffset()
+		*low = p.Replica.LogStartOffset()
 		return kerr.OffsetOutOfRange
 	}
 	log := n.log.WithFields(logrus.Fields{"topic": topic, "partition": index})
@@ -91,7 +91,7 @@ func (n *Node) deleteRecords(ctx context.Context, topic string, index int32, off
 	// start, which a majority then holds: within the request's timeout.
 	ctx, cancel := context.WithTimeout(ctx, max(timeout, time.Second))
 	defer cancel()
-	start, err := p.replica.DeleteRecordsBefore(ctx, offset)
+	start, err := p.Replica.DeleteRecordsBefore(ctx, offset)
 	*low = start
 	switch {
 	case errors.Is(err, partition.ErrOffsetOutOfRange):
@@ -104,7 +104,7 @@ func (n *Node) deleteRecords(ctx context.Context, topic string, index int32, off
 		log.WithError(err).Error("delete records")
 		return kerr.KafkaStorageError
 	}
-	deleted, err := p.replica.EnforceRetention()
+	deleted, err := p.Replica.EnforceRetention()
 	if err != nil && !errors.Is(err, partition.ErrClosed) {
 		log.WithError(err).Warn("retention after delete records")
 	}

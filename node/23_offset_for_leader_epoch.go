@@ -78,11 +78,11 @@ func (n *Node) offsetForLeaderEpoch(topic string, rp kmsg.OffsetForLeaderEpochRe
 	if code != nil {
 		return code
 	}
-	current := p.replica.LeaderEpoch()
+	current := p.Replica.LeaderEpoch()
 	if e := checkLeaderEpoch(rp.CurrentLeaderEpoch, current); e != nil {
 		return e
 	}
-	sp.LeaderEpoch, sp.EndOffset = endOffsetForEpoch(p.replica.LeaderEpochs(), current, p.replica.LogEndOffset(), rp.LeaderEpoch)
+	sp.LeaderEpoch, sp.EndOffset = endOffsetForEpoch(p.Replica.LeaderEpochs(), current, p.Replica.LogEndOffset(), rp.LeaderEpoch)
 	return nil
 }
 

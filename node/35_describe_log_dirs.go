@@ -70,20 +70,20 @@ func (n *Node) handleDescribeLogDirs(ctx context.Context, wreq *wire.Request) wi
 	}
 	byTopic := make(map[string]*kmsg.DescribeLogDirsResponseDirTopic)
 	for _, p := range n.localPartitions() {
-		if want != nil && !want[tp{p.topic, p.index}] {
+		if want != nil && !want[tp{p.Topic, p.Index}] {
 			continue
 		}
-		t := byTopic[p.topic]
+		t := byTopic[p.Topic]
 		if t == nil {
 			nt := kmsg.NewDescribeLogDirsResponseDirTopic()
-			nt.Topic = p.topic
+			nt.Topic = p.Topic
 			t = &nt
-			byTopic[p.topic] = t
+			byTopic[p.Topic] = t
 		}
 		sp := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
-		sp.Partition = p.index
-		sp.Size = p.replica.Size()
-		sp.OffsetLag = max(p.replica.HighWatermark()-p.replica.LogEndOffset(), 0)
+		sp.Partition = p.Index
+		sp.Size = p.Replica.Size()
+		sp.OffsetLag = max(p.Replica.HighWatermark()-p.Replica.LogEndOffset(), 0)
 		t.Partitions = append(t.Partitions, sp)
 	}
 	for _, t := range byTopic {

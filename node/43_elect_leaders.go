@@ -162,7 +162,7 @@ func (n *Node) electPreferred(spec TopicSpec, p int32) (*kerr.Error, string, boo
 		return kerr.PreferredLeaderNotAvailable, fmt.Sprintf("preferred replica %d is not alive", pref[0]), false
 	}
 	if h := n.hostedPartition(spec.Name, p, spec.ID); h != nil {
-		h.replica.TransferLeadership(pref[0])
+		h.Replica.TransferLeadership(pref[0])
 	}
 	return nil, "", true
 }

@@ -47,12 +47,10 @@ func (n *Node) handleDescribeProducers(ctx context.Context, wreq *wire.Request) 
 			if e != nil {
 				sp.ErrorCode = e.Code
 			} else {
-				p.appendMu.Lock()
-				sp.ActiveProducers = p.producers.Describe()
-				p.appendMu.Unlock()
-				if err := p.txns.Refresh(p.replica, p.dir); err == nil {
+				sp.ActiveProducers = p.DescribeProducers()
+				if err := p.Txns.Refresh(p.Replica, p.Dir); err == nil {
 					for i := range sp.ActiveProducers {
-						if first, ok := p.txns.OpenSince(sp.ActiveProducers[i].ProducerID); ok {
+						if first, ok := p.Txns.OpenSince(sp.ActiveProducers[i].ProducerID); ok {
 							sp.ActiveProducers[i].CurrentTxnStartOffset = first
 						}
 					}

@@ -119,7 +119,7 @@ func TestClusterConcurrentAutoCreateKeepsRecords(t *testing.T) {
 			t.Fatalf("node %d converged on %+v, want id %v", n.NodeID(), spec, ids[0])
 		}
 	}
-	if p := nodes[0].partition(topic, 0); p == nil || p.replica.LogEndOffset() != records {
+	if p := nodes[0].partition(topic, 0); p == nil || p.Replica.LogEndOffset() != records {
 		t.Fatalf("leader's partition after the merge: %v", p)
 	}
 	got := consumeAll(t, nodes[1], topic, records)
@@ -154,7 +154,7 @@ func TestClusterConcurrentOffsetsTopicIsOne(t *testing.T) {
 	joinAll(t, nodes)
 	for _, p := range nodes[0].localPartitions() {
 		if !before[p] {
-			t.Fatalf("partition %s-%d was reopened by the merge", p.topic, p.index)
+			t.Fatalf("partition %s-%d was reopened by the merge", p.Topic, p.Index)
 		}
 	}
 	if len(nodes[0].localPartitions()) != len(before) {
@@ -267,10 +267,10 @@ func TestClusterStalePartitionDirRemoved(t *testing.T) {
 		if lp == nil {
 			t.Fatalf("partition %d of the new topic not open on its leader", p)
 		}
-		if end := lp.replica.LogEndOffset(); end != 0 {
+		if end := lp.Replica.LogEndOffset(); end != 0 {
 			t.Errorf("partition %d of the new topic holds %d records of the deleted one", p, end)
 		}
-		raw, err := os.ReadFile(filepath.Join(lp.dir, partitionTopicIDFile))
+		raw, err := os.ReadFile(filepath.Join(lp.Dir, partitionTopicIDFile))
 		if err != nil || string(bytes.TrimSpace(raw)) != recreated.ID.String() {
 			t.Errorf("partition %d topic-id file %q (%v), want %v", p, raw, err, recreated.ID)
 		}

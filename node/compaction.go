@@ -58,8 +58,8 @@ func (n *Node) cleanLogs() int {
 	}
 	var cands []candidate
 	for _, p := range n.localPartitions() {
-		if p.replica.NeedsCleaning() {
-			ratio, _ := p.replica.DirtyRatio()
+		if p.Replica.NeedsCleaning() {
+			ratio, _ := p.Replica.DirtyRatio()
 			cands = append(cands, candidate{p, ratio})
 		}
 	}
@@ -78,12 +78,12 @@ func (n *Node) cleanLogs() int {
 
 // cleanLog cleans one partition's log up to its high watermark.
 func (n *Node) cleanLog(p *localPartition) bool {
-	log := n.log.WithFields(logrus.Fields{"topic": p.topic, "partition": p.index})
+	log := n.log.WithFields(logrus.Fields{"topic": p.Topic, "partition": p.Index})
 	start := time.Now()
 	// Up to the replica's high watermark (the commit point), so no follower
 	// is ever asked to keep what the leader cleaned away before it was
 	// committed.
-	st, err := p.replica.Clean(cleanerMapBytes)
+	st, err := p.Replica.Clean(cleanerMapBytes)
 	switch {
 	case errors.Is(err, partition.ErrCleanAborted) || errors.Is(err, partition.ErrClosed):
 		log.WithError(err).Debug("log cleaning abandoned")

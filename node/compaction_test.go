@@ -23,9 +23,9 @@ func smallSegments(t testing.TB, n *Node, topic string, p int32) *localPartition
 	if lp == nil {
 		t.Fatalf("%s-%d is not local", topic, p)
 	}
-	c := lp.replica.Config()
+	c := lp.Replica.Config()
 	c.SegmentBytes = 8 << 10
-	lp.replica.SetConfig(c)
+	lp.Replica.SetConfig(c)
 	return lp
 }
 
@@ -66,7 +66,7 @@ func TestConsumerOffsetsCompacted(t *testing.T) {
 		t.Fatalf("%s configs %v, want cleanup.policy=compact", group.TopicName, spec.Configs)
 	}
 	lp := smallSegments(t, n, group.TopicName, 0)
-	if !lp.replica.Config().Compact {
+	if !lp.Replica.Config().Compact {
 		t.Fatalf("%s-0 is not compacted", group.TopicName)
 	}
 	start := time.Now()
@@ -74,21 +74,21 @@ func TestConsumerOffsetsCompacted(t *testing.T) {
 		commit(i)
 	}
 	t.Logf("%d commits in %v", commits, time.Since(start))
-	if err := lp.replica.Flush(); err != nil {
+	if err := lp.Replica.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	before, segsBefore := lp.replica.Size(), lp.replica.SegmentCount()
-	startOff, endOff := lp.replica.LogStartOffset(), lp.replica.LogEndOffset()
+	before, segsBefore := lp.Replica.Size(), lp.Replica.SegmentCount()
+	startOff, endOff := lp.Replica.LogStartOffset(), lp.Replica.LogEndOffset()
 	if cleaned := n.cleanLogs(); cleaned < 1 {
 		t.Fatalf("the cleaner pass cleaned %d logs", cleaned)
 	}
-	after := lp.replica.Size()
-	t.Logf("%s-0: %d bytes in %d segments -> %d bytes in %d segments", group.TopicName, before, segsBefore, after, lp.replica.SegmentCount())
+	after := lp.Replica.Size()
+	t.Logf("%s-0: %d bytes in %d segments -> %d bytes in %d segments", group.TopicName, before, segsBefore, after, lp.Replica.SegmentCount())
 	if after*5 > before {
 		t.Fatalf("%s-0 shrank from %d to only %d bytes", group.TopicName, before, after)
 	}
-	if lp.replica.LogStartOffset() != startOff || lp.replica.LogEndOffset() != endOff {
-		t.Fatalf("offsets moved: [%d, %d) -> [%d, %d)", startOff, endOff, lp.replica.LogStartOffset(), lp.replica.LogEndOffset())
+	if lp.Replica.LogStartOffset() != startOff || lp.Replica.LogEndOffset() != endOff {
+		t.Fatalf("offsets moved: [%d, %d) -> [%d, %d)", startOff, endOff, lp.Replica.LogStartOffset(), lp.Replica.LogEndOffset())
 	}
 	stopNode(t, n)
 
@@ -143,9 +143,9 @@ func TestConsumerOffsetsCompacted(t *testing.T) {
 	for i := 0; i < commits/4; i++ {
 		commit(commits + i)
 	}
-	lp.replica.Flush()
+	lp.Replica.Flush()
 	retry.Run(t, 20*time.Second, func() error {
-		if ratio, dirty := lp.replica.DirtyRatio(); dirty > 0 && ratio >= lp.replica.Config().MinCleanableRatio {
+		if ratio, dirty := lp.Replica.DirtyRatio(); dirty > 0 && ratio >= lp.Replica.Config().MinCleanableRatio {
 			return fmt.Errorf("dirty ratio %.2f of %d bytes", ratio, dirty)
 		}
 		return nil
@@ -184,16 +184,16 @@ func TestCompactedTopicEveryCodec(t *testing.T) {
 				produced += len(rs)
 			}
 			lp := n.partition(topic, 0)
-			lp.replica.Flush()
-			before := lp.replica.Size()
-			st, err := lp.replica.Clean(cleanerMapBytes)
+			lp.Replica.Flush()
+			before := lp.Replica.Size()
+			st, err := lp.Replica.Clean(cleanerMapBytes)
 			if err != nil || st.SegmentsWritten == 0 {
 				t.Fatalf("clean: %+v, %v", st, err)
 			}
-			if lp.replica.Size() >= before {
-				t.Fatalf("size %d -> %d", before, lp.replica.Size())
+			if lp.Replica.Size() >= before {
+				t.Fatalf("size %d -> %d", before, lp.Replica.Size())
 			}
-			end := lp.replica.LogEndOffset()
+			end := lp.Replica.LogEndOffset()
 			cl := newClient(t, n, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 			ctx := testCtx(t)
 			last := map[string]string{}
@@ -220,7 +220,7 @@ func TestCompactedTopicEveryCodec(t *testing.T) {
 			if count >= produced {
 				t.Fatalf("consumed %d records of %d produced: nothing cleaned away", count, produced)
 			}
-			t.Logf("%s: %d bytes -> %d, %d of %d records left", name, before, lp.replica.Size(), count, produced)
+			t.Logf("%s: %d bytes -> %d, %d of %d records left", name, before, lp.Replica.Size(), count, produced)
 		})
 	}
 }

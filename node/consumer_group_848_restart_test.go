@@ -185,14 +185,14 @@ func TestKIP848GroupCompacted(t *testing.T) {
 	if k.MemberEpoch < int32(2*churn) {
 		t.Fatalf("keeper at epoch %d after %d joins and leaves", k.MemberEpoch, churn)
 	}
-	if err := lp.replica.Flush(); err != nil {
+	if err := lp.Replica.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	before := lp.replica.Size()
+	before := lp.Replica.Size()
 	if cleaned := n.cleanLogs(); cleaned < 1 {
 		t.Fatalf("the cleaner pass cleaned %d logs", cleaned)
 	}
-	after := lp.replica.Size()
+	after := lp.Replica.Size()
 	t.Logf("%s-0: %d bytes -> %d bytes", group.TopicName, before, after)
 	if after*3 > before {
 		t.Fatalf("%s-0 shrank from %d to only %d bytes", group.TopicName, before, after)

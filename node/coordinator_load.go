@@ -53,7 +53,7 @@ func (n *Node) ensureCoordinatorPartition(topic string, c partitionLoader, loads
 	default:
 		return kerr.CoordinatorNotAvailable.Code
 	}
-	epoch, ok := lp.replica.WritableEpoch()
+	epoch, ok := lp.Replica.WritableEpoch()
 	if !ok {
 		return kerr.CoordinatorLoadInProgress.Code
 	}

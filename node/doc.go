@@ -18,11 +18,18 @@
 //
 // The house (see DESIGN.md):
 //
-//	node/            handlers, wiring, the partitions this node hosts: their
-//	                 open, close and reconcile (partitions.go)
-//	node/hosted      what a hosted partition keeps beside its log: producer
-//	                 state (idempotent and transactional appends) and the
-//	                 transaction index (read_committed)
+//	node/            handlers, wiring, and what only the node knows of the
+//	                 partitions it hosts: how one opens (openPartition),
+//	                 what the catalog says of each (dropReason,
+//	                 stillVoting), wired into hosted.Set (partitions.go)
+//	node/hosted      the partitions this node hosts: the set of open ones
+//	                 with their reconcile, mend, close and shutdown
+//	                 checkpoint (hosted.Set), and each
+//	                 (hosted.Partition, localPartition here) with its
+//	                 replica and settings and what it keeps beside its log:
+//	                 producer state with the idempotent and transactional
+//	                 appends under its append lock, and the transaction
+//	                 index (read_committed)
 //	node/replica     a partition's replica: leadership, high watermark, acks, Raft
 //	  raftlog        the partition's segment log as the Raft log
 //	  transport      Raft messages between brokers
@@ -37,24 +44,28 @@
 // network call or a log scan, with the exceptions named below. The order,
 // outer first:
 //
-//	reconcileMu -> mu                 reconcile plans under both; partitions
-//	                                  open, close and go to quarantine after,
-//	                                  each claimed in reconciling
-//	localPartition.appendMu           the idempotence check and a batch's
+//	hosted.Set plan lock -> its mu    a reconcile plans under both (reading
+//	                                  the catalog, and stillVoting's state);
+//	                                  partitions open, close and go to
+//	                                  quarantine after, each claimed; see
+//	                                  node/hosted's doc
+//	hosted.Partition's append lock    the idempotence check and a batch's
 //	                                  place in the log's order (Enqueue); the
 //	                                  leader's round is waited for outside it;
-//	                                  held around every hosted.Producers call
+//	                                  taken only inside hosted.Partition's
+//	                                  methods, never by a handler
 //	hosted.TxnIndex scanMu -> mu      one request scans; mu only publishes
 //	hosted.TxnIndex flushMu -> mu     checkpoint writes run outside mu
-//	mendMu, the rest                  leaves
+//	the rest                          leaves
 //
 // Known exceptions, each waited on only by requests that need its result:
 // the lazy creation of the group and transaction coordinators (their
 // createMu, once per node), the reservation of a block of producer ids
 // (producerIDs.mu, one file write per 1,000 ids), the rebuild of a
 // partition's producer state when its replica starts leading in a new epoch
-// (under appendMu, a header scan of at most the last 100,000 offsets), a
-// single-copy partition's append (under appendMu, the log's own write and,
-// with flush policy every-append, its fsync: the log's lock serialises it
-// anyway), and mend's close of stopped replicas (under reconcileMu).
+// (under the append lock, a header scan of at most the last 100,000
+// offsets), a single-copy partition's append (under the append lock, the
+// log's own write and, with flush policy every-append, its fsync: the
+// log's lock serialises it anyway), and mend's close of stopped replicas
+// (under the set's plan lock, hosted.Set.Mend).
 package node

@@ -54,9 +54,9 @@ func TestDecommissionFigures(t *testing.T) {
 	var held int
 	var bytes int64
 	for _, p := range victim.localPartitions() {
-		if p.topic == topic {
+		if p.Topic == topic {
 			held++
-			bytes += p.replica.Size()
+			bytes += p.Replica.Size()
 		}
 	}
 	start := time.Now()

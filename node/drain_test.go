@@ -269,7 +269,7 @@ func TestDecommissionGraceDrainsAFailedBroker(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			conf, _ := l.partition("graced", p).replica.Conf()
+			conf, _ := l.partition("graced", p).Replica.Conf()
 			if len(conf.Voters) != 3 || slices.Contains(conf.Voters, victim.NodeID()) {
 				return fmt.Errorf("graced/%d voters %v", p, conf.Voters)
 			}

@@ -206,7 +206,7 @@ func (n *Node) confirmCoordinator(ctx context.Context, coord *group.Coordinator,
 	}
 	ctx, cancel := context.WithTimeout(ctx, confirmTimeout)
 	defer cancel()
-	if err := lp.replica.ConfirmLeader(ctx, ep.(int32)); err != nil {
+	if err := lp.Replica.ConfirmLeader(ctx, ep.(int32)); err != nil {
 		n.log.WithFields(logrus.Fields{"group": groupID, "partition": p, "epoch": ep}).Debug("coordinator not confirmed as leader")
 		return kerr.NotCoordinator.Code
 	}
@@ -285,15 +285,15 @@ func (l offsetsLog) Append(p int32, batch []byte) error {
 	// A commit is acknowledged only once it is on disk, whatever the
 	// broker's default flush policy: the append itself fsyncs, which is
 	// far cheaper than a Flush (that also rewrites the recovery point).
-	if c := lp.replica.Config(); c.Flush != partition.FlushEveryAppend {
+	if c := lp.Replica.Config(); c.Flush != partition.FlushEveryAppend {
 		c.Flush = partition.FlushEveryAppend
-		lp.replica.SetConfig(c)
+		lp.Replica.SetConfig(c)
 	}
 	// Bounded: a leader cut off from its group's majority never learns
 	// whether the commit happened (replica.ErrOutcomeUnknown).
 	ctx, cancel := context.WithTimeout(context.Background(), offsetsCommitTimeout)
 	defer cancel()
-	_, err := lp.replica.Produce(ctx, batch, replica.AcksAll)
+	_, err := lp.Replica.Produce(ctx, batch, replica.AcksAll)
 	if errors.Is(err, replica.ErrNotLeader) {
 		return kerr.NotLeaderForPartition
 	}
@@ -309,9 +309,9 @@ func (l offsetsLog) Replay(p int32, fn func([]byte) error) error {
 		return e
 	}
 	const chunk = 1 << 20
-	off, end := lp.replica.LogStartOffset(), lp.replica.HighWatermark()
+	off, end := lp.Replica.LogStartOffset(), lp.Replica.HighWatermark()
 	for off < end {
-		s, err := lp.replica.Read(off, chunk)
+		s, err := lp.Replica.Read(off, chunk)
 		if err != nil {
 			return fmt.Errorf("read %s-%d at %d: %w", l.topic, p, off, err)
 		}

@@ -77,13 +77,13 @@ func TestProduceToConsumerOffsetsRefused(t *testing.T) {
 	if lp == nil {
 		t.Fatal("the group's offsets partition is not open")
 	}
-	before := lp.replica.LogEndOffset()
-	err := cl.ProduceSync(testCtx(t), &kgo.Record{Topic: group.TopicName, Partition: lp.index, Value: []byte("forged commit")}).FirstErr()
+	before := lp.Replica.LogEndOffset()
+	err := cl.ProduceSync(testCtx(t), &kgo.Record{Topic: group.TopicName, Partition: lp.Index, Value: []byte("forged commit")}).FirstErr()
 	if !errors.Is(err, kerr.InvalidTopicException) {
 		t.Fatalf("produce to %s: %v, want INVALID_TOPIC_EXCEPTION", group.TopicName, err)
 	}
-	if after := lp.replica.LogEndOffset(); after != before {
-		t.Fatalf("%s-%d grew from %d to %d", group.TopicName, lp.index, before, after)
+	if after := lp.Replica.LogEndOffset(); after != before {
+		t.Fatalf("%s-%d grew from %d to %d", group.TopicName, lp.Index, before, after)
 	}
 	// The group's commit is intact.
 	offs, err := kadm.NewClient(cl).FetchOffsets(testCtx(t), "keeper")

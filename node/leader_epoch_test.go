@@ -85,10 +85,10 @@ func TestOffsetCommitsThroughReplica(t *testing.T) {
 	commitOne(t, kadm.NewClient(newClient(t, n)))
 	found := 0
 	for _, p := range n.localPartitions() {
-		if p.topic != group.TopicName || p.replica.HighWatermark() == 0 {
+		if p.Topic != group.TopicName || p.Replica.HighWatermark() == 0 {
 			continue
 		}
-		s, err := p.replica.Read(0, 1<<20)
+		s, err := p.Replica.Read(0, 1<<20)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,8 +102,8 @@ func TestOffsetCommitsThroughReplica(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if h.PartitionLeaderEpoch != p.replica.LeaderEpoch() || h.PartitionLeaderEpoch < 0 {
-					t.Fatalf("%s-%d batch at %d: leader epoch %d, replica's %d", p.topic, p.index, h.BaseOffset, h.PartitionLeaderEpoch, p.replica.LeaderEpoch())
+				if h.PartitionLeaderEpoch != p.Replica.LeaderEpoch() || h.PartitionLeaderEpoch < 0 {
+					t.Fatalf("%s-%d batch at %d: leader epoch %d, replica's %d", p.Topic, p.Index, h.BaseOffset, h.PartitionLeaderEpoch, p.Replica.LeaderEpoch())
 				}
 				found++
 				pos += h.Size()

@@ -131,7 +131,7 @@ func (n *Node) publishLeadership() {
 	var claims []leadership.Claim
 	var led []*localPartition
 	for _, p := range n.localPartitions() {
-		st := p.replica.State()
+		st := p.Replica.State()
 		if st.Leader != n.cfg.NodeID || st.LeaderEpoch < 0 {
 			continue
 		}
@@ -139,11 +139,11 @@ func (n *Node) publishLeadership() {
 		// the group still counts it (stillVoting); the ISR leaves out a
 		// voter that lags.
 		var voters []int32
-		if p.replica.Replicated() {
-			voters = p.replica.Replicas()
+		if p.Replica.Replicated() {
+			voters = p.Replica.Replicas()
 			led = append(led, p)
 		}
-		claims = append(claims, leadership.Claim{Topic: p.topicID, Partition: p.index, Leader: st.Leader,
+		claims = append(claims, leadership.Claim{Topic: p.TopicID, Partition: p.Index, Leader: st.Leader,
 			Epoch: st.LeaderEpoch, ISR: st.ISR, Offline: st.Offline, Voters: voters})
 	}
 	if n.leaders.local.Set(claims) {
@@ -167,7 +167,7 @@ func (n *Node) publishLeadership() {
 // (leaderPartition).
 func (n *Node) partitionLeadership(spec TopicSpec, index int32, alive func(int32) bool) replica.State {
 	if p := n.hostedPartition(spec.Name, index, spec.ID); p != nil {
-		st := p.replica.State()
+		st := p.Replica.State()
 		if st.Leader == n.cfg.NodeID {
 			return st
 		}

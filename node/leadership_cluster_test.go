@@ -41,7 +41,7 @@ func TestLeadershipReachesEveryNode(t *testing.T) {
 	nodes[2] = startNode(t, cfg)
 	waitMembers(t, nodes, 3)
 	const want = int32(1)
-	if ep := nodes[2].partition("on-three", 0).replica.LeaderEpoch(); ep != want {
+	if ep := nodes[2].partition("on-three", 0).Replica.LeaderEpoch(); ep != want {
 		t.Fatalf("leader epoch after restart %d, want %d", ep, want)
 	}
 

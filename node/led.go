@@ -42,7 +42,7 @@ func (n *Node) markLed(leading []*localPartition) {
 	}
 	byTopic := map[string][]*localPartition{}
 	for _, p := range leading {
-		byTopic[p.topic] = append(byTopic[p.topic], p)
+		byTopic[p.Topic] = append(byTopic[p.Topic], p)
 	}
 	var marks []membership.LedMark
 	for name, ps := range byTopic {
@@ -53,8 +53,8 @@ func (n *Node) markLed(leading []*localPartition) {
 		have := membership.TopicEntry{Led: led}
 		m := membership.LedMark{Name: name, ID: id}
 		for _, p := range ps {
-			if TopicID(id) == p.topicID && !have.HasLed(p.index) {
-				m.Partitions = append(m.Partitions, p.index)
+			if TopicID(id) == p.TopicID && !have.HasLed(p.Index) {
+				m.Partitions = append(m.Partitions, p.Index)
 			}
 		}
 		if len(m.Partitions) == 0 {

@@ -64,7 +64,7 @@ func TestWipedReplicaRejoinsWithoutAVote(t *testing.T) {
 		if p == nil {
 			return errors.New("replica not open on the wiped node")
 		}
-		if c, _ := p.replica.Conf(); len(c.Voters) > 0 {
+		if c, _ := p.Replica.Conf(); len(c.Voters) > 0 {
 			t.Fatalf("the wiped replica started the group as a voter: %+v", c)
 		}
 		return nil
@@ -86,7 +86,7 @@ func TestWipedReplicaRejoinsWithoutAVote(t *testing.T) {
 	})
 	checkReadBack(t, all, topic, keys, offs)
 	retry.Run(t, 30*time.Second, func() error {
-		c, _ := a.partition(topic, 0).replica.Conf()
+		c, _ := a.partition(topic, 0).Replica.Conf()
 		return retry.Check(len(c.Voters) == 3, "the wiped replica's configuration %+v", c)
 	})
 }

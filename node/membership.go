@@ -11,6 +11,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/hosted"
 	"github.com/spool-log/spool/node/topics"
 )
 
@@ -227,7 +228,7 @@ func (n *Node) membershipLoop(ctx context.Context, events <-chan membership.Memb
 func (n *Node) partitionsLed() int {
 	led := 0
 	for _, p := range n.localPartitions() {
-		if p.replica.IsLeader() {
+		if p.Replica.IsLeader() {
 			led++
 		}
 	}
@@ -256,11 +257,11 @@ func (n *Node) readiness() error {
 	if err := n.adm.State(); err != nil {
 		return err
 	}
-	if c := n.stoppedReplicas(); c > 0 {
-		return fmt.Errorf("%d replicas stopped on a write error (a full disk?); each is reopened from disk every %v until it stays up", c, mendInterval)
+	if c := n.parts.Stopped(); c > 0 {
+		return fmt.Errorf("%d replicas stopped on a write error (a full disk?); each is reopened from disk every %v until it stays up", c, hosted.MendInterval)
 	}
-	if n.partitionsMissing.Load() {
-		return errors.New("a partition of this node failed to open again after a write error; retried every " + mendInterval.String())
+	if n.parts.Missing() {
+		return errors.New("a partition of this node failed to open again after a write error; retried every " + hosted.MendInterval.String())
 	}
 	return n.replicationReadiness() // replication_readiness.go
 }

@@ -23,13 +23,13 @@ func (n *Node) flushMetrics() {
 	n.flushQuotaMetrics()     // quota_enforce.go
 	n.checkEvenFactors()      // replication_factor.go
 	for _, p := range n.localPartitions() {
-		bytes, records := p.producedBytes.Load(), p.producedRecords.Load()
-		db, dr := bytes-p.flushedBytes, records-p.flushedRecords
+		bytes, records := p.ProducedBytes.Load(), p.ProducedRecords.Load()
+		db, dr := bytes-p.FlushedBytes, records-p.FlushedRecords
 		if db == 0 && dr == 0 {
 			continue
 		}
-		p.flushedBytes, p.flushedRecords = bytes, records
-		labels := []metrics.Label{{Name: "topic", Value: p.topic}}
+		p.FlushedBytes, p.FlushedRecords = bytes, records
+		labels := []metrics.Label{{Name: "topic", Value: p.Topic}}
 		n.metrics.IncrCounterWithLabels([]string{"produce", "bytes"}, float32(db), labels)
 		n.metrics.IncrCounterWithLabels([]string{"produce", "records"}, float32(dr), labels)
 	}

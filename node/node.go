@@ -19,6 +19,7 @@ import (
 	"github.com/spool-log/spool/node/admin"
 	"github.com/spool-log/spool/node/admission"
 	"github.com/spool-log/spool/node/datadir"
+	"github.com/spool-log/spool/node/hosted"
 	"github.com/spool-log/spool/node/peers"
 	"github.com/spool-log/spool/node/quota"
 	"github.com/spool-log/spool/node/replica"
@@ -58,29 +59,20 @@ type Node struct {
 	raft    *replica.Driver
 	raftNet *transport.Transport
 
-	mu    sync.RWMutex
-	parts map[tp]*localPartition
-	// reconcileMu is held while reconcile plans, never while partitions
-	// open or close; reconciling (under mu) are the partitions a
-	// reconcile is opening or dropping, each closed when done.
-	reconcileMu sync.Mutex
-	reconciling map[tp]chan struct{}
+	// parts is the partitions open here, with their reconcile
+	// (node/hosted's Set; its locks).
+	parts *hosted.Set[TopicSpec]
 	// notVoting: when reconcile first saw each replica the catalog no
 	// longer names with no sign of the group's counting it (reassign.go's
-	// stillVoting); guarded by reconcileMu.
+	// stillVoting); guarded by the set's plan lock (stillVoting is called
+	// from its Verdict).
 	notVoting map[tp]time.Time
 	// quotas enforces the client byte-rate quotas (quota_enforce.go).
 	quotas *quota.Manager
 	// copyThrottle bounds the snapshot copies this node serves (nil: none).
 	copyThrottle *copyThrottle
-	// mend.go: when each stopped replica was first seen stopped, and
-	// whether a reopen left a partition closed.
-	mendMu            sync.Mutex
-	stoppedSince      map[*localPartition]time.Time
-	partitionsMissing atomic.Bool
-	mending           atomic.Int64 // replicas closed to be reopened, not yet open
-	groupCoord        groupNode    // consumer groups, created on the first group request (groups.go)
-	txnCoord          txnNode      // transactions, created on the first transactional request (txns.go)
+	groupCoord   groupNode // consumer groups, created on the first group request (groups.go)
+	txnCoord     txnNode   // transactions, created on the first transactional request (txns.go)
 
 	server    *wire.Server
 	kafkaLn   net.Listener // the main listener's, listeners[0]
@@ -137,8 +129,9 @@ type Node struct {
 	// a stop on a node with thousands of them), for its benchmark.
 	closeTook time.Duration
 	// shutdownPoints are what the last stop left in the shutdown
-	// checkpoint (shutdown_checkpoint.go), for the partitions to open.
-	shutdownPoints *shutdownPoints
+	// checkpoint (node/hosted/shutdown_checkpoint.go), for the partitions
+	// to open.
+	shutdownPoints *hosted.ShutdownPoints
 	// loops owns every background goroutine (background.go); closing is
 	// its lifetime, closed when Shutdown begins, which also ends long polls.
 	loops   *background
@@ -185,18 +178,16 @@ func New(cfg Config) (_ *Node, err error) {
 		lock:         lock,
 		files:        partition.NewFileCache(cfg.MaxOpenFiles),
 		quarantine:   datadir.NewQuarantine(cfg.DataDir, log),
-		parts:        make(map[tp]*localPartition),
-		reconciling:  make(map[tp]chan struct{}),
-		stoppedSince: map[*localPartition]time.Time{},
 		loops:        newBackground(),
 		adm:          admission.New(log),
 		leaders:      newLeaders(cfg.NodeID),
 	}
 	n.closing = n.loops.ctx.Done()
 	n.quotas = quota.New(cfg.Quota, quotaSource{n})
+	n.parts = n.newPartitionSet()
 	// Before any partition opens: the file vouches only for logs unchanged
 	// since it was written.
-	n.shutdownPoints = takeShutdownCheckpoint(cfg.DataDir, log)
+	n.shutdownPoints = hosted.TakeShutdownCheckpoint(cfg.DataDir, log)
 
 	if err := n.loadSecurity(); err != nil {
 		return nil, err
@@ -338,8 +329,8 @@ func (n *Node) startLoops() {
 	n.startReplicationMetrics() // replication_metrics.go
 	n.loops.Every(n.cfg.RetentionCheckInterval, n.enforceRetention)
 	n.loops.Every(txnCheckpointInterval, n.flushTxnIndexes)
-	n.startCleaner()                           // compaction.go: the log cleaner runs beside retention
-	n.loops.Every(mendInterval, n.mendStopped) // mend.go: replicas stopped by a full disk
+	n.startCleaner()                                  // compaction.go: the log cleaner runs beside retention
+	n.loops.Every(hosted.MendInterval, n.mendStopped) // replicas stopped by a full disk (node/hosted's mend.go)
 	n.loops.Go(n.scrub.Run)
 	n.loops.Every(txnLoadInterval, n.loadLedTxnPartitions) // txns.go: a new coordinator finishes what it inherits
 	n.loops.Go(func(ctx context.Context) { n.quarantine.Reclaim(ctx, n.cfg.QuarantineRetention) })
@@ -459,16 +450,14 @@ func (n *Node) stopParts() error {
 func (n *Node) enforceRetention() {
 	cutoff := time.Now().Add(-n.cfg.ProducerIDExpiry)
 	for _, p := range n.localPartitions() {
-		deleted, err := p.replica.EnforceRetention()
+		deleted, err := p.Replica.EnforceRetention()
 		if err != nil && !errors.Is(err, partition.ErrClosed) {
-			n.log.WithError(err).WithField("topic", p.topic).WithField("partition", p.index).Warn("retention")
+			n.log.WithError(err).WithField("topic", p.Topic).WithField("partition", p.Index).Warn("retention")
 		}
 		if deleted > 0 {
-			n.log.WithField("topic", p.topic).WithField("partition", p.index).WithField("segments", deleted).Info("retention deleted segments")
+			n.log.WithField("topic", p.Topic).WithField("partition", p.Index).WithField("segments", deleted).Info("retention deleted segments")
 		}
-		p.appendMu.Lock()
-		p.producers.Expire(cutoff)
-		p.appendMu.Unlock()
+		p.ExpireProducers(cutoff)
 	}
 	n.metrics.SetGauge([]string{"partitions"}, float32(len(n.localPartitions())))
 }
@@ -496,7 +485,7 @@ func (n *Node) scrubTargets() []scrub.Target {
 	parts := n.localPartitions()
 	out := make([]scrub.Target, len(parts))
 	for i, p := range parts {
-		out[i] = scrub.Target{Topic: p.topic, Partition: p.index, Log: p.replica}
+		out[i] = scrub.Target{Topic: p.Topic, Partition: p.Index, Log: p.Replica}
 	}
 	return out
 }

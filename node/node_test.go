@@ -19,6 +19,7 @@ import (
 
 	"github.com/spool-log/spool/internal/recordbatch"
 	"github.com/spool-log/spool/internal/retry"
+	"github.com/spool-log/spool/node/hosted"
 )
 
 func TestProduceFetchRoundTripEveryCodec(t *testing.T) {
@@ -141,7 +142,7 @@ func TestLongPollWakesOnNewData(t *testing.T) {
 
 	p := n.partition("poll", 0)
 	retry.Run(t, 10*time.Second, func() error {
-		if p.replica.Waiting() == 0 {
+		if p.Replica.Waiting() == 0 {
 			return errors.New("fetch not waiting yet")
 		}
 		return nil
@@ -166,8 +167,8 @@ func TestLongPollWakesOnNewData(t *testing.T) {
 		t.Fatalf("fetch answer: error %d, hwm %d, %d bytes of records", part.ErrorCode, part.HighWatermark, len(part.RecordBatches))
 	}
 	retry.Run(t, 5*time.Second, func() error {
-		if p.replica.Waiting() != 0 {
-			return fmt.Errorf("%d waiters left registered", p.replica.Waiting())
+		if p.Replica.Waiting() != 0 {
+			return fmt.Errorf("%d waiters left registered", p.Replica.Waiting())
 		}
 		return nil
 	})
@@ -268,7 +269,7 @@ func TestCreateDeleteTopicsWithConfigs(t *testing.T) {
 	}
 	spec1, _ := n.catalog.Topic("configured")
 	for i := 0; i < 4; i++ {
-		if _, err := os.Stat(partitionDir(n.cfg.DataDir, "configured", int32(i))); err != nil {
+		if _, err := os.Stat(hosted.PartitionDir(n.cfg.DataDir, "configured", int32(i))); err != nil {
 			t.Fatalf("partition %d directory: %v", i, err)
 		}
 	}
@@ -329,7 +330,7 @@ func TestCreateDeleteTopicsWithConfigs(t *testing.T) {
 	if _, err := adm.DeleteTopic(ctx, "configured"); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
-	if _, err := os.Stat(partitionDir(n.cfg.DataDir, "configured", 0)); !os.IsNotExist(err) {
+	if _, err := os.Stat(hosted.PartitionDir(n.cfg.DataDir, "configured", 0)); !os.IsNotExist(err) {
 		t.Fatalf("partition directory after delete: %v", err)
 	}
 	if r, _ := adm.DeleteTopic(ctx, "configured"); !errors.Is(r.Err, kerr.UnknownTopicOrPartition) {
@@ -477,7 +478,7 @@ func TestIdempotentRetryDedup(t *testing.T) {
 	if p := produceRaw(t, cl, "idem", rawBatch(pid, 0, 10, now, "gap")); p.ErrorCode != kerr.OutOfOrderSequenceNumber.Code {
 		t.Fatalf("batch after a sequence gap: error %d, want OUT_OF_ORDER_SEQUENCE_NUMBER", p.ErrorCode)
 	}
-	if end := n.partition("idem", 0).replica.LogEndOffset(); end != 5 {
+	if end := n.partition("idem", 0).Replica.LogEndOffset(); end != 5 {
 		t.Fatalf("log end %d after a duplicate, want 5", end)
 	}
 	stopNode(t, n)
@@ -489,7 +490,7 @@ func TestIdempotentRetryDedup(t *testing.T) {
 	if p := produceRaw(t, cl2, "idem", append([]byte(nil), second...)); p.ErrorCode != 0 || p.BaseOffset != 3 {
 		t.Fatalf("retry after restart: error %d, offset %d; want the original offset 3", p.ErrorCode, p.BaseOffset)
 	}
-	if end := n2.partition("idem", 0).replica.LogEndOffset(); end != 5 {
+	if end := n2.partition("idem", 0).Replica.LogEndOffset(); end != 5 {
 		t.Fatalf("log end %d after a retry across restart, want 5", end)
 	}
 	if pid2 := initPID(cl2); pid2 == pid {
@@ -611,7 +612,7 @@ func TestShutdownEndsLongPoll(t *testing.T) {
 	go cons.PollFetches(context.Background())
 	p := n.partition("idle", 0)
 	retry.Run(t, 10*time.Second, func() error {
-		if p.replica.Waiting() == 0 {
+		if p.Replica.Waiting() == 0 {
 			return errors.New("no fetch waiting")
 		}
 		return nil
@@ -643,7 +644,7 @@ func TestListOffsetsByTimeInsideCompressedBatches(t *testing.T) {
 		if err := prod.ProduceSync(testCtx(t), rs...).FirstErr(); err != nil {
 			t.Fatal(err)
 		}
-		if segs := n.partition(topic, 0).replica.LogEndOffset(); segs != 50 {
+		if segs := n.partition(topic, 0).Replica.LogEndOffset(); segs != 50 {
 			t.Fatalf("%s: end offset %d", name, segs)
 		}
 		for _, i := range []int{0, 1, 17, 49} {
@@ -685,7 +686,7 @@ func TestProduceOldVersionsRefused(t *testing.T) {
 			t.Errorf("produce v%d (sent as v%d): error %d, want UNSUPPORTED_FOR_MESSAGE_FORMAT", v, resp.Version, code)
 		}
 	}
-	if end := n.partition("old", 0).replica.LogEndOffset(); end != 0 {
+	if end := n.partition("old", 0).Replica.LogEndOffset(); end != 0 {
 		t.Fatalf("old-format produce wrote %d records", end)
 	}
 }
@@ -729,7 +730,7 @@ func TestProduceRejectsBadBatches(t *testing.T) {
 			t.Errorf("%s: error %d, want %s", c.name, p.ErrorCode, c.want.Message)
 		}
 	}
-	if end := n.partition("strict", 0).replica.LogEndOffset(); end != 0 {
+	if end := n.partition("strict", 0).Replica.LogEndOffset(); end != 0 {
 		t.Fatalf("refused batches wrote %d records", end)
 	}
 	// The node still serves.

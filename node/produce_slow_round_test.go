@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/spool-log/spool/node/hosted"
 	"github.com/spool-log/spool/node/replica/raftlog"
 )
 
@@ -41,7 +42,7 @@ func TestIdempotentProduceDoesNotHoldTheAppendLockThroughTheRound(t *testing.T) 
 		}
 	}
 
-	dir := partitionDir(leader.cfg.DataDir, topic, 0)
+	dir := hosted.PartitionDir(leader.cfg.DataDir, topic, 0)
 	release := make(chan struct{})
 	var once sync.Once
 	stalled := make(chan struct{})
@@ -87,9 +88,7 @@ func TestIdempotentProduceDoesNotHoldTheAppendLockThroughTheRound(t *testing.T) 
 	lp := leader.partition(topic, 0)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		lp.appendMu.Lock()
-		n := lp.producers.PendingBatches()
-		lp.appendMu.Unlock()
+		n := lp.PendingBatches()
 		if n == 2 {
 			break
 		}

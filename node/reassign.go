@@ -49,10 +49,10 @@ func (n *Node) reassign(ctx context.Context) {
 	for _, e := range n.agent.MovingTopics() {
 		for _, m := range e.Moves {
 			p := n.hostedPartition(e.Name, m.Partition, TopicID(e.ID))
-			if p == nil || !p.replica.Replicated() {
+			if p == nil || !p.Replica.Replicated() {
 				continue
 			}
-			if _, ok := p.replica.WritableEpoch(); !ok {
+			if _, ok := p.Replica.WritableEpoch(); !ok {
 				continue
 			}
 			if n.moveHeld(p) { // rebalance_pause.go
@@ -75,12 +75,12 @@ func (n *Node) reassign(ctx context.Context) {
 
 // moveStep makes the next step of p's move to target (see the top).
 func (n *Node) moveStep(ctx context.Context, p *localPartition, target []int32) error {
-	r, self := p.replica, n.cfg.NodeID
+	r, self := p.Replica, n.cfg.NodeID
 	conf, ok := r.Conf()
 	if !ok {
 		return nil
 	}
-	fields := logrus.Fields{"topic": p.topic, "partition": p.index, "target": target}
+	fields := logrus.Fields{"topic": p.Topic, "partition": p.Index, "target": target}
 	if conf.Joint() {
 		if containsID(conf.Voters, self) {
 			n.log.WithFields(fields).Info("reassignment: leaving the joint configuration")
@@ -143,10 +143,10 @@ func (n *Node) moveStep(ctx context.Context, p *localPartition, target []int32) 
 	}
 	// The voters are the target: the move ends.
 	var from []int32
-	if spec, ok := n.catalog.Topic(p.topic); ok && p.index < spec.Partitions {
-		from = spec.Replicas[p.index]
+	if spec, ok := n.catalog.Topic(p.Topic); ok && p.Index < spec.Partitions {
+		from = spec.Replicas[p.Index]
 	}
-	if _, err := n.catalog.Alter(p.topic, membership.EndMove(p.index, target)); err != nil {
+	if _, err := n.catalog.Alter(p.Topic, membership.EndMove(p.Index, target)); err != nil {
 		return err
 	}
 	n.countMoveEnded(p, from, target) // rebalance_metrics.go
@@ -157,11 +157,11 @@ func (n *Node) moveStep(ctx context.Context, p *localPartition, target []int32) 
 // handOff asks the leader to hand leadership to the first of candidates
 // that is a voter holding every committed entry.
 func (n *Node) handOff(p *localPartition, candidates []int32) {
-	conf, _ := p.replica.Conf()
+	conf, _ := p.Replica.Conf()
 	for _, b := range candidates {
-		if b != n.cfg.NodeID && slices.Contains(conf.Voters, b) && p.replica.CaughtUp(b) {
-			n.log.WithFields(logrus.Fields{"topic": p.topic, "partition": p.index, "to": b}).Info("reassignment: handing leadership off a leaving replica")
-			p.replica.TransferLeadership(b)
+		if b != n.cfg.NodeID && slices.Contains(conf.Voters, b) && p.Replica.CaughtUp(b) {
+			n.log.WithFields(logrus.Fields{"topic": p.Topic, "partition": p.Index, "to": b}).Info("reassignment: handing leadership off a leaving replica")
+			p.Replica.TransferLeadership(b)
 			return
 		}
 	}
@@ -204,52 +204,52 @@ func (n *Node) heal(ctx context.Context, suspect map[tp]int) {
 	specs := map[string]TopicSpec{}
 	seen := map[tp]bool{}
 	for _, p := range n.localPartitions() {
-		if !p.replica.Replicated() {
+		if !p.Replica.Replicated() {
 			continue
 		}
-		if _, ok := p.replica.WritableEpoch(); !ok {
+		if _, ok := p.Replica.WritableEpoch(); !ok {
 			continue
 		}
-		spec, ok := specs[p.topic]
+		spec, ok := specs[p.Topic]
 		if !ok {
-			if spec, ok = n.catalog.Topic(p.topic); !ok {
+			if spec, ok = n.catalog.Topic(p.Topic); !ok {
 				continue
 			}
-			specs[p.topic] = spec
+			specs[p.Topic] = spec
 		}
-		if spec.ID != p.topicID || p.index >= spec.Partitions {
+		if spec.ID != p.TopicID || p.Index >= spec.Partitions {
 			continue
 		}
-		if _, moving := spec.Moves[p.index]; moving {
+		if _, moving := spec.Moves[p.Index]; moving {
 			continue
 		}
-		conf, _ := p.replica.Conf()
-		cur := spec.Replicas[p.index]
+		conf, _ := p.Replica.Conf()
+		cur := spec.Replicas[p.Index]
 		if !conf.Joint() && len(conf.Learners) == 0 && sameSet(conf.Voters, cur) {
 			continue
 		}
-		key := tp{p.topic, p.index}
+		key := tp{p.Topic, p.Index}
 		seen[key] = true
 		if suspect[key]++; suspect[key] < 2 {
 			continue
 		}
-		fields := logrus.Fields{"topic": p.topic, "partition": p.index, "replicas": cur, "voters": conf.Voters, "learners": conf.Learners}
+		fields := logrus.Fields{"topic": p.Topic, "partition": p.Index, "replicas": cur, "voters": conf.Voters, "learners": conf.Learners}
 		sctx, cancel := context.WithTimeout(ctx, reassignStepTimeout)
 		var err error
 		switch {
 		case conf.Joint() && containsID(conf.Voters, n.cfg.NodeID):
 			n.log.WithFields(fields).Warn("reassignment heal: leaving a joint configuration no move names")
-			err = p.replica.LeaveJoint(sctx)
+			err = p.Replica.LeaveJoint(sctx)
 		case conf.Joint():
 			n.handOff(p, conf.Voters)
 		case len(conf.Learners) > 0:
 			n.log.WithFields(fields).Warn("reassignment heal: removing a learner no move names")
-			err = p.replica.ChangeConf(sctx, replica.ConfChange{Kind: replica.RemoveMember, Broker: conf.Learners[0]})
+			err = p.Replica.ChangeConf(sctx, replica.ConfChange{Kind: replica.RemoveMember, Broker: conf.Learners[0]})
 		default:
 			voters := slices.Clone(conf.Voters)
 			slices.SortStableFunc(voters, func(a, b int32) int { return rank(cur, a) - rank(cur, b) })
 			n.log.WithFields(fields).Warn("reassignment heal: the catalog lost a move; recording the group's voters as the replica list")
-			_, err = n.catalog.Alter(p.topic, membership.AdoptReplicas(p.index, voters))
+			_, err = n.catalog.Alter(p.Topic, membership.AdoptReplicas(p.Index, voters))
 		}
 		cancel()
 		if err != nil {
@@ -283,15 +283,15 @@ func rank(list []int32, b int32) int {
 // the change, then pulled by the peers), so a voter just promoted may be
 // missing from it: a replica whose own configuration still names it a voter is
 // kept until the claim has left it out for notVotingGrace. Called by
-// reconcile, under reconcileMu.
+// reconcile (partitionVerdict), under the partition set's plan lock.
 func (n *Node) stillVoting(p *localPartition) bool {
-	key := tp{p.topic, p.index}
-	if !p.replica.Replicated() {
+	key := tp{p.Topic, p.Index}
+	if !p.Replica.Replicated() {
 		return false
 	}
-	counted := p.replica.IsLeader()
+	counted := p.Replica.IsLeader()
 	if !counted {
-		if c, ok := n.leaders.table.Lookup(p.topicID, p.index); ok && c.Leader != n.cfg.NodeID && n.agent.IsAlive(c.Leader) {
+		if c, ok := n.leaders.table.Lookup(p.TopicID, p.Index); ok && c.Leader != n.cfg.NodeID && n.agent.IsAlive(c.Leader) {
 			// The leader's voters; the ISR only from a peer that
 			// publishes none (an earlier version), though it leaves out
 			// a voter that lags.
@@ -308,7 +308,7 @@ func (n *Node) stillVoting(p *localPartition) bool {
 		delete(n.notVoting, key)
 		return true
 	}
-	conf, _ := p.replica.Conf()
+	conf, _ := p.Replica.Conf()
 	if !containsID(conf.Voters, n.cfg.NodeID) && !containsID(conf.VotersOutgoing, n.cfg.NodeID) {
 		delete(n.notVoting, key)
 		return false

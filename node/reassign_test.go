@@ -233,8 +233,8 @@ func TestReassignmentMovesAPartitionUnderLoad(t *testing.T) {
 		t.Fatalf("leader %d is not in the target %v", lead.NodeID(), target)
 	}
 	retry.Run(t, 20*time.Second, func() error {
-		hw := lead.partition(topic, 0).replica.HighWatermark()
-		got := byID[add].partition(topic, 0).replica.HighWatermark()
+		hw := lead.partition(topic, 0).Replica.HighWatermark()
+		got := byID[add].partition(topic, 0).Replica.HighWatermark()
 		return retry.Check(got == hw, "new replica %d at %d, leader at %d", add, got, hw)
 	})
 	m := metadataOf(t, nodes[0], topic)
@@ -329,7 +329,7 @@ func TestReassignmentJointMoveAndCancel(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			conf, _ := l.partition(topic, 0).replica.Conf()
+			conf, _ := l.partition(topic, 0).Replica.Conf()
 			if slices.Compare(conf.Voters, sorted(want)) != 0 || conf.Joint() || len(conf.Learners) > 0 {
 				return fmt.Errorf("leader %d: configuration %+v", l.NodeID(), conf)
 			}
@@ -351,7 +351,7 @@ func TestReassignmentJointMoveAndCancel(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		conf, _ := l.partition(topic, 0).replica.Conf()
+		conf, _ := l.partition(topic, 0).Replica.Conf()
 		return retry.Check(slices.Contains(conf.Learners, cur[0]) || slices.Contains(conf.Voters, cur[0]), "node %d is not in the group yet: %+v", cur[0], conf)
 	})
 	move(nil)
@@ -397,7 +397,7 @@ func TestReassignmentHealsALostMove(t *testing.T) {
 		if err != nil {
 			return replica.Conf{}, err
 		}
-		c, _ := l.partition(topic, 0).replica.Conf()
+		c, _ := l.partition(topic, 0).Replica.Conf()
 		return c, nil
 	}
 	lose := func(change func(*membership.TopicEntry) error) {

@@ -91,7 +91,7 @@ func TestReassignKeepsALaggingVoter(t *testing.T) {
 	if err := outOfISR(); err != nil {
 		t.Fatalf("the voter came back into the ISR: the test proved nothing: %v", err)
 	}
-	conf, _ := lead.partition(topic, 0).replica.Conf()
+	conf, _ := lead.partition(topic, 0).Replica.Conf()
 	if !containsID(conf.Voters, lag.NodeID()) {
 		t.Fatalf("leader's configuration %+v no longer names %d", conf, lag.NodeID())
 	}
@@ -208,7 +208,7 @@ func TestReassignEmptyReplicaDuringAMove(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		c, _ := l.partition(topic, 0).replica.Conf()
+		c, _ := l.partition(topic, 0).Replica.Conf()
 		return retry.Check(slices.Contains(c.Learners, add.NodeID()), "configuration %+v", c)
 	})
 
@@ -223,7 +223,7 @@ func TestReassignEmptyReplicaDuringAMove(t *testing.T) {
 		if p == nil {
 			return errors.New("not open")
 		}
-		c, _ := p.replica.Conf()
+		c, _ := p.Replica.Conf()
 		if sameSet(c.Voters, target) {
 			t.Fatalf("node %d started the group from the move's target: %+v", wiped.NodeID(), c)
 		}

@@ -75,7 +75,7 @@ func (n *Node) movesView(topics []membership.TopicEntry, draining map[int32]bool
 		Topics: topics, Roster: n.agent.Roster(), Alive: n.agent.IsAlive, Draining: draining,
 		Size: func(topic string, id membership.TopicID, p int32) int64 {
 			if lp := n.hostedPartition(topic, p, id); lp != nil {
-				return lp.replica.Size()
+				return lp.Replica.Size()
 			}
 			return 0
 		},

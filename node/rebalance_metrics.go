@@ -62,5 +62,5 @@ func (n *Node) countMoveEnded(p *localPartition, from, target []int32) {
 			added++
 		}
 	}
-	n.metrics.IncrCounter([]string{"rebalance", "bytes_moved"}, float32(p.replica.Size()*int64(added)))
+	n.metrics.IncrCounter([]string{"rebalance", "bytes_moved"}, float32(p.Replica.Size()*int64(added)))
 }

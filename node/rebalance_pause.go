@@ -30,6 +30,6 @@ func (n *Node) moveHeld(p *localPartition) bool {
 	if !n.agent.RebalancePaused() {
 		return false
 	}
-	conf, ok := p.replica.Conf()
+	conf, ok := p.Replica.Conf()
 	return !ok || !conf.Joint()
 }

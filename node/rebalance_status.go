@@ -43,7 +43,7 @@ func (n *Node) rebalanceStatus(ctx context.Context, local bool) admin.RebalanceS
 			mp := admin.MoveProgress{Topic: e.Name, Partition: m.Partition, Replicas: e.Replicas[m.Partition],
 				Target: m.Target, Adding: e.Adding(m.Partition), Removing: e.Removing(m.Partition),
 				Leader: n.leaderOf(spec, m.Partition), Step: admin.StepUnknown, StartedMs: m.Started}
-			if p := n.hostedPartition(e.Name, m.Partition, TopicID(e.ID)); p != nil && p.replica.IsLeader() {
+			if p := n.hostedPartition(e.Name, m.Partition, TopicID(e.ID)); p != nil && p.Replica.IsLeader() {
 				n.leaderProgress(p, &mp)
 			} else if local {
 				continue
@@ -95,7 +95,7 @@ func (n *Node) rebalanceStatus(ctx context.Context, local bool) admin.RebalanceS
 // (as moveStep would take it next: reassign.go) and the new replicas'
 // progress.
 func (n *Node) leaderProgress(p *localPartition, mp *admin.MoveProgress) {
-	r := p.replica
+	r := p.Replica
 	mp.Leader = n.cfg.NodeID
 	conf, ok := r.Conf()
 	if !ok {

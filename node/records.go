@@ -20,12 +20,12 @@ const maxInspectBytes = 64 << 20
 
 // recordOffsetForTime returns the first record at or after ts: its offset
 // and timestamp, or -1, -1 if there is none.
-func (p *localPartition) recordOffsetForTime(ts int64) (int64, int64, error) {
-	off, bts, err := p.replica.OffsetForTime(ts)
+func recordOffsetForTime(p *localPartition, ts int64) (int64, int64, error) {
+	off, bts, err := p.Replica.OffsetForTime(ts)
 	if err != nil || bts < 0 {
 		return -1, -1, err
 	}
-	batch, h, err := p.readBatchAt(off)
+	batch, h, err := readBatchAt(p, off)
 	if err != nil {
 		return -1, -1, err
 	}
@@ -45,8 +45,8 @@ func (p *localPartition) recordOffsetForTime(ts int64) (int64, int64, error) {
 
 // readBatchAt reads the whole batch holding offset, or returns nil if the log
 // has nothing there.
-func (p *localPartition) readBatchAt(offset int64) ([]byte, recordbatch.Header, error) {
-	s, err := p.replica.Read(offset, 1)
+func readBatchAt(p *localPartition, offset int64) ([]byte, recordbatch.Header, error) {
+	s, err := p.Replica.Read(offset, 1)
 	if err != nil {
 		return nil, recordbatch.Header{}, err
 	}

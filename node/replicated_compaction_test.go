@@ -88,15 +88,15 @@ func testReplicatedCompactionCopy(t *testing.T, adminTLS *tlsfiles.Files) {
 			continue
 		}
 		p := n.partition(topic, 0)
-		before := p.replica.Size()
-		if err := p.replica.Flush(); err != nil {
+		before := p.Replica.Size()
+		if err := p.Replica.Flush(); err != nil {
 			t.Fatal(err)
 		}
 		// A leader holds its Raft log for a follower it heard from
 		// lately, until an election timeout says it is gone.
 		retry.Run(t, 20*time.Second, func() error {
-			if n.cleanLog(p); p.replica.Size() >= before/2 {
-				return fmt.Errorf("node %d: cleaning left %d of %d bytes", n.NodeID(), p.replica.Size(), before)
+			if n.cleanLog(p); p.Replica.Size() >= before/2 {
+				return fmt.Errorf("node %d: cleaning left %d of %d bytes", n.NodeID(), p.Replica.Size(), before)
 			}
 			return nil
 		})
@@ -110,8 +110,8 @@ func testReplicatedCompactionCopy(t *testing.T, adminTLS *tlsfiles.Files) {
 		if bp == nil {
 			return fmt.Errorf("node %d has not opened its replica", back.NodeID())
 		}
-		if lp.replica.HighWatermark() != bp.replica.HighWatermark() {
-			return fmt.Errorf("node %d at %d, the leader at %d", back.NodeID(), bp.replica.HighWatermark(), lp.replica.HighWatermark())
+		if lp.Replica.HighWatermark() != bp.Replica.HighWatermark() {
+			return fmt.Errorf("node %d at %d, the leader at %d", back.NodeID(), bp.Replica.HighWatermark(), lp.Replica.HighWatermark())
 		}
 		return nil
 	})
@@ -120,7 +120,7 @@ func testReplicatedCompactionCopy(t *testing.T, adminTLS *tlsfiles.Files) {
 	if !bytes.Equal(lb, bb) {
 		t.Fatalf("the returned replica holds %d bytes, the leader %d, or other bytes", len(bb), len(lb))
 	}
-	if size := back.partition(topic, 0).replica.Size(); size > 3*4096+int64(len(lb)) {
+	if size := back.partition(topic, 0).Replica.Size(); size > 3*4096+int64(len(lb)) {
 		t.Errorf("the returned replica holds %d bytes on disk", size)
 	}
 }
@@ -130,7 +130,7 @@ func ptr(s string) *string { return &s }
 // replicaBytes is every committed batch of n's replica of topic/0.
 func replicaBytes(t *testing.T, n *Node, topic string) []byte {
 	t.Helper()
-	r := n.partition(topic, 0).replica
+	r := n.partition(topic, 0).Replica
 	var out []byte
 	for off := r.LogStartOffset(); off < r.HighWatermark(); {
 		sl, err := r.Read(off, 1<<20)

@@ -146,11 +146,11 @@ func (n *Node) hintReplicas(ev membership.MemberEvent) {
 	switch ev.Type {
 	case membership.EventFail, membership.EventLeave:
 		for _, p := range n.localPartitions() {
-			p.replica.MemberFailed(ev.Member.BrokerID)
+			p.Replica.MemberFailed(ev.Member.BrokerID)
 		}
 	case membership.EventJoin:
 		for _, p := range n.localPartitions() {
-			p.replica.MemberJoined(ev.Member.BrokerID)
+			p.Replica.MemberJoined(ev.Member.BrokerID)
 		}
 	}
 }

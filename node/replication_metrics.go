@@ -21,7 +21,7 @@ import (
 //	spool_replication_replicas_catching_up        followers here not yet caught up with
 //	                                              their leader's commit point since they opened
 //	spool_replication_stopped_replicas            replicas here whose Raft group stopped on a
-//	                                              write error, until reopened (mend.go)
+//	                                              write error, until reopened (node/hosted/mend.go)
 //	spool_replication_leader_elections_won        leaderships taken here: a replica seen
 //	                                              leading in a new leader epoch (sampled, so a
 //	                                              leadership shorter than a second may be missed)
@@ -107,7 +107,7 @@ func (n *Node) startReplicationMetrics() {
 	t.mu.Lock()
 	t.startup = time.Now()
 	for _, p := range n.localPartitions() {
-		t.trackLocked(p.replica, t.startup).startup = true
+		t.trackLocked(p.Replica, t.startup).startup = true
 	}
 	t.mu.Unlock()
 	n.loops.Every(replicationSample, n.sampleReplication)
@@ -132,7 +132,7 @@ func (n *Node) sampleReplication() {
 	t.mu.Lock()
 	seen := make(map[*replica.Replica]bool, len(parts))
 	for _, p := range parts {
-		r := p.replica
+		r := p.Replica
 		seen[r] = true
 		tr := t.trackLocked(r, now)
 		if r.Asleep() {

@@ -61,7 +61,7 @@ func (n *Node) leaderlessGrace() time.Duration {
 // checkCaughtUpLocked updates and returns where p's replica stands; leader
 // is its State().Leader. Holds n.repl.mu.
 func (n *Node) checkCaughtUpLocked(p *localPartition, tr *replicaTrack, leader int32) catchUp {
-	r := p.replica
+	r := p.Replica
 	if tr.caughtUp {
 		return caughtUp
 	}
@@ -74,7 +74,7 @@ func (n *Node) checkCaughtUpLocked(p *localPartition, tr *replicaTrack, leader i
 	tr.applied, tr.target = applied, target
 	if known && leader >= 0 && applied >= target {
 		tr.caughtUp = true
-		n.log.WithFields(logrus.Fields{"topic": p.topic, "partition": p.index, "applied": applied, "leader_commit": target}).
+		n.log.WithFields(logrus.Fields{"topic": p.Topic, "partition": p.Index, "applied": applied, "leader_commit": target}).
 			Debug("replica caught up with its leader")
 		return caughtUp
 	}
@@ -93,11 +93,11 @@ func (n *Node) claimedLeader(p *localPartition) bool {
 	if n.agent == nil {
 		return false
 	}
-	c, ok := n.leaders.table.Lookup(p.topicID, p.index)
+	c, ok := n.leaders.table.Lookup(p.TopicID, p.Index)
 	if !ok || c.Leader == n.cfg.NodeID || !n.agent.IsAlive(c.Leader) {
 		return false
 	}
-	for _, id := range p.replica.Replicas() {
+	for _, id := range p.Replica.Replicas() {
 		if id == c.Leader {
 			return true
 		}
@@ -115,19 +115,19 @@ func (n *Node) replicationReadiness() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, p := range n.localPartitions() {
-		tr, ok := t.replicas[p.replica]
+		tr, ok := t.replicas[p.Replica]
 		if !ok || !tr.startup || tr.caughtUp {
 			continue
 		}
-		switch n.checkCaughtUpLocked(p, tr, p.replica.Leader()) {
+		switch n.checkCaughtUpLocked(p, tr, p.Replica.Leader()) {
 		case catchingUp:
 			if behind == 0 && waiting == 0 {
-				first = fmt.Sprintf("%s-%d at Raft index %d of its leader's commit %d", p.topic, p.index, tr.applied, tr.target)
+				first = fmt.Sprintf("%s-%d at Raft index %d of its leader's commit %d", p.Topic, p.Index, tr.applied, tr.target)
 			}
 			behind++
 		case noLeaderYet:
 			if behind == 0 && waiting == 0 {
-				first = fmt.Sprintf("%s-%d has heard from no leader yet", p.topic, p.index)
+				first = fmt.Sprintf("%s-%d has heard from no leader yet", p.Topic, p.Index)
 			}
 			waiting++
 		}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/spool-log/spool/node/hosted"
 )
 
 // /v1/scrub lists what recovery cut into the quarantine only while it is
@@ -36,7 +38,7 @@ func TestScrubStatusForgetsPurgedCuts(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "cut-0", "recovery-point-checkpoint"), []byte("0\n0\n-1 -1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Remove(filepath.Join(dir, shutdownCheckpointFileName)); err != nil {
+	if err := os.Remove(filepath.Join(dir, hosted.ShutdownCheckpointFileName)); err != nil {
 		t.Fatal(err)
 	}
 	cfg.KafkaAddr, cfg.AdminAddr = "127.0.0.1:0", "127.0.0.1:0"

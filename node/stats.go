@@ -31,8 +31,8 @@ func (n *Node) Stats() admin.Stats {
 	s.SASLAuthenticationFailures = n.stats.saslFailures.Load()
 	for _, p := range n.localPartitions() {
 		s.PartitionStats = append(s.PartitionStats, admin.PartitionStats{
-			Topic: p.topic, Partition: p.index,
-			StartOffset: p.replica.LogStartOffset(), EndOffset: p.replica.LogEndOffset(),
+			Topic: p.Topic, Partition: p.Index,
+			StartOffset: p.Replica.LogStartOffset(), EndOffset: p.Replica.LogEndOffset(),
 		})
 	}
 	sort.Slice(s.PartitionStats, func(i, j int) bool {

@@ -126,37 +126,28 @@ func (n *Node) applyTopicConfigs() {
 	}
 	specs := make(map[string]looked) // one copy of each topic, not one per partition
 	for _, p := range n.localPartitions() {
-		l, seen := specs[p.topic]
+		l, seen := specs[p.Topic]
 		if !seen {
-			l.spec, l.ok = n.catalog.Topic(p.topic)
-			specs[p.topic] = l
+			l.spec, l.ok = n.catalog.Topic(p.Topic)
+			specs[p.Topic] = l
 		}
 		spec, ok := l.spec, l.ok
-		if !ok || spec.ID != p.topicID {
+		if !ok || spec.ID != p.TopicID {
 			continue // reconcile closes it
 		}
 		s, err := topicconfig.Parse(n.cfg.Topic, spec.Configs)
 		if err != nil {
-			n.log.WithError(err).WithField("topic", p.topic).Warn("topic configs from the catalog refused; keeping the partition's")
+			n.log.WithError(err).WithField("topic", p.Topic).Warn("topic configs from the catalog refused; keeping the partition's")
 			continue
 		}
-		if s == p.currentSettings() {
+		if s == p.CurrentSettings() {
 			continue
 		}
 		c := s.PartitionConfig(n.cfg.Topic, n.files, compression.Codecs{})
-		if old := p.replica.Config(); old.Flush != c.Flush && isInternalTopic(p.topic) {
+		if old := p.Replica.Config(); old.Flush != c.Flush && isInternalTopic(p.Topic) {
 			c.Flush = old.Flush // the group coordinator's commits are fsynced whatever the default
 		}
-		p.replica.SetConfig(c)
-		p.liveSettings.Store(&s)
+		p.Replica.SetConfig(c)
+		p.LiveSettings.Store(&s)
 	}
-}
-
-// currentSettings is the partition's topic settings: as opened, or as
-// last altered.
-func (p *localPartition) currentSettings() topicconfig.Settings {
-	if s := p.liveSettings.Load(); s != nil {
-		return *s
-	}
-	return p.settings
 }

@@ -82,15 +82,15 @@ func TestTxnIndexRebuildCost(t *testing.T) {
 	const batches = 100_000
 	b := recordbatch.Simple(time.Now().UnixMilli(), make([]byte, 100))
 	for range batches {
-		if _, err := p.replica.Produce(context.Background(), b, replica.AcksAll); err != nil {
+		if _, err := p.Replica.Produce(context.Background(), b, replica.AcksAll); err != nil {
 			t.Fatal(err)
 		}
 	}
-	p.txns.Forget() // as after a restart
+	p.Txns.Forget() // as after a restart
 	start := time.Now()
-	lso, err := p.stable()
+	lso, err := p.Stable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("scanned %d batches (%d bytes) to last stable offset %d in %v (page cache warm)", batches, p.replica.Size(), lso, time.Since(start).Round(time.Millisecond))
+	t.Logf("scanned %d batches (%d bytes) to last stable offset %d in %v (page cache warm)", batches, p.Replica.Size(), lso, time.Since(start).Round(time.Millisecond))
 }

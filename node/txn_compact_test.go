@@ -16,8 +16,8 @@ import (
 func countMarkers(t *testing.T, lp *localPartition) int {
 	t.Helper()
 	markers := 0
-	for next := lp.replica.LogStartOffset(); next < lp.replica.HighWatermark(); {
-		s, err := lp.replica.Read(next, 1<<20)
+	for next := lp.Replica.LogStartOffset(); next < lp.Replica.HighWatermark(); {
+		s, err := lp.Replica.Read(next, 1<<20)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,18 +110,18 @@ func TestTxnCompactedTopicCleaned(t *testing.T) {
 	}
 	want["end"] = "end"
 	lp := n.partition(topic, 0)
-	lp.replica.Flush()
-	before, size := countMarkers(t, lp), lp.replica.Size()
-	st1, err := lp.replica.Clean(cleanerMapBytes)
+	lp.Replica.Flush()
+	before, size := countMarkers(t, lp), lp.Replica.Size()
+	st1, err := lp.Replica.Clean(cleanerMapBytes)
 	if err != nil || st1.AbortedRemoved == 0 {
 		t.Fatalf("first clean: %+v, %v", st1, err)
 	}
-	st2, err := lp.replica.Clean(cleanerMapBytes)
+	st2, err := lp.Replica.Clean(cleanerMapBytes)
 	if err != nil {
 		t.Fatalf("second clean: %v", err)
 	}
 	after := countMarkers(t, lp)
-	t.Logf("markers %d -> %d, bytes %d -> %d; first pass %+v; second pass %+v", before, after, size, lp.replica.Size(), st1, st2)
+	t.Logf("markers %d -> %d, bytes %d -> %d; first pass %+v; second pass %+v", before, after, size, lp.Replica.Size(), st1, st2)
 	if before < 36 || after > before/4 || st1.MarkersRemoved+st2.MarkersRemoved != int64(before-after) {
 		t.Fatalf("markers %d -> %d, removed %d + %d", before, after, st1.MarkersRemoved, st2.MarkersRemoved)
 	}

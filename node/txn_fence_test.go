@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/spool-log/spool/internal/recordbatch"
+	"github.com/spool-log/spool/node/replica"
 	"github.com/spool-log/spool/node/txn"
+	"github.com/spool-log/spool/partition"
 )
 
 // appendTxnData appends one transactional data batch of pid straight to
@@ -23,9 +25,11 @@ func appendTxnData(t *testing.T, p *localPartition, pid int64, epoch int16, seq 
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.appendMu.Lock()
-	info, commit, err := p.replica.Propose(b)
-	p.appendMu.Unlock()
+	var (
+		info   partition.AppendInfo
+		commit replica.Commit
+	)
+	p.WithAppendLock(func() { info, commit, err = p.Replica.Propose(b) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +70,7 @@ func TestTxnMarkerCoordinatorFenced(t *testing.T) {
 		if !errors.Is(err, txn.ErrCoordinatorFenced) {
 			t.Fatalf("stale coordinator's marker (writer): %v, want ErrCoordinatorFenced", err)
 		}
-		lso, err := n.partition("txn-fence", 0).stable()
+		lso, err := n.partition("txn-fence", 0).Stable()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -23,14 +23,14 @@ func TestTxnIndexCheckpointOffFetchPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := n.partition("txn-fl", 0)
-	if _, err := p.stable(); err != nil {
+	if _, err := p.Stable(); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(cfg.DataDir, "txn-fl-0", hosted.TxnIndexFile)
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("checkpoint written on the read path: %v", err)
 	}
-	p.txns.FlushCheckpoint(p.dir)
+	p.Txns.FlushCheckpoint(p.Dir)
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("no checkpoint after the flush: %v", err)
 	}

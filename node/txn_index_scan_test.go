@@ -37,7 +37,7 @@ func TestReadCommittedFetchAnswersDuringScan(t *testing.T) {
 	}
 	commitOne("first")
 	p := n.partition("txn-scan", 0)
-	lso, err := p.stable() // the index now covers the first transaction
+	lso, err := p.Stable() // the index now covers the first transaction
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestReadCommittedFetchAnswersDuringScan(t *testing.T) {
 	t.Cleanup(func() { hosted.SetScanHook(nil) })
 	scanDone := make(chan error, 1)
 	go func() {
-		_, err := p.stable()
+		_, err := p.Stable()
 		scanDone <- err
 	}()
 	select {
@@ -75,7 +75,7 @@ func TestReadCommittedFetchAnswersDuringScan(t *testing.T) {
 		fs := rc.PollFetches(fctx)
 		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Key)) })
 	}
-	if st := p.txns.StableOffset(p.replica.HighWatermark(), p.replica.LogStartOffset()); st != lso {
+	if st := p.Txns.StableOffset(p.Replica.HighWatermark(), p.Replica.LogStartOffset()); st != lso {
 		t.Errorf("last stable offset %d during the scan, want %d (what the index knew before it)", st, lso)
 	}
 	close(release)
@@ -85,7 +85,7 @@ func TestReadCommittedFetchAnswersDuringScan(t *testing.T) {
 	if fmt.Sprint(got) != "[first]" {
 		t.Fatalf("read_committed fetch during the scan read %v, want [first]", got)
 	}
-	if lso2, err := p.stable(); err != nil || lso2 <= lso {
+	if lso2, err := p.Stable(); err != nil || lso2 <= lso {
 		t.Fatalf("after the scan: last stable offset %d (%v), want above %d", lso2, err, lso)
 	}
 }

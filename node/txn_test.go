@@ -485,7 +485,7 @@ func TestTxnTimeoutAborts(t *testing.T) {
 		t.Fatal(err)
 	}
 	lp := n.partition("txn-to", 0)
-	if lso, _ := lp.stable(); lso != 0 {
+	if lso, _ := lp.Stable(); lso != 0 {
 		t.Fatalf("last stable offset %d with a transaction open at 0", lso)
 	}
 	// DescribeProducers shows where the open transaction starts, and
@@ -512,11 +512,11 @@ func TestTxnTimeoutAborts(t *testing.T) {
 	}
 	// Aborted: the marker moves the last stable offset past it.
 	retry.Run(t, 10*time.Second, func() error {
-		lso, err := lp.stable()
+		lso, err := lp.Stable()
 		if err != nil {
 			return err
 		}
-		return retry.Check(lso == lp.replica.HighWatermark() && lso >= 2, "last stable offset %d, high watermark %d", lso, lp.replica.HighWatermark())
+		return retry.Check(lso == lp.Replica.HighWatermark() && lso >= 2, "last stable offset %d, high watermark %d", lso, lp.Replica.HighWatermark())
 	})
 	if err := slow.EndTransaction(ctx, kgo.TryCommit); err == nil {
 		t.Fatal("a transaction aborted for its timeout was committed")
@@ -640,7 +640,7 @@ func TestTxnIndexAcrossRestart(t *testing.T) {
 	n = startNode(t, cfg)
 	check(n)
 	p := n.partition("txn-rs", 0)
-	st := p.txns.Snapshot()
+	st := p.Txns.Snapshot()
 	resumed := st.Checkpointed > 0 && len(st.Aborted) == 1
 	if !resumed {
 		t.Fatal("the index did not resume from its checkpoint")

@@ -203,42 +203,21 @@ func (n *Node) writeMarkerLocal(ctx context.Context, tp txn.TopicPartition, mk t
 	if e != nil {
 		return e
 	}
-	p.appendMu.Lock()
-	if err := ctx.Err(); err != nil {
-		// Abandoned while waiting for the lock (a coordinator that
-		// gave up, or moved): proposing now could land after a newer
-		// coordinator's decision.
-		p.appendMu.Unlock()
-		return err
-	}
-	if e := p.producersFor(n); e != nil {
-		p.appendMu.Unlock()
-		return e
-	}
-	epochOld, coordOld := p.producers.MarkerFenced(mk.ProducerID, mk.Epoch, mk.CoordinatorEpoch)
-	switch {
-	case coordOld:
-		p.appendMu.Unlock()
+	// As a produce: in the log's order under the partition's append
+	// lock, not while the leader's round writes it (EnqueueMarker).
+	pending, fence, err := p.EnqueueMarker(ctx, mk.ProducerID, mk.Epoch, mk.Commit, mk.CoordinatorEpoch)
+	switch fence {
+	case hosted.MarkerCoordinatorOld:
 		return fmt.Errorf("marker to %s-%d from coordinator epoch %d: %w", tp.Topic, tp.Partition, mk.CoordinatorEpoch, txn.ErrCoordinatorFenced)
-	case epochOld:
-		p.appendMu.Unlock()
+	case hosted.MarkerEpochOld:
 		return fmt.Errorf("%w: %w", txn.ErrPartitionGone, errMarkerFenced)
 	}
-	// As a produce: under appendMu while the marker takes its place in
-	// the log's order, not while the leader's round writes it. The state
-	// counts it at once, so a batch of the producer checked after it is
-	// known to come after the marker.
-	pending, err := p.replica.Enqueue(hosted.MarkerBatch(mk.ProducerID, mk.Epoch, mk.Commit, mk.CoordinatorEpoch, time.Now().UnixMilli()))
-	if err == nil {
-		p.producers.RecordMarker(mk.ProducerID, mk.Epoch, mk.CoordinatorEpoch, time.Now())
-	}
-	p.appendMu.Unlock()
 	if err != nil {
-		return fmt.Errorf("write marker to %s-%d: %w", tp.Topic, tp.Partition, err)
+		return err
 	}
 	info, commit, err := pending.Appended()
 	if err != nil {
-		p.settleProducer(mk.ProducerID, pending, info, err)
+		p.SettleProducer(mk.ProducerID, pending, info, err)
 		return fmt.Errorf("write marker to %s-%d: %w", tp.Topic, tp.Partition, err)
 	}
 	if err := commit.Wait(ctx); err != nil {
@@ -382,17 +361,14 @@ func (n *Node) verifyTxnLocal(req verifyRequest) int16 {
 // marker count as of the check (the append refuses the batch if a marker
 // came since) or the code to refuse it with.
 func (n *Node) verifyTxnBatch(ctx context.Context, p *localPartition, txnID string, h partition.BatchHeader, topic string) (uint64, int16) {
-	p.appendMu.Lock()
-	if e := p.producersFor(n); e != nil {
-		p.appendMu.Unlock()
+	open, markers, e := p.TxnView(h.ProducerID, h.ProducerEpoch)
+	if e != nil {
 		return 0, e.Code
 	}
-	open, markers := p.producers.TxnView(h.ProducerID, h.ProducerEpoch)
-	p.appendMu.Unlock()
 	if open {
 		return markers, 0
 	}
-	req := verifyRequest{TxnID: txnID, ProducerID: h.ProducerID, Epoch: h.ProducerEpoch, Topic: topic, Partition: p.index}
+	req := verifyRequest{TxnID: txnID, ProducerID: h.ProducerID, Epoch: h.ProducerEpoch, Topic: topic, Partition: p.Index}
 	code, err := n.verifyTxn(ctx, req)
 	if err != nil {
 		n.log.WithError(err).WithField("transactional_id", txnID).Debug("transactional batch not verified")
@@ -461,7 +437,7 @@ func (n *Node) loadLedTxnPartitions() {
 	leads := make(map[int32]bool)
 	for p := range spec.Partitions {
 		if lp := n.hostedPartition(txn.TopicName, p, spec.ID); lp != nil {
-			if _, ok := lp.replica.WritableEpoch(); ok {
+			if _, ok := lp.Replica.WritableEpoch(); ok {
 				led = append(led, p)
 				leads[p] = true
 			}

@@ -1,4 +1,10 @@
-// Package hosted is what a partition hosted here keeps beside its log: the
+// Package hosted is the partitions this node hosts: the set of open ones
+// (Set: their reconcile with the catalog, the claims that let a partition
+// open or close outside the locks, the mend of replicas stopped by a
+// write error, and the close at shutdown with its one shutdown checkpoint,
+// the catalog's word, the open and the quarantine injected by the owner
+// through SetConfig), and each (Partition: its replica, its topic
+// settings, its produced counters) with what it keeps beside its log: the
 // producer state that makes idempotent and transactional appends safe
 // (Producers: each producer's epoch, its last few batches' sequence
 // numbers, whether its transaction is open, its markers), and the
@@ -6,21 +12,39 @@
 // last stable offset, and aborted ones, with its checkpoint file). Both are
 // derived from the partition's committed log, read through Log, so every
 // replica that comes to lead or serve the partition builds the same state
-// from its own copy; node's localPartition holds one of each and wires them
-// to the Kafka handlers.
+// from its own copy. A Partition holds one of each; the Kafka handlers
+// (node) call its methods (EnqueueIdempotent, SettleProducer,
+// EnqueueMarker, TxnView, ...) and never take its locks themselves.
 //
 // Locks, outer first:
 //
-//	(caller) localPartition.appendMu  held by node around every Producers
-//	                                  method, and around Rebuild: Producers
+//	Set.planMu -> Set.mu              a reconcile plans under both (calling
+//	                                  SetConfig's Wanted and Verdict), and
+//	                                  Mend closes stopped replicas under
+//	                                  planMu; opens, closes and quarantines
+//	                                  run under neither, each partition
+//	                                  claimed
+//	Set.planMu -> mendState.mu        when each stopped replica was first
+//	                                  seen stopped; a leaf
+//	ShutdownPoints.mu                 the shutdown checkpoint's entries; a
+//	                                  leaf
+//	Partition.appendMu                the idempotence check and a batch's
+//	                                  place in the log's order
+//	                                  (replica.Enqueue), never the leader's
+//	                                  round; held around every Producers
+//	                                  method and around Rebuild: Producers
 //	                                  has no lock of its own
 //	TxnIndex.scanMu -> TxnIndex.mu    one request scans (Refresh), reading
 //	                                  the log; mu only publishes what it found
 //	TxnIndex.flushMu -> TxnIndex.mu   checkpoint writes run outside mu
 //
-// No lock of this package is held across a network call; scanMu is held
-// across the scan's reads of the log, and flushMu across the checkpoint's
-// write, waited on by nobody but the next scan or flush.
+// No lock of this package is held across a network call. planMu is held
+// across Mend's close of stopped replicas (waited on only by reconciles). appendMu is held across a producer-state rebuild (a header
+// scan of at most the last 100,000 offsets, when the replica starts
+// leading in a new epoch) and a single-copy partition's Enqueue (the log's
+// own write); scanMu across the scan's reads of the log, and flushMu
+// across the checkpoint's write, waited on by nobody but the next scan or
+// flush.
 package hosted
 
 import (

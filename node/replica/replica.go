@@ -297,7 +297,7 @@ func (r *Replica) State() State {
 // Stopped is why the replica's Raft group stopped, or nil: a write its log
 // or Raft state refused (a full or failing disk). A stopped group steps
 // nothing more and, if it led, loses leadership to the others; the node
-// reopens the replica from disk to mend it (node/mend.go).
+// reopens the replica from disk to mend it (node/hosted/mend.go).
 func (r *Replica) Stopped() error {
 	if r.rg == nil {
 		return nil

@@ -1,4 +1,4 @@
-package node
+package hosted
 
 // The shutdown checkpoint: one file in the data dir, written once when the
 // node stops, with every partition's recovery point and Raft commit index
@@ -38,7 +38,8 @@ import (
 )
 
 const (
-	shutdownCheckpointFileName = "shutdown-checkpoint"
+	// ShutdownCheckpointFileName is the file's name in the data dir.
+	ShutdownCheckpointFileName = "shutdown-checkpoint"
 	shutdownCheckpointMagic    = "spool-shutdown-checkpoint 1"
 	// maxShutdownCheckpointBytes bounds what start reads: about 100 bytes
 	// an entry, so a million partitions.
@@ -47,22 +48,22 @@ const (
 
 var shutdownCRC = crc32.MakeTable(crc32.Castagnoli)
 
-// shutdownPoints are the entries of the file the node found at start,
+// ShutdownPoints are the entries of the file the node found at start,
 // each handed to the first open of its partition directory. Those never
 // opened are written again at the next stop, as nothing touched them.
-type shutdownPoints struct {
+type ShutdownPoints struct {
 	mu      sync.Mutex
 	written time.Time
 	byDir   map[string]replica.ShutdownPoint
 }
 
-// takeShutdownCheckpoint reads the data dir's shutdown checkpoint and
+// TakeShutdownCheckpoint reads the data dir's shutdown checkpoint and
 // removes it durably. A missing, unreadable or damaged file, or one that
 // cannot be removed, gives no entries: every log then recovers as after a
 // crash.
-func takeShutdownCheckpoint(dataDir string, log logrus.FieldLogger) *shutdownPoints {
-	sp := &shutdownPoints{byDir: map[string]replica.ShutdownPoint{}}
-	path := filepath.Join(dataDir, shutdownCheckpointFileName)
+func TakeShutdownCheckpoint(dataDir string, log logrus.FieldLogger) *ShutdownPoints {
+	sp := &ShutdownPoints{byDir: map[string]replica.ShutdownPoint{}}
+	path := filepath.Join(dataDir, ShutdownCheckpointFileName)
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return sp
@@ -76,7 +77,7 @@ func takeShutdownCheckpoint(dataDir string, log logrus.FieldLogger) *shutdownPoi
 	f.Close()
 	var byDir map[string]replica.ShutdownPoint
 	if err = errors.Join(statErr, readErr); err == nil {
-		byDir, err = decodeShutdownCheckpoint(b)
+		byDir, err = DecodeShutdownCheckpoint(b)
 	}
 	if rmErr := os.Remove(path); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) {
 		err = errors.Join(err, rmErr)
@@ -94,8 +95,8 @@ func takeShutdownCheckpoint(dataDir string, log logrus.FieldLogger) *shutdownPoi
 	return sp
 }
 
-// take hands over dir's entry, once; nil if there is none.
-func (sp *shutdownPoints) take(dir string) (*replica.ShutdownPoint, time.Time) {
+// Take hands over dir's entry, once; nil if there is none.
+func (sp *ShutdownPoints) Take(dir string) (*replica.ShutdownPoint, time.Time) {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	name := filepath.Base(dir)
@@ -107,9 +108,9 @@ func (sp *shutdownPoints) take(dir string) (*replica.ShutdownPoint, time.Time) {
 	return &p, sp.written
 }
 
-// untaken returns the entries no open took whose directories are still
+// Untaken returns the entries no open took whose directories are still
 // there.
-func (sp *shutdownPoints) untaken(dataDir string) map[string]replica.ShutdownPoint {
+func (sp *ShutdownPoints) Untaken(dataDir string) map[string]replica.ShutdownPoint {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	out := map[string]replica.ShutdownPoint{}
@@ -121,10 +122,10 @@ func (sp *shutdownPoints) untaken(dataDir string) map[string]replica.ShutdownPoi
 	return out
 }
 
-// writeShutdownCheckpoint replaces the data dir's shutdown checkpoint
+// WriteShutdownCheckpoint replaces the data dir's shutdown checkpoint
 // durably (temp file, fsync, rename, fsync of the directory).
-func writeShutdownCheckpoint(dataDir string, byDir map[string]replica.ShutdownPoint) error {
-	return atomicfile.Write(filepath.Join(dataDir, shutdownCheckpointFileName), encodeShutdownCheckpoint(byDir), 0o644)
+func WriteShutdownCheckpoint(dataDir string, byDir map[string]replica.ShutdownPoint) error {
+	return atomicfile.Write(filepath.Join(dataDir, ShutdownCheckpointFileName), encodeShutdownCheckpoint(byDir), 0o644)
 }
 
 // The file is text: the magic line, the entry count, one line per
@@ -153,7 +154,10 @@ func encodeShutdownCheckpoint(byDir map[string]replica.ShutdownPoint) []byte {
 
 var errBadShutdownCheckpoint = errors.New("malformed shutdown checkpoint")
 
-func decodeShutdownCheckpoint(b []byte) (map[string]replica.ShutdownPoint, error) {
+// DecodeShutdownCheckpoint reads a shutdown checkpoint's bytes: its
+// entries by partition directory, or an error if any byte of it is
+// damaged, it was cut short, or an entry names no partition directory.
+func DecodeShutdownCheckpoint(b []byte) (map[string]replica.ShutdownPoint, error) {
 	if len(b) > maxShutdownCheckpointBytes {
 		return nil, fmt.Errorf("%w: larger than %d bytes", errBadShutdownCheckpoint, maxShutdownCheckpointBytes)
 	}
@@ -198,7 +202,7 @@ func parseShutdownEntry(line string) (string, replica.ShutdownPoint, error) {
 	if len(f) != 4 && len(f) != 7 {
 		return "", replica.ShutdownPoint{}, fmt.Errorf("%d fields", len(f))
 	}
-	if _, _, ok := parsePartitionDir(f[0]); !ok {
+	if _, _, ok := ParsePartitionDir(f[0]); !ok {
 		return "", replica.ShutdownPoint{}, fmt.Errorf("%q is not a partition directory", f[0])
 	}
 	var ints [3]int64
