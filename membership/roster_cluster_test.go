@@ -56,7 +56,7 @@ func TestRosterMergeAndDecommission(t *testing.T) {
 	retry.Run(t, 10*time.Second, wantRoster("[1 2 3]", a, b))
 
 	// Broker 3 holds nothing: its drain is over at once, and the node
-	// that starts moves (node/drain.go) removes it.
+	// that starts moves (node/moves: starts.go) removes it.
 	if err := a.Decommission(3, false); err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 // Draining a broker: before a broker leaves the roster its partitions move
-// off it (node/drain.go carries the moves out). The drain is recorded in
+// off it (node/moves: starts.go carries the moves out). The drain is recorded in
 // the broker's roster entry, so it is durable and gossiped like the rest of
 // the roster and survives the restart of any node, the drained one
 // included.
@@ -72,7 +72,7 @@ var ErrDecommissioned = errors.New("broker already removed from the roster")
 
 // Decommission starts draining broker id, alive or down (an operator's
 // decision: the failed-broker grace does not apply, and pinned partitions
-// move too). Once no partition names it, node/drain.go removes it from the
+// move too). Once no partition names it, node/moves (starts.go) removes it from the
 // roster. Partitions of replication factor 1 on it have no other replica
 // to copy from: without force the decommission is refused
 // (ErrDrainBlocked, naming them); with force they stay where they are and

@@ -12,7 +12,7 @@ import (
 // ACLs, so they are saved with the catalog, spread by a user event and
 // repaired by anti-entropy.
 
-// SettingRebalancePaused is "true" while moves are paused (node/rebalance_pause.go).
+// SettingRebalancePaused is "true" while moves are paused (node/moves: pause.go).
 const SettingRebalancePaused = "rebalance.paused"
 
 // MaxSettingValue bounds a setting's value in bytes.

@@ -13,7 +13,7 @@ import (
 // partition's Raft leader carries it out (adds the new replicas as
 // learners, promotes them, moves leadership off a leaving replica, removes
 // the old ones) and ends it by recording the target as the partition's
-// replica list, with the move gone (node/reassign.go). Until then
+// replica list, with the move gone (node/moves: step.go). Until then
 // Replicas is the list the move started from, so Kafka's AddingReplicas
 // are Target minus Replicas and RemovingReplicas Replicas minus Target.
 //
@@ -258,7 +258,7 @@ func (a *Agent) AutoMove(p int32, target []int32) func(*TopicEntry) error {
 
 // AdoptReplicas is the AlterTopic change that records voters as partition
 // p's replica list when no move is recorded: the group's configuration
-// differs from the catalog, which lost a move (node/reassign.go heals
+// differs from the catalog, which lost a move (node/moves: heal.go heals
 // it). A move recorded meanwhile wins (ErrTopicChanged).
 func AdoptReplicas(p int32, voters []int32) func(*TopicEntry) error {
 	return func(e *TopicEntry) error {

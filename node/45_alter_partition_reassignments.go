@@ -18,7 +18,7 @@ import (
 // Behavior:
 // * Records each partition's target replica list in the catalog (a
 //   membership.PartitionMove), which gossip spreads; the partition's Raft
-//   leader then moves the replicas by membership changes (reassign.go)
+//   leader then moves the replicas by membership changes (node/moves: step.go)
 //   and, once the group's voters are the target, makes it the replica
 //   list. The response says the move is recorded, not done: Metadata and
 //   ListPartitionReassignments show its progress. Any node serves it.

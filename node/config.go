@@ -178,7 +178,7 @@ type Config struct {
 	DefaultReplicationFactor int16
 	// AutoRebalance (on by default) has the leaders move their partitions
 	// to where placement over the roster puts them once brokers join or
-	// are decommissioned (rebalance.go), at most RebalanceMaxMoves moves
+	// are decommissioned (node/moves: starts.go), at most RebalanceMaxMoves moves
 	// under way in the cluster; pinned (manual) assignments stay. Each
 	// move is the safe hand-off of a reassignment (a learner catches up
 	// before a replica leaves), logged and shown by rebalance status.
@@ -186,7 +186,7 @@ type Config struct {
 	RebalanceMaxMoves int
 	// FailedBrokerGrace is how long a broker of the roster may be down
 	// before automatic rebalancing drains it, its replicas replaced on live
-	// brokers (drain.go): long enough that a reboot moves nothing.
+	// brokers (node/moves: starts.go): long enough that a reboot moves nothing.
 	FailedBrokerGrace time.Duration
 	// ReplicaCopyBytesPerSecond bounds the bytes per second this node
 	// serves to replicas copying a snapshot's records (a reassignment's

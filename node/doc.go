@@ -30,6 +30,9 @@
 //	                 producer state with the idempotent and transactional
 //	                 appends under its append lock, and the transaction
 //	                 index (read_committed)
+//	node/moves       moves: plans (pure functions) and the Mover that
+//	                 starts them (drains, rebalancing) and steps each on
+//	                 the partition's leader, with status and metrics
 //	node/replica     a partition's replica: leadership, high watermark, acks, Raft
 //	  raftlog        the partition's segment log as the Raft log
 //	  transport      Raft messages between brokers
@@ -45,7 +48,8 @@
 // outer first:
 //
 //	hosted.Set plan lock -> its mu    a reconcile plans under both (reading
-//	                                  the catalog, and stillVoting's state);
+//	                                  the catalog, and the Mover's
+//	                                  StillVoting state);
 //	                                  partitions open, close and go to
 //	                                  quarantine after, each claimed; see
 //	                                  node/hosted's doc

@@ -176,6 +176,7 @@ func (n *Node) startMembership() error {
 	}
 	n.cluster = &gossipCluster{agent: agent, self: n.cfg.NodeID}
 	n.catalog = topics.NewCatalog(agent, n.cfg.NodeID, n.log)
+	n.mover = n.newMover() // moves.go
 	return nil
 }
 

@@ -18,10 +18,12 @@ func (n *Node) flushMetrics() {
 	}
 	n.flushedBytesOut = out
 	n.flushSecurityMetrics()
-	n.flushTxnMetrics()       // txns.go
-	n.flushRebalanceMetrics() // rebalance_metrics.go
-	n.flushQuotaMetrics()     // quota_enforce.go
-	n.checkEvenFactors()      // replication_factor.go
+	n.flushTxnMetrics() // txns.go
+	if n.mover != nil {
+		n.mover.FlushMetrics() // node/moves
+	}
+	n.flushQuotaMetrics() // quota_enforce.go
+	n.checkEvenFactors()  // replication_factor.go
 	for _, p := range n.localPartitions() {
 		bytes, records := p.ProducedBytes.Load(), p.ProducedRecords.Load()
 		db, dr := bytes-p.FlushedBytes, records-p.FlushedRecords

@@ -20,6 +20,7 @@ import (
 	"github.com/spool-log/spool/node/admission"
 	"github.com/spool-log/spool/node/datadir"
 	"github.com/spool-log/spool/node/hosted"
+	"github.com/spool-log/spool/node/moves"
 	"github.com/spool-log/spool/node/peers"
 	"github.com/spool-log/spool/node/quota"
 	"github.com/spool-log/spool/node/replica"
@@ -62,11 +63,9 @@ type Node struct {
 	// parts is the partitions open here, with their reconcile
 	// (node/hosted's Set; its locks).
 	parts *hosted.Set[TopicSpec]
-	// notVoting: when reconcile first saw each replica the catalog no
-	// longer names with no sign of the group's counting it (reassign.go's
-	// stillVoting); guarded by the set's plan lock (stillVoting is called
-	// from its Verdict).
-	notVoting map[tp]time.Time
+	// mover carries out moves: reassignments, drains, rebalancing
+	// (node/moves; made with the agent, in startMembership).
+	mover *moves.Mover
 	// quotas enforces the client byte-rate quotas (quota_enforce.go).
 	quotas *quota.Manager
 	// copyThrottle bounds the snapshot copies this node serves (nil: none).
@@ -322,8 +321,8 @@ func (n *Node) startLoops() {
 	memberEvents, _ := n.agent.Subscribe() // closed by the agent's Shutdown
 	n.loops.Go(n.catalog.Watch)
 	n.loops.Go(n.catalogLoop)
-	n.loops.Go(n.reassignLoop) // reassign.go
-	n.loops.Go(n.movesLoop)    // drain.go: drains, and rebalance.go's moves with AutoRebalance
+	n.loops.Go(n.mover.Run)       // node/moves: the moves this node leads, step by step
+	n.loops.Go(n.mover.RunStarts) // node/moves: drains, and rebalancing with AutoRebalance
 	n.loops.Go(func(ctx context.Context) { n.membershipLoop(ctx, memberEvents) })
 	n.loops.Every(admin.FlushInterval, n.flushMetrics)
 	n.startReplicationMetrics() // replication_metrics.go

@@ -148,7 +148,7 @@ func (n *Node) newPartitionSet() *hosted.Set[TopicSpec] {
 
 // partitionVerdict is what becomes of open partition p the catalog does
 // not place here: why it may go (dropReason), and whether it is kept
-// meanwhile because its group still counts this replica (reassign.go).
+// meanwhile because its group still counts this replica (node/moves: StillVoting).
 // Called by the set's reconcile, under its plan lock.
 func (n *Node) partitionVerdict(p *localPartition) hosted.Verdict[TopicSpec] {
 	why := n.dropReason(p.Topic, p.Index, p.TopicID)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/moves"
 	"github.com/spool-log/spool/node/replica"
 )
 
@@ -28,8 +29,8 @@ func (mutedTransport) Flush()                                  {}
 // broker that never comes) must not close and quarantine its replica while
 // the group counts it. The leader's claim names its voters.
 func TestReassignKeepsALaggingVoter(t *testing.T) {
-	defer func(g time.Duration) { notVotingGrace = g }(notVotingGrace)
-	notVotingGrace = 2 * time.Second
+	defer func(g time.Duration) { moves.NotVotingGrace = g }(moves.NotVotingGrace)
+	moves.NotVotingGrace = 2 * time.Second
 	nodes := startCluster(t, 3)
 	const topic = "lagging-voter"
 	spec := startReplicatedTopic(t, nodes, topic, 1, 3)
@@ -82,7 +83,7 @@ func TestReassignKeepsALaggingVoter(t *testing.T) {
 		}
 		return nil
 	})
-	for end := time.Now().Add(notVotingGrace + 3*time.Second); time.Now().Before(end); {
+	for end := time.Now().Add(moves.NotVotingGrace + 3*time.Second); time.Now().Before(end); {
 		if lag.partition(topic, 0) == nil {
 			t.Fatalf("node %d, a voter out of the ISR, closed its replica on the catalog's word", lag.NodeID())
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/node/admin"
+	"github.com/spool-log/spool/node/moves"
 )
 
 // Rebalancing paused on one node reaches every node; an operator's move
@@ -92,7 +93,7 @@ func TestRebalancePauseStatusAndMetrics(t *testing.T) {
 				}
 			}
 		}
-		time.Sleep(reassignEvery)
+		time.Sleep(moves.StepEvery)
 	}
 	// Each leader reports its own moves: summed over the nodes.
 	retry.Run(t, 10*time.Second, func() error {
@@ -143,4 +144,9 @@ func sortedIDs(ids []int32) []int32 {
 	out := slices.Clone(ids)
 	slices.Sort(out)
 	return out
+}
+
+// sameSet tells whether a and b hold the same brokers, in any order.
+func sameSet(a, b []int32) bool {
+	return slices.Equal(sortedIDs(a), sortedIDs(b))
 }

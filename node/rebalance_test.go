@@ -124,7 +124,7 @@ func TestAutoRebalanceSkipsBrokersDown(t *testing.T) {
 	if onto4 == 0 {
 		t.Fatal("placement over the roster puts nothing on broker 4: the test proves nothing")
 	}
-	nodes[0].rebalance()
+	nodes[0].mover.StartRebalance()
 	for _, e := range nodes[0].agent.MovingTopics() {
 		for _, m := range e.Moves {
 			if slices.Contains(m.Target, 4) {

@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// newRebalancePauseCmd pauses moves cluster-wide (node/rebalance_pause.go
+// newRebalancePauseCmd pauses moves cluster-wide (node/moves: pause.go
 // says what holds and what goes on).
 func newRebalancePauseCmd(g *globals) *cobra.Command {
 	return &cobra.Command{

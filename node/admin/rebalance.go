@@ -10,8 +10,8 @@ import (
 	"github.com/spool-log/spool/membership"
 )
 
-// The moves under way, and pausing them (node/rebalance_status.go,
-// node/rebalance_pause.go):
+// The moves under way, and pausing them (node/moves: status.go,
+// pause.go):
 //
 //	GET  /v1/rebalance          every move in the catalog, with the progress its
 //	                            partition's leader reports (?local=1: only the

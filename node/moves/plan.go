@@ -1,12 +1,18 @@
-// Package moves plans partition moves: pure functions of the topic catalog,
-// the roster and liveness, with no I/O and no state, so that each rule is a
-// row in a table test. Carrying a plan out (recording each move in the
-// catalog, bounded by how many are under way; the partition's leader then
-// adds and removes replicas) is the broker's (node/rebalance.go,
-// node/drain.go, node/reassign.go). CockroachDB's allocator is the model:
-// the decision apart from its execution.
+// Package moves owns partition moves: reassignments, drains and automatic
+// rebalancing. Planning (plan.go: Drain, Rebalance) is pure functions of
+// the topic catalog, the roster and liveness, with no I/O and no state, so
+// that each rule is a row in a table test. Carrying a plan out is a
+// Mover's: it records each move in the catalog, bounded by how many are
+// under way (starts.go), and on the partition's leader adds and removes
+// replicas step by step (step.go), heals groups the catalog lost track of
+// (heal.go), tells reconcile whether a replica's group still counts it
+// (voting.go), and reports progress (status.go, metrics.go). CockroachDB's
+// allocator is the model: the decision apart from its execution.
 //
-// It holds no lock.
+// It knows the node only through the interfaces of mover.go (Cluster,
+// Replica) and Config's functions. It holds no lock: the Mover's one piece
+// of state (StillVoting's) is guarded by the caller's, the partition set's
+// plan lock; nothing is held while it calls out.
 package moves
 
 import (

@@ -48,7 +48,7 @@ type Spec struct {
 	Replicas [][]int32         `json:"replicas"`
 	Configs  map[string]string `json:"configs,omitempty"`
 	// Moves are the partitions being reassigned, to their target replica
-	// lists (reassign.go); Replicas stays the list each move started from
+	// lists (node/moves: step.go); Replicas stays the list each move started from
 	// until it ends.
 	Moves map[int32][]int32 `json:"moves,omitempty"`
 	// Manual marks Replicas, at create, as an operator's assignment, which

@@ -1,4 +1,4 @@
-package node
+package moves
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 )
 
 // Rebalancing metrics, from the moves this node's replicas lead (so the
-// cluster's figure is the sum over its nodes), set at every flushMetrics:
+// cluster's figure is the sum over its nodes), set at every FlushMetrics:
 //
 //	spool_rebalance_moving_partitions  gauge: partitions led here with a move under way
 //	spool_rebalance_bytes_remaining    gauge: bytes their new replicas have still to copy
@@ -19,48 +19,47 @@ import (
 //	spool_rebalance_moves_cancelled    counter: moves ended here back on the list they started from
 //	spool_rebalance_paused             gauge: 1 while moves are paused cluster-wide
 //
-// Bytes are the leader's estimate (admin.MoveProgress: offsets the leader
-// matched on each new replica, as a share of its log's bytes).
+// Bytes are the leader's estimate (status.go: offsets the leader matched
+// on each new replica, as a share of its log's bytes).
 
-func (n *Node) flushRebalanceMetrics() {
-	if n.agent == nil {
-		return
-	}
-	st := n.rebalanceStatus(context.Background(), true) // local: asks no peer
+// FlushMetrics sets the gauges above (the node's metrics loop calls it).
+func (m *Mover) FlushMetrics() {
+	st := m.Status(context.Background(), true) // local: asks no peer
 	var remaining, copied int64
-	for _, m := range st.Moves {
-		remaining += m.BytesToCopy - m.BytesCopied
-		copied += m.BytesCopied
+	for _, mp := range st.Moves {
+		remaining += mp.BytesToCopy - mp.BytesCopied
+		copied += mp.BytesCopied
 	}
-	n.metrics.SetGauge([]string{"rebalance", "moving_partitions"}, float32(len(st.Moves)))
-	n.metrics.SetGauge([]string{"rebalance", "bytes_remaining"}, float32(remaining))
-	n.metrics.SetGauge([]string{"rebalance", "bytes_copied"}, float32(copied))
+	mt := m.cfg.Metrics
+	mt.SetGauge([]string{"rebalance", "moving_partitions"}, float32(len(st.Moves)))
+	mt.SetGauge([]string{"rebalance", "bytes_remaining"}, float32(remaining))
+	mt.SetGauge([]string{"rebalance", "bytes_copied"}, float32(copied))
 	// Counters are touched even at 0, so they are at /metrics before the
 	// first move ends.
 	for _, c := range []string{"bytes_moved", "replicas_added", "moves_completed", "moves_cancelled"} {
-		n.metrics.IncrCounter([]string{"rebalance", c}, 0)
+		mt.IncrCounter([]string{"rebalance", c}, 0)
 	}
 	paused := float32(0)
 	if st.Paused {
 		paused = 1
 	}
-	n.metrics.SetGauge([]string{"rebalance", "paused"}, paused)
+	mt.SetGauge([]string{"rebalance", "paused"}, paused)
 }
 
 // countMoveEnded counts p's move, ended here on target having started
 // from from: cancelled when target is from (CancelMove), else completed,
 // with the bytes its new replicas copied (each holds p's log).
-func (n *Node) countMoveEnded(p *localPartition, from, target []int32) {
+func (m *Mover) countMoveEnded(p Hosted, from, target []int32) {
 	if slices.Equal(from, target) {
-		n.metrics.IncrCounter([]string{"rebalance", "moves_cancelled"}, 1)
+		m.cfg.Metrics.IncrCounter([]string{"rebalance", "moves_cancelled"}, 1)
 		return
 	}
-	n.metrics.IncrCounter([]string{"rebalance", "moves_completed"}, 1)
+	m.cfg.Metrics.IncrCounter([]string{"rebalance", "moves_completed"}, 1)
 	added := 0
 	for _, b := range target {
 		if !slices.Contains(from, b) {
 			added++
 		}
 	}
-	n.metrics.IncrCounter([]string{"rebalance", "bytes_moved"}, float32(p.Replica.Size()*int64(added)))
+	m.cfg.Metrics.IncrCounter([]string{"rebalance", "bytes_moved"}, float32(p.Replica.Size()*int64(added)))
 }
