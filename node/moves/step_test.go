@@ -32,7 +32,9 @@ func (r *fakeReplica) LogEndOffset() int64          { return 100 }
 func (r *fakeReplica) MemberProgress(int32) (replica.Progress, bool) {
 	return replica.Progress{Offset: 50}, true
 }
-func (r *fakeReplica) TransferLeadership(b int32) { r.asked = append(r.asked, fmt.Sprintf("transfer %d", b)) }
+func (r *fakeReplica) TransferLeadership(b int32) {
+	r.asked = append(r.asked, fmt.Sprintf("transfer %d", b))
+}
 func (r *fakeReplica) LeaveJoint(context.Context) error {
 	r.asked = append(r.asked, "leave joint")
 	return nil
