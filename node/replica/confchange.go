@@ -296,6 +296,13 @@ func (g *raftGroup) applyConf(e *pb.Entry) error {
 	if err != nil {
 		return err
 	}
+	if !g.hasVoters() {
+		// Only a replica that took entries before the leader's snapshot
+		// can get here (raft.go refuses the append that would let it);
+		// raft would panic ("removed all voters") and stop the node with
+		// it. This group stops instead, reported.
+		return fmt.Errorf("entry %d: a configuration change, applied with no configuration (entries taken before the leader's snapshot)", e.GetIndex())
+	}
 	cs := g.rn.ApplyConfChange(cc)
 	g.conf = cs
 	g.confs = append(g.confs, confPoint{e.GetIndex(), cs})

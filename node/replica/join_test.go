@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/spool-log/spool/partition"
 	pb "go.etcd.io/raft/v3/raftpb"
 )
 
@@ -213,5 +214,45 @@ func TestRaftVoterWithALostLogCatchesUp(t *testing.T) {
 	retryUntil(t, retry)
 	if got, want := values(t, c.reps[lost]), values(t, lead); !slices.Equal(got, want) {
 		t.Fatalf("replica %d holds %v, the leader %v", lost, got, want)
+	}
+}
+
+// A replica of a new group's list whose node opens it only once the group
+// has had a leader opens joining (its node cannot tell it never held
+// state). The leader, elected on an empty log, never heard from it, so its
+// first append to it starts at the group's first entry, which an empty log
+// matches. Taking it, the joiner would hold entries with no configuration
+// (the starting voters are only in the bootstrap snapshot), and the next
+// change it applied would stop raft ("removed all voters"), and the node
+// with it. It refuses the append, and gets the snapshot.
+func TestRaftLateJoinerOfANewGroupGetsTheSnapshot(t *testing.T) {
+	c := newRaftClusterLater(t, 3, partition.DefaultConfig(), nil, 2)
+	ctx := context.Background()
+	for i := range 5 {
+		if _, err := c.produce(ctx, fmt.Sprint("v", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.joining = map[int32]bool{2: true}
+	c.start(2)
+	// A write wakes the group (idle, it sends nothing), and the leader
+	// sends the joiner what it has from the first entry.
+	if _, err := c.produce(ctx, "after"); err != nil {
+		t.Fatal(err)
+	}
+	waitConf(t, c.reps[2], Conf{Voters: []int32{0, 1, 2}})
+	// A change the joiner applies: with entries but no configuration it
+	// would panic here.
+	c.addLearner(t, 3)
+	waitConf(t, c.reps[2], Conf{Voters: []int32{0, 1, 2}, Learners: []int32{3}})
+	lead := c.leader()
+	retryUntil(t, func() error {
+		if c.reps[2].HighWatermark() < lead.HighWatermark() {
+			return fmt.Errorf("replica 2 at %d, leader at %d", c.reps[2].HighWatermark(), lead.HighWatermark())
+		}
+		return nil
+	})
+	if got, want := values(t, c.reps[2]), values(t, lead); !slices.Equal(got, want) {
+		t.Fatalf("replica 2 holds %v, the leader %v", got, want)
 	}
 }

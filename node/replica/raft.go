@@ -13,6 +13,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/spool-log/spool/internal/stages"
 	"github.com/spool-log/spool/node/replica/raftlog"
@@ -259,6 +260,21 @@ func (g *raftGroup) process(tick bool) {
 			// configuration (etcd raft lets a non-member vote): it
 			// elects nobody. Dropped, not refused: no answer is needed.
 			continue
+		}
+		if m.GetType() == pb.MsgApp && m.GetIndex() == 0 && !g.hasVoters() {
+			// An append from the group's first entry matches a joining
+			// replica's empty log (its snapshot is at index 0, term 0),
+			// so raft would take it; but the starting voters are in no
+			// entry, only in the bootstrap snapshot, and a replica holding
+			// entries with no configuration panics on the next change it
+			// applies. A leader elected on an empty log that never heard
+			// from this replica sends just that (a replica of a new
+			// group's list that opened after the group had a leader:
+			// its node cannot tell it never held state). Refused as raft
+			// refuses an append it cannot place (a previous term no log
+			// has at 0), and marked so (send): the leader seals and sends
+			// the snapshot (sealForJoiner).
+			m.LogTerm = proto.Uint64(m.GetLogTerm() + 1)
 		}
 		if m.GetType() == pb.MsgHeartbeat && m.GetCommit() > 0 {
 			// The leader's heartbeat commits up to what it last knew this

@@ -116,6 +116,12 @@ func newRaftClusterWith(t testing.TB, n int, pcfg partition.Config) *raftCluster
 // newRaftClusterOpt is newRaftClusterWith, each broker's driver config
 // adjusted by driverOpt.
 func newRaftClusterOpt(t testing.TB, n int, pcfg partition.Config, driverOpt func(id int32, cfg *DriverConfig)) *raftCluster {
+	return newRaftClusterLater(t, n, pcfg, driverOpt)
+}
+
+// newRaftClusterLater is newRaftClusterOpt with the brokers later not
+// started: the test starts them (c.start) when it wants.
+func newRaftClusterLater(t testing.TB, n int, pcfg partition.Config, driverOpt func(id int32, cfg *DriverConfig), later ...int32) *raftCluster {
 	c := &raftCluster{t: t, net: &memNet{drivers: map[uint64]*Driver{}, cut: map[uint64]bool{}, votes: map[uint64]int{}},
 		dirs: map[int32]string{}, reps: map[int32]*Replica{}, drv: map[int32]*Driver{}, pcfg: pcfg, driverOpt: driverOpt}
 	c.key.Topic[0], c.key.Partition = 7, 3
@@ -124,7 +130,9 @@ func newRaftClusterOpt(t testing.TB, n int, pcfg partition.Config, driverOpt fun
 		c.dirs[id] = t.TempDir()
 	}
 	for _, id := range c.ids {
-		c.start(id)
+		if !slices.Contains(later, id) {
+			c.start(id)
+		}
 	}
 	t.Cleanup(func() {
 		for _, id := range c.ids {
