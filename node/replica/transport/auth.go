@@ -60,8 +60,8 @@ func deriveAuthKey(secret []byte) []byte {
 
 // transcript is what both proofs cover.
 type transcript struct {
-	clusterID          string
-	from, to           uint64 // the dialler, the listener
+	clusterID              string
+	from, to               uint64 // the dialler, the listener
 	dialNonce, listenNonce [nonceLen]byte
 }
 

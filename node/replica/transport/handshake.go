@@ -15,15 +15,15 @@ import (
 // only, and each tells the other which it wants in its refusal.
 
 const (
-	magic             = "SPRT"
-	version      byte = 1 // unauthenticated
-	versionAuth  byte = 2 // authenticated with the keyring (auth.go)
-	nonceLen          = 32
-	macLen            = 32 // HMAC-SHA256
-	verdictLen        = 1
-	maxHelloLen       = 4 + 1 + 16 + 1 + maxClusterIDLen + nonceLen
-	maxWelcomeLen     = 4 + 1 + 1 + 8 + 1 + maxClusterIDLen + nonceLen + macLen
-	maxClusterIDLen   = 64 // membership's bound on a cluster id
+	magic                = "SPRT"
+	version         byte = 1 // unauthenticated
+	versionAuth     byte = 2 // authenticated with the keyring (auth.go)
+	nonceLen             = 32
+	macLen               = 32 // HMAC-SHA256
+	verdictLen           = 1
+	maxHelloLen          = 4 + 1 + 16 + 1 + maxClusterIDLen + nonceLen
+	maxWelcomeLen        = 4 + 1 + 1 + 8 + 1 + maxClusterIDLen + nonceLen + macLen
+	maxClusterIDLen      = 64 // membership's bound on a cluster id
 
 	statusOK           byte = 0
 	statusWrongCluster byte = 1

@@ -20,8 +20,8 @@ type Handler func(from uint64, group GroupKey, m *raftpb.Message)
 
 // Config of a Transport. Zero durations and sizes take the defaults.
 type Config struct {
-	NodeID     uint64 // this node's id on the wire, == raft's replica id; not 0
-	ClusterID  string // refused unless both ends agree; 1..64 bytes
+	NodeID    uint64 // this node's id on the wire, == raft's replica id; not 0
+	ClusterID string // refused unless both ends agree; 1..64 bytes
 	// CurrentClusterID, when set, is asked for the cluster id at every
 	// handshake instead of ClusterID: the node's membership settles on
 	// its cluster's id after the transport is listening, and may adopt
