@@ -63,6 +63,11 @@ func (d Dialler) Handshake(conn net.Conn, timeout time.Duration) error {
 	}
 	tr := transcript{clusterID: d.ClusterID, from: d.From, to: d.To, dialNonce: h.nonce, listenNonce: w.nonce}
 	if !tr.verify(d.Keys, roleListener, w.mac) {
+		// A proof of ours must not go to a listener that proved nothing
+		// (it could relay it to a real node as ours); an all-zero one
+		// tells it why the handshake ends.
+		var none [macLen]byte
+		conn.Write(none[:])
 		return fmt.Errorf("node %d at %s: %w", d.To, addr, errPeerUnauthenticated)
 	}
 	proof := tr.mac(d.Keys[0], roleDialler)
