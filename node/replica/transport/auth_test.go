@@ -401,7 +401,7 @@ func TestAuthSilentAndGarbageStrangersDropped(t *testing.T) {
 	for _, junk := range [][]byte{
 		[]byte("GET / HTTP/1.1\r\n\r\n"),
 		append([]byte("SPRT\x02"), bytes.Repeat([]byte{0xff}, 100)...), // cluster id length 255
-		append([]byte("SPRT\x09"), make([]byte, 40)...),                 // unknown version
+		append([]byte("SPRT\x09"), make([]byte, 40)...),                // unknown version
 	} {
 		conn, err := d.Dial("tcp", b.Addr().String())
 		if err != nil {
