@@ -36,7 +36,8 @@
 //     time (HandshakeTimeout), and one remote IP may hold at most
 //     MaxPendingPerHost connections in it, so a stranger that connects and
 //     sends nothing cannot crowd peers out. Every refusal is logged with
-//     the remote address and a reason and counted by that reason; frames
+//     the remote address and a reason (at most 20 per 10 s, the rest
+//     summed up) and counted by that reason; frames
 //     are length-checked before any allocation; a malformed frame, a message
 //     not from the handshaken node or not to this one, or a raft-local
 //     message type closes the connection with a logged reason, never a panic.
@@ -60,7 +61,8 @@
 //     (dial_refused, reason bad_key: the peer did not prove a key).
 //
 // Locks: Transport.mu (links, inbound, pending, closed), then a link's mu;
-// neither is held across a network call.
+// neither is held across a network call. refusalLog.mu is a leaf, taken
+// alone.
 //
 // Wire format (big-endian). Handshake, dialler first, version 1 (no key):
 //

@@ -37,8 +37,8 @@ func (t *Transport) acceptLoop() {
 		case t.sem <- struct{}{}:
 		default:
 			t.refuse("too_many_conns")
-			t.log.WithField("remote", c.RemoteAddr().String()).
-				Warnf("raft connection refused: already %d inbound connections", t.cfg.MaxInboundConns)
+			t.refusals.warn(t.log.WithField("remote", c.RemoteAddr().String()), "too_many_conns",
+				fmt.Errorf("already %d inbound connections", t.cfg.MaxInboundConns))
 			c.Close()
 			continue
 		}
@@ -53,8 +53,8 @@ func (t *Transport) acceptLoop() {
 		if t.pending[host] >= t.cfg.MaxPendingPerHost {
 			t.mu.Unlock()
 			t.refuse("too_many_pending")
-			t.log.WithField("remote", c.RemoteAddr().String()).
-				Warnf("raft connection refused: already %d handshakes under way from %s", t.cfg.MaxPendingPerHost, host)
+			t.refusals.warn(t.log.WithField("remote", c.RemoteAddr().String()), "too_many_pending",
+				fmt.Errorf("already %d handshakes under way from %s", t.cfg.MaxPendingPerHost, host))
 			c.Close()
 			<-t.sem
 			continue
@@ -106,7 +106,7 @@ func (t *Transport) serveInbound(c net.Conn, host string) {
 			select {
 			case <-t.stop:
 			default:
-				log.WithError(err).WithField("reason", "tls").Warn("raft connection refused")
+				t.refusals.warn(log, "tls", err)
 			}
 			return
 		}
@@ -118,7 +118,7 @@ func (t *Transport) serveInbound(c net.Conn, host string) {
 		select {
 		case <-t.stop:
 		default:
-			log.WithError(err).WithField("reason", reason).Warn("raft connection refused")
+			t.refusals.warn(log, reason, err)
 		}
 		return
 	}

@@ -184,6 +184,8 @@ type Transport struct {
 	stop chan struct{}
 	wg   sync.WaitGroup
 	sem  chan struct{} // bounds inbound connections
+	// refusals bounds the warnings of refused connections (refusal_log.go).
+	refusals refusalLog
 
 	mu      sync.RWMutex
 	links   map[uint64][]*link // by destination node, ConnsPerPeer each
