@@ -149,3 +149,25 @@ type ScrubStatus struct {
 	// the node started, and is still there (not yet purged or reclaimed).
 	Quarantined []ScrubFinding `json:"quarantined"`
 }
+
+// GossipKeyRequest is the body of POST /v1/gossip-keys/{install,use,remove}.
+type GossipKeyRequest struct {
+	Key string `json:"key"` // base64 of the 32-byte key
+}
+
+// GossipKeyring is the cluster's answer to a gossip key operation
+// (membership.KeyringReport): keys are named by fingerprint only.
+type GossipKeyring struct {
+	Members   int               `json:"members"`
+	Responses int               `json:"responses"`
+	Errors    int               `json:"errors"`
+	Messages  map[string]string `json:"messages,omitempty"`
+	Keys      []GossipKeyCount  `json:"keys,omitempty"`
+}
+
+// GossipKeyCount is one key of GossipKeyring.
+type GossipKeyCount struct {
+	Fingerprint string `json:"fingerprint"` // first 8 bytes of its SHA-256, hex
+	Nodes       int    `json:"nodes"`       // members holding it
+	Primary     int    `json:"primary"`     // members using it as primary
+}

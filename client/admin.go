@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,6 +40,11 @@ func (g Config) adminURL(path string) (string, error) {
 // stream is set (a watch runs until ctx ends); a node that does not answer
 // is a clear error, and a non-2xx status returns the node's message.
 func (g Config) adminDo(ctx context.Context, method, path string, stream bool) (*http.Response, context.CancelFunc, error) {
+	return g.adminDoBody(ctx, method, path, nil, stream)
+}
+
+// adminDoBody is adminDo with a JSON request body (nil: none).
+func (g Config) adminDoBody(ctx context.Context, method, path string, body []byte, stream bool) (*http.Response, context.CancelFunc, error) {
 	url, err := g.adminURL(path)
 	if err != nil {
 		return nil, nil, err
@@ -49,10 +55,17 @@ func (g Config) adminDo(ctx context.Context, method, path string, stream bool) (
 	} else {
 		ctx, cancel = context.WithTimeout(ctx, g.Timeout)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, url, nil)
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
 	if err != nil {
 		cancel()
 		return nil, nil, fmt.Errorf("admin request %s: %w", url, err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	if g.AdminToken != "" {
 		req.Header.Set("Authorization", "Bearer "+g.AdminToken)
@@ -77,7 +90,12 @@ func (g Config) adminDo(ctx context.Context, method, path string, stream bool) (
 
 // adminJSON sends a request and decodes the JSON reply into v.
 func (g Config) adminJSON(ctx context.Context, method, path string, v any) error {
-	resp, cancel, err := g.adminDo(ctx, method, path, false)
+	return g.adminJSONBody(ctx, method, path, nil, v)
+}
+
+// adminJSONBody is adminJSON with a JSON request body.
+func (g Config) adminJSONBody(ctx context.Context, method, path string, body []byte, v any) error {
+	resp, cancel, err := g.adminDoBody(ctx, method, path, body, false)
 	if err != nil {
 		return err
 	}

@@ -85,6 +85,12 @@ type Config struct {
 	// the file rewritten. With neither, gossip is plaintext.
 	GossipKey   []byte
 	KeyringFile string
+	// Keyring, when set, is the keyring gossip uses as is, instead of one
+	// built from GossipKey and KeyringFile (which Serf still rewrites on a
+	// rotation): the node builds it first (BuildKeyring) and shares it with
+	// the Raft transport, whose handshake authenticates with the same keys
+	// and so follows a rotation of them (keys.go).
+	Keyring *memberlist.Keyring
 
 	// Memberlist carries the gossip timings. Default: memberlist's LAN
 	// profile. Name, addresses, keyring and delegates are overwritten.

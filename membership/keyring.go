@@ -26,12 +26,23 @@ func DecodeGossipKey(s string) ([]byte, error) {
 	return key, nil
 }
 
-// buildKeyring assembles the memberlist keyring from the config: the keys of
-// the keyring file (Serf's format: a JSON array of base64 keys, the first the
-// primary) and GossipKey, which becomes the primary. It returns nil when
-// gossip is not encrypted. A keyring file that does not exist yet is written
-// with GossipKey, so the key survives a restart without the flag.
+// buildKeyring is the keyring gossip uses: Config.Keyring when the caller
+// built it (BuildKeyring), else one built from the config.
 func buildKeyring(c *Config) (*memberlist.Keyring, error) {
+	if c.Keyring != nil {
+		return c.Keyring, nil
+	}
+	return BuildKeyring(c.GossipKey, c.KeyringFile)
+}
+
+// BuildKeyring assembles the memberlist keyring from the keys of the keyring
+// file (Serf's format: a JSON array of base64 keys, the first the primary)
+// and gossipKey, which becomes the primary. It returns nil when gossip is not
+// encrypted. A keyring file that does not exist yet is written with
+// gossipKey, so the key survives a restart without the flag. The node builds
+// it before the agent, to share it with the Raft transport (Config.Keyring).
+func BuildKeyring(gossipKey []byte, keyringFile string) (*memberlist.Keyring, error) {
+	c := &Config{GossipKey: gossipKey, KeyringFile: keyringFile}
 	var keys [][]byte
 	if c.KeyringFile != "" {
 		raw, err := os.ReadFile(c.KeyringFile)

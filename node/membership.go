@@ -112,6 +112,7 @@ func (n *Node) membershipConfig() (*membership.Config, error) {
 	mc.Join = g.Join
 	mc.GossipKey = g.Key
 	mc.KeyringFile = g.KeyringFile
+	mc.Keyring = n.gossipRing // shared with the Raft transport (replication.go)
 	mc.Log = n.log
 	return mc, nil
 }
@@ -170,6 +171,7 @@ func (n *Node) startMembership() error {
 		return err
 	}
 	n.agent = agent
+	n.raftAgent.Store(agent)
 	if local := agent.Local(); membership.LoopbackAdminOfRemotePeer(local) {
 		n.log.WithFields(logrus.Fields{"admin": local.AdminAddr, "gossip": local.GossipAddr}).
 			Warn("the admin API is advertised on loopback while gossip is not: peers on other machines cannot pull the topic catalog from this node (anti-entropy); bind the admin API where peers reach it, or set --advertise-admin-addr")

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/memberlist"
 	"github.com/sirupsen/logrus"
 
 	"github.com/spool-log/spool/membership"
@@ -86,6 +87,12 @@ type Node struct {
 	kafkaTLS *tlsfiles.Source
 	adminTLS *tlsfiles.Source
 	raftTLS  *tlsfiles.Source // the Raft transport's (replication.go)
+	// gossipRing is the gossip keyring (nil: plaintext gossip), shared by
+	// Serf and the Raft transport's handshake; raftAgent is the agent as
+	// the transport's goroutines read it, set once it exists
+	// (replication.go).
+	gossipRing *memberlist.Keyring
+	raftAgent  atomic.Pointer[membership.Agent]
 	// adminToken is the admin API's bearer token (nil: none), which the
 	// node also presents to its peers (admin_access.go).
 	adminToken *admin.Token

@@ -3,6 +3,7 @@ package node
 import (
 	"fmt"
 	"net"
+	"slices"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -17,15 +18,41 @@ import (
 // over one transport (node/replica/transport) to the peers' advertised
 // "raft" addresses. Both live from Start to Shutdown.
 
-// transportClusterID is the transport handshake's cluster id. The
-// membership cluster id may still change while a new cluster settles on
-// one, after the transport is listening, so it is not used yet; gossip
-// encryption and the advertised addresses keep strangers apart meanwhile.
-const transportClusterID = "spool"
+// Who may speak on the Raft port: the handshake binds the membership's
+// cluster id, asked at each handshake (it is known once the agent exists,
+// and may still change to an older one while a new cluster settles: peers
+// then retry until they agree); with a gossip keyring both ends also prove
+// a key of it (transport/auth.go), the same keyring object gossip uses, so
+// a rotation through Serf's KeyManager counts from the next connection.
+// With neither a keyring nor Raft TLS the port takes any peer's word for
+// who it is, and the node says so at start.
+
+// transportClusterID is the cluster id the handshake binds: the agent's,
+// "" (refuse, retry) until the agent exists.
+func (n *Node) transportClusterID() string {
+	if a := n.raftAgent.Load(); a != nil {
+		return a.ClusterID()
+	}
+	return ""
+}
+
+// gossipKeys are the keyring's keys, the primary first, for the transport.
+// memberlist hands out its own slice, which a RemoveKey rewrites in place
+// (under its lock, after this copy is taken or before): the keys are 32
+// bytes each way, so a concurrent removal can only make this handshake
+// see the key set before or after it.
+func (n *Node) gossipKeys() [][]byte {
+	return slices.Clone(n.gossipRing.GetKeys())
+}
 
 // startReplication binds the Raft transport and starts the driver. It runs
 // before the membership agent starts, whose tags carry the bound address.
 func (n *Node) startReplication() error {
+	ring, err := membership.BuildKeyring(n.cfg.Gossip.Key, n.cfg.Gossip.KeyringFile)
+	if err != nil {
+		return err
+	}
+	n.gossipRing = ring
 	cfg := n.cfg.Raft
 	if e, ok := n.log.(*logrus.Entry); ok {
 		cfg.Log = e
@@ -51,17 +78,17 @@ func (n *Node) startReplication() error {
 	lim.MaxMsgBytes = max(lim.MaxMsgBytes, n.raft.MaxMessageBytes())
 	lim.MaxFrameBytes = max(lim.MaxFrameBytes, lim.MaxMsgBytes+64<<10)
 	tcfg := transport.Config{
-		Limits:         lim,
-		QueueBytes:     max(16<<20, 2*lim.MaxFrameBytes),
-		NodeID:         replica.RaftID(n.cfg.NodeID),
-		ClusterID:      transportClusterID,
-		ListenAddr:     addr,
-		Resolve:        n.resolveRaftAddr,
-		Handler:        n.raft.Deliver,
-		Metrics:        n.metrics.Metrics,
-		Unreachable:    n.raft.Unreachable,
-		SnapshotStatus: n.raft.SnapshotStatus,
-		PeerLost:       n.raft.PeerLost,
+		Limits:           lim,
+		QueueBytes:       max(16<<20, 2*lim.MaxFrameBytes),
+		NodeID:           replica.RaftID(n.cfg.NodeID),
+		CurrentClusterID: n.transportClusterID,
+		ListenAddr:       addr,
+		Resolve:          n.resolveRaftAddr,
+		Handler:          n.raft.Deliver,
+		Metrics:          n.metrics.Metrics,
+		Unreachable:      n.raft.Unreachable,
+		SnapshotStatus:   n.raft.SnapshotStatus,
+		PeerLost:         n.raft.PeerLost,
 		// A peer's connection carries an empty frame after a second of
 		// silence, so one quiet for peerSilence is a machine gone (or
 		// stalled): its groups wake (PeerLost) and elect on their timers
@@ -74,6 +101,12 @@ func (n *Node) startReplication() error {
 	}
 	if n.raftTLS != nil {
 		tcfg.TLS = &transport.TLSConfig{Server: n.raftTLS.ServerConfig(), Client: n.raftTLS.ClientConfig}
+	}
+	if ring != nil {
+		tcfg.Auth = &transport.AuthConfig{Keys: n.gossipKeys}
+	}
+	if ring == nil && n.raftTLS == nil {
+		n.log.WithField("raft_addr", addr).Warn("the Raft port takes votes, appends and snapshots from anyone who reaches it: give --gossip-key-file (or --keyring-file), which also authenticates replication peers, or Raft TLS (--raft-tls-cert-file)")
 	}
 	tr, err := transport.New(tcfg)
 	if err != nil {

@@ -74,7 +74,7 @@ func newRootCmd() *cobra.Command {
 	addClientSecurityFlags(root.PersistentFlags(), &g.security)
 	root.AddCommand(newNodeCmd(), newTopicCmd(g), newProduceCmd(g), newConsumeCmd(g), newGroupCmd(g), newBenchCmd(g),
 		newMembersCmd(g), newPlacementCmd(g), newDecommissionCmd(g), newQuarantineCmd(g), newScrubCmd(g), newUserCmd(g), newACLCmd(g), newQuotaCmd(g),
-		newTxnCmd(g), newPartitionCmd(g), newRebalanceCmd(g), newDocsCmd())
+		newTxnCmd(g), newPartitionCmd(g), newRebalanceCmd(g), newGossipKeyCmd(g), newDocsCmd())
 	return root
 }
 

@@ -26,9 +26,9 @@ func addGossipFlags(fs *pflag.FlagSet, g *gossipFlags) {
 	fs.StringVar(&g.cfg.AdvertiseAddr, "advertise-gossip-addr", "", "host:port peers reach this node's gossip at; default the bound --gossip-addr (SPOOL_ADVERTISE_GOSSIP_ADDR)")
 	fs.StringVar(&g.cfg.AdvertiseAdminAddr, "advertise-admin-addr", "", "host:port peers reach this node's admin API at, to pull the topic catalog and roster; default the bound --admin-addr, or with a 0.0.0.0/:: bind the advertised gossip host and the admin port (SPOOL_ADVERTISE_ADMIN_ADDR)")
 	fs.StringSliceVar(&g.cfg.Join, "join", nil, "gossip host:port of a cluster member to join, repeatable; retried until one answers. A restarted node rejoins without it (SPOOL_JOIN, comma-separated)")
-	fs.StringVar(&g.key, "gossip-key", "", "gossip encryption key: base64 of 32 random bytes; every node needs the same one (SPOOL_GOSSIP_KEY)")
+	fs.StringVar(&g.key, "gossip-key", "", "gossip encryption key: base64 of 32 random bytes; every node needs the same one. The keyring also authenticates Raft replication peers (SPOOL_GOSSIP_KEY)")
 	fs.StringVar(&g.keyFile, "gossip-key-file", "", "file holding the base64 gossip key, instead of --gossip-key (SPOOL_GOSSIP_KEY_FILE)")
-	fs.StringVar(&g.cfg.KeyringFile, "keyring-file", "", "Serf keyring file (JSON array of base64 keys, first = primary); with --gossip-key, rewritten with it as primary (SPOOL_KEYRING_FILE)")
+	fs.StringVar(&g.cfg.KeyringFile, "keyring-file", "", "Serf keyring file (JSON array of base64 keys, first = primary), kept up to date by spool gossip-key; with --gossip-key, rewritten with it as primary (SPOOL_KEYRING_FILE)")
 	fs.StringVar(&g.cfg.Timings, "gossip-timings", g.cfg.Timings, "gossip timing profile: lan, local, or fast (loopback tests) (SPOOL_GOSSIP_TIMINGS)")
 	fs.StringVar(&g.cfg.NodeName, "node-name", "", "gossip member name, unique in the cluster; default spool-<node-id> (SPOOL_NODE_NAME)")
 }

@@ -99,6 +99,9 @@ func New(cfg Config) *API { return &API{cfg: cfg} }
 //	/v1/roster/drain?id=N  JSON progress of broker N's drain
 //	/v1/quarantine  JSON what the node set aside in DATA/quarantine (node/datadir);
 //	                POST /v1/quarantine/purge[?older_than=D] deletes it for good
+//	/v1/gossip-keys the gossip keyring's keys by fingerprint; POST
+//	                /v1/gossip-keys/{install,use,remove} with {"key": ...}
+//	                change it cluster-wide (gossipkeys.go)
 //	/v1/scrub       the background scrubber's progress and findings (node/scrub)
 //	/v1/rebalance   JSON moves under way with their progress; POST
 //	                /v1/rebalance/pause and /v1/rebalance/resume (rebalance.go)
@@ -125,6 +128,7 @@ func (a *API) Handler() http.Handler {
 	})
 	a.clusterRoutes(mux)    // cluster.go
 	a.quarantineRoutes(mux) // quarantine.go: /v1/quarantine, /v1/quarantine/purge
+	a.gossipKeyRoutes(mux)  // gossipkeys.go: /v1/gossip-keys
 	a.scrubRoutes(mux)      // /v1/scrub
 	a.rebalanceRoutes(mux)  // rebalance.go: /v1/rebalance, pause, resume
 	mux.Handle("/metrics", promhttp.HandlerFor(a.cfg.Metrics.Registry, promhttp.HandlerOpts{}))

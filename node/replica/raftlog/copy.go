@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spool-log/spool/internal/recordbatch"
 	pb "go.etcd.io/raft/v3/raftpb"
@@ -23,7 +24,7 @@ import (
 // copies them from the leader before it steps the snapshot into raft:
 //
 //	leader    WriteSnapshot: the snapshot, then the batches in [start, offset)
-//	follower  StageSnapshot: validated, into raft-snapshot-copy (fsynced)
+//	follower  StageSnapshot: validated, into raft-snapshot-copy-<index> (fsynced)
 //	follower  ApplySnapshot: the log restarted at start, the staged batches
 //	          appended as they are (partition.(*Log).AppendCopied)
 //
@@ -31,7 +32,17 @@ import (
 // it: "the log start moved") has no records and needs no copy.
 
 const (
+	// copyFile is the staged copies' name, followed by "-" and the
+	// snapshot index (%020d); a copy staged by a version before that is
+	// the bare name, still read.
 	copyFile = "raft-snapshot-copy"
+	// maxStaged bounds the copies staged at once. A copy is staged per
+	// snapshot index, so that a later snapshot's copy landing before an
+	// earlier one is applied (a leader that moved on while this follower
+	// was applying) replaces nothing raft may be about to apply; applying
+	// one removes it and every older one. Past the bound the oldest goes:
+	// raft applies the snapshot it was given last, which is the newest.
+	maxStaged = 4
 	// maxCopyBatch bounds one batch of a copy (a peer is never trusted);
 	// a Raft entry is far smaller (DriverConfig.MaxEntryBytes), and a
 	// single-copy log's batches are bounded by max.message.bytes.
@@ -185,18 +196,31 @@ func ReadSnapshotHeader(r io.Reader) (*pb.Snapshot, error) {
 	return &snap, nil
 }
 
+// stagedCopy is one staged copy: the snapshot its records are of, and its
+// file.
+type stagedCopy struct {
+	snap *pb.Snapshot
+	path string
+}
+
+func stagedPath(dir string, index uint64) string {
+	return filepath.Join(dir, fmt.Sprintf("%s-%020d", copyFile, index))
+}
+
 // StageSnapshot reads the records of snap (the rest of what WriteSnapshot
 // wrote after the header ReadSnapshotHeader returned) into
-// raft-snapshot-copy, checking every batch's CRC and that the batches lie
-// in order within [start, offset), and makes it durable. It replaces any
-// copy staged before. Staging runs outside raft's round (it may take long);
-// Staged then says the snapshot may be stepped.
+// raft-snapshot-copy-<index>, checking every batch's CRC and that the
+// batches lie in order within [start, offset), and makes it durable. It
+// replaces a copy staged before for the same index only: copies of other
+// snapshots stay staged (maxStaged). Staging runs outside raft's round (it
+// may take long); Staged then says the snapshot may be stepped.
 func (s *Storage) StageSnapshot(snap *pb.Snapshot, r io.Reader) error {
 	d, err := parseSnapData(snap.GetData())
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(s.dir, copyFile)
+	index := snap.GetMetadata().GetIndex()
+	path := stagedPath(s.dir, index)
 	tmp := path + tempSuffix
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -208,13 +232,14 @@ func (s *Storage) StageSnapshot(snap *pb.Snapshot, r io.Reader) error {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("stage snapshot %d of %s: %w", snap.GetMetadata().GetIndex(), s.dir, err)
+		return fmt.Errorf("stage snapshot %d of %s: %w", index, s.dir, err)
 	}
 	// The file and the mark change together, under the lock an
-	// ApplySnapshot holds throughout: one applying the copy staged before
-	// removes the file when it is done, and a rename between its read and
-	// its removal would lose this copy while the mark said it was staged
-	// (the replica could then neither apply the snapshot nor reopen).
+	// ApplySnapshot holds throughout: one applying a copy removes the
+	// files of its index and below when it is done, and a rename between
+	// its read and its removal would lose this copy while the mark said it
+	// was staged (the replica could then neither apply the snapshot nor
+	// reopen).
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := os.Rename(tmp, path); err != nil {
@@ -223,7 +248,19 @@ func (s *Storage) StageSnapshot(snap *pb.Snapshot, r io.Reader) error {
 	if err := syncDir(s.dir); err != nil {
 		return fmt.Errorf("stage snapshot: %w", err)
 	}
-	s.staged = proto.CloneOf(snap)
+	if s.staged == nil {
+		s.staged = map[uint64]stagedCopy{}
+	}
+	s.staged[index] = stagedCopy{snap: proto.CloneOf(snap), path: path}
+	for len(s.staged) > maxStaged {
+		oldest := index
+		for i := range s.staged {
+			oldest = min(oldest, i)
+		}
+		if err := s.dropStagedLocked(oldest); err != nil {
+			return fmt.Errorf("stage snapshot: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -300,13 +337,17 @@ func (s *Storage) Staged(snap *pb.Snapshot) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.staged != nil && sameSnapshot(s.staged, snap)
+	return s.stagedLocked(snap)
 }
 
-// openStaged opens the staged copy and returns the snapshot it is of, the
+func (s *Storage) stagedLocked(snap *pb.Snapshot) bool {
+	c, ok := s.staged[snap.GetMetadata().GetIndex()]
+	return ok && sameSnapshot(c.snap, snap)
+}
+
+// openStaged opens a staged copy and returns the snapshot it is of, the
 // file positioned at its first batch.
-func openStaged(dir string) (*os.File, *pb.Snapshot, error) {
-	path := filepath.Join(dir, copyFile)
+func openStaged(path string) (*os.File, *pb.Snapshot, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
@@ -339,15 +380,25 @@ func openStaged(dir string) (*os.File, *pb.Snapshot, error) {
 	return f, &snap, nil
 }
 
-// readStagedSnapshot is the snapshot a staged copy left by an earlier run
-// is of, or nil.
-func readStagedSnapshot(dir string) *pb.Snapshot {
-	f, snap, err := openStaged(dir)
-	if err != nil {
-		return nil
+// readStagedCopies finds the copies an earlier run staged, by the index of
+// the snapshot each is of (read from the file, not its name). One that
+// cannot be read is left out, and its file removed by the next apply at or
+// above the index its name says.
+func readStagedCopies(dir string) map[uint64]stagedCopy {
+	out := map[uint64]stagedCopy{}
+	names, _ := filepath.Glob(filepath.Join(dir, copyFile+"*"))
+	for _, path := range names {
+		if strings.HasSuffix(path, tempSuffix) {
+			continue
+		}
+		f, snap, err := openStaged(path)
+		if err != nil {
+			continue
+		}
+		f.Close()
+		out[snap.GetMetadata().GetIndex()] = stagedCopy{snap: snap, path: path}
 	}
-	f.Close()
-	return snap
+	return out
 }
 
 // restartFromCopy empties the log and fills it with the staged copy of
@@ -355,7 +406,11 @@ func readStagedSnapshot(dir string) *pb.Snapshot {
 // batches go in as the leader holds them, and the log end is the
 // snapshot's offset. Durable when it returns; the copy is removed after.
 func (s *Storage) restartFromCopy(index, term uint64) error {
-	f, staged, err := openStaged(s.dir)
+	c, ok := s.staged[index]
+	if !ok {
+		return fmt.Errorf("the records of snapshot %d are not staged", index)
+	}
+	f, staged, err := openStaged(c.path)
 	if err != nil {
 		return fmt.Errorf("the records of snapshot %d are not staged: %w", index, err)
 	}
@@ -400,11 +455,47 @@ func (s *Storage) restartFromCopy(index, term uint64) error {
 	return s.log.Flush()
 }
 
-// removeStaged deletes a staged copy, once applied or outdated.
-func (s *Storage) removeStaged() error {
-	s.staged = nil
-	err := os.Remove(filepath.Join(s.dir, copyFile))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+// removeStaged deletes the staged copies of snapshots up to index, once
+// that one is applied: the older ones are outdated. Copies of later
+// snapshots stay. A file of a copy the map does not know (one that could
+// not be read at Open) goes too when its name is of such an index.
+func (s *Storage) removeStaged(index uint64) error {
+	for i := range s.staged {
+		if i <= index {
+			if err := s.dropStagedLocked(i); err != nil {
+				return err
+			}
+		}
+	}
+	names, _ := filepath.Glob(filepath.Join(s.dir, copyFile+"*"))
+	for _, path := range names {
+		base := filepath.Base(path)
+		if strings.HasSuffix(base, tempSuffix) {
+			continue
+		}
+		var i uint64 // 0: the bare name of a version before per-index copies
+		if base != copyFile {
+			if _, err := fmt.Sscanf(base, copyFile+"-%d", &i); err != nil {
+				continue
+			}
+		}
+		if _, known := s.staged[i]; !known && i <= index {
+			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// dropStagedLocked deletes one staged copy.
+func (s *Storage) dropStagedLocked(index uint64) error {
+	c, ok := s.staged[index]
+	if !ok {
+		return nil
+	}
+	delete(s.staged, index)
+	if err := os.Remove(c.path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	return nil

@@ -80,8 +80,10 @@
 //	raft-entries     the sidecar: Raft's own entries after the snapshot,
 //	                 appended and fsynced one by one; cut with the log,
 //	                 rewritten atomically when a snapshot drops entries.
-//	raft-snapshot-copy  a follower's copy of a snapshot's records, staged
-//	                 before the snapshot is applied, removed after.
+//	raft-snapshot-copy-<index>  a follower's copy of a snapshot's records,
+//	                 one per snapshot index (at most 4), staged before the
+//	                 snapshot is applied; applying one removes it and the
+//	                 older ones.
 //
 // # Snapshots: the log start moved, or records sealed below the Raft log
 //
@@ -101,7 +103,7 @@
 // empty, at that offset (partition.(*Log).RestartAt), the sidecar emptied;
 // raft then sends the entries after it. A snapshot with records is
 // applied only once they are here (copy.go): the follower reads the
-// sender's WriteSnapshot stream into raft-snapshot-copy (StageSnapshot,
+// sender's WriteSnapshot stream into raft-snapshot-copy-<index> (StageSnapshot,
 // every batch's CRC and place checked, fsynced) before the snapshot is
 // stepped; ApplySnapshot then restarts the log at the snapshot's log start
 // and appends the staged batches as the leader holds them, offsets, gaps

@@ -27,7 +27,7 @@ type snapMeta struct {
 	// restart: ApplySnapshot recorded this snapshot but may not have
 	// emptied the log yet; Open finishes it.
 	restart bool
-	// copied: the snapshot holds records, staged in raft-snapshot-copy,
+	// copied: the snapshot holds records, staged in raft-snapshot-copy-<index>,
 	// which the restart copies into the log (copy.go).
 	copied bool
 	// floor, if above offset, is a log start DeleteRecords moved into the

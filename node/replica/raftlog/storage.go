@@ -46,9 +46,9 @@ type Storage struct {
 	conf  *pb.ConfState // of the snapshot
 	hs    *pb.HardState // as raft last set it
 	saved *pb.HardState // as on disk
-	// staged is the snapshot whose records raft-snapshot-copy holds
-	// (copy.go), or nil.
-	staged *pb.Snapshot
+	// staged are the snapshots whose records are staged, by snapshot
+	// index, each in its own raft-snapshot-copy-<index> file (copy.go).
+	staged map[uint64]stagedCopy
 	// floor is a log start DeleteRecords moved past the first entry's
 	// offset, into its batch (snapMeta.floor); applied to a log restarted
 	// below it once the log reaches it.
@@ -77,7 +77,7 @@ func Open(log *partition.Log, opts Options) (*Storage, error) {
 	if s.side, err = openSidecar(s.dir); err != nil {
 		return nil, fmt.Errorf("open raft log %s: %w", s.dir, err)
 	}
-	s.staged = readStagedSnapshot(s.dir)
+	s.staged = readStagedCopies(s.dir)
 	if err := s.settleStart(&m); err != nil {
 		return nil, fmt.Errorf("open raft log %s: %w", s.dir, err)
 	}
@@ -129,7 +129,7 @@ func (s *Storage) settleStart(m *snapMeta) error {
 			if err := writeFileAtomic(s.dir, snapshotFile, encodeSnapMeta(*m)); err != nil {
 				return err
 			}
-			return s.removeStaged()
+			return s.removeStaged(m.index)
 		}
 	case start > m.offset && start > m.floor:
 		return fmt.Errorf("log starts at %d, after the Raft snapshot's offset %d: the log start moved without the Raft log, which cannot number its entries", start, m.offset)
@@ -522,7 +522,7 @@ func (s *Storage) ApplySnapshot(snap *pb.Snapshot) error {
 	if d.start > d.offset {
 		m.floor = d.start // applied once the entries reach it (Append)
 	}
-	if m.copied && (s.staged == nil || !sameSnapshot(s.staged, snap)) {
+	if m.copied && !s.stagedLocked(snap) {
 		return fmt.Errorf("apply snapshot %d to %s: its records are not staged", m.index, s.dir)
 	}
 	if err := writeFileAtomic(s.dir, snapshotFile, encodeSnapMeta(m)); err != nil {
@@ -543,7 +543,7 @@ func (s *Storage) ApplySnapshot(snap *pb.Snapshot) error {
 	if err := writeFileAtomic(s.dir, snapshotFile, encodeSnapMeta(m)); err != nil {
 		return fmt.Errorf("apply snapshot %d to %s: %w", m.index, s.dir, err)
 	}
-	if err := s.removeStaged(); err != nil {
+	if err := s.removeStaged(m.index); err != nil {
 		return fmt.Errorf("apply snapshot %d to %s: %w", m.index, s.dir, err)
 	}
 	s.idx = newIndexMap(m.index, m.term, m.offset)

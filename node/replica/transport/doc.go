@@ -29,7 +29,15 @@
 //     messages, and Send never blocks: a message that does not fit is dropped
 //     and counted (raft retransmits).
 //   - Distrust. A peer is never trusted: a handshake names the sender's node
-//     id and cluster id and a peer from another cluster is refused; frames
+//     id and cluster id and a peer from another cluster is refused; with
+//     Config.Auth (auth.go) both ends also prove, by challenge-response, a
+//     key of the cluster's gossip keyring, any key of it, so a rotation
+//     keeps replication going. The handshake is bounded in bytes and in
+//     time (HandshakeTimeout), and one remote IP may hold at most
+//     MaxPendingPerHost connections in it, so a stranger that connects and
+//     sends nothing cannot crowd peers out. Every refusal is logged with
+//     the remote address and a reason (at most 20 per 10 s, the rest
+//     summed up) and counted by that reason; frames
 //     are length-checked before any allocation; a malformed frame, a message
 //     not from the handshaken node or not to this one, or a raft-local
 //     message type closes the connection with a logged reason, never a panic.
@@ -46,15 +54,33 @@
 //     goroutines, never from inside Send.
 //   - Metrics through github.com/hashicorp/go-metrics under
 //     "replication.transport.*": bytes and messages sent and received,
-//     frames, drops by reason, reconnects, refused connections.
+//     frames, drops by reason, reconnects, refused inbound connections by
+//     reason (tls, handshake, timeout, no_key, unexpected_key, bad_key,
+//     wrong_cluster, wrong_node, not_ready, too_many_conns,
+//     too_many_pending), and dialled peers this node refused
+//     (dial_refused, reason bad_key: the peer did not prove a key).
 //
-// Wire format (big-endian). Handshake, dialler first:
+// Locks: Transport.mu (links, inbound, pending, closed), then a link's mu;
+// neither is held across a network call. refusalLog.mu is a leaf, taken
+// alone.
 //
-//	"SPRT" version:u8 from:u64 to:u64 cidLen:u8 clusterID
+// Wire format (big-endian). Handshake, dialler first, version 1 (no key):
+//
+//	"SPRT" 1 from:u64 to:u64 cidLen:u8 clusterID
 //
 // answered by
 //
-//	"SPRT" version:u8 status:u8 node:u64 cidLen:u8 clusterID
+//	"SPRT" 1 status:u8 node:u64 cidLen:u8 clusterID
+//
+// Version 2 (Config.Auth; the MACs are described in auth.go):
+//
+//	dialler:  "SPRT" 2 from:u64 to:u64 cidLen:u8 clusterID nonce:[32]
+//	listener: "SPRT" 2 status:u8 node:u64 cidLen:u8 clusterID nonce:[32] mac:[32]
+//	dialler:  mac:[32]
+//	listener: status:u8
+//
+// A listener answers a hello of a version it does not take in version 1,
+// with the status saying which side lacks the key.
 //
 // then only the dialler writes, frames of
 //

@@ -37,11 +37,12 @@ func (t *Transport) acceptLoop() {
 		case t.sem <- struct{}{}:
 		default:
 			t.refuse("too_many_conns")
-			t.log.WithField("remote", c.RemoteAddr().String()).
-				Warnf("raft connection refused: already %d inbound connections", t.cfg.MaxInboundConns)
+			t.refusals.warn(t.log.WithField("remote", c.RemoteAddr().String()), "too_many_conns",
+				fmt.Errorf("already %d inbound connections", t.cfg.MaxInboundConns))
 			c.Close()
 			continue
 		}
+		host := remoteHost(c)
 		t.mu.Lock()
 		if t.closed {
 			t.mu.Unlock()
@@ -49,10 +50,20 @@ func (t *Transport) acceptLoop() {
 			<-t.sem
 			return
 		}
+		if t.pending[host] >= t.cfg.MaxPendingPerHost {
+			t.mu.Unlock()
+			t.refuse("too_many_pending")
+			t.refusals.warn(t.log.WithField("remote", c.RemoteAddr().String()), "too_many_pending",
+				fmt.Errorf("already %d handshakes under way from %s", t.cfg.MaxPendingPerHost, host))
+			c.Close()
+			<-t.sem
+			continue
+		}
+		t.pending[host]++
 		t.inbound[c] = struct{}{}
 		t.mu.Unlock()
 		t.wg.Add(1)
-		go t.serveInbound(c)
+		go t.serveInbound(c, host)
 	}
 }
 
@@ -65,8 +76,20 @@ func (t *Transport) refuse(reason string) {
 // serveInbound handshakes a peer and then reads its frames until it goes,
 // misbehaves or goes quiet past IdleTimeout. Every fault closes the
 // connection with a logged reason.
-func (t *Transport) serveInbound(c net.Conn) {
+func (t *Transport) serveInbound(c net.Conn, host string) {
+	handshaking := true
+	done := func() { // the handshake is over, one way or the other
+		if handshaking {
+			handshaking = false
+			t.mu.Lock()
+			if t.pending[host]--; t.pending[host] <= 0 {
+				delete(t.pending, host)
+			}
+			t.mu.Unlock()
+		}
+	}
 	defer func() {
+		done()
 		c.Close()
 		t.mu.Lock()
 		delete(t.inbound, c)
@@ -83,18 +106,19 @@ func (t *Transport) serveInbound(c net.Conn) {
 			select {
 			case <-t.stop:
 			default:
-				log.WithError(err).Warn("raft connection refused")
+				t.refusals.warn(log, "tls", err)
 			}
 			return
 		}
 		conn = tc
 	}
-	peer, err := t.accept(conn)
+	peer, reason, err := t.accept(conn)
+	done()
 	if err != nil {
 		select {
 		case <-t.stop:
 		default:
-			log.WithError(err).Warn("raft connection refused")
+			t.refusals.warn(log, reason, err)
 		}
 		return
 	}
@@ -120,46 +144,18 @@ func (t *Transport) serveInbound(c net.Conn) {
 	}
 }
 
+// remoteHost is the IP a connection comes from, what MaxPendingPerHost counts by.
+func remoteHost(c net.Conn) string {
+	a := c.RemoteAddr().String()
+	if h, _, err := net.SplitHostPort(a); err == nil {
+		return h
+	}
+	return a
+}
+
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
-}
-
-// accept runs the listener's side of the handshake and returns the peer's
-// node id, or an error (after answering why, where the peer is one of ours).
-func (t *Transport) accept(c net.Conn) (uint64, error) {
-	c.SetDeadline(time.Now().Add(t.cfg.HandshakeTimeout))
-	h, err := readHello(c)
-	if err != nil {
-		t.refuse("handshake")
-		return 0, err
-	}
-	status := statusOK
-	switch {
-	case h.clusterID != t.cfg.ClusterID:
-		status = statusWrongCluster
-		err = fmt.Errorf("peer node %d is of cluster %q, this node of %q", h.from, h.clusterID, t.cfg.ClusterID)
-	case h.to != t.cfg.NodeID:
-		status = statusWrongNode
-		err = fmt.Errorf("peer node %d dialled node %d, this is node %d", h.from, h.to, t.cfg.NodeID)
-	case h.from == 0 || h.from == t.cfg.NodeID:
-		status = statusWrongNode
-		err = fmt.Errorf("peer claims node id %d", h.from)
-	}
-	w := welcome{status: status, node: t.cfg.NodeID, clusterID: t.cfg.ClusterID}
-	if _, werr := c.Write(w.encode()); werr != nil && err == nil {
-		err = fmt.Errorf("answer handshake of node %d: %w", h.from, werr)
-	}
-	if err != nil {
-		reason := "handshake"
-		if status == statusWrongCluster {
-			reason = "wrong_cluster"
-		}
-		t.refuse(reason)
-		return 0, err
-	}
-	c.SetDeadline(time.Time{})
-	return h.from, nil
 }
 
 var errSpoofed = errors.New("message not addressed from the handshaken peer to this node")

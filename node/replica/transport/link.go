@@ -336,25 +336,21 @@ func (l *link) dial() (net.Conn, error) {
 
 func (l *link) handshake(conn net.Conn, addr string) error {
 	cfg := &l.t.cfg
-	conn.SetDeadline(time.Now().Add(cfg.HandshakeTimeout))
-	h := hello{from: cfg.NodeID, to: l.to, clusterID: cfg.ClusterID}
-	if _, err := conn.Write(h.encode()); err != nil {
-		return fmt.Errorf("handshake with node %d at %s: %w", l.to, addr, err)
+	d := Dialler{From: cfg.NodeID, To: l.to, ClusterID: l.t.clusterID()}
+	if d.ClusterID == "" {
+		return fmt.Errorf("handshake with node %d at %s: this node knows no cluster id yet", l.to, addr)
 	}
-	w, err := readWelcome(conn)
-	if err != nil {
-		return fmt.Errorf("handshake with node %d at %s: %w", l.to, addr, err)
+	if cfg.Auth != nil {
+		if d.Keys = cfg.Auth.Keys(); len(d.Keys) == 0 {
+			return fmt.Errorf("handshake with node %d at %s: this node has no gossip key yet", l.to, addr)
+		}
 	}
-	if w.status != statusOK {
-		return fmt.Errorf("node at %s (node %d, cluster %q): %w: %s", addr, w.node, w.clusterID, errRefused, statusText(w.status))
+	err := d.Handshake(conn, cfg.HandshakeTimeout)
+	if errors.Is(err, errPeerUnauthenticated) {
+		cfg.Metrics.IncrCounterWithLabels([]string{"replication", "transport", "dial_refused"}, 1,
+			[]metrics.Label{{Name: "reason", Value: "bad_key"}})
 	}
-	// The listener checked both; checking again here means a confused
-	// listener cannot make us send one group's messages to the wrong node.
-	if w.node != l.to || w.clusterID != cfg.ClusterID {
-		return fmt.Errorf("node at %s says it is node %d of cluster %q, dialled node %d of %q", addr, w.node, w.clusterID, l.to, cfg.ClusterID)
-	}
-	conn.SetDeadline(time.Time{})
-	return nil
+	return err
 }
 
 func (l *link) closeConn() {

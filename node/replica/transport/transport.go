@@ -20,9 +20,20 @@ type Handler func(from uint64, group GroupKey, m *raftpb.Message)
 
 // Config of a Transport. Zero durations and sizes take the defaults.
 type Config struct {
-	NodeID     uint64 // this node's id on the wire, == raft's replica id; not 0
-	ClusterID  string // refused unless both ends agree; 1..64 bytes
-	ListenAddr string // host:port to listen on ("127.0.0.1:0" picks a port)
+	NodeID    uint64 // this node's id on the wire, == raft's replica id; not 0
+	ClusterID string // refused unless both ends agree; 1..64 bytes
+	// CurrentClusterID, when set, is asked for the cluster id at every
+	// handshake instead of ClusterID: the node's membership settles on
+	// its cluster's id after the transport is listening, and may adopt
+	// an older one while a new cluster forms. An empty answer refuses
+	// handshakes (both ways) until there is one.
+	CurrentClusterID func() string
+	ListenAddr       string // host:port to listen on ("127.0.0.1:0" picks a port)
+
+	// Auth, when set, makes every handshake prove both ends hold a key
+	// of the cluster's gossip keyring (auth.go); peers without it are
+	// refused, and so are peers with it by a node without it.
+	Auth *AuthConfig
 
 	// Resolve gives a peer's listen address, from the gossip view.
 	Resolve func(node uint64) (addr string, ok bool)
@@ -63,6 +74,11 @@ type Config struct {
 	BackoffMin       time.Duration // first redial delay; default 50ms
 	BackoffMax       time.Duration // default 2s
 	MaxInboundConns  int           // default 1024
+	// MaxPendingPerHost bounds the accepted connections from one remote
+	// IP that have not finished their handshake, so a stranger opening
+	// connections and sending nothing holds at most this many of the
+	// MaxInboundConns for at most HandshakeTimeout each; default 16.
+	MaxPendingPerHost int
 
 	Metrics *metrics.Metrics // default: go-metrics' global
 	Log     *logrus.Entry
@@ -89,6 +105,7 @@ func (c *Config) setDefaults() {
 	defInt(&c.QueueMsgs, 65536)
 	defInt(&c.FlushBytes, 256<<10)
 	defInt(&c.MaxInboundConns, 1024)
+	defInt(&c.MaxPendingPerHost, 16)
 	def(&c.FlushInterval, time.Millisecond)
 	def(&c.DialTimeout, 2*time.Second)
 	def(&c.HandshakeTimeout, 5*time.Second)
@@ -110,8 +127,10 @@ func (c *Config) validate() error {
 	switch {
 	case c.NodeID == 0:
 		return errors.New("node id 0 is raft's None")
-	case len(c.ClusterID) == 0 || len(c.ClusterID) > maxClusterIDLen:
+	case c.CurrentClusterID == nil && (len(c.ClusterID) == 0 || len(c.ClusterID) > maxClusterIDLen):
 		return fmt.Errorf("cluster id length %d not in 1..%d", len(c.ClusterID), maxClusterIDLen)
+	case c.Auth != nil && c.Auth.Keys == nil:
+		return errors.New("Auth needs Keys")
 	case c.Resolve == nil || c.Handler == nil:
 		return errors.New("Resolve and Handler are required")
 	case c.ConnsPerPeer < 1 || c.ConnsPerPeer > 2:
@@ -165,10 +184,13 @@ type Transport struct {
 	stop chan struct{}
 	wg   sync.WaitGroup
 	sem  chan struct{} // bounds inbound connections
+	// refusals bounds the warnings of refused connections (refusal_log.go).
+	refusals refusalLog
 
 	mu      sync.RWMutex
 	links   map[uint64][]*link // by destination node, ConnsPerPeer each
 	inbound map[net.Conn]struct{}
+	pending map[string]int // handshakes under way by remote IP
 	closed  bool
 	down    atomic.Bool // closed, readable without mu
 }
@@ -192,6 +214,7 @@ func New(cfg Config) (*Transport, error) {
 		sem:     make(chan struct{}, cfg.MaxInboundConns),
 		links:   make(map[uint64][]*link),
 		inbound: make(map[net.Conn]struct{}),
+		pending: make(map[string]int),
 	}
 	t.wg.Add(1)
 	go t.acceptLoop()
