@@ -47,7 +47,7 @@ func (n *Node) handleSaslHandshake(ctx context.Context, wreq *wire.Request) wire
 		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
 		return wire.ThenClose(resp)
 	}
-	if err := cs.sasl.handshake(req.Mechanism, n.authStore()); err != nil {
+	if err := cs.sasl.Handshake(req.Mechanism, n.authStore()); err != nil {
 		n.log.WithError(err).WithField("mechanism", req.Mechanism).Debug("SASL handshake refused")
 		resp.ErrorCode = kerr.IllegalSaslState.Code
 		return wire.ThenClose(resp)
@@ -66,10 +66,10 @@ func (n *Node) handleRawSASLToken(ctx context.Context, req *wire.Request) wire.R
 	if cs == nil || cs.listener == nil || !cs.listener.Protocol.SASL() {
 		return wire.CloseConnection
 	}
-	reply, done, err := cs.sasl.step(req.RawSASL, n.cfg.SASL.SessionLifetime, time.Now())
+	reply, done, err := cs.sasl.Step(req.RawSASL, n.cfg.SASL.SessionLifetime, time.Now())
 	if err != nil {
 		n.stats.saslFailures.Add(1)
-		n.log.WithError(err).WithFields(logrus.Fields{"listener": cs.listener.Name, "mechanism": cs.sasl.currentMechanism(),
+		n.log.WithError(err).WithFields(logrus.Fields{"listener": cs.listener.Name, "mechanism": cs.sasl.Mechanism(),
 			"remote": addrString(req), "handshake": 0}).Info("SASL authentication failed")
 		return wire.CloseConnection
 	}

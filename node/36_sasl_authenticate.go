@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/node/sasl"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -36,14 +37,14 @@ func (n *Node) handleSaslAuthenticate(ctx context.Context, wreq *wire.Request) w
 		return wire.ThenClose(resp)
 	}
 	lifetime := n.cfg.SASL.SessionLifetime
-	reply, done, err := cs.sasl.step(req.SASLAuthBytes, lifetime, time.Now())
-	if err == errSASLOutOfOrder {
+	reply, done, err := cs.sasl.Step(req.SASLAuthBytes, lifetime, time.Now())
+	if err == sasl.ErrOutOfOrder {
 		resp.ErrorCode = kerr.IllegalSaslState.Code
 		return wire.ThenClose(resp)
 	}
 	if err != nil {
 		n.stats.saslFailures.Add(1)
-		mechanism := cs.sasl.currentMechanism()
+		mechanism := cs.sasl.Mechanism()
 		n.log.WithError(err).WithFields(logrus.Fields{"listener": cs.listener.Name, "mechanism": mechanism, "remote": addrString(wreq)}).
 			Info("SASL authentication failed")
 		resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
@@ -55,7 +56,7 @@ func (n *Node) handleSaslAuthenticate(ctx context.Context, wreq *wire.Request) w
 	if done {
 		n.stats.saslAuthentications.Add(1)
 		resp.SessionLifetimeMillis = lifetime.Milliseconds()
-		n.log.WithFields(logrus.Fields{"listener": cs.listener.Name, "user": cs.sasl.authenticatedUser(), "remote": addrString(wreq)}).
+		n.log.WithFields(logrus.Fields{"listener": cs.listener.Name, "user": cs.sasl.User(), "remote": addrString(wreq)}).
 			Debug("SASL authenticated")
 	}
 	return resp

@@ -79,14 +79,16 @@ func TestACLsAcrossCluster(t *testing.T) {
 		t.Fatalf("cluster ACL: %v %+v", err, created)
 	}
 
-	// On node 2, once the catalog brought them: bob may not touch secret.
-	bob2 := scramClient(t, n2, "bob", "bob-pw")
-	retry.Run(t, 20*time.Second, func() error {
-		if err := produceOne(t, bob2, "secret", "bob"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
-			return fmt.Errorf("bob produces to secret on node 2: %v, want TOPIC_AUTHORIZATION_FAILED", err)
-		}
-		return nil
-	})
+	// On node 2, once the catalog brought all four (each travels on its
+	// own, in any order): bob may not touch secret. His producer is not
+	// idempotent, so the produce itself is judged: an idempotent one is
+	// refused at InitProducerId (CLUSTER_AUTHORIZATION_FAILED: no WRITE
+	// anywhere), or not, if it got its id before the ACLs arrived.
+	waitBindings(t, n2, 4)
+	bob2 := scramClient(t, n2, "bob", "bob-pw", kgo.DisableIdempotentWrite())
+	if err := produceOne(t, bob2, "secret", "bob"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Fatalf("bob produces to secret on node 2: %v, want TOPIC_AUTHORIZATION_FAILED", err)
+	}
 	alice2 := scramClient(t, n2, "alice", "alice-pw", kgo.ConsumeTopics("secret"),
 		kgo.ConsumerGroup("app-1"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err := produceOne(t, alice2, "secret", "alice"); err != nil {
@@ -172,6 +174,9 @@ func TestACLsAcrossCluster(t *testing.T) {
 	// IDEMPOTENT_WRITE without a WRITE on some topic that no deny takes
 	// back (with allow-everyone on, an unnamed topic would still allow it
 	// and the produce itself would be refused).
+	// Her client asks for its producer id once, so only after node 1 has
+	// the deny.
+	waitBindings(t, n1, 5)
 	alice1 := scramClient(t, n1, "alice", "alice-pw")
 	retry.Run(t, 20*time.Second, func() error {
 		if err := produceOne(t, alice1, "secret", "x"); !errors.Is(err, kerr.ClusterAuthorizationFailed) {
@@ -280,4 +285,15 @@ func TestAllowEveryoneIfNoACLFound(t *testing.T) {
 			}
 		})
 	}
+}
+
+// waitBindings waits until n's catalog holds want ACL bindings.
+func waitBindings(t *testing.T, n *Node, want int) {
+	t.Helper()
+	retry.Run(t, 20*time.Second, func() error {
+		if got := len(n.liveBindings()); got != want {
+			return fmt.Errorf("node %d holds %d ACL bindings, want %d", n.NodeID(), got, want)
+		}
+		return nil
+	})
 }

@@ -96,7 +96,7 @@ func principalOf(cs *connState) string {
 	if cs == nil {
 		return authz.Anonymous
 	}
-	if u := cs.sasl.authenticatedUser(); u != "" {
+	if u := cs.sasl.User(); u != "" {
 		return "User:" + u
 	}
 	if cs.tlsPeer != "" {

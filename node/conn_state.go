@@ -10,13 +10,15 @@ import (
 	"context"
 	"crypto/tls"
 	"net"
+
+	"github.com/spool-log/spool/node/sasl"
 )
 
 type connState struct {
 	listener *kafkaListener
 	// tlsPeer is the verified client certificate's subject, for mTLS.
 	tlsPeer string
-	sasl    saslSession
+	sasl    sasl.Session
 }
 
 type connStateKey struct{}

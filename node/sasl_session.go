@@ -13,9 +13,7 @@ package node
 import (
 	"bytes"
 	"context"
-	"errors"
 	"reflect"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -25,100 +23,6 @@ import (
 	"github.com/spool-log/spool/wire"
 )
 
-type saslSession struct {
-	mu sync.Mutex
-	// exchange is the authentication under way, between a SaslHandshake
-	// and the SaslAuthenticate that completes it.
-	exchange  sasl.Exchange
-	mechanism string
-	// user is the authenticated user; empty before the first
-	// authentication.
-	user    string
-	expires time.Time // zero: never
-}
-
-var (
-	errSASLOutOfOrder      = errors.New("SaslAuthenticate without a SaslHandshake before it")
-	errSASLHandshakeAgain  = errors.New("SaslHandshake while an authentication is under way")
-	errSASLOtherMechanism  = errors.New("re-authentication must use the mechanism of the first authentication")
-	errSASLChangePrincipal = errors.New("re-authentication must be as the same user")
-)
-
-// handshake starts an authentication with mechanism.
-func (s *saslSession) handshake(mechanism string, store *sasl.Store) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.exchange != nil {
-		return errSASLHandshakeAgain
-	}
-	if s.user != "" && mechanism != s.mechanism {
-		return errSASLOtherMechanism
-	}
-	ex, err := sasl.NewExchange(mechanism, store)
-	if err != nil {
-		return err
-	}
-	s.exchange, s.mechanism = ex, mechanism
-	return nil
-}
-
-// step feeds the client's message to the authentication under way. When
-// it completes, the session is authenticated for lifetime (0: for ever).
-func (s *saslSession) step(msg []byte, lifetime time.Duration, now time.Time) (reply []byte, done bool, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.exchange == nil {
-		return nil, false, errSASLOutOfOrder
-	}
-	reply, done, err = s.exchange.Step(msg)
-	if err != nil {
-		s.exchange = nil
-		return nil, false, err
-	}
-	if !done {
-		return reply, false, nil
-	}
-	user := s.exchange.User()
-	s.exchange = nil
-	if s.user != "" && user != s.user {
-		return nil, false, errSASLChangePrincipal
-	}
-	s.user = user
-	s.expires = time.Time{}
-	if lifetime > 0 {
-		s.expires = now.Add(lifetime)
-	}
-	return reply, true, nil
-}
-
-// sessionState is where a connection stands for requests other than SASL's.
-type sessionState int
-
-const (
-	sessionUnauthenticated sessionState = iota
-	sessionAuthenticated
-	sessionExpired
-)
-
-func (s *saslSession) state(now time.Time) sessionState {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch {
-	case s.user == "":
-		return sessionUnauthenticated
-	case !s.expires.IsZero() && !now.Before(s.expires):
-		return sessionExpired
-	}
-	return sessionAuthenticated
-}
-
-// authenticatedUser is the session's user; empty before authentication.
-func (s *saslSession) authenticatedUser() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.user
-}
-
 // maxUnauthenticatedRequestBytes bounds each request of a client that has
 // not authenticated yet (Kafka's sasl.server.max.receive.size): the SASL
 // requests it may send are small, and nobody unknown should make the node
@@ -127,7 +31,7 @@ const maxUnauthenticatedRequestBytes = 512 << 10
 
 // unauthenticatedRequestLimit is SASL listeners' wire.ListenerOptions.RequestLimit.
 func unauthenticatedRequestLimit(ctx context.Context) int32 {
-	if cs := connStateOf(ctx); cs != nil && cs.sasl.authenticatedUser() == "" {
+	if cs := connStateOf(ctx); cs != nil && cs.sasl.User() == "" {
 		return maxUnauthenticatedRequestBytes
 	}
 	return 0
@@ -145,11 +49,11 @@ func (n *Node) saslGate(cs *connState, req *wire.Request) (wire.Response, bool) 
 	if cs == nil || cs.listener == nil || !cs.listener.Protocol.SASL() || isSASLRequest(req.APIKey) {
 		return nil, true
 	}
-	switch cs.sasl.state(time.Now()) {
-	case sessionAuthenticated:
+	switch cs.sasl.State(time.Now()) {
+	case sasl.Authenticated:
 		return nil, true
-	case sessionExpired:
-		n.log.WithField("user", cs.sasl.authenticatedUser()).WithField("api_key", req.APIKey).
+	case sasl.Expired:
+		n.log.WithField("user", cs.sasl.User()).WithField("api_key", req.APIKey).
 			Debug("closing a Kafka connection whose SASL session expired")
 		return wire.CloseConnection, false
 	}
@@ -180,11 +84,4 @@ func errorResponse(req kmsg.Request, code int16) kmsg.Response {
 		return nil // the version does not carry the field
 	}
 	return resp
-}
-
-// currentMechanism is the mechanism of the last handshake.
-func (s *saslSession) currentMechanism() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.mechanism
 }

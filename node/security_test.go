@@ -313,7 +313,7 @@ func TestSASLGate(t *testing.T) {
 	}
 
 	// Authenticate with franz-go's SCRAM client, for a lifetime.
-	if err := cs.sasl.handshake(sasl.ScramSHA256, store); err != nil {
+	if err := cs.sasl.Handshake(sasl.ScramSHA256, store); err != nil {
 		t.Fatal(err)
 	}
 	sess, msg, err := scram.Auth{User: "alice", Pass: "pw"}.AsSha256Mechanism().Authenticate(context.Background(), "x")
@@ -323,7 +323,7 @@ func TestSASLGate(t *testing.T) {
 	start := time.Now()
 	for done := false; !done; {
 		var reply []byte
-		if reply, done, err = cs.sasl.step(msg, time.Minute, start); err != nil {
+		if reply, done, err = cs.sasl.Step(msg, time.Minute, start); err != nil {
 			t.Fatal(err)
 		}
 		if _, msg, err = sess.Challenge(reply); err != nil {
@@ -333,11 +333,11 @@ func TestSASLGate(t *testing.T) {
 	if _, ok := n.saslGate(cs, produce); !ok {
 		t.Fatal("produce refused after authentication")
 	}
-	if st := cs.sasl.state(start.Add(time.Minute)); st != sessionExpired {
+	if st := cs.sasl.State(start.Add(time.Minute)); st != sasl.Expired {
 		t.Fatalf("state a lifetime later: %v, want expired", st)
 	}
 	// Re-authentication must keep the mechanism.
-	if err := cs.sasl.handshake(sasl.ScramSHA512, store); !errors.Is(err, errSASLOtherMechanism) {
+	if err := cs.sasl.Handshake(sasl.ScramSHA512, store); !errors.Is(err, sasl.ErrOtherMechanism) {
 		t.Fatalf("re-authentication with another mechanism: %v", err)
 	}
 }
