@@ -43,7 +43,13 @@ func newNodeCmd() *cobra.Command {
 		Short: "Run a Spool node (a Kafka-compatible broker)",
 		Long: `Run a Spool node. With no flags it serves Kafka on 127.0.0.1:9092, its admin
 HTTP API on 127.0.0.1:9644, and keeps data in ./spool-data. Every flag has a
-SPOOL_* environment equivalent (--data-dir is SPOOL_DATA_DIR).`,
+SPOOL_* environment equivalent (--data-dir is SPOOL_DATA_DIR).
+
+Exit status: 0 after a shutdown on SIGINT or SIGTERM; 78 when the cluster
+refused the node because a live member already has its broker id (--node-id)
+or name (--node-name), which a restart cannot mend (systemd units should list
+78 in RestartPreventExitStatus, as the NixOS module does); 1 for any other
+failure.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -214,10 +220,14 @@ wait:
 	sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
 	defer cancel()
 	if err := n.Shutdown(sctx); err != nil {
-		return errors.Join(failed, fmt.Errorf("shutdown: %w", err))
+		err = errors.Join(failed, fmt.Errorf("shutdown: %w", err))
+		if failed != nil {
+			return withExitStatus(exitRefused, err)
+		}
+		return err
 	}
 	if failed != nil {
-		return failed
+		return withExitStatus(exitRefused, failed) // exit_status.go
 	}
 	log.Info("spool node stopped")
 	return nil
