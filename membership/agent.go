@@ -29,6 +29,8 @@ type Agent struct {
 	guard *conflictGuard
 	// rejoin is the rejoin of the snapshot's members (rejoin.go).
 	rejoin *rejoin
+	// raftAddrs keeps every broker's last Raft address (raftaddrs.go).
+	raftAddrs *raftAddrBook
 
 	roster      *Roster
 	rosterPath  string
@@ -135,6 +137,10 @@ func Create(cfg *Config) (*Agent, error) {
 	if a.roster, err = loadRoster(a.rosterPath); err != nil {
 		return nil, err
 	}
+	if a.raftAddrs, err = loadRaftAddrs(filepath.Join(c.DataDir, raftAddrsFile)); err != nil {
+		return nil, err
+	}
+	a.observeRaftAddr(Member{BrokerID: c.BrokerID, Name: c.NodeName, RaftAddr: c.RaftAddr})
 	a.roster.Add(c.BrokerID, a.gen)
 	if err := saveRoster(a.rosterPath, a.roster); err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"time"
 
@@ -75,7 +76,7 @@ func (n *Node) startReplication() error {
 	if n.raftTLS != nil {
 		tcfg.TLS = &transport.TLSConfig{Server: n.raftTLS.ServerConfig(), Client: n.raftTLS.ClientConfig}
 	}
-	tr, err := transport.New(tcfg)
+	tr, err := n.bindRaftTransport(tcfg) // replication_port.go
 	if err != nil {
 		return fmt.Errorf("raft transport on %s: %w", addr, err)
 	}
@@ -125,7 +126,9 @@ func (n *Node) advertisedRaftAddr() string {
 	return addr
 }
 
-// resolveRaftAddr finds a peer's transport address in the membership view.
+// resolveRaftAddr finds a peer's transport address in the membership
+// view, else the one it last advertised (kept across restarts), so that a
+// restarted node replicates before gossip has rejoined its peers.
 func (n *Node) resolveRaftAddr(id uint64) (string, bool) {
 	if n.agent == nil {
 		return "", false
@@ -135,7 +138,10 @@ func (n *Node) resolveRaftAddr(id uint64) (string, bool) {
 			return m.RaftAddr, true
 		}
 	}
-	return "", false
+	if id == 0 || id-1 > math.MaxInt32 {
+		return "", false
+	}
+	return n.agent.LastRaftAddr(int32(id - 1)) // RaftID's inverse
 }
 
 // hintReplicas passes gossip's word on a broker to every replica: that
