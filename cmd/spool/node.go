@@ -65,7 +65,7 @@ failure.`,
 	fs.BoolVar(&f.cfg.EnablePprof, "enable-pprof", false, "serve Go's profiler at /debug/pprof/ on the admin API, which peers reach too; off by default (SPOOL_ENABLE_PPROF)")
 	fs.Int32Var(&f.cfg.NodeID, "node-id", f.cfg.NodeID, "broker id, unique in the cluster (SPOOL_NODE_ID)")
 	fs.StringVar(&f.cfg.Rack, "rack", "", "rack reported to clients (SPOOL_RACK)")
-	fs.StringVar(&f.cfg.RaftAddr, "raft-addr", f.cfg.RaftAddr, "host:port the replication (Raft) transport binds; default the --kafka-addr host on any free port, advertised to peers by gossip (SPOOL_RAFT_ADDR)")
+	fs.StringVar(&f.cfg.RaftAddr, "raft-addr", f.cfg.RaftAddr, "host:port the replication (Raft) transport binds; default the --kafka-addr host on any free port (the last run's when it is free), advertised to peers by gossip (SPOOL_RAFT_ADDR)")
 	fs.StringVar(&f.cfg.AdvertisedRaftAddr, "advertise-raft-addr", "", "host:port peers reach the replication transport at; default the bound --raft-addr (SPOOL_ADVERTISE_RAFT_ADDR)")
 	fs.Int16Var(&f.cfg.DefaultReplicationFactor, "default-replication-factor", f.cfg.DefaultReplicationFactor, "replication factor of topics created without one, lowered to the largest odd number not above it and the brokers known; above 1 each partition's replicas form a Raft group (SPOOL_DEFAULT_REPLICATION_FACTOR)")
 	fs.BoolVar(&f.cfg.AutoRebalance, "auto-rebalance", f.cfg.AutoRebalance, "move replicated partitions to where placement over the roster puts them when brokers join or are decommissioned, a few at a time; manual assignments stay; --auto-rebalance=false leaves moves to spool rebalance apply (SPOOL_AUTO_REBALANCE)")
