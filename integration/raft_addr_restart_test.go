@@ -21,8 +21,9 @@ import (
 // case of a rejoin that has not happened yet). Its peers' Raft addresses
 // and its own Raft port come from its data dir, so Raft replication
 // resumes anyway: the restarted follower catches up with what it missed
-// and with what is written after, and the leader counts it in sync again,
-// while its gossip view still shows none of its peers.
+// and with what is written after, the leader counts it in sync again, and
+// with the third replica killed acks=all writes go on with the leader and
+// it alone, while its gossip view still shows none of its peers.
 func TestRestartedReplicaResumesWithoutGossip(t *testing.T) {
 	nodes := startCluster(t, 3)
 	const topic = "raft-addr-restart"
@@ -87,6 +88,18 @@ func TestRestartedReplicaResumesWithoutGossip(t *testing.T) {
 	t.Logf("MEASURED: the leader counts node %d in sync %v after its restart", victim.ID, time.Since(restarted).Round(time.Millisecond))
 	produce(310, 320)
 	waitEndOffset(t, victim, topic, last+11, 20*time.Second)
+
+	// The restarted node is the leader's only partner now: acks=all
+	// needs its answers.
+	for _, n := range nodes {
+		if n != lead && n != victim {
+			n.Kill()
+		}
+	}
+	stopped := time.Now()
+	produce(320, 330)
+	t.Logf("MEASURED: with the third replica killed, 10 acks=all produces took %v (the leader and the restarted node)", time.Since(stopped).Round(time.Millisecond))
+	waitEndOffset(t, victim, topic, last+21, 20*time.Second)
 
 	// The premise: gossip never re-joined. Were it to, the test proves
 	// nothing.
