@@ -19,6 +19,11 @@ import (
 // directory, a node the cluster refuses never serves, and secrets stay out
 // of debug endpoints and logs.
 
+// exitRefusedByCluster is the status `spool node` exits with when the
+// cluster refuses it (cmd/spool's exitRefused; the NixOS module's
+// RestartPreventExitStatus).
+const exitRefusedByCluster = 78
+
 // WaitExit waits up to timeout for the process to end on its own and returns
 // its exit code; it fails the test if the process is still running then.
 func (n *Node) WaitExit(timeout time.Duration) int {
@@ -248,8 +253,8 @@ func TestRefusedNodeNeverServes(t *testing.T) {
 			logs := dup.Logs()
 			if !exited {
 				t.Errorf("the refused node still runs after 30s")
-			} else if code == 0 {
-				t.Errorf("the refused node exited 0")
+			} else if code != exitRefusedByCluster {
+				t.Errorf("the refused node exited %d, not %d (the status a supervisor must not restart)", code, exitRefusedByCluster)
 			}
 			if n := acked.Load(); n > 0 {
 				t.Errorf("the refused node acknowledged %d of %d produces", n, attempts.Load())

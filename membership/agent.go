@@ -27,8 +27,10 @@ type Agent struct {
 	serf  *serf.Serf
 	gen   uint64
 	guard *conflictGuard
-	// rejoin is Serf's rejoin of the snapshot's members (rejoin.go).
+	// rejoin is the rejoin of the snapshot's members (rejoin.go).
 	rejoin *rejoin
+	// raftAddrs keeps every broker's last Raft address (raftaddrs.go).
+	raftAddrs *raftAddrBook
 
 	roster      *Roster
 	rosterPath  string
@@ -135,6 +137,10 @@ func Create(cfg *Config) (*Agent, error) {
 	if a.roster, err = loadRoster(a.rosterPath); err != nil {
 		return nil, err
 	}
+	if a.raftAddrs, err = loadRaftAddrs(filepath.Join(c.DataDir, raftAddrsFile)); err != nil {
+		return nil, err
+	}
+	a.observeRaftAddr(Member{BrokerID: c.BrokerID, Name: c.NodeName, RaftAddr: c.RaftAddr})
 	a.roster.Add(c.BrokerID, a.gen)
 	if err := saveRoster(a.rosterPath, a.roster); err != nil {
 		return nil, err
@@ -153,17 +159,23 @@ func Create(cfg *Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	rejoins, err := snapshotRejoins(sc.SnapshotPath)
+	prev, err := snapshotMembers(sc.SnapshotPath, c.NodeName)
 	if err != nil {
 		return nil, fmt.Errorf("read serf snapshot: %w", err)
 	}
-	if rejoins {
-		a.guard.beginOutgoing() // Serf's rejoin is this node's own join
+	if len(prev) > 0 {
+		// Serf starts its own rejoin in Create: from then on this node is
+		// joining (rejoin.go).
+		a.guard.beginOutgoing()
 	} else {
-		a.rejoin.finish()
+		a.rejoin.finish("", nil)
 	}
 	if a.serf, err = serf.Create(sc); err != nil {
 		return nil, fmt.Errorf("start serf on %s:%d: %w", c.BindAddr, c.BindPort, err)
+	}
+	if len(prev) > 0 {
+		// Not in wg: Shutdown stops memberlist, which ends the join.
+		go a.rejoinSnapshot(prev)
 	}
 	local := a.serf.LocalMember()
 	a.localAddr.Store(memberAddr(local.Addr, local.Port))
@@ -189,7 +201,10 @@ func (a *Agent) serfConfig(tags map[string]string) (*serf.Config, error) {
 	// snapshot, like one restarted after a crash.
 	sc.RejoinAfterLeave = true
 	sc.Merge = a.guard
-	sc.Logger = newHookedLogger(a.log, "serf", a.watchSerfLog)
+	sc.Logger = newStdLogger(a.log, "serf")
+	if c.serfLog != nil {
+		sc.Logger = c.serfLog
+	}
 	sc.ReapInterval = c.ReapInterval
 	sc.ReconnectInterval = c.ReconnectInterval
 	sc.ReconnectTimeout = c.ReconnectTimeout

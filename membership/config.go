@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"os"
 	"time"
 
@@ -132,6 +133,10 @@ type Config struct {
 
 	// Log receives the agent's logs and Serf's and memberlist's, as fields.
 	Log logrus.FieldLogger
+
+	// serfLog, set by tests only, replaces the logger Serf writes to, to
+	// show that nothing but the log depends on Serf's log lines.
+	serfLog *log.Logger
 }
 
 // Timing profiles for UseTimings.

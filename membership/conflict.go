@@ -28,7 +28,7 @@ var (
 //     left. It cannot tell a failed member from a live one there, so a node
 //     whose id still belongs to a failed member stays out until that member
 //     is removed (Agent.RemoveFailed) or reaped. Join returns the error and
-//     Health and Refusal report it. Serf's rejoin of the snapshot's members
+//     Health and Refusal report it. The rejoin of the snapshot's members
 //     at start is such a join too (rejoin.go).
 //   - the existing nodes refuse alive messages and push/pull states naming a
 //     member whose id or name belongs to another member they see alive; the
@@ -46,7 +46,7 @@ type conflictGuard struct {
 	view     map[string]guardMember // by name, from member events
 	last     error                  // latest refusal concerning this node
 	loggedAt map[string]time.Time   // rate limit of refusal logs, by member
-	outgoing int                    // joins of this node under way (Join, Serf's rejoin)
+	outgoing int                    // joins of this node under way (Join, the snapshot rejoin)
 }
 
 type guardMember struct {

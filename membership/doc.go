@@ -24,8 +24,11 @@
 //	catalog.json    the topic catalog, SCRAM users and ACLs, tombstones included
 //	cluster-id.json the cluster-wide id adopted so far (tag "cid"; the
 //	                oldest proposal wins, see clusterid.go)
+//	raft-addrs.json every broker's last advertised Raft address, a hint for
+//	                before gossip has rejoined (raftaddrs.go)
 //
-// Every file but Serf's own is written atomically (temp, fsync, rename, fsync dir).
+// Every file but Serf's own is written atomically (temp, fsync, rename, fsync
+// dir; raft-addrs.json, a hint, without the fsyncs).
 //
 // Topic ids are derived, not drawn (deriveTopicID): a create made from the
 // same history (the tombstone it replaces, or none) with the same spec gets
@@ -65,6 +68,6 @@
 //     cluster id and the winning one seen, the roster entries staged for the
 //     next save, the join error, shutdown. It is held over memory only.
 //
-// The Roster, Catalog, conflict guard and event fan-outs have their own
-// mutexes, leaves taken last and held over memory only.
+// The Roster, Catalog, conflict guard, Raft address book and event fan-outs
+// have their own mutexes, leaves taken last and held over memory only.
 package membership

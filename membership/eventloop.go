@@ -76,6 +76,7 @@ func (a *Agent) handleMemberEvent(e serf.MemberEvent) {
 		}
 		self := m.Name == a.cfg.NodeName
 		if m.Status == StatusAlive && (typ == EventJoin || typ == EventUpdate) {
+			a.observeRaftAddr(m) // raftaddrs.go
 			a.considerClusterID(sm.Name, sm.Tags[TagClusterID])
 			if a.stageRoster([]RosterEntry{{ID: m.BrokerID, Gen: m.Gen}}) {
 				_ = a.saveStagedRoster() // logged; retried by the sync loop

@@ -10,17 +10,11 @@ import (
 // logBridge turns the standard-library log lines of Serf and memberlist
 // ("[WARN] memberlist: ...") into logrus entries at the matching level.
 type logBridge struct {
-	log  logrus.FieldLogger
-	hook func(msg string) // sees every line, without its level; may be nil
+	log logrus.FieldLogger
 }
 
 func newStdLogger(l logrus.FieldLogger, component string) *log.Logger {
 	return log.New(&logBridge{log: l.WithField("component", component)}, "", 0)
-}
-
-// newHookedLogger is newStdLogger with a hook that sees each line.
-func newHookedLogger(l logrus.FieldLogger, component string, hook func(string)) *log.Logger {
-	return log.New(&logBridge{log: l.WithField("component", component), hook: hook}, "", 0)
 }
 
 func (b *logBridge) Write(p []byte) (int, error) {
@@ -41,9 +35,6 @@ func (b *logBridge) Write(p []byte) (int, error) {
 			level, msg = l.level, bytes.TrimSpace(line[len(l.prefix):])
 			break
 		}
-	}
-	if b.hook != nil {
-		b.hook(string(msg))
 	}
 	switch level {
 	case logrus.ErrorLevel:

@@ -167,7 +167,7 @@ sys.exit(1 if problems else 0)
 import json, sys
 sc = json.load(sys.stdin)
 want = {"DynamicUser": True, "NoNewPrivileges": True, "ProtectSystem": "strict",
-        "Restart": "on-failure", "KillSignal": "SIGTERM"}
+        "Restart": "on-failure", "RestartPreventExitStatus": 78, "KillSignal": "SIGTERM"}
 problems = [f"{k}={v!r} (have {sc.get(k)!r})" for k, v in want.items() if sc.get(k) != v]
 if "--gossip-key-file=%d/" not in sc.get("ExecStart", "") or not any(
         c.startswith("gossip-key:/run/") for c in sc.get("LoadCredential", [])):

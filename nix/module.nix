@@ -434,6 +434,9 @@ in
         TimeoutStopSec = "45s";
         Restart = "on-failure";
         RestartSec = "2s";
+        # `spool node` exits 78 when the cluster refused it (a live member has its
+        # node id or name): a restart would be refused again, so it is not retried.
+        RestartPreventExitStatus = 78;
 
         DynamicUser = true;
         StateDirectory = lib.removePrefix "/var/lib/" cfg.dataDir;

@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"slices"
 	"time"
@@ -108,7 +109,7 @@ func (n *Node) startReplication() error {
 	if ring == nil && n.raftTLS == nil {
 		n.log.WithField("raft_addr", addr).Warn("the Raft port takes votes, appends and snapshots from anyone who reaches it: give --gossip-key-file (or --keyring-file), which also authenticates replication peers, or Raft TLS (--raft-tls-cert-file)")
 	}
-	tr, err := transport.New(tcfg)
+	tr, err := n.bindRaftTransport(tcfg) // replication_port.go
 	if err != nil {
 		return fmt.Errorf("raft transport on %s: %w", addr, err)
 	}
@@ -158,7 +159,9 @@ func (n *Node) advertisedRaftAddr() string {
 	return addr
 }
 
-// resolveRaftAddr finds a peer's transport address in the membership view.
+// resolveRaftAddr finds a peer's transport address in the membership
+// view, else the one it last advertised (kept across restarts), so that a
+// restarted node replicates before gossip has rejoined its peers.
 func (n *Node) resolveRaftAddr(id uint64) (string, bool) {
 	if n.agent == nil {
 		return "", false
@@ -168,7 +171,10 @@ func (n *Node) resolveRaftAddr(id uint64) (string, bool) {
 			return m.RaftAddr, true
 		}
 	}
-	return "", false
+	if id == 0 || id-1 > math.MaxInt32 {
+		return "", false
+	}
+	return n.agent.LastRaftAddr(int32(id - 1)) // RaftID's inverse
 }
 
 // hintReplicas passes gossip's word on a broker to every replica: that

@@ -25,7 +25,7 @@ var version = "dev"
 func main() {
 	if err := newRootCmd().Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "spool:", err)
-		os.Exit(1)
+		exit(err) // exit_status.go
 	}
 }
 

@@ -43,7 +43,13 @@ func newNodeCmd() *cobra.Command {
 		Short: "Run a Spool node (a Kafka-compatible broker)",
 		Long: `Run a Spool node. With no flags it serves Kafka on 127.0.0.1:9092, its admin
 HTTP API on 127.0.0.1:9644, and keeps data in ./spool-data. Every flag has a
-SPOOL_* environment equivalent (--data-dir is SPOOL_DATA_DIR).`,
+SPOOL_* environment equivalent (--data-dir is SPOOL_DATA_DIR).
+
+Exit status: 0 after a shutdown on SIGINT or SIGTERM; 78 when the cluster
+refused the node because a live member already has its broker id (--node-id)
+or name (--node-name), which a restart cannot mend (systemd units should list
+78 in RestartPreventExitStatus, as the NixOS module does); 1 for any other
+failure.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -59,7 +65,7 @@ SPOOL_* environment equivalent (--data-dir is SPOOL_DATA_DIR).`,
 	fs.BoolVar(&f.cfg.EnablePprof, "enable-pprof", false, "serve Go's profiler at /debug/pprof/ on the admin API, which peers reach too; off by default (SPOOL_ENABLE_PPROF)")
 	fs.Int32Var(&f.cfg.NodeID, "node-id", f.cfg.NodeID, "broker id, unique in the cluster (SPOOL_NODE_ID)")
 	fs.StringVar(&f.cfg.Rack, "rack", "", "rack reported to clients (SPOOL_RACK)")
-	fs.StringVar(&f.cfg.RaftAddr, "raft-addr", f.cfg.RaftAddr, "host:port the replication (Raft) transport binds; default the --kafka-addr host on any free port, advertised to peers by gossip (SPOOL_RAFT_ADDR)")
+	fs.StringVar(&f.cfg.RaftAddr, "raft-addr", f.cfg.RaftAddr, "host:port the replication (Raft) transport binds; default the --kafka-addr host on any free port (the last run's when it is free), advertised to peers by gossip (SPOOL_RAFT_ADDR)")
 	fs.StringVar(&f.cfg.AdvertisedRaftAddr, "advertise-raft-addr", "", "host:port peers reach the replication transport at; default the bound --raft-addr (SPOOL_ADVERTISE_RAFT_ADDR)")
 	fs.Int16Var(&f.cfg.DefaultReplicationFactor, "default-replication-factor", f.cfg.DefaultReplicationFactor, "replication factor of topics created without one, lowered to the largest odd number not above it and the brokers known; above 1 each partition's replicas form a Raft group (SPOOL_DEFAULT_REPLICATION_FACTOR)")
 	fs.BoolVar(&f.cfg.AutoRebalance, "auto-rebalance", f.cfg.AutoRebalance, "move replicated partitions to where placement over the roster puts them when brokers join or are decommissioned, a few at a time; manual assignments stay; --auto-rebalance=false leaves moves to spool rebalance apply (SPOOL_AUTO_REBALANCE)")
@@ -214,10 +220,14 @@ wait:
 	sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
 	defer cancel()
 	if err := n.Shutdown(sctx); err != nil {
-		return errors.Join(failed, fmt.Errorf("shutdown: %w", err))
+		err = errors.Join(failed, fmt.Errorf("shutdown: %w", err))
+		if failed != nil {
+			return withExitStatus(exitRefused, err)
+		}
+		return err
 	}
 	if failed != nil {
-		return failed
+		return withExitStatus(exitRefused, failed) // exit_status.go
 	}
 	log.Info("spool node stopped")
 	return nil

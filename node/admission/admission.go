@@ -18,7 +18,7 @@ import (
 
 // A node serves no Kafka request, and /readyz says 503, until it
 // knows the cluster accepted it: its join through the seeds (--join)
-// succeeded, or Serf's rejoin of its snapshot's members is over (Run has
+// succeeded, or the rejoin of its Serf snapshot's members is over (Run has
 // the rules). Until then every Kafka request closes its connection
 // (clients then try another bootstrap broker), as a Kafka broker processes
 // no request before it is registered.
@@ -84,8 +84,9 @@ func (a *Admission) Refusal() error {
 }
 
 // Run joins the agent's seeds (when seeds says it has any) in a goroutine
-// started with spawn, waits for Serf's rejoin of the snapshot's members,
-// and settles admission on what it learns first:
+// started with spawn, waits for the rejoin of the snapshot's members
+// (membership.Agent.Rejoined, whose outcome the agent takes from its own
+// join, not from Serf's log), and settles admission on what it learns first:
 //   - refused (by Join, or during the rejoin): refuse, for good;
 //   - Join succeeded, or gossip shows another alive member (a restarted
 //     member taken back by its snapshot's peers while its seeds are down;
