@@ -37,6 +37,20 @@ func (n *Node) transportClusterID() string {
 	return ""
 }
 
+// peerClusterID is the cluster id the broker of Raft id node advertises
+// in gossip ("" unknown), for the handshake of a cluster still settling on
+// one id.
+func (n *Node) peerClusterID(node uint64) string {
+	a := n.raftAgent.Load()
+	if a == nil || node == 0 {
+		return ""
+	}
+	if m, ok := a.LiveBrokers()[int32(node-1)]; ok { // replica.RaftID's inverse
+		return m.ClusterID
+	}
+	return ""
+}
+
 // gossipKeys are the keyring's keys, the primary first, for the transport.
 // memberlist hands out its own slice, which a RemoveKey rewrites in place
 // (under its lock, after this copy is taken or before): the keys are 32
@@ -83,6 +97,7 @@ func (n *Node) startReplication() error {
 		QueueBytes:       max(16<<20, 2*lim.MaxFrameBytes),
 		NodeID:           replica.RaftID(n.cfg.NodeID),
 		CurrentClusterID: n.transportClusterID,
+		PeerClusterID:    n.peerClusterID,
 		ListenAddr:       addr,
 		Resolve:          n.resolveRaftAddr,
 		Handler:          n.raft.Deliver,

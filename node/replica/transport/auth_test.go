@@ -416,3 +416,39 @@ func TestAuthSilentAndGarbageStrangersDropped(t *testing.T) {
 		t.Fatalf("%d messages delivered, want only the peer's one", n)
 	}
 }
+
+// While a new cluster settles on one id, a member of this node's gossip
+// cluster may still advertise its own: its handshake is taken, bound to
+// the id it claims, both ways; a peer claiming an id its gossip view does
+// not show for it is still refused.
+func TestAuthClusterSettlingAccepted(t *testing.T) {
+	c := newCluster(t)
+	k := newRing(key(1))
+	gossip := func(node uint64) string {
+		if node == 1 {
+			return "green" // broker 1 has not adopted blue yet
+		}
+		return ""
+	}
+	b := c.start(2, "blue", "", func(cfg *Config) { withAuth(k)(cfg); cfg.PeerClusterID = gossip })
+	// The listener takes it; a dialler that does not know the listener's
+	// id as its cluster's then refuses the answer itself.
+	if err := dialAs(t, b, Dialler{From: 1, To: 2, ClusterID: "green", Keys: k.Keys()}); err == nil || !strings.Contains(err.Error(), `of cluster "blue"`) {
+		t.Fatalf("a dialler strict on its own id: %v", err)
+	}
+	// One whose gossip shows the listener advertising blue goes on,
+	// both proving the key over the dialler's id.
+	if err := dialAs(t, b, Dialler{From: 1, To: 2, ClusterID: "green", Keys: k.Keys(),
+		SameCluster: func(node uint64, id string) bool { return node == 2 && id == "blue" }}); err != nil {
+		t.Fatalf("a member still on its own id: %v", err)
+	}
+	waitRefused(t, b, "wrong_cluster", 0)
+	err := dialAs(t, b, Dialler{From: 3, To: 2, ClusterID: "green", Keys: k.Keys()})
+	if !errors.Is(err, errRefused) || !strings.Contains(err.Error(), statusText(statusWrongCluster)) {
+		t.Fatalf("a peer gossip does not show on that id: %v", err)
+	}
+	err = dialAs(t, b, Dialler{From: 1, To: 2, ClusterID: "red", Keys: k.Keys()})
+	if !errors.Is(err, errRefused) {
+		t.Fatalf("a member claiming an id it does not advertise: %v", err)
+	}
+}

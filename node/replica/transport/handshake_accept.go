@@ -17,6 +17,16 @@ func (t *Transport) clusterID() string {
 	return t.cfg.ClusterID
 }
 
+// sameCluster tells whether node, claiming cluster id, is of this node's
+// cluster: the id is this node's, or the one node advertises in this
+// node's gossip view (a cluster still settling on one id).
+func (t *Transport) sameCluster(node uint64, id string) bool {
+	if id == t.clusterID() {
+		return true
+	}
+	return id != "" && t.cfg.PeerClusterID != nil && t.cfg.PeerClusterID(node) == id
+}
+
 // refusal is why the listener refuses a hello: the status it answers, the
 // metric's reason and the logged error; status statusOK accepts.
 type refusal struct {
@@ -35,7 +45,7 @@ func (t *Transport) checkHello(h hello, cid string, keys [][]byte) refusal {
 		return refusal{statusNoAuth, "unexpected_key", fmt.Errorf("peer claiming node %d offered key authentication; this node has no gossip key", h.from)}
 	case cid == "" || (t.cfg.Auth != nil && len(keys) == 0):
 		return refusal{statusNotReady, "not_ready", fmt.Errorf("peer claiming node %d: this node has no cluster id or key yet", h.from)}
-	case h.clusterID != cid:
+	case h.clusterID != cid && !t.sameCluster(h.from, h.clusterID):
 		return refusal{statusWrongCluster, "wrong_cluster", fmt.Errorf("peer claiming node %d is of cluster %q, this node of %q", h.from, h.clusterID, cid)}
 	case h.to != t.cfg.NodeID:
 		return refusal{statusWrongNode, "wrong_node", fmt.Errorf("peer claiming node %d dialled node %d, this is node %d", h.from, h.to, t.cfg.NodeID)}
@@ -78,7 +88,9 @@ func (t *Transport) accept(c net.Conn) (peer uint64, reason string, err error) {
 		if w.nonce, err = newNonce(); err != nil {
 			return 0, "internal", err
 		}
-		tr = transcript{clusterID: cid, from: h.from, to: t.cfg.NodeID, dialNonce: h.nonce, listenNonce: w.nonce}
+		// Bound to the id the dialler claims, which checkHello accepted
+		// (this node's, or the one gossip shows the dialler advertising).
+		tr = transcript{clusterID: h.clusterID, from: h.from, to: t.cfg.NodeID, dialNonce: h.nonce, listenNonce: w.nonce}
 		w.mac = tr.mac(keys[0], roleListener)
 	}
 	if _, werr := c.Write(w.encode()); werr != nil && r.err == nil {

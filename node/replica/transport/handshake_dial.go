@@ -13,6 +13,11 @@ import (
 type Dialler struct {
 	From, To  uint64
 	ClusterID string
+	// SameCluster, when set, accepts a listener answering with another
+	// cluster id that is its own in this node's gossip view (a cluster
+	// still settling on one id; Transport.sameCluster); nil: the ids must
+	// be equal.
+	SameCluster func(node uint64, id string) bool
 	// Keys, when non-empty, authenticate the handshake (version 2): the
 	// first proves this side, any of them may check the listener's proof.
 	Keys [][]byte
@@ -49,7 +54,7 @@ func (d Dialler) Handshake(conn net.Conn, timeout time.Duration) error {
 	}
 	// The listener checked both; checking again here means a confused
 	// listener cannot make us send one group's messages to the wrong node.
-	if w.node != d.To || w.clusterID != d.ClusterID {
+	if w.node != d.To || (w.clusterID != d.ClusterID && (d.SameCluster == nil || !d.SameCluster(w.node, w.clusterID))) {
 		return fmt.Errorf("node at %s says it is node %d of cluster %q, dialled node %d of %q", addr, w.node, w.clusterID, d.To, d.ClusterID)
 	}
 	if !h.auth {

@@ -336,7 +336,7 @@ func (l *link) dial() (net.Conn, error) {
 
 func (l *link) handshake(conn net.Conn, addr string) error {
 	cfg := &l.t.cfg
-	d := Dialler{From: cfg.NodeID, To: l.to, ClusterID: l.t.clusterID()}
+	d := Dialler{From: cfg.NodeID, To: l.to, ClusterID: l.t.clusterID(), SameCluster: l.t.sameCluster}
 	if d.ClusterID == "" {
 		return fmt.Errorf("handshake with node %d at %s: this node knows no cluster id yet", l.to, addr)
 	}

@@ -28,6 +28,12 @@ type Config struct {
 	// an older one while a new cluster forms. An empty answer refuses
 	// handshakes (both ways) until there is one.
 	CurrentClusterID func() string
+	// PeerClusterID, when set, is the cluster id node advertises in this
+	// node's gossip view ("" if unknown). While a new cluster settles on
+	// one id, a member of this node's gossip cluster may still advertise
+	// its own: its handshakes are of this cluster, bound to the id it
+	// claims (sameCluster), rather than refused until gossip converges.
+	PeerClusterID func(node uint64) string
 	ListenAddr       string // host:port to listen on ("127.0.0.1:0" picks a port)
 
 	// Auth, when set, makes every handshake prove both ends hold a key
