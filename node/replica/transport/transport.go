@@ -34,7 +34,7 @@ type Config struct {
 	// its own: its handshakes are of this cluster, bound to the id it
 	// claims (sameCluster), rather than refused until gossip converges.
 	PeerClusterID func(node uint64) string
-	ListenAddr       string // host:port to listen on ("127.0.0.1:0" picks a port)
+	ListenAddr    string // host:port to listen on ("127.0.0.1:0" picks a port)
 
 	// Auth, when set, makes every handshake prove both ends hold a key
 	// of the cluster's gossip keyring (auth.go); peers without it are
