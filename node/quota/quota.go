@@ -85,9 +85,49 @@ type Source interface {
 // table is the quotas of one catalog generation, by entity and kind.
 type table struct {
 	gen uint64
-	by  map[membership.QuotaEntity][numKinds]float64
+	by  map[membership.QuotaEntity]values
 	has [numKinds]bool // any quota of the kind at all
-	set map[membership.QuotaEntity][numKinds]bool
+	// shapes has bit i set, per kind, when a quota of the kind is set on
+	// an entity of the shape of Lookup's candidate i (user and client id,
+	// user alone, default client id, ...): a lookup asks the map only for
+	// the shapes some quota has, so a client of a cluster with 1,000
+	// users' quotas costs one map lookup, not eight.
+	shapes [numKinds]uint8
+}
+
+// values is one entity's quotas, by kind.
+type values struct {
+	v   [numKinds]float64
+	set [numKinds]bool
+}
+
+// shapeOf is the index of e's shape among Lookup's candidates, -1 for an
+// ip entity.
+func shapeOf(e membership.QuotaEntity) int {
+	if e.IP.Set {
+		return -1
+	}
+	u := 2 // none
+	switch {
+	case e.User.Set && e.User.Default:
+		u = 1
+	case e.User.Set:
+		u = 0
+	}
+	c := 2
+	switch {
+	case e.ClientID.Set && e.ClientID.Default:
+		c = 1
+	case e.ClientID.Set:
+		c = 0
+	}
+	if u == 2 {
+		if c == 2 {
+			return -1
+		}
+		return 6 + c
+	}
+	return u*3 + c
 }
 
 // Manager records rates and decides throttles. Safe for concurrent use.
@@ -135,15 +175,18 @@ func (m *Manager) current() *table {
 	if t = m.table.Load(); t.gen == gen {
 		return t
 	}
-	t = &table{gen: gen, by: map[membership.QuotaEntity][numKinds]float64{}, set: map[membership.QuotaEntity][numKinds]bool{}}
+	t = &table{gen: gen, by: map[membership.QuotaEntity]values{}}
 	for _, q := range m.src.Quotas() {
 		q.Entity.IP = canonicalIP(q.Entity.IP)
 		for k := Kind(0); k < numKinds; k++ {
 			if q.Key == k.key() {
-				v, s := t.by[q.Entity], t.set[q.Entity]
-				v[k], s[k] = q.Value, true
-				t.by[q.Entity], t.set[q.Entity] = v, s
+				v := t.by[q.Entity]
+				v.v[k], v.set[k] = q.Value, true
+				t.by[q.Entity] = v
 				t.has[k] = true
+				if i := shapeOf(q.Entity); i >= 0 {
+					t.shapes[k] |= 1 << i
+				}
 			}
 		}
 	}
@@ -181,7 +224,7 @@ func (m *Manager) Lookup(kind Kind, user, clientID string) (Applied, bool) {
 	u, du := membership.QuotaNamed(user), membership.QuotaDefault()
 	c, dc := membership.QuotaNamed(clientID), membership.QuotaDefault()
 	none := membership.QuotaName{}
-	for _, cand := range [...]struct {
+	for i, cand := range [...]struct {
 		e          membership.QuotaEntity
 		user, clnt bool // which of the names the rate is kept per
 	}{
@@ -194,7 +237,11 @@ func (m *Manager) Lookup(kind Kind, user, clientID string) (Applied, bool) {
 		{membership.QuotaEntity{User: none, ClientID: c}, false, true},
 		{membership.QuotaEntity{User: none, ClientID: dc}, false, true},
 	} {
-		if !t.set[cand.e][kind] {
+		if t.shapes[kind]&(1<<i) == 0 {
+			continue
+		}
+		vals, ok := t.by[cand.e]
+		if !ok || !vals.set[kind] {
 			continue
 		}
 		k := sensorKey{kind: kind}
@@ -204,7 +251,7 @@ func (m *Manager) Lookup(kind Kind, user, clientID string) (Applied, bool) {
 		if cand.clnt {
 			k.clientID = clientID
 		}
-		limit := t.by[cand.e][kind]
+		limit := vals.v[kind]
 		if kind == Request {
 			// A percentage of one thread: nanoseconds of handling per
 			// second.
@@ -224,8 +271,8 @@ func (m *Manager) LookupIP(ip string) (Applied, bool) {
 	}
 	ip = canonicalIP(membership.QuotaNamed(ip)).Name
 	for _, e := range [...]membership.QuotaEntity{{IP: membership.QuotaNamed(ip)}, {IP: membership.QuotaDefault()}} {
-		if t.set[e][Connection] {
-			return Applied{Entity: e, Limit: t.by[e][Connection], key: sensorKey{ip: ip, kind: Connection}}, true
+		if vals := t.by[e]; vals.set[Connection] {
+			return Applied{Entity: e, Limit: vals.v[Connection], key: sensorKey{ip: ip, kind: Connection}}, true
 		}
 	}
 	return Applied{}, false
@@ -282,9 +329,13 @@ func (m *Manager) RecordApplied(a Applied, n int64) time.Duration {
 		r = newRate(m.cfg, now)
 		m.sensors[a.key] = r
 	}
-	r.record(float64(n), now)
+	// One pass over the samples for the purge and one for the sum: this
+	// runs on every request of a client under a quota.
+	r.purge(now)
+	r.add(float64(n), now)
 	r.bytes += n
-	v := r.measure(now)
+	sum, window := r.sumAndWindow(now)
+	v := sum / window.Seconds()
 	if v <= a.Limit {
 		return 0
 	}
@@ -294,7 +345,7 @@ func (m *Manager) RecordApplied(a Applied, n int64) time.Duration {
 	if a.Limit <= 0 {
 		d = m.cfg.MaxThrottle
 	} else {
-		d = time.Duration((v - a.Limit) / a.Limit * float64(r.windowSize(now)))
+		d = time.Duration((v - a.Limit) / a.Limit * float64(window))
 	}
 	d = min(d, m.cfg.MaxThrottle)
 	r.throttled++
@@ -457,6 +508,11 @@ func newRate(cfg Config, now time.Time) *rate {
 
 func (r *rate) record(v float64, now time.Time) {
 	r.purge(now)
+	r.add(v, now)
+}
+
+// add is record on samples already purged.
+func (r *rate) add(v float64, now time.Time) {
 	if now.Sub(r.samples[r.cur].start) >= r.cfg.SampleWindow {
 		r.cur = (r.cur + 1) % len(r.samples)
 		r.samples[r.cur] = sample{start: now}
@@ -475,21 +531,13 @@ func (r *rate) purge(now time.Time) {
 	}
 }
 
-// measure is the rate in units per second.
-func (r *rate) measure(now time.Time) float64 {
-	r.purge(now)
+// sumAndWindow is the samples' total and windowSize, in one pass over
+// samples already purged.
+func (r *rate) sumAndWindow(now time.Time) (float64, time.Duration) {
+	oldest := now
 	var sum float64
 	for _, s := range r.samples {
 		sum += s.total
-	}
-	return sum / r.windowSize(now).Seconds()
-}
-
-// windowSize is Kafka's Rate.windowSize: the time since the oldest sample
-// began, padded by the whole sample windows it falls short of Samples-1.
-func (r *rate) windowSize(now time.Time) time.Duration {
-	oldest := now
-	for _, s := range r.samples {
 		if s.start.Before(oldest) {
 			oldest = s.start
 		}
@@ -499,5 +547,5 @@ func (r *rate) windowSize(now time.Time) time.Duration {
 	if full < minFull {
 		elapsed += time.Duration(minFull-full) * r.cfg.SampleWindow
 	}
-	return elapsed
+	return sum, elapsed
 }
