@@ -72,8 +72,9 @@ func (n *Node) produceQuota(ctx context.Context, wreq *wire.Request, bytes int64
 
 // fetchQuotaBound finds the consumer_byte_rate of a Fetch's client and,
 // when there is one, bounds the request's MaxBytes by what the quota lets
-// through in a window (Kafka's max value in the quota window), so one
-// response cannot overshoot it by much.
+// through now (quota.Manager.Allowance: at most what it lets through in a
+// window, Kafka's bound), so one response neither overshoots it by much
+// nor is thrown away for taking the client past it.
 func (n *Node) fetchQuotaBound(ctx context.Context, wreq *wire.Request, req *kmsg.FetchRequest) (quota.Applied, bool) {
 	if !n.quotas.Active(quota.Fetch) {
 		return quota.Applied{}, false
@@ -81,7 +82,7 @@ func (n *Node) fetchQuotaBound(ctx context.Context, wreq *wire.Request, req *kms
 	user, clientID := quotaClient(ctx, wreq)
 	a, ok := n.quotas.Lookup(quota.Fetch, user, clientID)
 	if ok {
-		req.MaxBytes = int32(min(int64(req.MaxBytes), max(n.quotas.MaxBytes(a), 1)))
+		req.MaxBytes = int32(min(int64(req.MaxBytes), max(n.quotas.Allowance(a), 1)))
 	}
 	return a, ok
 }

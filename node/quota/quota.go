@@ -395,6 +395,27 @@ func (m *Manager) MaxBytes(a Applied) int64 {
 	return int64(a.Limit * w)
 }
 
+// Allowance is how many bytes a's rate may take now and stay within the
+// quota: MaxBytes for a client with no rate yet, nothing when it is at or
+// past it. A fetch bounded by it is answered with what the quota lets
+// through rather than with more, thrown away (a throttled fetch is
+// answered empty), which held a consumer reading a backlog to 0.84× its
+// quota on 100 ms samples with 256 KiB partition fetches; bounded, the
+// only fetches thrown away are those whose first batch is larger than
+// what is left (a fetch always carries its first batch, KIP-74).
+func (m *Manager) Allowance(a Applied) int64 {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.sensors[a.key]
+	if r == nil {
+		return m.MaxBytes(a)
+	}
+	r.purge(now)
+	sum, window := r.sumAndWindow(now)
+	return max(0, int64(a.Limit*window.Seconds()-sum))
+}
+
 // sweep drops the rates idle for a whole window, at most once a window.
 func (m *Manager) sweep(now time.Time) {
 	span := time.Duration(m.cfg.Samples) * m.cfg.SampleWindow
