@@ -223,20 +223,22 @@ func (n *Node) admitConnection(remote net.Addr) time.Duration {
 	return n.quotas.AdmitConnection(ip)
 }
 
-// requestQuota counts a request's handling time against its client's
+// requestQuota counts a request's time against its client's
 // request_percentage (KIP-124) and, over it, sets the response's
 // ThrottleMillis (the larger of this and a throttle already set) and
-// mutes the connection. The time is the handler's, on the clock: a
-// request that may wait (a long-poll Fetch, JoinGroup, SyncGroup,
-// ElectLeaders) is not counted, as its time is mostly waiting, and the
-// SASL exchange is not (Kafka exempts it); a Produce's time includes the
-// wait for its replicas (Kafka counts only thread time).
+// mutes the connection. Kafka counts the time its I/O threads (the
+// handler) and its network threads (decoding the request, encoding and
+// writing the response) spend on a request; so does Spool, on the clock:
+// the handler's time and the frame's decoding here, the response's
+// encoding and write once it is written (requestQuotaWritten, counted
+// without a throttle, so the next request finds the rate the higher for
+// it, as Kafka's recordNoThrottle). Not counted: a request that may wait
+// (a long-poll Fetch, JoinGroup, SyncGroup, ElectLeaders), as its time is
+// mostly waiting, and the SASL exchange (Kafka exempts it). Counted
+// though Kafka would not: a Produce's wait for its replicas (Kafka's
+// handler thread is free meanwhile; here the clock runs).
 func (n *Node) requestQuota(ctx context.Context, wreq *wire.Request, resp wire.Response, took time.Duration) {
-	if !n.quotas.Active(quota.Request) || requestWaits(wreq) {
-		return
-	}
-	switch kmsg.Key(wreq.APIKey) {
-	case kmsg.SASLHandshake, kmsg.SASLAuthenticate, kmsg.ApiVersions:
+	if !n.requestQuotaCounts(wreq) {
 		return
 	}
 	user, clientID := quotaClient(ctx, wreq)
@@ -256,4 +258,27 @@ func (n *Node) requestQuota(ctx context.Context, wreq *wire.Request, resp wire.R
 		}
 	}
 	wire.Throttle(ctx, d)
+}
+
+// requestQuotaCounts tells whether wreq's time counts against a
+// request_percentage.
+func (n *Node) requestQuotaCounts(wreq *wire.Request) bool {
+	if !n.quotas.Active(quota.Request) || requestWaits(wreq) {
+		return false
+	}
+	switch kmsg.Key(wreq.APIKey) {
+	case kmsg.SASLHandshake, kmsg.SASLAuthenticate, kmsg.ApiVersions:
+		return false
+	}
+	return true
+}
+
+// requestQuotaWritten counts the time a response took to encode and
+// write against its client's request_percentage, without a throttle.
+func (n *Node) requestQuotaWritten(ctx context.Context, wreq *wire.Request, took time.Duration) {
+	if !n.requestQuotaCounts(wreq) {
+		return
+	}
+	user, clientID := quotaClient(ctx, wreq)
+	n.quotas.RecordNoThrottle(quota.Request, user, clientID, int64(took))
 }

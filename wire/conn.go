@@ -370,7 +370,11 @@ func (c *conn) readRequest(r *bufio.Reader, scratch *[4]byte) (inbound, error) {
 	if raw {
 		in = rawSASLRequest(frame, c.nc.RemoteAddr())
 	} else {
+		decodeStart := time.Now()
 		in, err = c.srv.decoder.decode(frame, c.nc.RemoteAddr())
+		if in.req != nil {
+			in.req.DecodeTime = time.Since(decodeStart)
+		}
 	}
 	if err != nil {
 		c.srv.budget.release(&c.acct.charge)
@@ -590,7 +594,12 @@ func (c *conn) process(in inbound) {
 		}
 	}
 	c.unreserve(in.size)
+	_, isFetch := resp.(*FetchResponse)
+	writeStart := time.Now()
 	err := c.write(outbound{req: in.req, resp: resp})
+	if obs, ok := c.srv.handler.(WriteObserver); ok && err == nil && in.answer == nil && !panicked && !isFetch {
+		obs.ResponseWritten(c.ctx, in.req, time.Since(writeStart))
+	}
 	if !panicked {
 		// The Handler has returned and its response is on the wire, so
 		// nothing refers to the frame any more (the Request.Body promise).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -55,6 +56,15 @@ func ThenClose(resp kmsg.Response) Response { return thenClose{resp} }
 // poll should select on it.
 type Handler interface {
 	ServeKafka(ctx context.Context, req *Request) Response
+}
+
+// WriteObserver is what a Handler may also be to learn how long each of
+// its responses took to encode and write (a Fetch response's file
+// regions excluded: sendfile's time is mostly the wait for the client's
+// socket to drain). It is called after the write, before any mute, on
+// the connection's worker: it must be quick.
+type WriteObserver interface {
+	ResponseWritten(ctx context.Context, req *Request, took time.Duration)
 }
 
 // HandlerFunc adapts a function to Handler.

@@ -353,6 +353,27 @@ func (m *Manager) RecordApplied(a Applied, n int64) time.Duration {
 	return d
 }
 
+// RecordNoThrottle counts n of kind for user and clientID without
+// deciding a throttle (Kafka's recordNoThrottle, for the network threads'
+// time of a request already answered): the client's next request finds
+// its rate the higher for it.
+func (m *Manager) RecordNoThrottle(kind Kind, user, clientID string, n int64) {
+	a, ok := m.Lookup(kind, user, clientID)
+	if !ok {
+		return
+	}
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.sensors[a.key]
+	if r == nil {
+		r = newRate(m.cfg, now)
+		m.sensors[a.key] = r
+	}
+	r.record(float64(n), now)
+	r.bytes += n
+}
+
 // Unrecord takes back n bytes recorded (a fetch answered empty because it
 // was throttled sends none of them).
 func (m *Manager) Unrecord(a Applied, n int64) {
