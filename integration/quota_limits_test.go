@@ -85,9 +85,11 @@ func syncProduceRate(t *testing.T, addr, topic, clientID string, d time.Duration
 }
 
 // TestQuotaRequestPercentageFlood: a client flooding ListOffsets from
-// eight connections, with a request_percentage of 1 (10 ms of the node's
-// time a second), is held to a fraction of the requests it makes
-// unthrottled, and a producer beside it (one record at a time, so bound
+// eight connections, with a request_percentage of 0.2 (2 ms of the
+// node's time a second, as measured: what the kernel and the scheduler
+// spend on each request is not seen, so a flood of tiny requests costs
+// the node more than its share says), is held to a fraction of the
+// requests it makes unthrottled, and a producer beside it (one record at a time, so bound
 // by how promptly the node serves it, not by the disk) keeps the
 // throughput it has alone.
 func TestQuotaRequestPercentageFlood(t *testing.T) {
@@ -96,7 +98,7 @@ func TestQuotaRequestPercentageFlood(t *testing.T) {
 	if out, err := Spool(t, "", "topic", "create", topic, "--brokers", n.KafkaAddr); err != nil {
 		t.Fatalf("create topic: %v\n%s", err, out)
 	}
-	quotaSet(t, n, "--client-id", "flooder", "--add-config", "request_percentage=1")
+	quotaSet(t, n, "--client-id", "flooder", "--add-config", "request_percentage=0.2")
 	// flood sends ListOffsets for the topic from 8 clients (connections)
 	// for d and returns the requests answered per second and the
 	// throttles the clients saw.
@@ -143,7 +145,10 @@ func TestQuotaRequestPercentageFlood(t *testing.T) {
 	}
 	freeBeside, free, freeThrottles := phase("free")
 	beside, held, heldThrottles := phase("flooder")
-	t.Logf("producer (one record at a time): alone %.0f records/s, beside the flood without a quota %.0f (%.2f×), beside the flood with request_percentage=1 %.0f (%.2f×); ListOffsets/s: without a quota %.0f (%d throttles), with it %.0f (%d throttles)",
+	// Alone again: the shared machine's pace drifts over a test's
+	// seconds, so the figure alone is the mean of before and after.
+	alone = (alone + syncProduceRate(t, n.KafkaAddr, topic, "producer", 3*time.Second)) / 2
+	t.Logf("producer (one record at a time): alone %.0f records/s, beside the flood without a quota %.0f (%.2f×), beside the flood with request_percentage=0.2 %.0f (%.2f×); ListOffsets/s: without a quota %.0f (%d throttles), with it %.0f (%d throttles)",
 		alone, freeBeside, freeBeside/alone, beside, beside/alone, free, freeThrottles, held, heldThrottles)
 	if freeThrottles != 0 {
 		t.Errorf("the client without a quota was throttled %d times", freeThrottles)
@@ -152,7 +157,7 @@ func TestQuotaRequestPercentageFlood(t *testing.T) {
 		t.Error("the flooding client over its request_percentage was never throttled")
 	}
 	if held*4 > free {
-		t.Errorf("the flood with request_percentage=1 made %.0f requests/s, without a quota %.0f: not held back", held, free)
+		t.Errorf("the flood with request_percentage=0.2 made %.0f requests/s, without a quota %.0f: not held back", held, free)
 	}
 	if beside < 0.8*alone {
 		t.Errorf("the producer made %.0f records/s beside the throttled flood, %.0f alone: it did not keep its throughput", beside, alone)

@@ -10,6 +10,9 @@ import (
 	"context"
 	"crypto/tls"
 	"net"
+	"time"
+
+	"github.com/spool-log/spool/node/quota"
 )
 
 type connState struct {
@@ -17,6 +20,14 @@ type connState struct {
 	// tlsPeer is the verified client certificate's subject, for mTLS.
 	tlsPeer string
 	sasl    saslSession
+
+	// quotas is what the quota manager found for this connection's
+	// client, and pendingRequestTime the time its last responses took to
+	// encode and write, counted with its next request's
+	// (quota_enforce.go). Only the connection's requests touch them, and
+	// wire serves those one at a time.
+	quotas             quota.Cache
+	pendingRequestTime time.Duration
 }
 
 type connStateKey struct{}

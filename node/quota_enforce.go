@@ -46,11 +46,27 @@ func (s quotaSource) QuotasGeneration() uint64 {
 // is the principal's name (ANONYMOUS when not authenticated), the client
 // id as sent ("" for null).
 func quotaClient(ctx context.Context, wreq *wire.Request) (user, clientID string) {
-	user = strings.TrimPrefix(principalOf(connStateOf(ctx)), "User:")
+	return quotaClientOf(connStateOf(ctx), wreq)
+}
+
+func quotaClientOf(cs *connState, wreq *wire.Request) (user, clientID string) {
+	user = strings.TrimPrefix(principalOf(cs), "User:")
 	if wreq.ClientID != nil {
 		clientID = *wreq.ClientID
 	}
 	return user, clientID
+}
+
+// quotaLookup finds the quota of kind that applies to wreq's client,
+// through its connection's cache (a lookup only when the catalog or the
+// client's names changed).
+func (n *Node) quotaLookup(ctx context.Context, wreq *wire.Request, kind quota.Kind) (quota.Applied, bool) {
+	cs := connStateOf(ctx)
+	user, clientID := quotaClientOf(cs, wreq)
+	if cs == nil {
+		return n.quotas.Lookup(kind, user, clientID)
+	}
+	return n.quotas.LookupCached(&cs.quotas, kind, user, clientID)
 }
 
 // throttleMillis is d for a response's ThrottleMillis, rounded up.
@@ -64,8 +80,11 @@ func (n *Node) produceQuota(ctx context.Context, wreq *wire.Request, bytes int64
 	if !n.quotas.Active(quota.Produce) {
 		return 0
 	}
-	user, clientID := quotaClient(ctx, wreq)
-	d := n.quotas.Record(quota.Produce, user, clientID, bytes)
+	a, ok := n.quotaLookup(ctx, wreq, quota.Produce)
+	if !ok {
+		return 0
+	}
+	d := n.quotas.RecordApplied(a, bytes)
 	wire.Throttle(ctx, d)
 	return d
 }
@@ -79,8 +98,7 @@ func (n *Node) fetchQuotaBound(ctx context.Context, wreq *wire.Request, req *kms
 	if !n.quotas.Active(quota.Fetch) {
 		return quota.Applied{}, false
 	}
-	user, clientID := quotaClient(ctx, wreq)
-	a, ok := n.quotas.Lookup(quota.Fetch, user, clientID)
+	a, ok := n.quotaLookup(ctx, wreq, quota.Fetch)
 	if ok {
 		req.MaxBytes = int32(min(int64(req.MaxBytes), max(n.quotas.Allowance(a), 1)))
 	}
@@ -118,8 +136,7 @@ func (n *Node) mutationQuotaOf(ctx context.Context, wreq *wire.Request, strict b
 	if !n.quotas.Active(quota.Mutation) {
 		return mutationQuota{}
 	}
-	user, clientID := quotaClient(ctx, wreq)
-	a, ok := n.quotas.Lookup(quota.Mutation, user, clientID)
+	a, ok := n.quotaLookup(ctx, wreq, quota.Mutation)
 	return mutationQuota{n: n, a: a, on: ok, strict: strict}
 }
 
@@ -241,8 +258,15 @@ func (n *Node) requestQuota(ctx context.Context, wreq *wire.Request, resp wire.R
 	if !n.requestQuotaCounts(wreq) {
 		return
 	}
-	user, clientID := quotaClient(ctx, wreq)
-	d := n.quotas.Record(quota.Request, user, clientID, int64(took))
+	if cs := connStateOf(ctx); cs != nil {
+		took += cs.pendingRequestTime
+		cs.pendingRequestTime = 0
+	}
+	a, ok := n.quotaLookup(ctx, wreq, quota.Request)
+	if !ok {
+		return
+	}
+	d := n.quotas.RecordApplied(a, int64(took))
 	if d <= 0 {
 		return
 	}
@@ -274,9 +298,16 @@ func (n *Node) requestQuotaCounts(wreq *wire.Request) bool {
 }
 
 // requestQuotaWritten counts the time a response took to encode and
-// write against its client's request_percentage, without a throttle.
+// write against its client's request_percentage, without a throttle: on
+// a connection, with its next request's time (one record a request, not
+// two; the throttle decided then is the one Kafka's would be, as a rate
+// is only ever checked at a request).
 func (n *Node) requestQuotaWritten(ctx context.Context, wreq *wire.Request, took time.Duration) {
 	if !n.requestQuotaCounts(wreq) {
+		return
+	}
+	if cs := connStateOf(ctx); cs != nil {
+		cs.pendingRequestTime += took
 		return
 	}
 	user, clientID := quotaClient(ctx, wreq)

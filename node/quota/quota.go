@@ -217,7 +217,38 @@ type Applied struct {
 // Lookup finds the quota of kind for user and clientID by Kafka's
 // precedence; ok is false when none applies.
 func (m *Manager) Lookup(kind Kind, user, clientID string) (Applied, bool) {
+	return m.lookupIn(m.current(), kind, user, clientID)
+}
+
+// Cache is one connection's memory of what Lookup found for its client:
+// a connection's requests come from one client, one at a time, so most
+// of them need no lookup at all, only a check that neither the catalog's
+// generation nor the client's names moved. Not safe for concurrent use;
+// the zero value is empty.
+type Cache struct {
+	gen            uint64
+	user, clientID string
+	have, ok       [numKinds]bool
+	found          [numKinds]Applied
+}
+
+// LookupCached is Lookup through c (nil: no cache).
+func (m *Manager) LookupCached(c *Cache, kind Kind, user, clientID string) (Applied, bool) {
 	t := m.current()
+	if c == nil {
+		return m.lookupIn(t, kind, user, clientID)
+	}
+	if c.gen != t.gen || c.user != user || c.clientID != clientID {
+		*c = Cache{gen: t.gen, user: user, clientID: clientID}
+	}
+	if !c.have[kind] {
+		c.found[kind], c.ok[kind] = m.lookupIn(t, kind, user, clientID)
+		c.have[kind] = true
+	}
+	return c.found[kind], c.ok[kind]
+}
+
+func (m *Manager) lookupIn(t *table, kind Kind, user, clientID string) (Applied, bool) {
 	if !t.has[kind] {
 		return Applied{}, false
 	}

@@ -268,6 +268,44 @@ func BenchmarkQuotaRecord1000Users(b *testing.B) {
 			m.Record(Produce, "user-7", "app", 100)
 		}
 	})
+	// As the node does it: through the connection's cache.
+	b.Run("under-quota-cached", func(b *testing.B) {
+		var c Cache
+		for b.Loop() {
+			if a, ok := m.LookupCached(&c, Produce, "user-7", "app"); ok {
+				m.RecordApplied(a, 100)
+			}
+		}
+	})
+}
+
+// A connection's cache answers as Lookup does, and follows a change of
+// the catalog or of the client's names.
+func TestQuotaLookupCached(t *testing.T) {
+	src := &fakeSource{}
+	src.set(membership.QuotaEntity{User: named("alice")}, membership.QuotaProducerByteRate, 1000)
+	m := New(DefaultConfig(), src)
+	var c Cache
+	if a, ok := m.LookupCached(&c, Produce, "alice", "app"); !ok || a.Limit != 1000 {
+		t.Fatalf("alice: %+v %v", a, ok)
+	}
+	if _, ok := m.LookupCached(&c, Produce, "bob", "app"); ok {
+		t.Fatal("bob, after alice on the same cache: found alice's quota")
+	}
+	if _, ok := m.LookupCached(&c, Fetch, "bob", "app"); ok {
+		t.Fatal("a fetch quota where none is set")
+	}
+	src.set(membership.QuotaEntity{User: named("bob")}, membership.QuotaProducerByteRate, 2000)
+	if a, ok := m.LookupCached(&c, Produce, "bob", "app"); !ok || a.Limit != 2000 {
+		t.Fatalf("bob after his quota was set: %+v %v", a, ok)
+	}
+	src.qs, src.gen = nil, src.gen+1
+	if _, ok := m.LookupCached(&c, Produce, "bob", "app"); ok {
+		t.Fatal("bob after every quota was removed: still found one")
+	}
+	if a, ok := m.LookupCached(nil, Produce, "bob", "app"); ok {
+		t.Fatalf("no cache: %+v", a)
+	}
 }
 
 // A fetch's allowance is what keeps its client within the quota: the
