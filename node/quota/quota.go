@@ -561,6 +561,12 @@ type rate struct {
 	samples []sample
 	cur     int
 	last    time.Time // the last record
+	// sum is the samples' total and oldest their earliest start, kept as
+	// they change: a record passes over the samples only when it starts
+	// one or one is due for a purge (once a sample window, at most), not
+	// on every request.
+	sum    float64
+	oldest time.Time
 	// totals since the rate was made, for Totals.
 	bytes, throttled int64
 	throttleTime     time.Duration
@@ -572,7 +578,7 @@ type sample struct {
 }
 
 func newRate(cfg Config, now time.Time) *rate {
-	r := &rate{cfg: cfg, samples: make([]sample, cfg.Samples)}
+	r := &rate{cfg: cfg, samples: make([]sample, cfg.Samples), oldest: now}
 	for i := range r.samples {
 		r.samples[i].start = now
 	}
@@ -589,36 +595,47 @@ func (r *rate) add(v float64, now time.Time) {
 	if now.Sub(r.samples[r.cur].start) >= r.cfg.SampleWindow {
 		r.cur = (r.cur + 1) % len(r.samples)
 		r.samples[r.cur] = sample{start: now}
+		r.rescan()
 	}
 	r.samples[r.cur].total += v
+	r.sum += v
 	r.last = now
 }
 
 // purge resets the samples that began more than a whole window ago.
 func (r *rate) purge(now time.Time) {
 	span := time.Duration(len(r.samples)) * r.cfg.SampleWindow
+	if now.Sub(r.oldest) < span {
+		return // none is due
+	}
 	for i := range r.samples {
 		if now.Sub(r.samples[i].start) >= span {
 			r.samples[i] = sample{start: now}
 		}
 	}
+	r.rescan()
 }
 
-// sumAndWindow is the samples' total and windowSize, in one pass over
-// samples already purged.
-func (r *rate) sumAndWindow(now time.Time) (float64, time.Duration) {
-	oldest := now
-	var sum float64
+// rescan sets sum and oldest from the samples (afresh, so that adding
+// and taking back bytes does not drift the sum).
+func (r *rate) rescan() {
+	r.sum, r.oldest = 0, r.samples[0].start
 	for _, s := range r.samples {
-		sum += s.total
-		if s.start.Before(oldest) {
-			oldest = s.start
+		r.sum += s.total
+		if s.start.Before(r.oldest) {
+			r.oldest = s.start
 		}
 	}
-	elapsed := now.Sub(oldest)
+}
+
+// sumAndWindow is the samples' total and Kafka's Rate.windowSize (the
+// time since the oldest sample began, padded by the whole sample windows
+// it falls short of Samples-1), of samples already purged.
+func (r *rate) sumAndWindow(now time.Time) (float64, time.Duration) {
+	elapsed := max(now.Sub(r.oldest), 0)
 	full, minFull := int(elapsed/r.cfg.SampleWindow), len(r.samples)-1
 	if full < minFull {
 		elapsed += time.Duration(minFull-full) * r.cfg.SampleWindow
 	}
-	return sum, elapsed
+	return r.sum, elapsed
 }
