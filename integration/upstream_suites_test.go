@@ -58,7 +58,8 @@ func buildUpstream(t *testing.T, pkg, tags string) *upstreamSuite {
 	if s := upstreamBuilt[pkg+"/"+tags]; s != nil {
 		return s
 	}
-	dir, err := os.MkdirTemp("", "spool-upstream-")
+	// Beside the spool binary: TestMain removes the directory at the end.
+	dir, err := os.MkdirTemp(filepath.Dir(spoolBin), "upstream-")
 	if err != nil {
 		t.Fatal(err)
 	}
