@@ -144,8 +144,8 @@ func (n *Node) ServeKafka(ctx context.Context, req *wire.Request) wire.Response 
 }
 
 // ResponseWritten implements wire.WriteObserver: a response's encoding
-// and write count against its client's request_percentage as Kafka
-// counts its network threads' time (quota_enforce.go).
+// counts against its client's request_percentage as Kafka counts its
+// network threads' time (quota_enforce.go).
 func (n *Node) ResponseWritten(ctx context.Context, req *wire.Request, took time.Duration) {
 	n.requestQuotaWritten(ctx, req, took)
 }

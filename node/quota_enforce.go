@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/authz"
 	"github.com/spool-log/spool/node/quota"
 	"github.com/spool-log/spool/wire"
 )
@@ -49,8 +50,21 @@ func quotaClient(ctx context.Context, wreq *wire.Request) (user, clientID string
 	return quotaClientOf(connStateOf(ctx), wreq)
 }
 
+// anonymousQuotaUser is the user of a client that did not authenticate.
+var anonymousQuotaUser = strings.TrimPrefix(authz.Anonymous, "User:")
+
+// quotaClientOf is quotaClient for a connection's state: principalOf's
+// name without building the principal's string (no allocation on the
+// request path).
 func quotaClientOf(cs *connState, wreq *wire.Request) (user, clientID string) {
-	user = strings.TrimPrefix(principalOf(cs), "User:")
+	user = anonymousQuotaUser
+	if cs != nil {
+		if u := cs.sasl.authenticatedUser(); u != "" {
+			user = u
+		} else if cs.tlsPeer != "" {
+			user = cs.tlsPeer
+		}
+	}
 	if wreq.ClientID != nil {
 		clientID = *wreq.ClientID
 	}
@@ -61,7 +75,10 @@ func quotaClientOf(cs *connState, wreq *wire.Request) (user, clientID string) {
 // through its connection's cache (a lookup only when the catalog or the
 // client's names changed).
 func (n *Node) quotaLookup(ctx context.Context, wreq *wire.Request, kind quota.Kind) (quota.Applied, bool) {
-	cs := connStateOf(ctx)
+	return n.quotaLookupOf(connStateOf(ctx), wreq, kind)
+}
+
+func (n *Node) quotaLookupOf(cs *connState, wreq *wire.Request, kind quota.Kind) (quota.Applied, bool) {
 	user, clientID := quotaClientOf(cs, wreq)
 	if cs == nil {
 		return n.quotas.Lookup(kind, user, clientID)
@@ -247,9 +264,11 @@ func (n *Node) admitConnection(remote net.Addr) time.Duration {
 // handler) and its network threads (decoding the request, encoding and
 // writing the response) spend on a request; so does Spool, on the clock:
 // the handler's time and the frame's decoding here, the response's
-// encoding and write once it is written (requestQuotaWritten, counted
-// without a throttle, so the next request finds the rate the higher for
-// it, as Kafka's recordNoThrottle). Not counted: a request that may wait
+// encoding once it is written (requestQuotaWritten, counted without a
+// throttle, so the next request finds the rate the higher for it, as
+// Kafka's recordNoThrottle). The write syscalls are not timed (see
+// wire.WriteObserver: the clock would count the wait for a core after
+// them). Not counted: a request that may wait
 // (a long-poll Fetch, JoinGroup, SyncGroup, ElectLeaders), as its time is
 // mostly waiting, and the SASL exchange (Kafka exempts it). Counted
 // though Kafka would not: a Produce's wait for its replicas (Kafka's
@@ -258,11 +277,12 @@ func (n *Node) requestQuota(ctx context.Context, wreq *wire.Request, resp wire.R
 	if !n.requestQuotaCounts(wreq) {
 		return
 	}
-	if cs := connStateOf(ctx); cs != nil {
+	cs := connStateOf(ctx)
+	if cs != nil {
 		took += cs.pendingRequestTime
 		cs.pendingRequestTime = 0
 	}
-	a, ok := n.quotaLookup(ctx, wreq, quota.Request)
+	a, ok := n.quotaLookupOf(cs, wreq, quota.Request)
 	if !ok {
 		return
 	}
@@ -297,8 +317,8 @@ func (n *Node) requestQuotaCounts(wreq *wire.Request) bool {
 	return true
 }
 
-// requestQuotaWritten counts the time a response took to encode and
-// write against its client's request_percentage, without a throttle: on
+// requestQuotaWritten counts the time a response took to encode against
+// its client's request_percentage, without a throttle: on
 // a connection, with its next request's time (one record a request, not
 // two; the throttle decided then is the one Kafka's would be, as a rate
 // is only ever checked at a request).

@@ -124,8 +124,8 @@ func (h *observingHandler) ResponseWritten(ctx context.Context, req *Request, to
 
 // What request quotas count outside the Handler: each request it sees
 // carries its decoding time, and a Handler that is a WriteObserver hears
-// of each of its responses once written, with the time the write took;
-// not of ApiVersions, which wire answers itself.
+// of each of its responses once written, with the time its encoding
+// took; not of ApiVersions, which wire answers itself.
 func TestWriteObserverAndDecodeTime(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Versions = testVersions()
@@ -165,7 +165,7 @@ func TestWriteObserverAndDecodeTime(t *testing.T) {
 	}
 	for _, corr := range []int32{2, 3} {
 		if d, ok := h.written[corr]; !ok || d <= 0 {
-			t.Errorf("response %d: observed %v, %v; want a write time", corr, d, ok)
+			t.Errorf("response %d: observed %v, %v; want an encoding time", corr, d, ok)
 		}
 	}
 }
