@@ -1,8 +1,11 @@
 package integration
 
-// Client quotas with real processes: a producer_byte_rate set through one
-// node with the spool CLI holds a producer on another node, which serves
-// a producer without a quota beside it at full speed.
+// Client quotas with real processes (issue 28): a producer_byte_rate set
+// through one node with the spool CLI holds a producer on another node to
+// within 10 % over 10 s, while a producer without a quota beside it keeps
+// its speed; a consumer_byte_rate holds a consumer reading a large topic
+// from the beginning the same way. quota_limits_test.go has the other
+// kinds of quota, and restarts.
 
 import (
 	"context"
@@ -33,19 +36,6 @@ func TestQuotaProducerAcrossProcesses(t *testing.T) {
 	if parts[0].Leader == int32(nodes[1].ID) {
 		leader, other = nodes[1], nodes[0]
 	}
-	// Set through the node that does not lead; the leader must enforce it.
-	if out, err := Spool(t, "", "quota", "set", "--client-id", "slow", "--add-config", fmt.Sprintf("producer_byte_rate=%d", rate),
-		"--brokers", other.KafkaAddr); err != nil {
-		t.Fatalf("quota set: %v\n%s", err, out)
-	}
-	retry.Run(t, 10*time.Second, func() error {
-		out, err := Spool(t, "", "quota", "list", "--client-id", "slow", "--brokers", leader.KafkaAddr)
-		if err != nil || !strings.Contains(out, fmt.Sprintf("producer_byte_rate=%d", rate)) {
-			return fmt.Errorf("the leader lists %q (%v)", out, err)
-		}
-		return nil
-	})
-
 	produce := func(clientID string, stop <-chan struct{}, acked *atomic.Int64, wg *sync.WaitGroup) {
 		defer wg.Done()
 		cl := franzClient(t, leader.KafkaAddr, kgo.ClientID(clientID), kgo.DefaultProduceTopic(topic),
@@ -66,26 +56,58 @@ func TestQuotaProducerAcrossProcesses(t *testing.T) {
 		}
 	}
 	var slow, fast atomic.Int64
-	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Add(2)
-	start := time.Now()
-	go produce("slow", stop, &slow, &wg)
-	go produce("fast", stop, &fast, &wg)
-	time.Sleep(5 * time.Second)
-	s, f := slow.Load(), fast.Load()
-	elapsed := time.Since(start)
-	close(stop)
-	wg.Wait()
-	ratio := float64(s) / (rate * elapsed.Seconds())
-	t.Logf("in %v: slow acked %d bytes (%.2f× its quota), fast %d (%.1f MiB/s)", elapsed, s, ratio, f, float64(f)/elapsed.Seconds()/(1<<20))
-	// The window lets an idle client send 1 s worth at once: about 1.2×
-	// over 5 s.
-	if ratio > 1.35 || ratio < 0.5 {
-		t.Errorf("the throttled producer got %.2f× its quota through in %v, want about 1", ratio, elapsed)
+	stopFast, stopSlow := make(chan struct{}), make(chan struct{})
+	defer func() {
+		close(stopFast)
+		close(stopSlow)
+		wg.Wait()
+	}()
+	// The unthrottled producer alone first: what "not slowed" is measured
+	// against, in the same minutes of the machine.
+	wg.Add(1)
+	go produce("fast", stopFast, &fast, &wg)
+	time.Sleep(time.Second) // warm up: connections, metadata, first batches
+	f0, t0 := fast.Load(), time.Now()
+	time.Sleep(3 * time.Second)
+	alone := float64(fast.Load()-f0) / time.Since(t0).Seconds()
+
+	// Set through the node that does not lead; the leader must enforce it
+	// within a few seconds.
+	set := time.Now()
+	if out, err := Spool(t, "", "quota", "set", "--client-id", "slow", "--add-config", fmt.Sprintf("producer_byte_rate=%d", rate),
+		"--brokers", other.KafkaAddr); err != nil {
+		t.Fatalf("quota set: %v\n%s", err, out)
 	}
-	if float64(f) < 3*rate*elapsed.Seconds() {
-		t.Errorf("the producer without a quota got %d bytes through in %v: held back", f, elapsed)
+	retry.Run(t, 5*time.Second, func() error {
+		out, err := Spool(t, "", "quota", "list", "--client-id", "slow", "--brokers", leader.KafkaAddr)
+		if err != nil || !strings.Contains(out, fmt.Sprintf("producer_byte_rate=%d", rate)) {
+			return fmt.Errorf("the leader lists %q (%v)", out, err)
+		}
+		return nil
+	})
+	t.Logf("the leader has the quota set through the other node %v after it was set", time.Since(set).Round(time.Millisecond))
+
+	wg.Add(1)
+	go produce("slow", stopSlow, &slow, &wg)
+	// A client new to a rate may send the window's worth at once (Kafka's
+	// padding of a young rate): measure from 2 s on, for 10 s.
+	time.Sleep(2 * time.Second)
+	s0, f1, t1 := slow.Load(), fast.Load(), time.Now()
+	time.Sleep(10 * time.Second)
+	elapsed := time.Since(t1)
+	s, f := slow.Load()-s0, fast.Load()-f1
+	ratio := float64(s) / (rate * elapsed.Seconds())
+	beside := float64(f) / elapsed.Seconds()
+	t.Logf("over %v: slow acked %d bytes (%.3f× its quota); fast %.1f MiB/s beside it, %.1f MiB/s alone (%.2f×)",
+		elapsed.Round(time.Millisecond), s, ratio, beside/(1<<20), alone/(1<<20), beside/alone)
+	if ratio > 1.1 || ratio < 0.9 {
+		t.Errorf("the throttled producer got %.3f× its quota through over %v, want within 10 %%", ratio, elapsed)
+	}
+	// Not slowed: the throttled producer takes 1 MiB/s of the node; on a
+	// shared 2-core machine the figure alone wanders by a fifth.
+	if beside < 0.7*alone {
+		t.Errorf("the producer without a quota made %.1f MiB/s beside the throttled one, %.1f MiB/s alone: slowed", beside/(1<<20), alone/(1<<20))
 	}
 }
 
@@ -114,27 +136,35 @@ func TestQuotaConsumerFromTheBeginning(t *testing.T) {
 		"--brokers", n.KafkaAddr); err != nil {
 		t.Fatalf("quota set: %v\n%s", err, out)
 	}
-	consume := func(clientID string, d time.Duration) int64 {
+	consume := func(clientID string, d time.Duration, got *atomic.Int64) {
 		cl := franzClient(t, n.KafkaAddr, kgo.ClientID(clientID), kgo.ConsumeTopics(topic),
 			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxPartitionBytes(256<<10))
 		ctx, cancel := context.WithTimeout(context.Background(), d)
 		defer cancel()
-		var got int64
 		for ctx.Err() == nil {
-			cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) { got += int64(len(r.Value)) })
+			cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) { got.Add(int64(len(r.Value))) })
 		}
-		return got
 	}
+	// A client new to a rate may take the window's worth at once: measure
+	// from 2 s on, for 10 s.
+	var slow atomic.Int64
+	done := make(chan struct{})
+	go func() { defer close(done); consume("slowc", 13*time.Second, &slow) }()
+	time.Sleep(2 * time.Second)
+	s0, t0 := slow.Load(), time.Now()
+	time.Sleep(10 * time.Second)
+	elapsed := time.Since(t0)
+	read := slow.Load() - s0
+	<-done
+	var fast atomic.Int64
 	start := time.Now()
-	slow := consume("slowc", 5*time.Second)
-	elapsed := time.Since(start)
-	fast := consume("fastc", 5*time.Second)
-	ratio := float64(slow) / (rate * elapsed.Seconds())
-	t.Logf("in %v: slowc read %d bytes (%.2f× its quota); fastc %d", elapsed, slow, ratio, fast)
-	if ratio > 1.35 || ratio < 0.5 {
-		t.Errorf("the throttled consumer read %.2f× its quota in %v, want about 1", ratio, elapsed)
+	consume("fastc", 5*time.Second, &fast)
+	ratio := float64(read) / (rate * elapsed.Seconds())
+	t.Logf("over %v: slowc read %d bytes (%.3f× its quota); fastc %d in %v", elapsed.Round(time.Millisecond), read, ratio, fast.Load(), time.Since(start).Round(time.Millisecond))
+	if ratio > 1.1 || ratio < 0.9 {
+		t.Errorf("the throttled consumer read %.3f× its quota over %v, want within 10 %%", ratio, elapsed)
 	}
-	if fast != int64(len(recs))*16<<10 {
-		t.Errorf("the consumer without a quota read %d bytes in 5 s, want the whole topic", fast)
+	if fast.Load() != int64(len(recs))*16<<10 {
+		t.Errorf("the consumer without a quota read %d bytes in 5 s, want the whole topic", fast.Load())
 	}
 }

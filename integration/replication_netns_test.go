@@ -143,19 +143,25 @@ func startNetnsCluster(t *testing.T, l *netLab, size int, opts ...NodeOption) []
 // is spool's and the harness's Kill and Stop signal it).
 func (l *netLab) start(n *Node) {
 	l.t.Helper()
+	l.startIn(l.ns(n.ID), n)
+}
+
+// startIn runs n in namespace ns, which may hold other nodes too.
+func (l *netLab) startIn(ns string, n *Node) {
+	l.t.Helper()
 	n.mu.Lock()
 	if n.cmd != nil {
 		n.mu.Unlock()
 		l.t.Fatalf("node %d already running", n.ID)
 	}
-	args := append([]string{"netns", "exec", l.ns(n.ID), spoolBin}, n.Args()...)
+	args := append([]string{"netns", "exec", ns, spoolBin}, n.Args()...)
 	cmd := exec.Command("ip", args...)
 	cmd.Env = append(os.Environ(), n.Env...)
 	fmt.Fprintf(n.logs, "=== start: ip %v\n", args)
 	cmd.Stdout, cmd.Stderr = n.logs, n.logs
 	if err := cmd.Start(); err != nil {
 		n.mu.Unlock()
-		l.t.Fatalf("start spool node %d in %s: %v", n.ID, l.ns(n.ID), err)
+		l.t.Fatalf("start spool node %d in %s: %v", n.ID, ns, err)
 	}
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()

@@ -139,6 +139,13 @@ func (n *Node) ServeKafka(ctx context.Context, req *wire.Request) wire.Response 
 	start := time.Now()
 	resp := a.handle(n, ctx, req)
 	n.metrics.ObserveRequest(req.APIKey, start)
-	n.requestQuota(ctx, req, resp, time.Since(start)) // quota_enforce.go
+	n.requestQuota(ctx, req, resp, time.Since(start)+req.DecodeTime) // quota_enforce.go
 	return resp
+}
+
+// ResponseWritten implements wire.WriteObserver: a response's encoding
+// counts against its client's request_percentage as Kafka counts its
+// network threads' time (quota_enforce.go).
+func (n *Node) ResponseWritten(ctx context.Context, req *wire.Request, took time.Duration) {
+	n.requestQuotaWritten(ctx, req, took)
 }

@@ -10,7 +10,9 @@ import (
 	"context"
 	"crypto/tls"
 	"net"
+	"time"
 
+	"github.com/spool-log/spool/node/quota"
 	"github.com/spool-log/spool/node/sasl"
 )
 
@@ -19,6 +21,14 @@ type connState struct {
 	// tlsPeer is the verified client certificate's subject, for mTLS.
 	tlsPeer string
 	sasl    sasl.Session
+
+	// quotas is what the quota manager found for this connection's
+	// client, and pendingRequestTime the time its last responses took to
+	// encode and write, counted with its next request's
+	// (quota_enforce.go). Only the connection's requests touch them, and
+	// wire serves those one at a time.
+	quotas             quota.Cache
+	pendingRequestTime time.Duration
 }
 
 type connStateKey struct{}

@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/authz"
 	"github.com/spool-log/spool/node/quota"
 	"github.com/spool-log/spool/wire"
 )
@@ -46,11 +47,43 @@ func (s quotaSource) QuotasGeneration() uint64 {
 // is the principal's name (ANONYMOUS when not authenticated), the client
 // id as sent ("" for null).
 func quotaClient(ctx context.Context, wreq *wire.Request) (user, clientID string) {
-	user = strings.TrimPrefix(principalOf(connStateOf(ctx)), "User:")
+	return quotaClientOf(connStateOf(ctx), wreq)
+}
+
+// anonymousQuotaUser is the user of a client that did not authenticate.
+var anonymousQuotaUser = strings.TrimPrefix(authz.Anonymous, "User:")
+
+// quotaClientOf is quotaClient for a connection's state: principalOf's
+// name without building the principal's string (no allocation on the
+// request path).
+func quotaClientOf(cs *connState, wreq *wire.Request) (user, clientID string) {
+	user = anonymousQuotaUser
+	if cs != nil {
+		if u := cs.sasl.User(); u != "" {
+			user = u
+		} else if cs.tlsPeer != "" {
+			user = cs.tlsPeer
+		}
+	}
 	if wreq.ClientID != nil {
 		clientID = *wreq.ClientID
 	}
 	return user, clientID
+}
+
+// quotaLookup finds the quota of kind that applies to wreq's client,
+// through its connection's cache (a lookup only when the catalog or the
+// client's names changed).
+func (n *Node) quotaLookup(ctx context.Context, wreq *wire.Request, kind quota.Kind) (quota.Applied, bool) {
+	return n.quotaLookupOf(connStateOf(ctx), wreq, kind)
+}
+
+func (n *Node) quotaLookupOf(cs *connState, wreq *wire.Request, kind quota.Kind) (quota.Applied, bool) {
+	user, clientID := quotaClientOf(cs, wreq)
+	if cs == nil {
+		return n.quotas.Lookup(kind, user, clientID)
+	}
+	return n.quotas.LookupCached(&cs.quotas, kind, user, clientID)
 }
 
 // throttleMillis is d for a response's ThrottleMillis, rounded up.
@@ -64,24 +97,27 @@ func (n *Node) produceQuota(ctx context.Context, wreq *wire.Request, bytes int64
 	if !n.quotas.Active(quota.Produce) {
 		return 0
 	}
-	user, clientID := quotaClient(ctx, wreq)
-	d := n.quotas.Record(quota.Produce, user, clientID, bytes)
+	a, ok := n.quotaLookup(ctx, wreq, quota.Produce)
+	if !ok {
+		return 0
+	}
+	d := n.quotas.RecordApplied(a, bytes)
 	wire.Throttle(ctx, d)
 	return d
 }
 
 // fetchQuotaBound finds the consumer_byte_rate of a Fetch's client and,
 // when there is one, bounds the request's MaxBytes by what the quota lets
-// through in a window (Kafka's max value in the quota window), so one
-// response cannot overshoot it by much.
+// through now (quota.Manager.Allowance: at most what it lets through in a
+// window, Kafka's bound), so one response neither overshoots it by much
+// nor is thrown away for taking the client past it.
 func (n *Node) fetchQuotaBound(ctx context.Context, wreq *wire.Request, req *kmsg.FetchRequest) (quota.Applied, bool) {
 	if !n.quotas.Active(quota.Fetch) {
 		return quota.Applied{}, false
 	}
-	user, clientID := quotaClient(ctx, wreq)
-	a, ok := n.quotas.Lookup(quota.Fetch, user, clientID)
+	a, ok := n.quotaLookup(ctx, wreq, quota.Fetch)
 	if ok {
-		req.MaxBytes = int32(min(int64(req.MaxBytes), max(n.quotas.MaxBytes(a), 1)))
+		req.MaxBytes = int32(min(int64(req.MaxBytes), max(n.quotas.Allowance(a), 1)))
 	}
 	return a, ok
 }
@@ -117,8 +153,7 @@ func (n *Node) mutationQuotaOf(ctx context.Context, wreq *wire.Request, strict b
 	if !n.quotas.Active(quota.Mutation) {
 		return mutationQuota{}
 	}
-	user, clientID := quotaClient(ctx, wreq)
-	a, ok := n.quotas.Lookup(quota.Mutation, user, clientID)
+	a, ok := n.quotaLookup(ctx, wreq, quota.Mutation)
 	return mutationQuota{n: n, a: a, on: ok, strict: strict}
 }
 
@@ -222,24 +257,36 @@ func (n *Node) admitConnection(remote net.Addr) time.Duration {
 	return n.quotas.AdmitConnection(ip)
 }
 
-// requestQuota counts a request's handling time against its client's
+// requestQuota counts a request's time against its client's
 // request_percentage (KIP-124) and, over it, sets the response's
 // ThrottleMillis (the larger of this and a throttle already set) and
-// mutes the connection. The time is the handler's, on the clock: a
-// request that may wait (a long-poll Fetch, JoinGroup, SyncGroup,
-// ElectLeaders) is not counted, as its time is mostly waiting, and the
-// SASL exchange is not (Kafka exempts it); a Produce's time includes the
-// wait for its replicas (Kafka counts only thread time).
+// mutes the connection. Kafka counts the time its I/O threads (the
+// handler) and its network threads (decoding the request, encoding and
+// writing the response) spend on a request; so does Spool, on the clock:
+// the handler's time and the frame's decoding here, the response's
+// encoding once it is written (requestQuotaWritten, counted without a
+// throttle, so the next request finds the rate the higher for it, as
+// Kafka's recordNoThrottle). The write syscalls are not timed (see
+// wire.WriteObserver: the clock would count the wait for a core after
+// them). Not counted: a request that may wait
+// (a long-poll Fetch, JoinGroup, SyncGroup, ElectLeaders), as its time is
+// mostly waiting, and the SASL exchange (Kafka exempts it). Counted
+// though Kafka would not: a Produce's wait for its replicas (Kafka's
+// handler thread is free meanwhile; here the clock runs).
 func (n *Node) requestQuota(ctx context.Context, wreq *wire.Request, resp wire.Response, took time.Duration) {
-	if !n.quotas.Active(quota.Request) || requestWaits(wreq) {
+	if !n.requestQuotaCounts(wreq) {
 		return
 	}
-	switch kmsg.Key(wreq.APIKey) {
-	case kmsg.SASLHandshake, kmsg.SASLAuthenticate, kmsg.ApiVersions:
+	cs := connStateOf(ctx)
+	if cs != nil {
+		took += cs.pendingRequestTime
+		cs.pendingRequestTime = 0
+	}
+	a, ok := n.quotaLookupOf(cs, wreq, quota.Request)
+	if !ok {
 		return
 	}
-	user, clientID := quotaClient(ctx, wreq)
-	d := n.quotas.Record(quota.Request, user, clientID, int64(took))
+	d := n.quotas.RecordApplied(a, int64(took))
 	if d <= 0 {
 		return
 	}
@@ -255,4 +302,34 @@ func (n *Node) requestQuota(ctx context.Context, wreq *wire.Request, resp wire.R
 		}
 	}
 	wire.Throttle(ctx, d)
+}
+
+// requestQuotaCounts tells whether wreq's time counts against a
+// request_percentage.
+func (n *Node) requestQuotaCounts(wreq *wire.Request) bool {
+	if !n.quotas.Active(quota.Request) || requestWaits(wreq) {
+		return false
+	}
+	switch kmsg.Key(wreq.APIKey) {
+	case kmsg.SASLHandshake, kmsg.SASLAuthenticate, kmsg.ApiVersions:
+		return false
+	}
+	return true
+}
+
+// requestQuotaWritten counts the time a response took to encode against
+// its client's request_percentage, without a throttle: on
+// a connection, with its next request's time (one record a request, not
+// two; the throttle decided then is the one Kafka's would be, as a rate
+// is only ever checked at a request).
+func (n *Node) requestQuotaWritten(ctx context.Context, wreq *wire.Request, took time.Duration) {
+	if !n.requestQuotaCounts(wreq) {
+		return
+	}
+	if cs := connStateOf(ctx); cs != nil {
+		cs.pendingRequestTime += took
+		return
+	}
+	user, clientID := quotaClient(ctx, wreq)
+	n.quotas.RecordNoThrottle(quota.Request, user, clientID, int64(took))
 }

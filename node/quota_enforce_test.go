@@ -17,6 +17,8 @@ import (
 
 	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/node/quota"
+	"github.com/spool-log/spool/node/sasl"
+	"github.com/spool-log/spool/wire"
 )
 
 // throttleCount is a kgo hook counting the throttles brokers report.
@@ -368,8 +370,14 @@ func TestQuotaRequestPercentage(t *testing.T) {
 	elapsed := time.Since(start)
 	spent := time.Duration(quotaTotal(n, quota.Request, "flooder").Bytes)
 	t.Logf("in %v: flooder %d requests (%d throttles, %v handling), calm %d (%d throttles)", elapsed, flooded, floodHook.n.Load(), spent, calm, calmHook.n.Load())
-	// 1 ms a second, and the window's 1 s burst, with headroom.
-	if allowed := time.Duration(1.3 * float64(time.Millisecond) * (elapsed.Seconds() + 1)); spent > allowed || spent <= 0 {
+	// 1 ms a second, and the window's 1 s burst, with headroom: a rate
+	// is checked after a request is counted, so it goes past the quota by
+	// the last request before each throttle, and a request's time (its
+	// decoding, handling and write, on the clock, as Kafka's) includes
+	// whatever the calm client's flood beside it keeps it waiting for a
+	// core: up to 7 ms over 2 s were seen on a busy 2-core machine.
+	// Unthrottled, the same flood takes about a hundred times that.
+	if allowed := time.Duration(2.5 * float64(time.Millisecond) * (elapsed.Seconds() + 1)); spent > allowed || spent <= 0 {
 		t.Errorf("the node spent %v handling the throttled client in %v, want some and at most %v", spent, elapsed, allowed)
 	}
 	if floodHook.n.Load() == 0 {
@@ -381,4 +389,45 @@ func TestQuotaRequestPercentage(t *testing.T) {
 	if flooded*2 > calm {
 		t.Errorf("the throttled client made %d requests, the one without a quota %d: not held back", flooded, calm)
 	}
+}
+
+// quotaClientOf names a client as principalOf does, less "User:", and
+// without allocating: it runs on every request while a quota is set.
+func TestQuotaClientOf(t *testing.T) {
+	id := "app"
+	wreq := &wire.Request{ClientID: &id}
+	sasl := authenticatedAs(t, "alice")
+	tlsPeer := &connState{tlsPeer: "CN=bob"}
+	for _, cs := range []*connState{nil, {}, sasl, tlsPeer} {
+		user, clientID := quotaClientOf(cs, wreq)
+		if want := strings.TrimPrefix(principalOf(cs), "User:"); user != want || clientID != "app" {
+			t.Errorf("%+v: user %q client id %q, want %q and app", cs, user, clientID, want)
+		}
+		if n := testing.AllocsPerRun(100, func() { quotaClientOf(cs, wreq) }); n != 0 {
+			t.Errorf("%+v: %v allocations", cs, n)
+		}
+	}
+	if user, clientID := quotaClientOf(nil, &wire.Request{}); user != "ANONYMOUS" || clientID != "" {
+		t.Errorf("a null client id of an anonymous client: %q %q", user, clientID)
+	}
+}
+
+// authenticatedAs is a connection whose SASL session authenticated user
+// (PLAIN, against a store that has it).
+func authenticatedAs(t *testing.T, user string) *connState {
+	t.Helper()
+	store := sasl.NewStore()
+	c, err := sasl.NewScramCredential(sasl.ScramSHA256, "pw", 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.Set(user, c)
+	cs := &connState{}
+	if err := cs.sasl.Handshake(sasl.Plain, store); err != nil {
+		t.Fatal(err)
+	}
+	if _, done, err := cs.sasl.Step([]byte("\x00"+user+"\x00pw"), 0, time.Now()); err != nil || !done {
+		t.Fatalf("authenticate %s: %v %v", user, done, err)
+	}
+	return cs
 }

@@ -90,6 +90,10 @@ type conn struct {
 	goroutines sync.WaitGroup
 	takeover   *time.Timer
 
+	// encodeTime is how long write took to encode the response it last
+	// wrote, for the Handler's WriteObserver (only the worker touches it).
+	encodeTime time.Duration
+
 	// muteFor is the mute a handler asked for (throttle.go), in
 	// nanoseconds, taken by the worker once the response is written.
 	muteFor atomic.Int64
@@ -370,7 +374,11 @@ func (c *conn) readRequest(r *bufio.Reader, scratch *[4]byte) (inbound, error) {
 	if raw {
 		in = rawSASLRequest(frame, c.nc.RemoteAddr())
 	} else {
+		decodeStart := time.Now()
 		in, err = c.srv.decoder.decode(frame, c.nc.RemoteAddr())
+		if in.req != nil {
+			in.req.DecodeTime = time.Since(decodeStart)
+		}
 	}
 	if err != nil {
 		c.srv.budget.release(&c.acct.charge)
@@ -590,7 +598,11 @@ func (c *conn) process(in inbound) {
 		}
 	}
 	c.unreserve(in.size)
+	c.encodeTime = 0
 	err := c.write(outbound{req: in.req, resp: resp})
+	if obs, ok := c.srv.handler.(WriteObserver); ok && err == nil && in.answer == nil && !panicked && c.encodeTime > 0 {
+		obs.ResponseWritten(c.ctx, in.req, c.encodeTime)
+	}
 	if !panicked {
 		// The Handler has returned and its response is on the wire, so
 		// nothing refers to the frame any more (the Request.Body promise).
@@ -671,7 +683,9 @@ func (c *conn) write(out outbound) error {
 		}
 		return errCloseRequested
 	case fixedVersion:
+		start := time.Now()
 		buf, err := appendKmsgResponse(c.wbuf[:0], req, resp.resp, resp.version)
+		c.encodeTime = time.Since(start)
 		c.wbuf = buf
 		if err != nil {
 			return err
@@ -682,14 +696,18 @@ func (c *conn) write(out outbound) error {
 		if req.APIKey != 1 {
 			return fmt.Errorf("handler answered %s request with a FetchResponse", kmsg.NameForKey(req.APIKey))
 		}
+		start := time.Now()
 		frame, err := encodeFetch(c.wbuf, req.APIVersion, req.CorrelationID, resp)
+		c.encodeTime = time.Since(start)
 		if err != nil {
 			return err
 		}
 		c.wbuf = frame.buf
 		return fw.writeFetch(frame)
 	case kmsg.Response:
+		start := time.Now()
 		buf, err := appendKmsgResponse(c.wbuf[:0], req, resp, req.APIVersion)
+		c.encodeTime = time.Since(start)
 		c.wbuf = buf
 		if err != nil {
 			return err

@@ -3,6 +3,7 @@ package wire
 import (
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -30,6 +31,12 @@ type Request struct {
 	RawSASL []byte
 
 	RemoteAddr net.Addr
+
+	// DecodeTime is how long the reader took to decode the request's
+	// frame (not to read it off the socket, which is waiting): part of
+	// the request's cost outside the Handler, which request quotas count
+	// as Kafka counts its network threads' time.
+	DecodeTime time.Duration
 }
 
 // inbound is a decoded frame on its way from the reader to the dispatcher.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -55,6 +56,17 @@ func ThenClose(resp kmsg.Response) Response { return thenClose{resp} }
 // poll should select on it.
 type Handler interface {
 	ServeKafka(ctx context.Context, req *Request) Response
+}
+
+// WriteObserver is what a Handler may also be to learn how long each of
+// its responses took to encode (a Fetch response's header and framing;
+// its file regions are sent by sendfile). The write itself, a copy into
+// the socket's buffer, is not timed: on the clock it would count the wait
+// for a core after the syscall, up to the Go scheduler's 10 ms slice on a
+// busy machine, which dwarfs the copy. It is called after the write,
+// before any mute, on the connection's worker: it must be quick.
+type WriteObserver interface {
+	ResponseWritten(ctx context.Context, req *Request, encoding time.Duration)
 }
 
 // HandlerFunc adapts a function to Handler.

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // A handler's Throttle holds the connection's next request back for the
@@ -97,5 +99,73 @@ func TestAdmitRefusesAConnection(t *testing.T) {
 	defer mu.Unlock()
 	if handled != 1 {
 		t.Errorf("the handler saw %d requests, want only the admitted connection's", handled)
+	}
+}
+
+// observingHandler is a Handler that is also a WriteObserver.
+type observingHandler struct {
+	mu      sync.Mutex
+	decode  []time.Duration // per handled request
+	written map[int32]time.Duration
+}
+
+func (h *observingHandler) ServeKafka(ctx context.Context, req *Request) Response {
+	h.mu.Lock()
+	h.decode = append(h.decode, req.DecodeTime)
+	h.mu.Unlock()
+	return req.Body.ResponseKind()
+}
+
+func (h *observingHandler) ResponseWritten(ctx context.Context, req *Request, took time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.written[req.CorrelationID] = took
+}
+
+// What request quotas count outside the Handler: each request it sees
+// carries its decoding time, and a Handler that is a WriteObserver hears
+// of each of its responses once written, with the time its encoding
+// took; not of ApiVersions, which wire answers itself.
+func TestWriteObserverAndDecodeTime(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Versions = testVersions()
+	h := &observingHandler{written: map[int32]time.Duration{}}
+	_, addr := startServer(t, cfg, h)
+	c := dialRaw(t, addr)
+	av := kmsg.NewPtrApiVersionsRequest()
+	av.Version = 3
+	av.ClientSoftwareName, av.ClientSoftwareVersion = "test", "1"
+	c.roundTrip(av, 1)
+	c.roundTrip(metadataRequest(9), 2)
+	c.roundTrip(metadataRequest(9), 3)
+	// The observer runs after the write: the client may read the
+	// response first.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		h.mu.Lock()
+		n := len(h.written)
+		h.mu.Unlock()
+		if n >= 2 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.decode) != 2 {
+		t.Fatalf("the handler saw %d requests, want the 2 Metadata", len(h.decode))
+	}
+	for i, d := range h.decode {
+		if d <= 0 {
+			t.Errorf("request %d carried decode time %v", i, d)
+		}
+	}
+	if _, ok := h.written[1]; ok {
+		t.Error("the observer heard of wire's own ApiVersions answer")
+	}
+	for _, corr := range []int32{2, 3} {
+		if d, ok := h.written[corr]; !ok || d <= 0 {
+			t.Errorf("response %d: observed %v, %v; want an encoding time", corr, d, ok)
+		}
 	}
 }

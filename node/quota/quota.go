@@ -85,9 +85,49 @@ type Source interface {
 // table is the quotas of one catalog generation, by entity and kind.
 type table struct {
 	gen uint64
-	by  map[membership.QuotaEntity][numKinds]float64
+	by  map[membership.QuotaEntity]values
 	has [numKinds]bool // any quota of the kind at all
-	set map[membership.QuotaEntity][numKinds]bool
+	// shapes has bit i set, per kind, when a quota of the kind is set on
+	// an entity of the shape of Lookup's candidate i (user and client id,
+	// user alone, default client id, ...): a lookup asks the map only for
+	// the shapes some quota has, so a client of a cluster with 1,000
+	// users' quotas costs one map lookup, not eight.
+	shapes [numKinds]uint8
+}
+
+// values is one entity's quotas, by kind.
+type values struct {
+	v   [numKinds]float64
+	set [numKinds]bool
+}
+
+// shapeOf is the index of e's shape among Lookup's candidates, -1 for an
+// ip entity.
+func shapeOf(e membership.QuotaEntity) int {
+	if e.IP.Set {
+		return -1
+	}
+	u := 2 // none
+	switch {
+	case e.User.Set && e.User.Default:
+		u = 1
+	case e.User.Set:
+		u = 0
+	}
+	c := 2
+	switch {
+	case e.ClientID.Set && e.ClientID.Default:
+		c = 1
+	case e.ClientID.Set:
+		c = 0
+	}
+	if u == 2 {
+		if c == 2 {
+			return -1
+		}
+		return 6 + c
+	}
+	return u*3 + c
 }
 
 // Manager records rates and decides throttles. Safe for concurrent use.
@@ -135,15 +175,18 @@ func (m *Manager) current() *table {
 	if t = m.table.Load(); t.gen == gen {
 		return t
 	}
-	t = &table{gen: gen, by: map[membership.QuotaEntity][numKinds]float64{}, set: map[membership.QuotaEntity][numKinds]bool{}}
+	t = &table{gen: gen, by: map[membership.QuotaEntity]values{}}
 	for _, q := range m.src.Quotas() {
 		q.Entity.IP = canonicalIP(q.Entity.IP)
 		for k := Kind(0); k < numKinds; k++ {
 			if q.Key == k.key() {
-				v, s := t.by[q.Entity], t.set[q.Entity]
-				v[k], s[k] = q.Value, true
-				t.by[q.Entity], t.set[q.Entity] = v, s
+				v := t.by[q.Entity]
+				v.v[k], v.set[k] = q.Value, true
+				t.by[q.Entity] = v
 				t.has[k] = true
+				if i := shapeOf(q.Entity); i >= 0 {
+					t.shapes[k] |= 1 << i
+				}
 			}
 		}
 	}
@@ -174,14 +217,45 @@ type Applied struct {
 // Lookup finds the quota of kind for user and clientID by Kafka's
 // precedence; ok is false when none applies.
 func (m *Manager) Lookup(kind Kind, user, clientID string) (Applied, bool) {
+	return m.lookupIn(m.current(), kind, user, clientID)
+}
+
+// Cache is one connection's memory of what Lookup found for its client:
+// a connection's requests come from one client, one at a time, so most
+// of them need no lookup at all, only a check that neither the catalog's
+// generation nor the client's names moved. Not safe for concurrent use;
+// the zero value is empty.
+type Cache struct {
+	gen            uint64
+	user, clientID string
+	have, ok       [numKinds]bool
+	found          [numKinds]Applied
+}
+
+// LookupCached is Lookup through c (nil: no cache).
+func (m *Manager) LookupCached(c *Cache, kind Kind, user, clientID string) (Applied, bool) {
 	t := m.current()
+	if c == nil {
+		return m.lookupIn(t, kind, user, clientID)
+	}
+	if c.gen != t.gen || c.user != user || c.clientID != clientID {
+		*c = Cache{gen: t.gen, user: user, clientID: clientID}
+	}
+	if !c.have[kind] {
+		c.found[kind], c.ok[kind] = m.lookupIn(t, kind, user, clientID)
+		c.have[kind] = true
+	}
+	return c.found[kind], c.ok[kind]
+}
+
+func (m *Manager) lookupIn(t *table, kind Kind, user, clientID string) (Applied, bool) {
 	if !t.has[kind] {
 		return Applied{}, false
 	}
 	u, du := membership.QuotaNamed(user), membership.QuotaDefault()
 	c, dc := membership.QuotaNamed(clientID), membership.QuotaDefault()
 	none := membership.QuotaName{}
-	for _, cand := range [...]struct {
+	for i, cand := range [...]struct {
 		e          membership.QuotaEntity
 		user, clnt bool // which of the names the rate is kept per
 	}{
@@ -194,7 +268,11 @@ func (m *Manager) Lookup(kind Kind, user, clientID string) (Applied, bool) {
 		{membership.QuotaEntity{User: none, ClientID: c}, false, true},
 		{membership.QuotaEntity{User: none, ClientID: dc}, false, true},
 	} {
-		if !t.set[cand.e][kind] {
+		if t.shapes[kind]&(1<<i) == 0 {
+			continue
+		}
+		vals, ok := t.by[cand.e]
+		if !ok || !vals.set[kind] {
 			continue
 		}
 		k := sensorKey{kind: kind}
@@ -204,7 +282,7 @@ func (m *Manager) Lookup(kind Kind, user, clientID string) (Applied, bool) {
 		if cand.clnt {
 			k.clientID = clientID
 		}
-		limit := t.by[cand.e][kind]
+		limit := vals.v[kind]
 		if kind == Request {
 			// A percentage of one thread: nanoseconds of handling per
 			// second.
@@ -224,8 +302,8 @@ func (m *Manager) LookupIP(ip string) (Applied, bool) {
 	}
 	ip = canonicalIP(membership.QuotaNamed(ip)).Name
 	for _, e := range [...]membership.QuotaEntity{{IP: membership.QuotaNamed(ip)}, {IP: membership.QuotaDefault()}} {
-		if t.set[e][Connection] {
-			return Applied{Entity: e, Limit: t.by[e][Connection], key: sensorKey{ip: ip, kind: Connection}}, true
+		if vals := t.by[e]; vals.set[Connection] {
+			return Applied{Entity: e, Limit: vals.v[Connection], key: sensorKey{ip: ip, kind: Connection}}, true
 		}
 	}
 	return Applied{}, false
@@ -282,9 +360,13 @@ func (m *Manager) RecordApplied(a Applied, n int64) time.Duration {
 		r = newRate(m.cfg, now)
 		m.sensors[a.key] = r
 	}
-	r.record(float64(n), now)
+	// One pass over the samples for the purge and one for the sum: this
+	// runs on every request of a client under a quota.
+	r.purge(now)
+	r.add(float64(n), now)
 	r.bytes += n
-	v := r.measure(now)
+	sum, window := r.sumAndWindow(now)
+	v := sum / window.Seconds()
 	if v <= a.Limit {
 		return 0
 	}
@@ -294,12 +376,33 @@ func (m *Manager) RecordApplied(a Applied, n int64) time.Duration {
 	if a.Limit <= 0 {
 		d = m.cfg.MaxThrottle
 	} else {
-		d = time.Duration((v - a.Limit) / a.Limit * float64(r.windowSize(now)))
+		d = time.Duration((v - a.Limit) / a.Limit * float64(window))
 	}
 	d = min(d, m.cfg.MaxThrottle)
 	r.throttled++
 	r.throttleTime += d
 	return d
+}
+
+// RecordNoThrottle counts n of kind for user and clientID without
+// deciding a throttle (Kafka's recordNoThrottle, for the network threads'
+// time of a request already answered): the client's next request finds
+// its rate the higher for it.
+func (m *Manager) RecordNoThrottle(kind Kind, user, clientID string, n int64) {
+	a, ok := m.Lookup(kind, user, clientID)
+	if !ok {
+		return
+	}
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.sensors[a.key]
+	if r == nil {
+		r = newRate(m.cfg, now)
+		m.sensors[a.key] = r
+	}
+	r.record(float64(n), now)
+	r.bytes += n
 }
 
 // Unrecord takes back n bytes recorded (a fetch answered empty because it
@@ -342,6 +445,27 @@ func (m *Manager) Totals() []Total {
 func (m *Manager) MaxBytes(a Applied) int64 {
 	w := float64(m.cfg.Samples-1) * m.cfg.SampleWindow.Seconds()
 	return int64(a.Limit * w)
+}
+
+// Allowance is how many bytes a's rate may take now and stay within the
+// quota: MaxBytes for a client with no rate yet, nothing when it is at or
+// past it. A fetch bounded by it is answered with what the quota lets
+// through rather than with more, thrown away (a throttled fetch is
+// answered empty), which held a consumer reading a backlog to 0.84× its
+// quota on 100 ms samples with 256 KiB partition fetches; bounded, the
+// only fetches thrown away are those whose first batch is larger than
+// what is left (a fetch always carries its first batch, KIP-74).
+func (m *Manager) Allowance(a Applied) int64 {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.sensors[a.key]
+	if r == nil {
+		return m.MaxBytes(a)
+	}
+	r.purge(now)
+	sum, window := r.sumAndWindow(now)
+	return max(0, int64(a.Limit*window.Seconds()-sum))
 }
 
 // sweep drops the rates idle for a whole window, at most once a window.
@@ -437,6 +561,12 @@ type rate struct {
 	samples []sample
 	cur     int
 	last    time.Time // the last record
+	// sum is the samples' total and oldest their earliest start, kept as
+	// they change: a record passes over the samples only when it starts
+	// one or one is due for a purge (once a sample window, at most), not
+	// on every request.
+	sum    float64
+	oldest time.Time
 	// totals since the rate was made, for Totals.
 	bytes, throttled int64
 	throttleTime     time.Duration
@@ -448,7 +578,7 @@ type sample struct {
 }
 
 func newRate(cfg Config, now time.Time) *rate {
-	r := &rate{cfg: cfg, samples: make([]sample, cfg.Samples)}
+	r := &rate{cfg: cfg, samples: make([]sample, cfg.Samples), oldest: now}
 	for i := range r.samples {
 		r.samples[i].start = now
 	}
@@ -457,47 +587,55 @@ func newRate(cfg Config, now time.Time) *rate {
 
 func (r *rate) record(v float64, now time.Time) {
 	r.purge(now)
+	r.add(v, now)
+}
+
+// add is record on samples already purged.
+func (r *rate) add(v float64, now time.Time) {
 	if now.Sub(r.samples[r.cur].start) >= r.cfg.SampleWindow {
 		r.cur = (r.cur + 1) % len(r.samples)
 		r.samples[r.cur] = sample{start: now}
+		r.rescan()
 	}
 	r.samples[r.cur].total += v
+	r.sum += v
 	r.last = now
 }
 
 // purge resets the samples that began more than a whole window ago.
 func (r *rate) purge(now time.Time) {
 	span := time.Duration(len(r.samples)) * r.cfg.SampleWindow
+	if now.Sub(r.oldest) < span {
+		return // none is due
+	}
 	for i := range r.samples {
 		if now.Sub(r.samples[i].start) >= span {
 			r.samples[i] = sample{start: now}
 		}
 	}
+	r.rescan()
 }
 
-// measure is the rate in units per second.
-func (r *rate) measure(now time.Time) float64 {
-	r.purge(now)
-	var sum float64
+// rescan sets sum and oldest from the samples (afresh, so that adding
+// and taking back bytes does not drift the sum).
+func (r *rate) rescan() {
+	r.sum, r.oldest = 0, r.samples[0].start
 	for _, s := range r.samples {
-		sum += s.total
-	}
-	return sum / r.windowSize(now).Seconds()
-}
-
-// windowSize is Kafka's Rate.windowSize: the time since the oldest sample
-// began, padded by the whole sample windows it falls short of Samples-1.
-func (r *rate) windowSize(now time.Time) time.Duration {
-	oldest := now
-	for _, s := range r.samples {
-		if s.start.Before(oldest) {
-			oldest = s.start
+		r.sum += s.total
+		if s.start.Before(r.oldest) {
+			r.oldest = s.start
 		}
 	}
-	elapsed := now.Sub(oldest)
+}
+
+// sumAndWindow is the samples' total and Kafka's Rate.windowSize (the
+// time since the oldest sample began, padded by the whole sample windows
+// it falls short of Samples-1), of samples already purged.
+func (r *rate) sumAndWindow(now time.Time) (float64, time.Duration) {
+	elapsed := max(now.Sub(r.oldest), 0)
 	full, minFull := int(elapsed/r.cfg.SampleWindow), len(r.samples)-1
 	if full < minFull {
 		elapsed += time.Duration(minFull-full) * r.cfg.SampleWindow
 	}
-	return elapsed
+	return r.sum, elapsed
 }

@@ -268,4 +268,102 @@ func BenchmarkQuotaRecord1000Users(b *testing.B) {
 			m.Record(Produce, "user-7", "app", 100)
 		}
 	})
+	// As the node does it: through the connection's cache.
+	b.Run("under-quota-cached", func(b *testing.B) {
+		var c Cache
+		for b.Loop() {
+			if a, ok := m.LookupCached(&c, Produce, "user-7", "app"); ok {
+				m.RecordApplied(a, 100)
+			}
+		}
+	})
+}
+
+// A connection's cache answers as Lookup does, and follows a change of
+// the catalog or of the client's names.
+func TestQuotaLookupCached(t *testing.T) {
+	src := &fakeSource{}
+	src.set(membership.QuotaEntity{User: named("alice")}, membership.QuotaProducerByteRate, 1000)
+	m := New(DefaultConfig(), src)
+	var c Cache
+	if a, ok := m.LookupCached(&c, Produce, "alice", "app"); !ok || a.Limit != 1000 {
+		t.Fatalf("alice: %+v %v", a, ok)
+	}
+	if _, ok := m.LookupCached(&c, Produce, "bob", "app"); ok {
+		t.Fatal("bob, after alice on the same cache: found alice's quota")
+	}
+	if _, ok := m.LookupCached(&c, Fetch, "bob", "app"); ok {
+		t.Fatal("a fetch quota where none is set")
+	}
+	src.set(membership.QuotaEntity{User: named("bob")}, membership.QuotaProducerByteRate, 2000)
+	if a, ok := m.LookupCached(&c, Produce, "bob", "app"); !ok || a.Limit != 2000 {
+		t.Fatalf("bob after his quota was set: %+v %v", a, ok)
+	}
+	src.qs, src.gen = nil, src.gen+1
+	if _, ok := m.LookupCached(&c, Produce, "bob", "app"); ok {
+		t.Fatal("bob after every quota was removed: still found one")
+	}
+	if a, ok := m.LookupCached(nil, Produce, "bob", "app"); ok {
+		t.Fatalf("no cache: %+v", a)
+	}
+}
+
+// A fetch's allowance is what keeps its client within the quota: the
+// window's worth before the first fetch, what is left of it after, none
+// once at or over the quota, and it grows back as the window moves.
+func TestQuotaFetchAllowance(t *testing.T) {
+	src := &fakeSource{}
+	src.set(membership.QuotaEntity{ClientID: named("c")}, membership.QuotaConsumerByteRate, 1000)
+	m := New(DefaultConfig(), src)
+	now := time.Unix(1000, 0)
+	m.now = func() time.Time { return now }
+	a, ok := m.Lookup(Fetch, "u", "c")
+	if !ok {
+		t.Fatal("no quota for client id c")
+	}
+	if got := m.Allowance(a); got != 10000 {
+		t.Fatalf("before any fetch: allowance %d, want the padded window's 10,000", got)
+	}
+	if d := m.RecordApplied(a, 6000); d != 0 {
+		t.Fatalf("6,000 of 10,000: throttled %v", d)
+	}
+	if got := m.Allowance(a); got != 4000 {
+		t.Fatalf("after 6,000: allowance %d, want 4,000", got)
+	}
+	if d := m.RecordApplied(a, 4000); d != 0 {
+		t.Fatalf("exactly the allowance: throttled %v", d)
+	}
+	if got := m.Allowance(a); got != 0 {
+		t.Fatalf("at the quota: allowance %d, want 0", got)
+	}
+	// Past the padding the window is the time since its oldest sample:
+	// 10.5 s after the first fetch, 10,000 bytes over 10.5 s leave 500.
+	now = now.Add(10500 * time.Millisecond)
+	if got := m.Allowance(a); got != 500 {
+		t.Fatalf("10.5 s on: allowance %d, want 500", got)
+	}
+	// A reader fetching up to 250 bytes every 100 ms (2.5× the quota),
+	// each fetch bounded by its allowance, is never throttled and takes
+	// the quota, not less. Kafka's rate lets a window's worth through in
+	// bursts (here 10,900 bytes every 11 s, the samples' span), so it is
+	// measured over ten spans, once those of its start have aged out.
+	var sent int64
+	var start time.Time
+	for i := 0; i < 1300; i++ {
+		if i == 200 {
+			sent, start = 0, now
+		}
+		now = now.Add(100 * time.Millisecond)
+		n := min(m.Allowance(a), 250)
+		if n == 0 {
+			continue // nothing to send: the client waits for the window to move
+		}
+		if d := m.RecordApplied(a, n); d != 0 {
+			t.Fatalf("fetch %d of %d bytes within its allowance: throttled %v", i, n, d)
+		}
+		sent += n
+	}
+	if r := float64(sent) / now.Sub(start).Seconds(); r < 970 || r > 1030 {
+		t.Errorf("fetching within the allowance took %.0f/s, want about the quota's 1,000", r)
+	}
 }
