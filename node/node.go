@@ -17,6 +17,7 @@ import (
 
 	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/node/admin"
+	"github.com/spool-log/spool/node/admin/console"
 	"github.com/spool-log/spool/node/admission"
 	"github.com/spool-log/spool/node/datadir"
 	"github.com/spool-log/spool/node/peers"
@@ -111,6 +112,8 @@ type Node struct {
 
 	metrics  *admin.Metrics
 	adminAPI *admin.API
+	// console is the web console's history and timeline (node/console.go).
+	console *console.Console
 	stats    counters
 	scrub    *scrub.Scrubber
 	// flushedBytesOut is stats.bytesOut as of the last flushMetrics.
@@ -306,11 +309,13 @@ func (n *Node) Start() (err error) {
 // startLoops starts the node's servers and background loops, every one
 // under n.loops: they end when Shutdown stops it.
 func (n *Node) startLoops() {
+	n.console = n.newConsole()
 	n.adminAPI = admin.New(admin.Config{
 		Node: adminView{n}, Agent: n.agent, Quarantine: n.quarantine, Scrub: n.scrub,
 		Metrics: n.metrics, Leadership: n.leaders.local, Snapshots: http.HandlerFunc(n.serveReplicaSnapshot), Txn: http.HandlerFunc(n.serveTxn), Pprof: n.cfg.EnablePprof, Log: n.log, Closing: n.closing,
-		Access: n.adminAccess(), Rebalance: adminView{n},
+		Access: n.adminAccess(), Rebalance: adminView{n}, Console: n.console,
 	})
+	n.loops.Go(n.recordMemberEvents) // console.go: the console's timeline
 	if n.adminLn != nil {
 		n.admin = &http.Server{Handler: n.adminAPI.Handler(), ReadHeaderTimeout: 10 * time.Second}
 		n.loops.Go(func(context.Context) {

@@ -60,6 +60,9 @@ type localPartition struct {
 	// flush (the flushed marks, its own) to go-metrics.
 	producedBytes, producedRecords atomic.Int64
 	flushedBytes, flushedRecords   int64
+	// fetchedBytes counts the record bytes consumers fetched from it as
+	// leader (the console's consume rate: node/console.go).
+	fetchedBytes atomic.Int64
 }
 
 func partitionDir(dataDir, topic string, p int32) string {
