@@ -114,8 +114,8 @@ type Node struct {
 	adminAPI *admin.API
 	// console is the web console's history and timeline (node/console.go).
 	console *console.Console
-	stats    counters
-	scrub    *scrub.Scrubber
+	stats   counters
+	scrub   *scrub.Scrubber
 	// flushedBytesOut is stats.bytesOut as of the last flushMetrics.
 	flushedBytesOut int64
 	// flushedQuotas are the quota rates' totals as of the last
