@@ -13,6 +13,9 @@
   // ---- small helpers -------------------------------------------------
 
   // el builds an element: el('td', {class: 'num', data: {x: 1}}, 'text', child...).
+  // kids drops the absent children a view passes (null for "nothing here").
+  function kids(list) { return list.flat().filter((c) => c !== null && c !== undefined && c !== false); }
+
   function el(tag, attrs, ...children) {
     const e = document.createElement(tag);
     setAttrs(e, attrs);
@@ -117,8 +120,13 @@
   // SVG line with its area; data-last and data-max carry the newest and the
   // largest value (for people with a screen reader, and for the tests).
   function chart(points, o) {
-    const w = o.w || 120, h = o.h || 26, pad = o.axis ? 28 : 1;
-    const t1 = o.now, t0 = t1 - o.span;
+    const w = o.w || 120, h = o.h || 26, pad = o.axis ? 48 : 1;
+    // The window is the span the node keeps, or less while the history is
+    // younger than that (the sampler starts with the first reader), never
+    // under a minute.
+    const t1 = o.now;
+    const oldest = points.length ? points[0][0] : t1;
+    const t0 = t1 - Math.min(o.span, Math.max(t1 - oldest, 60000));
     const vis = points.filter((p) => p[0] >= t0);
     let vmax = 0;
     for (const p of vis) vmax = Math.max(vmax, p[1]);
@@ -134,7 +142,7 @@
     if (o.axis) {
       s.append(svg('line', { class: 'axis', x1: pad, y1: bottom, x2: w, y2: bottom }));
       const tt = svg('text', { x: pad - 3, y: top + 8, 'text-anchor': 'end' }); tt.textContent = o.fmt ? o.fmt(vmax) : vmax; s.append(tt);
-      const t0l = svg('text', { x: pad, y: h - 2 }); t0l.textContent = '-' + Math.round(o.span / 60000) + ' min'; s.append(t0l);
+      const t0l = svg('text', { x: pad, y: h - 2 }); t0l.textContent = '-' + (t1 - t0 >= 120000 ? Math.round((t1 - t0) / 60000) + ' min' : Math.round((t1 - t0) / 1000) + ' s'); s.append(t0l);
       const t1l = svg('text', { x: w - 2, y: h - 2, 'text-anchor': 'end' }); t1l.textContent = 'now'; s.append(t1l);
     }
     if (vis.length > 0) {
@@ -371,7 +379,7 @@
           el('div', null, el('b', { id: 'offline-count' }, offline), el('span', null, 'offline')),
           el('div', null, el('b', { id: 'under-count' }, under), el('span', null, 'under-replicated')),
           el('div', null, el('b', null, rate(inTotal, 'rec/s')), el('span', null, 'produced'))),
-        feed.latest ? unanswered(feed.latest) : null, ...cards);
+        ...kids([feed.latest ? unanswered(feed.latest) : null, cards]));
     }
 
     // Placement and the sampled state take turns: each every other second.
@@ -418,14 +426,14 @@
             el('span', { class: 'badge' }, g.members.length + ' members'),
             el('span', { class: 'badge' + (g.total_lag > 0 ? ' warn' : ' ok') }, 'lag ', el('span', { class: 'total-lag' }, g.total_lag))),
           el('div', null, chart(feed.lag.get(g.group), { now, span: feed.span, w: 640, h: 110, axis: true, name: 'lag-' + g.group, label: 'total lag', fmt: num })),
-          el('div', { class: 'grid2' }, el('div', null, el('h3', null, 'Members'), members), el('div', null, el('h3', null, 'Offsets'), offsets)));
+          el('h3', null, 'Members'), members, el('h3', null, 'Offsets'), offsets);
       });
       if (cards.length === 0) cards.push(el('p', { class: 'muted' }, 'No groups. A group appears once a consumer joins it or commits an offset.'));
       body.replaceChildren(
         el('div', { class: 'summary' },
           el('div', null, el('b', null, st.groups.length), el('span', null, 'groups')),
           el('div', null, el('b', null, num(st.groups.reduce((n, g) => n + g.total_lag, 0))), el('span', null, 'total lag'))),
-        unanswered(st), ...cards);
+        ...kids([unanswered(st), cards]));
     }
 
     poll(async () => render(await feed.fetch(signal)), signal);

@@ -1,0 +1,341 @@
+package integration
+
+// The live web console (node/admin/console) in a real headless Chromium
+// driven with chromedp: a 3-node cluster seen through node 1's page. One tab
+// stays on the cluster view from the start (the kill -9 must show there
+// without a reload); a second tab walks the topics, groups and operations
+// views while a producer and a consumer group work. A single node that
+// requires the token for reads shows the token form and no data.
+// Screenshots of every view go to $SPOOL_TEST_ARTIFACTS/console, or to the
+// test's artifact directory (go test -artifacts keeps them).
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/spool-log/spool/internal/retry"
+)
+
+// chromiumPath is Debian's chromium (scripts/test installs it).
+const chromiumPath = "/usr/bin/chromium"
+
+// needChromium fails (never skips) the test when Chromium is missing.
+func needChromium(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath(chromiumPath); err != nil {
+		t.Fatalf("the console tests need Chromium at %s (Debian: apt-get install -y chromium; scripts/test installs it): %v", chromiumPath, err)
+	}
+}
+
+// newBrowser starts a headless Chromium with a fresh profile and returns
+// its first tab. The flags keep it off the network it would otherwise try
+// (component updates, sync, QUIC probes), which hangs it on a closed
+// machine.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	needChromium(t)
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1400, 1000),
+	}
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	tab, cancelTab := chromedp.NewContext(alloc)
+	t.Cleanup(func() { cancelTab(); cancelAlloc() })
+	// The first run launches the browser, which lives as long as the
+	// context of that run: no timeout on it (chromedp.Run says so).
+	if err := chromedp.Do(tab); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return tab
+}
+
+// newTab opens another tab of the browser of tab.
+func newTab(t *testing.T, tab context.Context) context.Context {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(tab)
+	t.Cleanup(cancel)
+	if err := chromedp.Do(ctx); err != nil { // opens the tab, for as long as ctx
+		t.Fatalf("open a tab: %v", err)
+	}
+	return ctx
+}
+
+// browse runs actions in tab, bounded.
+func browse(t *testing.T, tab context.Context, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(tab, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+}
+
+// evalJS evaluates expr in tab and returns its value.
+func evalJS[T any](tab context.Context, expr string) (T, error) {
+	ctx, cancel := context.WithTimeout(tab, 5*time.Second)
+	defer cancel()
+	return chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+}
+
+// waitPage polls expr (a JSON-returning expression) in tab until check
+// accepts its value.
+func waitPage[T any](t *testing.T, tab context.Context, timeout time.Duration, expr string, check func(T) error) T {
+	t.Helper()
+	var v T
+	retry.Run(t, timeout, func() error {
+		got, err := evalJS[T](tab, expr)
+		if err != nil {
+			return err
+		}
+		v = got
+		return check(got)
+	})
+	return v
+}
+
+// artifactDir is where the screenshots go.
+func artifactDir(t *testing.T) string {
+	t.Helper()
+	if d := os.Getenv("SPOOL_TEST_ARTIFACTS"); d != "" {
+		dir := filepath.Join(d, "console")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	return t.ArtifactDir()
+}
+
+// screenshot writes the whole page of tab as dir/name.png.
+func screenshot(t *testing.T, tab context.Context, dir, name string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(tab, 20*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	path := filepath.Join(dir, name+".png")
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot %s (%d bytes)", path, len(png))
+}
+
+// memberRows is the cluster view's members table: id -> status.
+const memberRows = `Object.fromEntries([...document.querySelectorAll('#members tbody tr')].map(r => [r.dataset.member, r.dataset.status]))`
+
+// TestConsoleBrowser: the console's four views, live, in Chromium.
+func TestConsoleBrowser(t *testing.T) {
+	dir := artifactDir(t)
+	nodes := startCluster(t, 3, withQuickGroups, WithArgs("--offsets-topic-partitions", "3"))
+	browser := newBrowser(t)
+	base := "http://" + nodes[0].AdminAddr + "/"
+
+	// The cluster view, open from here to the end, never reloaded.
+	cluster := browser
+	browse(t, cluster, chromedp.Navigate(base+"#cluster"))
+	waitPage(t, cluster, 15*time.Second, memberRows, func(ms map[string]string) error {
+		return retry.Check(len(ms) == 3 && ms["1"] == "alive" && ms["2"] == "alive" && ms["3"] == "alive", "members %v, want 3 alive", ms)
+	})
+	if raft, err := evalJS[string](cluster, `document.querySelector('#members tbody tr[data-member="2"] td:nth-child(8)').textContent`); err != nil || raft == "" || raft == "–" {
+		t.Errorf("member 2's Raft address shows %q (%v)", raft, err)
+	}
+	screenshot(t, cluster, dir, "cluster")
+
+	// Topics: a producer keeps writing; offsets and the rate chart move.
+	topic := uniqueTopic("console")
+	adm := kadm.NewClient(franzClient(t, nodes[0].KafkaAddr))
+	if _, err := adm.CreateTopic(ctxTimeout(t, 20*time.Second), 2, 3, nil, topic); err != nil {
+		t.Fatalf("create %s: %v", topic, err)
+	}
+	waitTopicEverywhere(t, nodes, topic)
+	stopProducing := produceSteadily(t, franzClient(t, nodes[1].KafkaAddr, kgo.RecordPartitioner(kgo.ManualPartitioner())), topic)
+
+	views := newTab(t, browser)
+	browse(t, views, chromedp.Navigate(base+"#topics"))
+	endOf := fmt.Sprintf(`(() => { const c = document.querySelector('tr[data-tp="%s/0"] td.end'); return c ? Number(c.textContent.replace(/,/g, '')) || 0 : 0 })()`, topic)
+	chartMax := fmt.Sprintf(`(() => { const s = document.querySelector('svg[data-chart="produce-%s/0"]'); return s ? Number(s.dataset.max) : 0 })()`, topic)
+	first := waitPage(t, views, 20*time.Second, endOf, func(end int64) error { return retry.Check(end > 0, "partition 0's end offset shows %d", end) })
+	waitPage(t, views, 20*time.Second, endOf, func(end int64) error {
+		return retry.Check(end > first, "partition 0's end offset still %d (was %d)", end, first)
+	})
+	waitPage(t, views, 20*time.Second, chartMax, func(max float64) error {
+		return retry.Check(max > 0, "partition 0's produce chart peaks at %v records/s", max)
+	})
+	screenshot(t, views, dir, "topics")
+
+	// Groups: the group commits far behind the log end, so it lags; then
+	// a consumer of the group catches up and the lag falls to 0.
+	group := "console-group-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	offsets := kadm.Offsets{}
+	offsets.Add(kadm.Offset{Topic: topic, Partition: 0, At: 1, LeaderEpoch: -1})
+	offsets.Add(kadm.Offset{Topic: topic, Partition: 1, At: 1, LeaderEpoch: -1})
+	retry.Run(t, 20*time.Second, func() error {
+		resp, err := adm.CommitOffsets(ctxTimeout(t, 10*time.Second), group, offsets)
+		if err != nil {
+			return err
+		}
+		return resp.Error()
+	})
+	browse(t, views, chromedp.Navigate(base+"#groups"))
+	lagOf := fmt.Sprintf(`(() => { const c = document.querySelector('[data-group="%s"] .total-lag'); return c ? Number(c.textContent) : -1 })()`, group)
+	waitPage(t, views, 20*time.Second, lagOf, func(lag int64) error { return retry.Check(lag > 0, "group lag shows %d", lag) })
+	screenshot(t, views, dir, "groups-lagging")
+	stopProducing()
+	stopConsuming := consumeGroup(t, nodes[2].KafkaAddr, group, topic)
+	waitPage(t, views, 30*time.Second, lagOf, func(lag int64) error { return retry.Check(lag == 0, "group lag shows %d", lag) })
+	lagChart := fmt.Sprintf(`(() => { const s = document.querySelector('svg[data-chart="lag-%s"]'); return s ? [Number(s.dataset.max), Number(s.dataset.last)] : [0, -1] })()`, group)
+	waitPage(t, views, 10*time.Second, lagChart, func(v []float64) error {
+		return retry.Check(len(v) == 2 && v[0] > 0 && v[1] == 0, "lag chart (max, last) = %v, want a peak then 0", v)
+	})
+	screenshot(t, views, dir, "groups-caught-up")
+	stopConsuming()
+
+	browse(t, views, chromedp.Navigate(base+"#operations"))
+	waitPage(t, views, 10*time.Second, `['moves', 'drains', 'quarantine', 'scrub'].every(id => document.getElementById(id))`, func(ok bool) error {
+		return retry.Check(ok, "the operations view lacks a section")
+	})
+	screenshot(t, views, dir, "operations")
+
+	// kill -9 of node 3: the cluster tab, open since the start, shows it
+	// failed within 10 s.
+	killed := time.Now()
+	nodes[2].Kill()
+	waitPage(t, cluster, 10*time.Second, memberRows, func(ms map[string]string) error {
+		return retry.Check(ms["3"] == "failed", "member 3 is %q", ms["3"])
+	})
+	took := time.Since(killed)
+	t.Logf("the cluster view showed broker 3 failed %v after kill -9", took.Round(10*time.Millisecond))
+	if took > 10*time.Second {
+		t.Errorf("broker 3 showed failed %v after kill -9, want within 10 s", took)
+	}
+	if timeline, err := evalJS[bool](cluster, `!!document.querySelector('.timeline li[data-event="fail"][data-member="3"]')`); err != nil || !timeline {
+		t.Errorf("the event timeline has no failure of broker 3 (%v)", err)
+	}
+	screenshot(t, cluster, dir, "cluster-failed")
+	browse(t, views, chromedp.Navigate(base+"#topics"))
+	waitPage(t, views, 15*time.Second, `document.querySelectorAll('tr.under, tr.offline').length`, func(n int) error {
+		return retry.Check(n > 0, "no partition highlighted after broker 3 died")
+	})
+	waitPage(t, views, 10*time.Second, endOf, func(end int64) error { return retry.Check(end > 0, "no offsets after broker 3 died") })
+	screenshot(t, views, dir, "topics-under-replicated")
+}
+
+// TestConsoleBrowserToken: with --admin-token-for-reads the page asks for
+// the token and shows no data until it has it; with it, the views work.
+func TestConsoleBrowserToken(t *testing.T) {
+	dir := artifactDir(t)
+	tokenFile := filepath.Join(t.TempDir(), "admin-token")
+	if err := os.WriteFile(tokenFile, []byte("console-s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n := StartNode(t, WithArgs("--admin-token-file", tokenFile, "--admin-token-for-reads"))
+	tab := newBrowser(t)
+	browse(t, tab, chromedp.Navigate("http://"+n.AdminAddr+"/#cluster"))
+	type page struct {
+		Login bool   `json:"login"`
+		Rows  int    `json:"rows"`
+		Text  string `json:"text"`
+	}
+	const state = `({login: !document.getElementById('login').hidden, rows: document.querySelectorAll('[data-member], [data-tp], [data-group]').length, text: document.getElementById('main').textContent})`
+	got := waitPage(t, tab, 10*time.Second, state, func(p page) error { return retry.Check(p.Login, "no token form: %+v", p) })
+	if got.Rows != 0 || got.Text != "" {
+		t.Errorf("without the token the page shows data: %+v", got)
+	}
+	screenshot(t, tab, dir, "token-required")
+	// A wrong token: still the form, still nothing.
+	browse(t, tab, chromedp.SendKeys("#token", "wrong"), chromedp.Click("#login-form button"))
+	waitPage(t, tab, 10*time.Second, `!document.getElementById('login').hidden && document.getElementById('login-error').textContent !== ''`, func(ok bool) error {
+		return retry.Check(ok, "a refused token did not bring the form back with why")
+	})
+	browse(t, tab, chromedp.SendKeys("#token", "console-s3cret"), chromedp.Click("#login-form button"))
+	waitPage(t, tab, 10*time.Second, memberRows, func(ms map[string]string) error {
+		return retry.Check(len(ms) == 1 && ms["1"] == "alive", "members %v with the token", ms)
+	})
+	if kept, err := evalJS[string](tab, `sessionStorage.getItem('spool-admin-token')`); err != nil || kept != "console-s3cret" {
+		t.Errorf("token kept %q (%v), want it in sessionStorage", kept, err)
+	}
+	screenshot(t, tab, dir, "token-given")
+}
+
+// produceSteadily produces small batches to topic until the returned stop
+// is called (which waits for the producer to finish).
+func produceSteadily(t *testing.T, cl *kgo.Client, topic string) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			recs := make([]*kgo.Record, 20)
+			for j := range recs {
+				recs[j] = &kgo.Record{Topic: topic, Partition: int32(j % 2), Value: []byte(fmt.Sprintf("record %d.%d", i, j))}
+			}
+			pctx, pcancel := context.WithTimeout(ctx, 10*time.Second)
+			cl.ProduceSync(pctx, recs...) // an error is the test's stop or a blip: the checks see the offsets
+			pcancel()
+		}
+	}()
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); wg.Wait() }) }
+	t.Cleanup(stop)
+	return stop
+}
+
+// consumeGroup consumes topic in group, committing after every poll, until
+// the returned stop is called.
+func consumeGroup(t *testing.T, addr, group, topic string) (stop func()) {
+	t.Helper()
+	cl := franzClient(t, addr, kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.DisableAutoCommit(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for ctx.Err() == nil {
+			cl.PollFetches(ctx) // the records themselves do not matter: their commit does
+			if ctx.Err() != nil {
+				return
+			}
+			if err := cl.CommitUncommittedOffsets(ctx); err != nil && ctx.Err() == nil {
+				t.Logf("commit: %v", err)
+			}
+		}
+	}()
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); wg.Wait() }) }
+	t.Cleanup(stop)
+	return stop
+}
