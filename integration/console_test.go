@@ -211,8 +211,17 @@ func TestConsoleBrowser(t *testing.T) {
 	waitPage(t, views, 10*time.Second, lagChart, func(v []float64) error {
 		return retry.Check(len(v) == 2 && v[0] > 0 && v[1] == 0, "lag chart (max, last) = %v, want a peak then 0", v)
 	})
+	// A KIP-848 group beside the classic one: the broker assigns, and the
+	// view shows the member with what it was given.
+	group848 := group + "-848"
+	stop848 := consumeGroup(t, nodes[1].KafkaAddr, group848, topic, kgo.ServerSideBalancer(), kgo.Balancers(kgo.CooperativeStickyBalancer()))
+	kind848 := fmt.Sprintf(`(() => { const g = document.querySelector('[data-group="%s"]'); if (!g) return ''; const a = g.querySelector('tr[data-member-id] td:last-child'); return g.querySelector('h3 .badge').textContent + '|' + (a ? a.textContent : '') })()`, group848)
+	waitPage(t, views, 30*time.Second, kind848, func(v string) error {
+		return retry.Check(v == "consumer (KIP-848)|"+topic+"[0,1]", "the KIP-848 group shows %q", v)
+	})
 	screenshot(t, views, dir, "groups-caught-up")
 	stopConsuming()
+	stop848()
 
 	browse(t, views, chromedp.Navigate(base+"#operations"))
 	waitPage(t, views, 10*time.Second, `['moves', 'drains', 'quarantine', 'scrub'].every(id => document.getElementById(id))`, func(ok bool) error {
@@ -313,12 +322,13 @@ func produceSteadily(t *testing.T, cl *kgo.Client, topic string) (stop func()) {
 	return stop
 }
 
-// consumeGroup consumes topic in group, committing after every poll, until
-// the returned stop is called.
-func consumeGroup(t *testing.T, addr, group, topic string) (stop func()) {
+// consumeGroup consumes topic in group (classic unless opts say
+// otherwise), committing after every poll, until the returned stop is
+// called.
+func consumeGroup(t *testing.T, addr, group, topic string, opts ...kgo.Opt) (stop func()) {
 	t.Helper()
-	cl := franzClient(t, addr, kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.DisableAutoCommit(),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	cl := franzClient(t, addr, append([]kgo.Opt{kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.DisableAutoCommit(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, opts...)...)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
