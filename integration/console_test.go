@@ -31,7 +31,7 @@ import (
 const chromiumPath = "/usr/bin/chromium"
 
 // needChromium fails (never skips) the test when Chromium is missing.
-func needChromium(t *testing.T) {
+func needChromium(t testing.TB) {
 	t.Helper()
 	if _, err := exec.LookPath(chromiumPath); err != nil {
 		t.Fatalf("the console tests need Chromium at %s (Debian: apt-get install -y chromium; scripts/test installs it): %v", chromiumPath, err)
@@ -42,7 +42,7 @@ func needChromium(t *testing.T) {
 // its first tab. The flags keep it off the network it would otherwise try
 // (component updates, sync, QUIC probes), which hangs it on a closed
 // machine.
-func newBrowser(t *testing.T) context.Context {
+func newBrowser(t testing.TB) context.Context {
 	t.Helper()
 	needChromium(t)
 	opts := []chromedp.ExecAllocatorOption{
@@ -72,7 +72,7 @@ func newBrowser(t *testing.T) context.Context {
 }
 
 // newTab opens another tab of the browser of tab.
-func newTab(t *testing.T, tab context.Context) context.Context {
+func newTab(t testing.TB, tab context.Context) context.Context {
 	t.Helper()
 	ctx, cancel := chromedp.NewContext(tab)
 	t.Cleanup(cancel)
@@ -83,7 +83,7 @@ func newTab(t *testing.T, tab context.Context) context.Context {
 }
 
 // browse runs actions in tab, bounded.
-func browse(t *testing.T, tab context.Context, actions ...chromedp.Action[chromedp.Void]) {
+func browse(t testing.TB, tab context.Context, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(tab, 20*time.Second)
 	defer cancel()
@@ -101,7 +101,7 @@ func evalJS[T any](tab context.Context, expr string) (T, error) {
 
 // waitPage polls expr (a JSON-returning expression) in tab until check
 // accepts its value.
-func waitPage[T any](t *testing.T, tab context.Context, timeout time.Duration, expr string, check func(T) error) T {
+func waitPage[T any](t testing.TB, tab context.Context, timeout time.Duration, expr string, check func(T) error) T {
 	t.Helper()
 	var v T
 	retry.Run(t, timeout, func() error {
