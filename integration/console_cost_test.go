@@ -81,6 +81,13 @@ func BenchmarkConsoleCost(b *testing.B) {
 			}
 			browse(b, tab, chromedp.Navigate("http://"+nodes[0].AdminAddr+"/#"+v))
 		}
+		// A hidden tab asks nothing (the page skips its ticks): every tab
+		// must be a visible page for the figure to mean 10 open pages.
+		for i, tab := range tabs {
+			if state, err := evalJS[string](tab, `document.visibilityState`); err != nil || state != "visible" {
+				b.Fatalf("tab %d is %q (%v), want visible", i, state, err)
+			}
+		}
 	}
 	closeAll := func() {
 		for _, tab := range tabs {

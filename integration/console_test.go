@@ -15,7 +15,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -85,7 +87,7 @@ func newTab(t testing.TB, tab context.Context) context.Context {
 // browse runs actions in tab, bounded.
 func browse(t testing.TB, tab context.Context, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(tab, 20*time.Second)
+	ctx, cancel := context.WithTimeout(tab, 45*time.Second) // a bound, generous for a loaded machine
 	defer cancel()
 	if err := chromedp.Do(ctx, actions...); err != nil {
 		t.Fatalf("browser: %v", err)
@@ -150,7 +152,10 @@ const memberRows = `Object.fromEntries([...document.querySelectorAll('#members t
 // TestConsoleBrowser: the console's four views, live, in Chromium.
 func TestConsoleBrowser(t *testing.T) {
 	dir := artifactDir(t)
-	nodes := startCluster(t, 3, withQuickGroups, WithArgs("--offsets-topic-partitions", "3"))
+	// Automatic rebalancing off: the fourth node the operations step adds
+	// takes only the move the test asks for.
+	args := WithArgs("--offsets-topic-partitions", "3", "--auto-rebalance=false")
+	nodes := startCluster(t, 3, withQuickGroups, args)
 	browser := newBrowser(t)
 	base := "http://" + nodes[0].AdminAddr + "/"
 
@@ -223,11 +228,56 @@ func TestConsoleBrowser(t *testing.T) {
 	stopConsuming()
 	stop848()
 
+	// Operations: with moves paused, an operator's move is recorded and
+	// waits at its first step; the view shows it, then, resumed, it ends.
+	// The move takes one replica of a 3-replica partition to a fourth node.
+	fourth := StartNode(t, WithID(4), WithJoin(nodes[0].GossipAddr), withQuickGroups, args)
+	waitMembers(t, nodes[0], 20*time.Second, func(ms map[int]member) error { return wantStatus(ms, 4, "alive", 1, 2, 3, 4) })
+	opsTopic := uniqueTopic("console-ops")
+	if _, err := adm.CreateTopic(ctxTimeout(t, 20*time.Second), 1, 3, nil, opsTopic); err != nil {
+		t.Fatalf("create %s: %v", opsTopic, err)
+	}
+	waitTopicEverywhere(t, append(nodes, fourth), opsTopic)
+	var placed []struct {
+		Replicas []int32 `json:"replicas"`
+		Leader   int32   `json:"leader"`
+	}
+	retry.Run(t, 20*time.Second, func() error { // a leader, so that the move has someone to report it
+		if err := nodes[0].getJSON("/v1/placement?topic="+opsTopic, &placed); err != nil {
+			return err
+		}
+		return retry.Check(len(placed) == 1 && len(placed[0].Replicas) == 3 && placed[0].Leader >= 0, "placement of %s: %+v", opsTopic, placed)
+	})
+	// The last (least preferred) replica goes to the broker that has none.
+	target := []string{strconv.Itoa(int(placed[0].Replicas[0])), strconv.Itoa(int(placed[0].Replicas[1]))}
+	for id := int32(1); id <= 4; id++ {
+		if !slices.Contains(placed[0].Replicas, id) {
+			target = append(target, strconv.Itoa(int(id)))
+		}
+	}
+	admin := []string{"--admin", nodes[0].AdminAddr, "--brokers", nodes[0].KafkaAddr}
+	if out, err := Spool(t, "", append([]string{"rebalance", "pause"}, admin...)...); err != nil {
+		t.Fatalf("spool rebalance pause: %v: %s", err, out)
+	}
+	if out, err := Spool(t, "", append([]string{"partition", "move", opsTopic, "0", "--replicas", strings.Join(target, ",")}, admin...)...); err != nil {
+		t.Fatalf("spool partition move: %v: %s", err, out)
+	}
 	browse(t, views, chromedp.Navigate(base+"#operations"))
+	moveRow := fmt.Sprintf(`(() => { const r = document.querySelector('tr[data-move="%s/0"]'); const p = document.querySelector('#moves h3 .badge'); return (r ? r.textContent : '') + '|' + (p ? p.textContent : '') })()`, opsTopic)
+	waitPage(t, views, 15*time.Second, moveRow, func(v string) error {
+		return retry.Check(strings.Contains(v, opsTopic+"/0") && strings.Contains(v, "adding learner") && strings.HasSuffix(v, "|paused"),
+			"the operations view shows %q, want the paused move at its first step", v)
+	})
 	waitPage(t, views, 10*time.Second, `['moves', 'drains', 'quarantine', 'scrub'].every(id => document.getElementById(id))`, func(ok bool) error {
 		return retry.Check(ok, "the operations view lacks a section")
 	})
 	screenshot(t, views, dir, "operations")
+	if out, err := Spool(t, "", append([]string{"rebalance", "resume"}, admin...)...); err != nil {
+		t.Fatalf("spool rebalance resume: %v: %s", err, out)
+	}
+	waitPage(t, views, 30*time.Second, moveRow, func(v string) error {
+		return retry.Check(v == "|running", "the operations view shows %q, want the move done and moves running", v)
+	})
 
 	// kill -9 of node 3: the cluster tab, open since the start, shows it
 	// failed within 10 s.
