@@ -95,15 +95,17 @@ func BenchmarkConsoleCost(b *testing.B) {
 		}
 	}
 	var none, pages, peersNone, peersPages float64
-	for range *consolePairs {
+	for i := range *consolePairs {
 		closeAll()
 		p0 := peers()
-		none += measure()
-		peersNone += 100 * (peers() - p0).Seconds() / consoleWindow.Seconds()
+		n := measure()
+		pn := 100 * (peers() - p0).Seconds() / consoleWindow.Seconds()
 		open()
 		p0 = peers()
-		pages += measure()
-		peersPages += 100 * (peers() - p0).Seconds() / consoleWindow.Seconds()
+		w := measure()
+		pw := 100 * (peers() - p0).Seconds() / consoleWindow.Seconds()
+		b.Logf("pair %d: node 1 %.2f %% of a core with no page, %.2f with %d; its two peers %.2f and %.2f", i+1, n, w, *consolePages, pn, pw)
+		none, pages, peersNone, peersPages = none+n, pages+w, peersNone+pn, peersPages+pw
 	}
 	n := float64(*consolePairs)
 	none, pages, peersNone, peersPages = none/n, pages/n, peersNone/n, peersPages/n

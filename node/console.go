@@ -55,9 +55,12 @@ func (n *Node) recordMemberEvents(ctx context.Context) {
 }
 
 // countFetched adds each partition's bytes in a fetch answer to its
-// fetched counter; names are the request's topics by index, as the answer
-// keeps them.
+// fetched counter, while the console samples; names are the request's
+// topics by index, as the answer keeps them.
 func (n *Node) countFetched(resp *wire.FetchResponse, names []string) {
+	if n.console == nil || !n.console.Sampling() {
+		return // nobody looks: no lookup, no count (the first sample's rate is 0 anyway)
+	}
 	for ti, ft := range resp.Topics {
 		if ti >= len(names) {
 			return

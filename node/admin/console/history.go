@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -42,6 +43,9 @@ type partitionSeries struct {
 // coordinated groups: bounded, and kept only while someone reads it.
 type History struct {
 	cfg Config
+	// on mirrors running for the node's hot paths (Sampling), which must
+	// not take mu.
+	on atomic.Bool
 
 	mu       sync.Mutex
 	running  bool      // a sampler goroutine is on
@@ -65,6 +69,7 @@ func (h *History) touch(now time.Time) {
 	h.lastRead = now
 	start := !h.running
 	h.running = true
+	h.on.Store(true)
 	h.mu.Unlock()
 	if start {
 		h.sample(now)
@@ -99,17 +104,19 @@ func (h *History) stop() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.running = false
+	h.on.Store(false)
 	h.parts = map[topicPartition]*partitionSeries{}
 	h.commits = map[groupPartition]*ring[CommitPoint]{}
 	h.groups = nil
 }
 
-// Running reports whether the sampler is on (for tests and the cost check).
-func (h *History) Running() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.running
-}
+// Running reports whether the sampler is on.
+func (h *History) Running() bool { return h.on.Load() }
+
+// Sampling is Running for the node's request paths: a counter only the
+// console reads (bytes fetched per partition) is kept only while it is on,
+// at the cost of one atomic load when it is off.
+func (c *Console) Sampling() bool { return c.history.on.Load() }
 
 // rate is the growth of a counter per second; a counter that went back
 // (the partition was reopened here) counts as no growth.
