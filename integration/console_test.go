@@ -227,6 +227,13 @@ func TestConsoleBrowser(t *testing.T) {
 	screenshot(t, views, dir, "groups-caught-up")
 	stopConsuming()
 	stop848()
+	// What the groups read shows in the topics view's fetch-rate charts.
+	browse(t, views, chromedp.Navigate(base+"#topics"))
+	fetchMax := fmt.Sprintf(`Math.max(0, ...[...document.querySelectorAll('svg[data-chart^="fetch-%s/"]')].map(s => Number(s.dataset.max)))`, topic)
+	waitPage(t, views, 10*time.Second, fetchMax, func(max float64) error {
+		return retry.Check(max > 0, "the fetch charts peak at %v bytes/s after the groups read the topic", max)
+	})
+	screenshot(t, views, dir, "topics-fetched")
 
 	// Operations: with moves paused, an operator's move is recorded and
 	// waits at its first step; the view shows it, then, resumed, it ends.
@@ -278,6 +285,13 @@ func TestConsoleBrowser(t *testing.T) {
 	waitPage(t, views, 30*time.Second, moveRow, func(v string) error {
 		return retry.Check(v == "|running", "the operations view shows %q, want the move done and moves running", v)
 	})
+	retry.Run(t, 10*time.Second, func() error {
+		if err := nodes[0].getJSON("/v1/placement?topic="+opsTopic, &placed); err != nil {
+			return err
+		}
+		got := fmt.Sprint(placed[0].Replicas)
+		return retry.Check(got == "["+strings.Join(target, " ")+"]", "after the move %s has replicas %s, want %v", opsTopic, got, target)
+	})
 
 	// kill -9 of node 3: the cluster tab, open since the start, shows it
 	// failed within 10 s.
@@ -300,6 +314,7 @@ func TestConsoleBrowser(t *testing.T) {
 		return retry.Check(n > 0, "no partition highlighted after broker 3 died")
 	})
 	waitPage(t, views, 10*time.Second, endOf, func(end int64) error { return retry.Check(end > 0, "no offsets after broker 3 died") })
+
 	screenshot(t, views, dir, "topics-under-replicated")
 }
 

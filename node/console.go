@@ -12,9 +12,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"net/url"
 	"slices"
-	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -206,14 +204,13 @@ func (p consolePeers) Others() []int32 {
 	return out
 }
 
-func (p consolePeers) Local(ctx context.Context, id int32, since int64) (console.Local, error) {
+func (p consolePeers) Local(ctx context.Context, id int32, q console.Query) (console.Local, error) {
 	var out console.Local
 	m, ok := p.n.agent.LiveBrokers()[id]
 	if !ok || m.AdminAddr == "" {
 		return out, fmt.Errorf("broker %d is down or unknown", id)
 	}
-	q := url.Values{"since": {strconv.FormatInt(since, 10)}}
-	if err := p.n.peers.GetJSON(ctx, m.AdminAddr, "/v1/console/local", q, maxConsoleLocalBody, &out); err != nil {
+	if err := p.n.peers.GetJSON(ctx, m.AdminAddr, "/v1/console/local", q.Values(), maxConsoleLocalBody, &out); err != nil {
 		return out, fmt.Errorf("broker %d: %w", id, err)
 	}
 	return out, nil

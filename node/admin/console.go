@@ -2,7 +2,6 @@ package admin
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/spool-log/spool/internal/httpjson"
 	"github.com/spool-log/spool/node/admin/console"
@@ -11,12 +10,15 @@ import (
 // The live web console (package console): the page at "/" and its files
 // under /console/, and the JSON only it needs:
 //
-//	/v1/console/state?since=MS   the cluster-wide history: every led
+//	/v1/console/state?since=MS&max_points=N
+//	                             the cluster-wide history: every led
 //	                             partition's offsets, size and rates, every
 //	                             group's offsets and lag, one point a second,
 //	                             points newer than MS (unix ms) and each
-//	                             series' newest
-//	/v1/console/local?since=MS   this node's part of it, what the node
+//	                             series' newest, each series thinned to N
+//	                             points when N is given
+//	/v1/console/local?since=MS&max_points=N
+//	                             this node's part of it, what the node
 //	                             answering /v1/console/state asks its peers
 //	/v1/console/events           the last membership events this node saw
 //
@@ -32,15 +34,13 @@ func (a *API) consoleRoutes(mux *http.ServeMux) {
 	mux.Handle("GET /{$}", page)
 	mux.Handle("GET "+console.AssetPrefix, page)
 	mux.HandleFunc("GET /v1/console/state", func(w http.ResponseWriter, r *http.Request) {
-		since, ok := sinceParam(w, r)
-		if ok {
-			httpjson.Write(w, c.State(r.Context(), since))
+		if q, ok := queryParam(w, r); ok {
+			httpjson.Write(w, c.State(r.Context(), q))
 		}
 	})
 	mux.HandleFunc("GET /v1/console/local", func(w http.ResponseWriter, r *http.Request) {
-		since, ok := sinceParam(w, r)
-		if ok {
-			httpjson.Write(w, c.Local(since))
+		if q, ok := queryParam(w, r); ok {
+			httpjson.Write(w, c.Local(q))
 		}
 	})
 	mux.HandleFunc("GET /v1/console/events", func(w http.ResponseWriter, r *http.Request) {
@@ -48,17 +48,12 @@ func (a *API) consoleRoutes(mux *http.ServeMux) {
 	})
 }
 
-// sinceParam is the ?since= of r (0 when absent), or false after answering
-// 400.
-func sinceParam(w http.ResponseWriter, r *http.Request) (int64, bool) {
-	s := r.URL.Query().Get("since")
-	if s == "" {
-		return 0, true
+// queryParam is r's console.Query, or false after answering 400.
+func queryParam(w http.ResponseWriter, r *http.Request) (console.Query, bool) {
+	q, err := console.ParseQuery(r.URL.Query())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return q, false
 	}
-	since, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || since < 0 {
-		http.Error(w, "since: want unix milliseconds", http.StatusBadRequest)
-		return 0, false
-	}
-	return since, true
+	return q, true
 }

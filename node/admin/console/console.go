@@ -42,14 +42,14 @@ func New(cfg Config) *Console {
 // History is the console's sampled history.
 func (c *Console) History() *History { return c.history }
 
-// Local is this node's series newer than since (unix ms).
-func (c *Console) Local(since int64) Local { return c.history.Local(c.cfg.NodeID, since) }
+// Local is this node's series, as q asks.
+func (c *Console) Local(q Query) Local { return c.history.Local(c.cfg.NodeID, q) }
 
-// State is the cluster-wide state newer than since: this node's Local and
+// State is the cluster-wide state as q asks: this node's Local and
 // every live peer's, asked in parallel, each bounded by PeerTimeout. A
 // peer that does not answer is named in State.Nodes; the rest stands.
-func (c *Console) State(ctx context.Context, since int64) State {
-	locals := map[int32]Local{c.cfg.NodeID: c.Local(since)}
+func (c *Console) State(ctx context.Context, q Query) State {
+	locals := map[int32]Local{c.cfg.NodeID: c.Local(q)}
 	errs := map[int32]string{}
 	if c.cfg.Peers != nil {
 		var mu sync.Mutex
@@ -60,7 +60,7 @@ func (c *Console) State(ctx context.Context, since int64) State {
 				defer wg.Done()
 				pctx, cancel := context.WithTimeout(ctx, c.cfg.PeerTimeout)
 				defer cancel()
-				l, err := c.cfg.Peers.Local(pctx, id, since)
+				l, err := c.cfg.Peers.Local(pctx, id, q)
 				mu.Lock()
 				defer mu.Unlock()
 				if err != nil {

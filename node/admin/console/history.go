@@ -226,9 +226,9 @@ type CommitSeries struct {
 	Points    []CommitPoint `json:"points"`
 }
 
-// Local is what the history holds newer than since (unix ms; 0: all),
-// each series' newest point always included; it counts as a read.
-func (h *History) Local(node int32, since int64) Local {
+// Local is what the history holds as q asks (Query), each series' newest
+// point always included; it counts as a read.
+func (h *History) Local(node int32, q Query) Local {
 	now := time.Now()
 	h.touch(now)
 	h.mu.Lock()
@@ -236,7 +236,7 @@ func (h *History) Local(node int32, since int64) Local {
 	out := Local{Node: node, Now: now.UnixMilli(), IntervalMs: h.cfg.Interval.Milliseconds(), Keep: h.cfg.Keep,
 		Partitions: []PartitionSeries{}, Groups: []LocalGroup{}}
 	for k, s := range h.parts {
-		out.Partitions = append(out.Partitions, PartitionSeries{Topic: k.topic, Partition: k.partition, Leader: node, Points: after(&s.points, since, partitionAt)})
+		out.Partitions = append(out.Partitions, PartitionSeries{Topic: k.topic, Partition: k.partition, Leader: node, Points: thin(after(&s.points, q.Since, partitionAt), q.MaxPoints)})
 	}
 	slices.SortFunc(out.Partitions, func(a, b PartitionSeries) int {
 		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
@@ -245,7 +245,7 @@ func (h *History) Local(node int32, since int64) Local {
 		lg := LocalGroup{GroupSample: g, History: []CommitSeries{}}
 		for _, c := range g.Committed {
 			if r := h.commits[groupPartition{g.Group, topicPartition{c.Topic, c.Partition}}]; r != nil {
-				lg.History = append(lg.History, CommitSeries{Topic: c.Topic, Partition: c.Partition, Points: after(r, since, commitAt)})
+				lg.History = append(lg.History, CommitSeries{Topic: c.Topic, Partition: c.Partition, Points: thin(after(r, q.Since, commitAt), q.MaxPoints)})
 			}
 		}
 		out.Groups = append(out.Groups, lg)

@@ -61,13 +61,13 @@ func TestHistoryLazyBoundedAndMerged(t *testing.T) {
 	if c.History().Running() || src.readCount() != 0 {
 		t.Fatal("the sampler runs before anyone read the console")
 	}
-	l := c.Local(0)
+	l := c.Local(Query{})
 	if len(l.Partitions) != 1 || len(l.Partitions[0].Points) != 1 {
 		t.Fatalf("the first read shows %+v, want the one point taken at once", l.Partitions)
 	}
 	src.set(150, 160, 90)
 	retry.Run(t, 5*time.Second, func() error {
-		l = c.Local(0)
+		l = c.Local(Query{})
 		if n := len(l.Partitions[0].Points); n != cfg.Keep {
 			return errorf("%d points, want the bound %d", n, cfg.Keep)
 		}
@@ -78,11 +78,11 @@ func TestHistoryLazyBoundedAndMerged(t *testing.T) {
 		t.Errorf("newest high watermark %v, want 150", last[2])
 	}
 	// Since the newest point: only that point comes back.
-	if got := c.Local(int64(last[0])).Partitions[0].Points; len(got) != 1 || got[0] != last {
+	if got := c.Local(Query{Since: int64(last[0])}).Partitions[0].Points; len(got) != 1 || got[0] != last {
 		t.Errorf("since the newest point: %v, want just it", got)
 	}
 
-	st := c.State(t.Context(), 0)
+	st := c.State(t.Context(), Query{})
 	if len(st.Groups) != 1 {
 		t.Fatalf("state groups %+v", st.Groups)
 	}

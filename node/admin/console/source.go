@@ -15,8 +15,8 @@ type Source interface {
 type Peers interface {
 	// Others are the live brokers but this node.
 	Others() []int32
-	// Local asks broker id for its Local since the given second.
-	Local(ctx context.Context, id int32, since int64) (Local, error)
+	// Local asks broker id for its Local.
+	Local(ctx context.Context, id int32, q Query) (Local, error)
 }
 
 // PartitionSample is one led partition as the node counts it now.

@@ -292,7 +292,9 @@
     const f = { parts: new Series(), inRate: new Series(), outRate: new Series(), lag: new Series(), lagPart: new Series(),
       latest: null, span: 300000, since: 0 };
     f.fetch = async (signal) => {
-      const st = await api('/v1/console/state?since=' + f.since, signal);
+      // The first answer is thinned to what a chart can draw; then each
+      // carries the seconds since the last, every point.
+      const st = await api('/v1/console/state?since=' + f.since + (f.since === 0 ? '&max_points=150' : ''), signal);
       f.latest = st;
       f.span = (st.keep || 300) * (st.interval_ms || 1000);
       for (const s of [f.parts, f.inRate, f.outRate, f.lag, f.lagPart]) s.keep = st.keep || 300;
@@ -322,6 +324,13 @@
 
   // ---- topics view -----------------------------------------------------
 
+  // underReplicated: fewer in-sync replicas than replicas, or a replica on
+  // a broker that is down (the leader may not have dropped it from the
+  // ISR yet).
+  function underReplicated(p) {
+    return (p.isr || []).length < p.replicas.length || (p.offline || []).length > 0;
+  }
+
   function topicsView(signal) {
     const feed = stateFeed();
     let placement = null, turn = 0;
@@ -337,7 +346,7 @@
         byTopic.get(p.topic).push(p);
       }
       const offline = placement.filter((p) => p.leader < 0).length;
-      const under = placement.filter((p) => p.leader >= 0 && (p.isr || []).length < p.replicas.length).length;
+      const under = placement.filter((p) => p.leader >= 0 && underReplicated(p)).length;
       let inTotal = 0;
       for (const p of placement) { const s = feed.inRate.get(p.topic + '/' + p.partition); if (s.length) inTotal += s[s.length - 1][1]; }
       const cards = [];
@@ -349,7 +358,7 @@
           const pts = feed.parts.get(k);
           const last = pts.length ? pts[pts.length - 1] : null;
           const isr = p.isr || [];
-          const cls = p.leader < 0 ? 'offline' : (isr.length < p.replicas.length ? 'under' : null);
+          const cls = p.leader < 0 ? 'offline' : (underReplicated(p) ? 'under' : null);
           const inS = feed.inRate.get(k), outS = feed.outRate.get(k);
           return el('tr', { class: cls, data: { tp: k } },
             el('td', { class: 'num' }, p.partition),
@@ -364,7 +373,7 @@
             el('td', { class: 'num' }, chart(inS, { now, span: feed.span, name: 'produce-' + k, label: 'records/s produced' }), ' ', rate(inS.length ? inS[inS.length - 1][1] : 0, 'rec/s')),
             el('td', { class: 'num' }, chart(outS, { now, span: feed.span, name: 'fetch-' + k, label: 'bytes/s fetched' }), ' ', rate(outS.length ? outS[outS.length - 1][1] : 0, 'B/s')));
         });
-        const bad = parts.filter((p) => p.leader < 0).length, low = parts.filter((p) => p.leader >= 0 && (p.isr || []).length < p.replicas.length).length;
+        const bad = parts.filter((p) => p.leader < 0).length, low = parts.filter((p) => p.leader >= 0 && underReplicated(p)).length;
         cards.push(el('div', { class: 'card scroll', data: { topic: name } },
           el('h3', null, name, el('span', { class: 'badge' }, parts.length + ' partitions'), el('span', { class: 'badge' }, 'RF ' + parts[0].replicas.length),
             bad ? el('span', { class: 'badge bad' }, bad + ' offline') : null, low ? el('span', { class: 'badge warn' }, low + ' under-replicated') : null),
