@@ -42,6 +42,11 @@ func New(cfg Config) *Console {
 // History is the console's sampled history.
 func (c *Console) History() *History { return c.history }
 
+// Sampling is Running for the node's request paths: a counter only the
+// console reads (bytes fetched per partition) is kept only while it is on,
+// at the cost of one atomic load when it is off.
+func (c *Console) Sampling() bool { return c.history.on.Load() }
+
 // Local is this node's series, as q asks.
 func (c *Console) Local(q Query) Local { return c.history.Local(c.cfg.NodeID, q) }
 

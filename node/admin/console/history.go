@@ -113,10 +113,6 @@ func (h *History) stop() {
 // Running reports whether the sampler is on.
 func (h *History) Running() bool { return h.on.Load() }
 
-// Sampling is Running for the node's request paths: a counter only the
-// console reads (bytes fetched per partition) is kept only while it is on,
-// at the cost of one atomic load when it is off.
-func (c *Console) Sampling() bool { return c.history.on.Load() }
 
 // rate is the growth of a counter per second; a counter that went back
 // (the partition was reopened here) counts as no growth.
