@@ -113,7 +113,6 @@ func (h *History) stop() {
 // Running reports whether the sampler is on.
 func (h *History) Running() bool { return h.on.Load() }
 
-
 // rate is the growth of a counter per second; a counter that went back
 // (the partition was reopened here) counts as no growth.
 func rate(now, prev int64, dt float64) float64 {
