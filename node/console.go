@@ -96,19 +96,20 @@ func (s consoleSource) Partitions() []console.PartitionSample {
 	return out
 }
 
-// Groups describes every group this node coordinates as `spool group
-// describe` would (client/group_describe.go) but from the coordinator
+// Groups describes the first max groups this node coordinates as `spool
+// group describe` would (client/group_describe.go) but from the coordinator
 // directly: ListGroups, DescribeGroups or ConsumerGroupDescribe by type,
 // and OffsetFetch of all the group's committed offsets.
-func (s consoleSource) Groups() []console.GroupSample {
+func (s consoleSource) Groups(max int) ([]console.GroupSample, int) {
 	coord := s.n.groupCoord.coord.Load()
 	if coord == nil {
-		return nil // no group request yet: this node coordinates none
+		return nil, 0 // no group request yet: this node coordinates none
 	}
 	lreq := kmsg.NewPtrListGroupsRequest()
 	lreq.Version = 5
+	listed := coord.ListGroups(lreq).Groups // by name
 	var out []console.GroupSample
-	for _, lg := range coord.ListGroups(lreq).Groups {
+	for _, lg := range listed[:min(max, len(listed))] {
 		g := console.GroupSample{Group: lg.Group, Type: lg.GroupType, State: lg.GroupState, ProtocolType: lg.ProtocolType,
 			Members: []console.GroupMember{}, Committed: []console.Committed{}}
 		if g.Type == "consumer" {
@@ -131,7 +132,7 @@ func (s consoleSource) Groups() []console.GroupSample {
 		})
 		out = append(out, g)
 	}
-	return out
+	return out, len(listed)
 }
 
 func describeClassicGroup(describe func(*kmsg.DescribeGroupsRequest) *kmsg.DescribeGroupsResponse, g *console.GroupSample) {

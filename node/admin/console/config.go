@@ -22,6 +22,9 @@ type Config struct {
 	// the history holds; those beyond it are not sampled, so memory stays
 	// under MaxSeries × Keep points whatever the cluster's size.
 	MaxSeries int
+	// MaxGroups bounds how many groups the sampler describes a second
+	// (Source.Groups); the views say how many more there are.
+	MaxGroups int
 	// IdleStop stops the sampler, and drops its points, once nobody has
 	// read the history for this long.
 	IdleStop time.Duration
@@ -35,13 +38,14 @@ type Config struct {
 
 // DefaultConfig is a point a second for five minutes, at most 4096 series
 // (about 4096 × 300 × 64 bytes = 75 MiB at the very worst, a few hundred
-// KiB for a usual node), stopped after two idle minutes, and the last 256
-// membership events.
+// KiB for a usual node) and 500 groups, stopped after two idle minutes,
+// and the last 256 membership events.
 func DefaultConfig() Config {
 	return Config{
 		Interval:    time.Second,
 		Keep:        300,
 		MaxSeries:   4096,
+		MaxGroups:   500,
 		IdleStop:    2 * time.Minute,
 		PeerTimeout: 2 * time.Second,
 		Events:      256,

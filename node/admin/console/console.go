@@ -27,6 +27,9 @@ func New(cfg Config) *Console {
 	if cfg.MaxSeries <= 0 {
 		cfg.MaxSeries = def.MaxSeries
 	}
+	if cfg.MaxGroups <= 0 {
+		cfg.MaxGroups = def.MaxGroups
+	}
 	if cfg.IdleStop <= 0 {
 		cfg.IdleStop = def.IdleStop
 	}

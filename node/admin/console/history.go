@@ -52,6 +52,7 @@ type History struct {
 	lastRead time.Time // the last Local, for the idle stop
 	parts    map[topicPartition]*partitionSeries
 	groups   []GroupSample // the newest description of each
+	groupsN  int           // how many this node coordinates, described or not
 	commits  map[groupPartition]*ring[CommitPoint]
 	samples  int // taken since the sampler started, for tests
 }
@@ -107,7 +108,7 @@ func (h *History) stop() {
 	h.on.Store(false)
 	h.parts = map[topicPartition]*partitionSeries{}
 	h.commits = map[groupPartition]*ring[CommitPoint]{}
-	h.groups = nil
+	h.groups, h.groupsN = nil, 0
 }
 
 // Running reports whether the sampler is on.
@@ -126,7 +127,7 @@ func rate(now, prev int64, dt float64) float64 {
 // asked without h.mu held: it takes the node's own locks.
 func (h *History) sample(now time.Time) {
 	parts := h.cfg.Source.Partitions()
-	groups := h.cfg.Source.Groups()
+	groups, groupsN := h.cfg.Source.Groups(h.cfg.MaxGroups)
 	ms := float64(now.UnixMilli())
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -156,7 +157,7 @@ func (h *History) sample(now time.Time) {
 		s.prev, s.prevAt = p, now
 		s.points.add(PartitionPoint{ms, float64(p.Start), float64(p.End), float64(p.Bytes), in, inBytes, out}, h.cfg.Keep)
 	}
-	h.groups = groups
+	h.groups, h.groupsN = groups, groupsN
 	for _, g := range groups {
 		for _, c := range g.Committed {
 			key := groupPartition{g.Group, topicPartition{c.Topic, c.Partition}}
@@ -196,6 +197,9 @@ type Local struct {
 	Keep       int               `json:"keep"`
 	Partitions []PartitionSeries `json:"partitions"`
 	Groups     []LocalGroup      `json:"groups"`
+	// GroupsTotal is how many groups the node coordinates; more than
+	// len(Groups) when Config.MaxGroups left some out.
+	GroupsTotal int `json:"groups_total"`
 }
 
 // PartitionSeries is one partition's points, oldest first.
@@ -229,7 +233,7 @@ func (h *History) Local(node int32, q Query) Local {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	out := Local{Node: node, Now: now.UnixMilli(), IntervalMs: h.cfg.Interval.Milliseconds(), Keep: h.cfg.Keep,
-		Partitions: []PartitionSeries{}, Groups: []LocalGroup{}}
+		Partitions: []PartitionSeries{}, Groups: []LocalGroup{}, GroupsTotal: h.groupsN}
 	for k, s := range h.parts {
 		out.Partitions = append(out.Partitions, PartitionSeries{Topic: k.topic, Partition: k.partition, Leader: node, Points: thin(after(&s.points, q.Since, partitionAt), q.MaxPoints)})
 	}

@@ -24,10 +24,10 @@ func (f *fakeSource) Partitions() []PartitionSample {
 	return append([]PartitionSample(nil), f.parts...)
 }
 
-func (f *fakeSource) Groups() []GroupSample {
+func (f *fakeSource) Groups(max int) ([]GroupSample, int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]GroupSample(nil), f.groups...)
+	return append([]GroupSample(nil), f.groups[:min(max, len(f.groups))]...), len(f.groups)
 }
 
 func (f *fakeSource) set(end, produced int64, committed int64) {

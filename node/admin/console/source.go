@@ -7,8 +7,11 @@ import "context"
 type Source interface {
 	// Partitions are the partitions this node leads, with their counters.
 	Partitions() []PartitionSample
-	// Groups are the groups this node coordinates.
-	Groups() []GroupSample
+	// Groups are the first max groups (by name) this node coordinates,
+	// and how many it coordinates in all: describing a group costs its
+	// shard's lock and an offset scan, so a node with thousands pays for
+	// max a second, not for all.
+	Groups(max int) (groups []GroupSample, total int)
 }
 
 // Peers reaches the consoles of the other live brokers.

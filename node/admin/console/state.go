@@ -17,6 +17,9 @@ type State struct {
 	Nodes      []NodeAnswer      `json:"nodes"`
 	Partitions []PartitionSeries `json:"partitions"`
 	Groups     []GroupState      `json:"groups"`
+	// GroupsTotal counts the groups of the brokers that answered, those
+	// their MaxGroups left out of Groups included.
+	GroupsTotal int `json:"groups_total"`
 }
 
 // NodeAnswer is one broker's part in a State.
@@ -76,6 +79,7 @@ func Merge(now int64, locals map[int32]Local, errs map[int32]string) State {
 			continue
 		}
 		st.IntervalMs, st.Keep = max(st.IntervalMs, l.IntervalMs), max(st.Keep, l.Keep)
+		st.GroupsTotal += max(l.GroupsTotal, len(l.Groups))
 		for _, ps := range l.Partitions {
 			key := topicPartition{ps.Topic, ps.Partition}
 			m := parts[key]

@@ -440,7 +440,7 @@
       if (cards.length === 0) cards.push(el('p', { class: 'muted' }, 'No groups. A group appears once a consumer joins it or commits an offset.'));
       body.replaceChildren(
         el('div', { class: 'summary' },
-          el('div', null, el('b', null, st.groups.length), el('span', null, 'groups')),
+          el('div', null, el('b', null, st.groups.length), el('span', null, st.groups_total > st.groups.length ? `groups shown of ${st.groups_total}` : 'groups')),
           el('div', null, el('b', null, num(st.groups.reduce((n, g) => n + g.total_lag, 0))), el('span', null, 'total lag'))),
         ...kids([unanswered(st), cards]));
     }
