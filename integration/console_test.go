@@ -316,6 +316,20 @@ func TestConsoleBrowser(t *testing.T) {
 	waitPage(t, views, 10*time.Second, endOf, func(end int64) error { return retry.Check(end > 0, "no offsets after broker 3 died") })
 
 	screenshot(t, views, dir, "topics-under-replicated")
+
+	// At most one request a second per view: the page's own resource
+	// timings since it loaded (the member watch stream apart), against
+	// its age and the views started in it (each starts with a request).
+	for name, tab := range map[string]context.Context{"cluster": cluster, "views": views} {
+		rate, err := evalJS[[]float64](tab, `(() => { const rs = performance.getEntriesByType('resource').filter(e => e.name.includes('/v1/') && !e.name.includes('/v1/members/watch')); return [rs.length, performance.now() / 1000, Number(document.body.dataset.starts)] })()`)
+		if err != nil || len(rate) != 3 {
+			t.Fatalf("%s tab's resource timings: %v %v", name, rate, err)
+		}
+		t.Logf("%s tab: %.0f requests in %.1f s, %.0f views started", name, rate[0], rate[1], rate[2])
+		if rate[0] == 0 || rate[0] > rate[1]+rate[2] {
+			t.Errorf("%s tab made %.0f requests in %.1f s over %.0f views, want at most one a second per view", name, rate[0], rate[1], rate[2])
+		}
+	}
 }
 
 // TestConsoleBrowserToken: with --admin-token-for-reads the page asks for

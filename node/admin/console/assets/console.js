@@ -568,6 +568,7 @@
     const name = views[location.hash.slice(1)] ? location.hash.slice(1) : 'cluster';
     for (const a of document.querySelectorAll('#nav a')) a.classList.toggle('active', a.dataset.view === name);
     document.body.dataset.view = name;
+    document.body.dataset.starts = String(Number(document.body.dataset.starts || 0) + 1); // views started in this page
     running = new AbortController();
     views[name](running.signal);
   }
