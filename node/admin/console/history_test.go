@@ -2,6 +2,7 @@ package console
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -125,3 +126,39 @@ func TestMergeLeadershipMoved(t *testing.T) {
 }
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+// TestMergeLag: a committed partition lags by high watermark minus commit;
+// an assigned one with no commit by what its log holds (end - start, as
+// kadm counts it); one whose leader did not answer is unknown (-1); the
+// lag over time pairs each commit with the high watermark of its second.
+func TestMergeLag(t *testing.T) {
+	parts := []PartitionSeries{
+		{Topic: "t", Partition: 0, Points: []PartitionPoint{{1000, 0, 10}, {2000, 0, 30}}},
+		{Topic: "t", Partition: 1, Points: []PartitionPoint{{1000, 5, 25}, {2000, 5, 25}}},
+	}
+	g := LocalGroup{
+		GroupSample: GroupSample{Group: "g", Type: "consumer", State: "Stable",
+			Members:   []GroupMember{{MemberID: "m", Assignment: map[string][]int32{"t": {0, 1}}}},
+			Committed: []Committed{{Topic: "t", Partition: 0, Offset: 20}, {Topic: "u", Partition: 0, Offset: 3}}},
+		History: []CommitSeries{{Topic: "t", Partition: 0, Points: []CommitPoint{{1100, 8}, {2100, 20}}}},
+	}
+	st := Merge(3000, map[int32]Local{
+		1: {Node: 1, IntervalMs: 1000, Keep: 300, Partitions: parts},
+		2: {Node: 2, IntervalMs: 1000, Keep: 300, Groups: []LocalGroup{g}},
+	}, nil)
+	if len(st.Groups) != 1 {
+		t.Fatalf("groups %+v", st.Groups)
+	}
+	got := st.Groups[0]
+	want := []GroupOffset{
+		{Topic: "t", Partition: 0, Committed: 20, End: 30, Lag: 10, Member: "m"},
+		{Topic: "t", Partition: 1, Committed: -1, End: 25, Lag: 20, Member: "m"},
+		{Topic: "u", Partition: 0, Committed: 3, End: -1, Lag: -1},
+	}
+	if !slices.Equal(got.Offsets, want) || got.TotalLag != 30 || got.Coordinator != 2 {
+		t.Errorf("offsets %+v total %d coordinator %d, want %+v total 30 on 2", got.Offsets, got.TotalLag, got.Coordinator, want)
+	}
+	if !slices.Equal(got.Lag, []CommitPoint{{1100, 2}, {2100, 10}}) {
+		t.Errorf("lag over time %v, want [[1100 2] [2100 10]]", got.Lag)
+	}
+}
