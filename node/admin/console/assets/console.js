@@ -149,6 +149,7 @@
       const pts = vis.map((p) => `${x(p[0]).toFixed(1)},${y(p[1]).toFixed(1)}`);
       s.append(svg('path', { class: 'area', d: `M${x(vis[0][0]).toFixed(1)},${bottom} L${pts.join(' L')} L${x(vis[vis.length - 1][0]).toFixed(1)},${bottom} Z` }));
       s.append(svg('path', { class: 'line', d: 'M' + pts.join(' L') }));
+      if (vis.length === 1) s.append(svg('circle', { class: 'dot', cx: x(vis[0][0]).toFixed(1), cy: y(vis[0][1]).toFixed(1), r: 2 })); // a lone point has no line
     }
     return s;
   }
