@@ -279,6 +279,19 @@ func TestConsoleBrowser(t *testing.T) {
 		return retry.Check(ok, "the operations view lacks a section")
 	})
 	screenshot(t, views, dir, "operations")
+	// A drain, still paused: broker 4 shows draining until it is cancelled.
+	if out, err := Spool(t, "", append([]string{"decommission", "4"}, admin...)...); err != nil {
+		t.Fatalf("spool decommission 4: %v: %s", err, out)
+	}
+	drainRow := `(() => { const r = document.querySelector('tr[data-drain="4"]'); return r ? r.textContent : '' })()`
+	waitPage(t, views, 15*time.Second, drainRow, func(v string) error {
+		return retry.Check(strings.HasPrefix(v, "4draining (moves paused)"), "the drains table shows %q, want broker 4 draining, its moves paused", v)
+	})
+	screenshot(t, views, dir, "operations-drain")
+	if out, err := Spool(t, "", append([]string{"decommission", "4", "--cancel"}, admin...)...); err != nil {
+		t.Fatalf("spool decommission 4 --cancel: %v: %s", err, out)
+	}
+	waitPage(t, views, 15*time.Second, drainRow, func(v string) error { return retry.Check(v == "", "the drains table still shows %q", v) })
 	if out, err := Spool(t, "", append([]string{"rebalance", "resume"}, admin...)...); err != nil {
 		t.Fatalf("spool rebalance resume: %v: %s", err, out)
 	}

@@ -498,18 +498,17 @@
             : el('p', { class: 'muted' }, 'No partition is moving.')));
       }
       if (roster) {
-        const draining = roster.filter((e) => e.drain && !e.decommissioned);
+        // A roster entry's drain field counts drains ever started; whether
+        // one is under way is what its progress says.
+        const draining = [...drains.values()].filter((d) => d.state === 'draining').sort((a, b) => a.broker - b.broker);
         const gone = roster.filter((e) => e.decommissioned);
         parts.push(el('div', { class: 'card scroll', id: 'drains' },
           el('h3', null, 'Drains and decommissions'),
           draining.length
             ? el('table', null, el('thead', null, el('tr', null, ['Broker', 'State', 'Partitions on it', 'Moving', 'Waiting on other moves'].map((c) => el('th', null, c)))),
-              el('tbody', null, draining.map((e) => {
-                const d = drains.get(e.id);
-                return el('tr', { data: { drain: e.id } }, el('td', null, e.id),
-                  el('td', null, d ? d.state + (d.auto ? ' (auto: down too long)' : '') + (d.forced ? ' (forced)' : '') : 'draining'),
-                  el('td', null, d ? d.partitions.length : '…'), el('td', null, d ? d.moving : '…'), el('td', null, d ? (d.movesElsewhere || 0) : '…'));
-              })))
+              el('tbody', null, draining.map((d) => el('tr', { data: { drain: d.broker } }, el('td', null, d.broker),
+                el('td', null, d.state + (d.auto ? ' (auto: down too long)' : '') + (d.forced ? ' (forced)' : '') + (d.paused ? ' (moves paused)' : '')),
+                el('td', null, d.partitions.length), el('td', null, d.moving), el('td', null, d.movesElsewhere || 0)))))
             : el('p', { class: 'muted' }, 'No broker is draining.'),
           gone.length ? el('p', { class: 'muted' }, 'Decommissioned: ' + gone.map((e) => e.id).join(', ')) : null));
       }
