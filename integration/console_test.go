@@ -441,3 +441,33 @@ func consumeGroup(t *testing.T, addr, group, topic string, opts ...kgo.Opt) (sto
 	t.Cleanup(stop)
 	return stop
 }
+
+// TestConsoleBrowserScrub: a corrupt batch the scrubber finds shows in the
+// operations view, with where it is and why.
+func TestConsoleBrowserScrub(t *testing.T) {
+	dir := artifactDir(t)
+	n := newNode(t, WithArgs("--segment-bytes", "16384", "--scrub-interval", "1h"))
+	n.Env = []string{"SPOOL_SCRUB_RATE=50000000"}
+	n.Start()
+	topic := uniqueTopic("console-scrub")
+	produceBatches(t, n, topic, 800)
+	logs := segmentLogs(t, filepath.Join(n.Dir, topic+"-0"))
+	if len(logs) < 3 {
+		t.Fatalf("%d segments; the test needs two sealed", len(logs))
+	}
+	b, bs := segmentBatches(t, logs[1])
+	last := bs[5].pos + bs[5].h.Size() - 1
+	writeBytesAt(t, logs[1], last, []byte{b[last] ^ 0x04})
+
+	tab := newBrowser(t)
+	browse(t, tab, chromedp.Navigate("http://"+n.AdminAddr+"/#operations"))
+	if out, err := Spool(t, "", "scrub", "--start", "--admin", n.AdminAddr); err != nil {
+		t.Fatalf("spool scrub --start: %v\n%s", err, out)
+	}
+	finding := `(() => { const r = document.querySelector('#scrub tbody tr'); const b = document.querySelectorAll('#scrub h3 .badge'); return (r ? r.textContent : '') + '|' + (b.length > 1 ? b[1].textContent : '') })()`
+	waitPage(t, tab, 30*time.Second, finding, func(v string) error {
+		return retry.Check(strings.HasPrefix(v, "corrupt"+topic+"/0") && strings.Contains(v, "crc") && strings.HasSuffix(v, "|1 findings"),
+			"the scrubber section shows %q, want the corrupt batch of %s/0", v, topic)
+	})
+	screenshot(t, tab, dir, "operations-scrub")
+}

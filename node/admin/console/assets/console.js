@@ -531,7 +531,7 @@
           findings.length
             ? el('table', null, el('thead', null, el('tr', null, ['Kind', 'Partition', 'Found', 'Detail'].map((c) => el('th', null, c)))),
               el('tbody', null, findings.map(([kind, f]) => el('tr', null, el('td', null, kind), el('td', null, f.topic + '/' + f.partition),
-                el('td', null, new Date(f.found_at).toLocaleString('en-GB')), el('td', null, detail(f))))))
+                el('td', null, new Date(f.found_at).toLocaleString('en-GB')), el('td', { class: 'wrap' }, detail(f))))))
             : null));
       }
       body.replaceChildren(...parts);
