@@ -4,8 +4,10 @@ package integration
 // driven with chromedp: a 3-node cluster seen through node 1's page. One tab
 // stays on the cluster view from the start (the kill -9 must show there
 // without a reload); a second tab walks the topics, groups and operations
-// views while a producer and a consumer group work. A single node that
-// requires the token for reads shows the token form and no data.
+// views while a producer and consumer groups work, a move and a drain wait
+// paused, and a broker dies. A single node that requires the token for
+// reads shows the token form and no data; another shows what its scrubber
+// found.
 // Screenshots of every view go to $SPOOL_TEST_ARTIFACTS/console, or to the
 // test's artifact directory (go test -artifacts keeps them).
 
