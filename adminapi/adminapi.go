@@ -18,10 +18,13 @@ type MemberInfo struct {
 	// gossip but not serving yet, or seeing fewer alive brokers than the
 	// node answering: its Metadata would not list them all
 	// (membership.MemberServes).
-	Status        string `json:"status"`
-	KafkaAddr     string `json:"kafka_addr"`
-	AdminAddr     string `json:"admin_addr"`
-	GossipAddr    string `json:"gossip_addr"`
+	Status     string `json:"status"`
+	KafkaAddr  string `json:"kafka_addr"`
+	AdminAddr  string `json:"admin_addr"`
+	GossipAddr string `json:"gossip_addr"`
+	// RaftAddr is where its replicas' Raft transport listens (empty for a
+	// node that does not advertise one).
+	RaftAddr      string `json:"raft_addr,omitempty"`
 	Rack          string `json:"rack,omitempty"`
 	Generation    uint64 `json:"generation"`
 	PartitionsLed int    `json:"partitions_led"`

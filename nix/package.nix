@@ -34,7 +34,7 @@ buildGoModule {
   pname = "spool";
   inherit version src;
 
-  vendorHash = "sha256-eIoC89tTdmywt2IE+F5fJ0ttsJv0vaipmdu3BYAafLE=";
+  vendorHash = "sha256-sgx8k9J+KvmDrxdaf9taYHs4OYmqpKHNDSglzjlrvvk=";
 
   subPackages = [ "cmd/spool" ];
   # The tests of the documentation (README.md and docs/: their command lines, links, alert

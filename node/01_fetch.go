@@ -122,6 +122,7 @@ func (n *Node) handleFetch(ctx context.Context, wreq *wire.Request) wire.Respons
 				resp, size = n.fetchQuota(ctx, applied, resp, size)
 			}
 			n.stats.bytesOut.Add(size) // metricsLoop hands it to go-metrics
+			n.countFetched(resp, names)
 			return resp
 		}
 		resp.Release()

@@ -18,6 +18,7 @@ import (
 
 	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/node/admin"
+	"github.com/spool-log/spool/node/admin/console"
 	"github.com/spool-log/spool/node/admission"
 	"github.com/spool-log/spool/node/datadir"
 	"github.com/spool-log/spool/node/hosted"
@@ -109,8 +110,10 @@ type Node struct {
 
 	metrics  *admin.Metrics
 	adminAPI *admin.API
-	stats    counters
-	scrub    *scrub.Scrubber
+	// console is the web console's history and timeline (node/console.go).
+	console *console.Console
+	stats   counters
+	scrub   *scrub.Scrubber
 	// flushedBytesOut is stats.bytesOut as of the last flushMetrics.
 	flushedBytesOut int64
 	// flushedQuotas are the quota rates' totals as of the last
@@ -303,11 +306,13 @@ func (n *Node) Start() (err error) {
 // startLoops starts the node's servers and background loops, every one
 // under n.loops: they end when Shutdown stops it.
 func (n *Node) startLoops() {
+	n.console = n.newConsole()
 	n.adminAPI = admin.New(admin.Config{
 		Node: adminView{n}, Agent: n.agent, Quarantine: n.quarantine, Scrub: n.scrub,
 		Metrics: n.metrics, Leadership: n.leaders.local, Snapshots: http.HandlerFunc(n.serveReplicaSnapshot), Txn: http.HandlerFunc(n.serveTxn), Pprof: n.cfg.EnablePprof, Log: n.log, Closing: n.closing,
-		Access: n.adminAccess(), Rebalance: adminView{n},
+		Access: n.adminAccess(), Rebalance: adminView{n}, Console: n.console,
 	})
+	n.loops.Go(n.recordMemberEvents) // console.go: the console's timeline
 	if n.adminLn != nil {
 		n.admin = &http.Server{Handler: n.adminAPI.Handler(), ReadHeaderTimeout: 10 * time.Second}
 		n.loops.Go(func(context.Context) {

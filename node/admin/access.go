@@ -7,12 +7,15 @@ package admin
 // certificates (mTLS), the verified certificate the connection was made
 // with. Reads stay open unless Access.TokenForReads, but for the catalog
 // peers pull (/internal/membership/, which holds SCRAM keys); /healthz and /readyz
-// always do, for probes. With neither a token nor mTLS configured the API
+// always do, for probes, and so do the web console's page and files, which
+// hold no data: the page asks for the token and sends it with every read. With neither a token nor mTLS configured the API
 // is open, as before this existed: the node warns about it at start.
 
 import (
 	"net/http"
 	"strings"
+
+	"github.com/spool-log/spool/node/admin/console"
 )
 
 // Access is the admin API's authorization settings.
@@ -37,6 +40,9 @@ var alwaysOpen = map[string]bool{"/healthz": true, "/readyz": true}
 func (a Access) needsCredential(r *http.Request) bool {
 	if a.Open() || alwaysOpen[r.URL.Path] {
 		return false
+	}
+	if (r.Method == http.MethodGet || r.Method == http.MethodHead) && (r.URL.Path == "/" || strings.HasPrefix(r.URL.Path, console.AssetPrefix)) {
+		return false // the console's static files (package console)
 	}
 	if strings.HasPrefix(r.URL.Path, "/debug/pprof/") {
 		return true // costly and revealing: as privileged as a write

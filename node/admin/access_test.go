@@ -48,6 +48,11 @@ func TestAccessRefusal(t *testing.T) {
 		{"mTLS, verified cert writes", Access{ClientCerts: true}, "POST", "/v1/scrub", "", verified, true},
 		{"mTLS, no cert", Access{ClientCerts: true}, "POST", "/v1/scrub", "", &tls.ConnectionState{}, false},
 		{"mTLS and token, token", Access{ClientCerts: true, Token: tok}, "POST", "/v1/scrub", "Bearer s3cret", &tls.ConnectionState{}, true},
+		{"token for reads, console page", Access{Token: tok, TokenForReads: true}, "GET", "/", "", nil, true},
+		{"token for reads, console script", Access{Token: tok, TokenForReads: true}, "GET", "/console/console.js", "", nil, true},
+		{"token for reads, console state", Access{Token: tok, TokenForReads: true}, "GET", "/v1/console/state", "", nil, false},
+		{"token for reads, console state with", Access{Token: tok, TokenForReads: true}, "GET", "/v1/console/state", "Bearer s3cret", nil, true},
+		{"token, console page is no write", Access{Token: tok}, "POST", "/", "", nil, false},
 		{"token only, a cert is no credential", Access{Token: tok}, "POST", "/v1/scrub", "", verified, false},
 	}
 	for _, c := range cases {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spool-log/spool/internal/httpjson"
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/admin/console"
 	"github.com/spool-log/spool/node/datadir"
 	"github.com/spool-log/spool/node/scrub"
 )
@@ -56,6 +57,9 @@ type Config struct {
 	Txn http.Handler
 	// Rebalance serves /v1/rebalance (rebalance.go); nil leaves it out.
 	Rebalance Rebalancer
+	// Console serves the live web console at "/" and its /v1/console/
+	// JSON (console.go); nil leaves it out.
+	Console *console.Console
 	// Pprof serves Go's profiler under /debug/pprof/ (pprof.go).
 	Pprof bool
 	// Access decides who may change state and read (access.go); the zero
@@ -105,11 +109,14 @@ func New(cfg Config) *API { return &API{cfg: cfg} }
 //	/v1/scrub       the background scrubber's progress and findings (node/scrub)
 //	/v1/rebalance   JSON moves under way with their progress; POST
 //	                /v1/rebalance/pause and /v1/rebalance/resume (rebalance.go)
+//	/               the live web console (console.go, package console), its
+//	                files under /console/, its JSON under /v1/console/
 //	/internal/membership/  catalog and roster for peers' anti-entropy
 //	/debug/pprof/   Go profiling, only with Config.EnablePprof (404 otherwise);
 //	                its /cmdline has secret flags redacted
 //
-// Config.Access guards every route but /healthz and /readyz (access.go).
+// Config.Access guards every route but /healthz, /readyz and the console's
+// page and files (access.go).
 func (a *API) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -131,6 +138,7 @@ func (a *API) Handler() http.Handler {
 	a.gossipKeyRoutes(mux)  // gossipkeys.go: /v1/gossip-keys
 	a.scrubRoutes(mux)      // /v1/scrub
 	a.rebalanceRoutes(mux)  // rebalance.go: /v1/rebalance, pause, resume
+	a.consoleRoutes(mux)    // console.go: the web console at /, /v1/console/
 	mux.Handle("/metrics", promhttp.HandlerFor(a.cfg.Metrics.Registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/v1/stats", func(w http.ResponseWriter, r *http.Request) {
 		httpjson.Write(w, a.cfg.Node.Stats())

@@ -33,7 +33,7 @@ func memberInfo(m membership.Member, led map[int32]int, alive int) MemberInfo {
 	mi := MemberInfo{
 		Name: m.Name, ID: m.BrokerID, Status: string(m.Status),
 		KafkaAddr: m.KafkaAddr, AdminAddr: m.AdminAddr, GossipAddr: m.GossipAddr,
-		Rack: m.Rack, Generation: m.Gen,
+		RaftAddr: m.RaftAddr, Rack: m.Rack, Generation: m.Gen,
 	}
 	if m.Status == membership.StatusAlive {
 		if !membership.MemberServes(m, alive) {
@@ -169,6 +169,12 @@ func (a *API) clusterRoutes(mux *http.ServeMux) {
 	})
 }
 
+// MemberEvent is ev as /v1/members/watch shows it.
+func (a *API) MemberEvent(ev membership.MemberEvent) MemberEvent {
+	led := a.cfg.Node.PartitionsLed()
+	return MemberEvent{Type: string(ev.Type), Time: ev.Time, Member: memberInfo(ev.Member, led, len(a.cfg.Agent.LiveBrokers()))}
+}
+
 // serveMemberWatch streams membership events as NDJSON, one flushed line per
 // event, until the client goes away or the node shuts down.
 func (a *API) serveMemberWatch(w http.ResponseWriter, r *http.Request) {
@@ -193,9 +199,7 @@ func (a *API) serveMemberWatch(w http.ResponseWriter, r *http.Request) {
 			if !ok {
 				return
 			}
-			led := a.cfg.Node.PartitionsLed()
-			line := MemberEvent{Type: string(ev.Type), Time: ev.Time, Member: memberInfo(ev.Member, led, len(a.cfg.Agent.LiveBrokers()))}
-			if err := enc.Encode(line); err != nil {
+			if err := enc.Encode(a.MemberEvent(ev)); err != nil {
 				return
 			}
 			flusher.Flush()

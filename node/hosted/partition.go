@@ -52,6 +52,10 @@ type Partition struct {
 	// its last flush (the flushed marks, its own) to go-metrics.
 	ProducedBytes, ProducedRecords atomic.Int64
 	FlushedBytes, FlushedRecords   int64
+	// FetchedBytes counts the record bytes consumers fetched from it as
+	// leader, while the console samples (the console's consume rate:
+	// node/console.go).
+	FetchedBytes atomic.Int64
 
 	log logrus.FieldLogger
 }
