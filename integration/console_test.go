@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -444,6 +445,9 @@ func consumeGroup(t *testing.T, addr, group, topic string, opts ...kgo.Opt) (sto
 	return stop
 }
 
+// quarantineSize is a size as the page writes it (its bytes()).
+var quarantineSize = regexp.MustCompile(`[0-9.]+ (B|KiB|MiB)`)
+
 // TestConsoleBrowserScrub: a corrupt batch the scrubber finds shows in the
 // operations view, with where it is and why.
 func TestConsoleBrowserScrub(t *testing.T) {
@@ -472,4 +476,18 @@ func TestConsoleBrowserScrub(t *testing.T) {
 			"the scrubber section shows %q, want the corrupt batch of %s/0", v, topic)
 	})
 	screenshot(t, tab, dir, "operations-scrub")
+
+	// A deleted topic's partition goes to this node's quarantine, which
+	// the same view lists, with its name and size.
+	doomed := uniqueTopic("console-doomed")
+	produceBatches(t, n, doomed, 10)
+	if out, err := Spool(t, "", "topic", "delete", doomed, "--brokers", n.KafkaAddr, "--admin", n.AdminAddr); err != nil {
+		t.Fatalf("spool topic delete %s: %v\n%s", doomed, err, out)
+	}
+	entry := fmt.Sprintf(`(() => { const r = [...document.querySelectorAll('#quarantine tbody tr')].find(r => r.textContent.includes(%q)); const b = document.querySelector('#quarantine h3 .badge'); return (r ? r.textContent : '') + '|' + (b ? b.textContent : '') })()`, doomed+"-0")
+	waitPage(t, tab, 30*time.Second, entry, func(v string) error {
+		return retry.Check(strings.Contains(v, doomed+"-0") && quarantineSize.MatchString(v) && !strings.HasSuffix(v, "|0 entries"),
+			"the quarantine section shows %q, want %s-0 dropped, with its size", v, doomed)
+	})
+	screenshot(t, tab, dir, "operations-quarantine")
 }
