@@ -315,6 +315,25 @@ func TestScrubFindsFlippedPayload(t *testing.T) {
 	if code, hs := rawFetch(t, n.KafkaAddr, topic, d.h.LastOffset()+1, 1<<20); code != 0 || len(hs) == 0 || hs[0].BaseOffset != d.h.LastOffset()+1 {
 		t.Fatalf("fetch after the corrupt batch: code %d, %d batches", code, len(hs))
 	}
+
+	// The finding survives a restart, kill -9 included: before any pass
+	// (the first is minutes away) the node lists it and refuses the
+	// damaged batch, which it rechecked as the partition opened.
+	for _, stop := range []func(){n.Stop, n.Kill} {
+		stop()
+		n.Start()
+		var again scrubStatus
+		if err := n.getJSON("/v1/scrub", &again); err != nil {
+			t.Fatal(err)
+		}
+		if again.Passes != 0 || len(again.Corrupt) != 1 || again.Corrupt[0].Position != f.Position || !again.Corrupt[0].FoundAt.Equal(f.FoundAt) {
+			t.Fatalf("after a restart: %+v, want no pass yet and the finding %+v", again, f)
+		}
+		if code, hs := rawFetch(t, n.KafkaAddr, topic, d.h.BaseOffset, 1<<20); code != kerr.KafkaStorageError.Code || len(hs) != 0 {
+			t.Fatalf("after a restart, fetch at the corrupt batch: code %d, %d batches; want KAFKA_STORAGE_ERROR", code, len(hs))
+		}
+		consumeExactly(t, n.KafkaAddr, topic, recs[:d.h.BaseOffset])
+	}
 }
 
 // scrapeMetrics reads the node's Prometheus text: unlabelled samples by name.

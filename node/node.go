@@ -38,6 +38,9 @@ import (
 // Files the node keeps in DataDir beside the partition directories.
 const (
 	producerIDsFileName = "producer-ids"
+	// scrubFindingsFileName keeps the scrubber's findings across restarts
+	// (node/scrub's findings.go).
+	scrubFindingsFileName = "scrub-findings.json"
 )
 
 // Node is one Spool broker.
@@ -221,6 +224,7 @@ func New(cfg Config) (_ *Node, err error) {
 	n.scrub = scrub.New(scrub.Config{
 		Rate: cfg.ScrubRate, Interval: cfg.ScrubInterval,
 		Targets: n.scrubTargets, Metrics: n.metrics.Metrics, Log: log,
+		FindingsFile: filepath.Join(cfg.DataDir, scrubFindingsFileName),
 	})
 	return n, nil
 }

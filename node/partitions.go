@@ -82,6 +82,9 @@ func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, erro
 			return nil, err
 		}
 	}
+	// Damage an earlier scrub found here is marked again before anything
+	// reads the log (node/scrub's findings.go).
+	n.scrub.Recheck(spec.Name, index, log)
 	// A replica with no Raft state starts the group from the partition's
 	// replica list, with a vote, only when the group is new: the list
 	// names it and the catalog records no leader of the partition yet

@@ -30,8 +30,9 @@ import (
 // and every whole batch before it is still served. Findings are logged at
 // ERROR once, counted in the spool_scrub_corrupt_batches metric (bytes read in
 // spool_scrub_bytes), and listed at /v1/scrub (`spool scrub`). A scrub changes
-// no byte; marks live in memory, so a restart forgets them until the next
-// pass finds the damage again.
+// no byte. Findings are kept in a file (findings.go), so a restart lists
+// them still and rechecks each damaged batch as its partition opens: the
+// marks that keep fetches off it live in memory.
 
 const (
 	// DefaultRate is how many bytes per second the scrubber reads:
@@ -74,14 +75,21 @@ type Config struct {
 	Interval time.Duration
 	// Targets lists the partitions open now.
 	Targets func() []Target
-	Metrics *metrics.Metrics
-	Log     logrus.FieldLogger
+	// FindingsFile keeps the findings across restarts ("": in memory
+	// only).
+	FindingsFile string
+	Metrics      *metrics.Metrics
+	Log          logrus.FieldLogger
 }
 
 // Scrubber is the node's scrubber and its findings.
 type Scrubber struct {
 	cfg  Config
 	kick chan struct{}
+
+	// saveMu orders the writes of FindingsFile; mu is taken inside it
+	// only to copy what is kept, never across the write.
+	saveMu sync.Mutex
 
 	mu          sync.Mutex
 	running     bool
@@ -90,6 +98,7 @@ type Scrubber struct {
 	bytes       int64
 	corrupt     int
 	found       map[string]time.Time // findings already logged, by scrubKey
+	kept        map[string]Finding   // the damaged batches found, kept in FindingsFile, by scrubKey
 	quarantined []Finding
 }
 
@@ -99,7 +108,9 @@ func New(cfg Config) *Scrubber {
 		cfg.Interval = DefaultInterval
 	}
 	cfg.Rate = max(cfg.Rate, 0)
-	return &Scrubber{cfg: cfg, kick: make(chan struct{}, 1)}
+	s := &Scrubber{cfg: cfg, kick: make(chan struct{}, 1), found: map[string]time.Time{}, kept: map[string]Finding{}}
+	s.loadFindings()
+	return s
 }
 
 func scrubKey(topic string, index int32, c partition.Corruption) string {
@@ -114,6 +125,7 @@ func (s *Scrubber) OnRecoveryCut(topic string, index int32) func(partition.Corru
 		s.mu.Lock()
 		s.quarantined = append(s.quarantined, Finding{Topic: topic, Partition: index, FoundAt: time.Now().UTC(), Corruption: c})
 		s.mu.Unlock()
+		s.save()
 	}
 }
 
@@ -213,14 +225,14 @@ func (s *Scrubber) pass(ctx context.Context) {
 			s.mu.Lock()
 			_, seen := s.found[key]
 			if !seen {
-				if s.found == nil {
-					s.found = make(map[string]time.Time)
-				}
-				s.found[key] = time.Now().UTC()
+				now := time.Now().UTC()
+				s.found[key] = now
+				s.kept[key] = Finding{Topic: p.Topic, Partition: p.Partition, FoundAt: now, Corruption: c}
 				s.corrupt++
 			}
 			s.mu.Unlock()
 			if !seen {
+				s.save()
 				s.cfg.Metrics.IncrCounter([]string{"scrub", "corrupt_batches"}, 1)
 				s.cfg.Log.WithFields(corruptionFields(p.Topic, p.Partition, c)).Error("scrub found a corrupt record batch; fetches of it now fail with KAFKA_STORAGE_ERROR")
 			}
