@@ -32,6 +32,16 @@ import (
 //   - rtt: one connection sends a Produce request of one RTTBytes record and
 //     waits for the answer, one at a time: the bare round trip, nothing
 //     written.
+//   - replicated: as append, to a leader process that write(2)s each batch
+//     to its file and forwards it over TCP to two follower processes, who
+//     write it and answer; the leader answers once one of them has (a
+//     majority of three). With Fsync, the leader and each follower
+//     fdatasync before answering, one sync for all the batches that arrived
+//     meanwhile (group commit), as a replicated partition's --raft-fsync
+//     does. No protocol, no Raft, no Kafka framing between the three: the
+//     limit of acks=all with three replicas on this machine.
+//   - replicated-rtt: the same with one connection and batches of one
+//     record: the round trip of a replicated append, one in flight.
 //
 // The client is raw Produce's, so a ratio of that bench to this one has the
 // same client cost on both sides. The servers run in a process of their own
@@ -63,7 +73,7 @@ type BaselineConfig struct {
 
 // BaselineMeasurements are what BaselineConfig.Only may name, in the
 // default order.
-var BaselineMeasurements = []string{"append", "append-rtt", "copy", "rtt"}
+var BaselineMeasurements = []string{"append", "append-rtt", "copy", "rtt", "replicated", "replicated-rtt"}
 
 // DefaultBaseline is what `spool bench baseline` runs with no flags but
 // --duration.
@@ -118,6 +128,10 @@ func Baseline(ctx context.Context, cfg BaselineConfig) (Report, error) {
 			res, err = l.runCopy(ctx, dir)
 		case "rtt":
 			res, err = l.runRTT(ctx)
+		case "replicated":
+			res, err = l.runReplicated(ctx, name, l.Producers, l.BatchRecords, dir)
+		case "replicated-rtt":
+			res, err = l.runReplicated(ctx, name, 1, 1, dir)
 		}
 		if err != nil {
 			return Report{}, fmt.Errorf("baseline %s: %w", name, err)

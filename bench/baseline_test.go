@@ -66,6 +66,7 @@ func resultNamed(t *testing.T, rep Report, name string) Result {
 func TestBaselineMeasuresAllFour(t *testing.T) {
 	cfg := testBaseline(t, 200*time.Millisecond)
 	cfg.CopyBytes, cfg.RecordSize, cfg.BatchRecords, cfg.Producers = 4<<20, 100, 10, 2
+	cfg.Only = []string{"append", "append-rtt", "copy", "rtt"} // replicated's own test: TestBaselineReplicated
 	rep, err := Baseline(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

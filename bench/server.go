@@ -18,6 +18,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -28,7 +29,7 @@ import (
 
 // serverConfig is what one baseline server serves.
 type serverConfig struct {
-	mode      string // append, rtt or copy
+	mode      string // append, rtt, copy, replicated or follower
 	dir       string // append: where the log files go; copy: where the copied file goes
 	rollBytes int64
 	fsync     bool
@@ -36,6 +37,8 @@ type serverConfig struct {
 	// batchBytes is the size of the record batch ending each Produce
 	// request (append, rtt).
 	batchBytes int
+	// followers are the follower servers' addresses (replicated).
+	followers []string
 }
 
 // ServeMain is a baseline server process's main: it parses the flags
@@ -45,12 +48,20 @@ func ServeMain(args []string, stdin io.Reader, stdout io.Writer) error {
 	var s serverConfig
 	fs := flag.NewFlagSet("baseline-server", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // the error returned says it
-	fs.StringVar(&s.mode, "mode", "", "append, rtt or copy")
+	fs.StringVar(&s.mode, "mode", "", "append, rtt, copy, replicated or follower")
 	fs.StringVar(&s.dir, "dir", "", "directory for the append files or the copied file")
 	fs.Int64Var(&s.rollBytes, "roll-bytes", 1<<30, "append: start a new file (deleting the old) past this size")
-	fs.BoolVar(&s.fsync, "fsync", false, "append: fsync after every batch")
+	fs.BoolVar(&s.fsync, "fsync", false, "append: fsync after every batch; replicated, follower: fdatasync (group commit) before answering")
 	fs.Int64Var(&s.copyBytes, "copy-bytes", 256<<20, "copy: size of the file sent")
-	fs.IntVar(&s.batchBytes, "batch-bytes", 0, "append, rtt: the size of the record batch each Produce request ends with")
+	fs.IntVar(&s.batchBytes, "batch-bytes", 0, "append, rtt, replicated: the size of the record batch each Produce request ends with")
+	fs.Func("followers", "replicated: comma-separated addresses of the follower servers", func(v string) error {
+		for _, a := range strings.Split(v, ",") {
+			if a = strings.TrimSpace(a); a != "" {
+				s.followers = append(s.followers, a)
+			}
+		}
+		return nil
+	})
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(stdout, "The server process of 'spool bench baseline' (started by it). Flags:")
 		fs.SetOutput(stdout)
@@ -68,15 +79,19 @@ func ServeMain(args []string, stdin io.Reader, stdout io.Writer) error {
 // run serves until stdin reaches its end, having printed the address on out.
 func (s *serverConfig) run(stdin io.Reader, out io.Writer) error {
 	switch s.mode {
-	case "append", "copy":
+	case "append", "copy", "follower":
 		if s.dir == "" {
 			return fmt.Errorf("--mode %s needs --dir", s.mode)
 		}
+	case "replicated":
+		if s.dir == "" || len(s.followers) == 0 {
+			return fmt.Errorf("--mode replicated needs --dir and --followers")
+		}
 	case "rtt":
 	default:
-		return fmt.Errorf("--mode %q: want append, rtt or copy", s.mode)
+		return fmt.Errorf("--mode %q: want append, rtt, copy, replicated or follower", s.mode)
 	}
-	if s.mode != "copy" && (s.batchBytes < recordbatch.HeaderSize || s.batchBytes > baselineFrameMax) {
+	if s.mode != "copy" && s.mode != "follower" && (s.batchBytes < recordbatch.HeaderSize || s.batchBytes > baselineFrameMax) {
 		return fmt.Errorf("--mode %s needs --batch-bytes, the size of the record batch each request carries (%d..%d)", s.mode, recordbatch.HeaderSize, baselineFrameMax)
 	}
 	if s.rollBytes < 1<<20 || s.copyBytes < 1<<20 || s.copyBytes > 64<<30 {
@@ -96,6 +111,30 @@ func (s *serverConfig) run(stdin io.Reader, out io.Writer) error {
 		}
 		defer func() { af.f.Close() }()
 		srv = serveConns(ln, func(c net.Conn) error { return serveProduce(c, s.batchBytes, af.append) })
+	case "follower":
+		log, err := newReplLog(s.dir, s.rollBytes, s.fsync)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer log.close()
+		srv = serveConns(ln, func(c net.Conn) error { return serveFollower(c, log) })
+	case "replicated":
+		log, err := newReplLog(s.dir, s.rollBytes, s.fsync)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer log.close()
+		leader, err := newReplLeader(log, s.followers)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		// Closed after the client connections (srv.close), so no append
+		// is left waiting on a follower that is gone.
+		defer leader.close()
+		srv = serveConns(ln, func(c net.Conn) error { return serveProduce(c, s.batchBytes, leader.append) })
 	case "rtt":
 		srv = serveConns(ln, func(c net.Conn) error {
 			return serveProduce(c, s.batchBytes, func([]byte) error { return nil })
