@@ -21,7 +21,7 @@ func newBenchBaselineCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "baseline",
-		Short: "Measure this machine's limits: append, copy and round trip on loopback",
+		Short: "Measure this machine's limits: append, copy, round trip and replication on loopback",
 		Long: `Measure what this machine does with no broker in the way, each for --duration:
 
   append      --producers loopback TCP connections each send Produce
@@ -41,6 +41,18 @@ func newBenchBaselineCmd() *cobra.Command {
   rtt         one connection sends a Produce request of one --rtt-bytes
               record and waits for the answer, one at a time: the bare round
               trip, nothing written.
+  replicated  as append, to a leader process that write(2)s each batch to
+              its file and forwards it over TCP to two follower processes,
+              who write it and answer; the leader answers once one of them
+              has (a majority of three). With --fsync the leader and each
+              follower fdatasync before answering, one sync for all the
+              batches that arrived meanwhile (group commit), as a node's
+              --raft-fsync does. No protocol, no Raft, no Kafka framing
+              between the three: the limit of acks=all with three replicas
+              on this machine. Its CPU figure is the three processes'.
+  replicated-rtt  the same with one connection and batches of one record:
+              the round trip of a replicated append, one in flight; the
+              baseline for a produce's latency at acks=all.
 
 The client is the raw produce client of 'spool bench produce --raw', so a
 ratio of that bench to this one has the same client cost on both sides
@@ -72,9 +84,9 @@ bench, and on the same file system as the broker's data (--dir).`,
 	common.register(fs, 5*time.Second)
 	fs.StringVar(&cfg.Dir, "dir", cfg.Dir, "directory for the append and copy files (use the broker's file system)")
 	fs.IntVar(&cfg.RecordSize, "record-size", cfg.RecordSize, "bytes per record")
-	fs.IntVar(&cfg.BatchRecords, "batch-records", cfg.BatchRecords, "records per appended batch (append; append-rtt sends one)")
-	fs.IntVar(&cfg.Producers, "producers", cfg.Producers, "concurrent appending connections (append; append-rtt has one)")
-	fs.BoolVar(&cfg.Fsync, "fsync", cfg.Fsync, "fsync after every appended batch")
+	fs.IntVar(&cfg.BatchRecords, "batch-records", cfg.BatchRecords, "records per appended batch (append, replicated; the -rtt ones send one)")
+	fs.IntVar(&cfg.Producers, "producers", cfg.Producers, "concurrent appending connections (append, replicated; the -rtt ones have one)")
+	fs.BoolVar(&cfg.Fsync, "fsync", cfg.Fsync, "fsync after every appended batch (replicated: fdatasync, group commit, on the leader and each follower before answering)")
 	fs.Int64Var(&cfg.CopyBytes, "copy-bytes", cfg.CopyBytes, "size of the file copied to the socket")
 	fs.IntVar(&cfg.ReadBytes, "read-bytes", cfg.ReadBytes, "the copy client's read buffer")
 	fs.IntVar(&cfg.RTTBytes, "rtt-bytes", 0, "bytes of the record sent per round trip (0: --record-size)")
