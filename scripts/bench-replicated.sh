@@ -91,17 +91,24 @@ start_cluster() {
 	done
 }
 
-# create_topic NAME PARTITIONS R: created, and every partition led (a raw
-# produce acknowledged by all of them), within a minute.
+# create_topic NAME PARTITIONS R: created within a minute.
 create_topic() {
+	echo "bench-replicated: topic $1 ($2 partitions, R=$3)" >&2
 	local name=$1 parts=$2 r=$3 deadline=$((SECONDS + 60))
 	until "$spool" topic create "$name" --partitions "$parts" -r "$r" --brokers "$brokers" --timeout 2s >/dev/null 2>&1 ||
 		"$spool" topic describe "$name" --brokers "$brokers" --timeout 2s >/dev/null 2>&1; do
 		((SECONDS < deadline)) || { echo "bench-replicated: the cluster does not take topic $name" >&2; cat "$d"/node*.log >&2; exit 1; }
 		sleep 0.2
 	done
-	until "$spool" bench produce --raw --brokers "$brokers" --topic "$name" --acks all --record-size 10 --batch-records 1 \
-		--producers "$parts" --count "$parts" --duration 5s -q -o json >/dev/null 2>&1; do
+}
+
+# led NAME PARTITIONS: every partition led, within a minute: a raw produce
+# of one record to each acknowledged by all of them. (Topics are created
+# first and checked after, so their elections overlap.)
+led() {
+	local name=$1 parts=$2 deadline=$((SECONDS + 60)) n
+	until n=$("$spool" bench produce --raw --brokers "$brokers" --topic "$name" --acks all --record-size 10 --batch-records 1 \
+		--producers "$parts" --count "$parts" --duration 5s -q -o json 2>/dev/null | jq -r '.results[0].records') && ((n == parts)); do
 		((SECONDS < deadline)) || { echo "bench-replicated: topic $name's partitions are not all led" >&2; cat "$d"/node*.log >&2; exit 1; }
 		sleep 0.2
 	done
@@ -123,6 +130,10 @@ for mode in $FSYNC_MODES; do
 	create_topic r3-1k "$PRODUCERS" 3
 	create_topic r3-lat 1 3
 	((R1 == 0)) || create_topic r1-1k "$PRODUCERS" 1
+	led r3-100 "$PRODUCERS"
+	led r3-1k "$PRODUCERS"
+	led r3-lat 1
+	((R1 == 0)) || led r1-1k "$PRODUCERS"
 
 	cluster_side() {
 		bench "$p/c100.json" "${raw[@]}" --brokers "$brokers" --topic r3-100 --record-size 100 \
