@@ -4,9 +4,10 @@
 // It measures a running cluster — Produce, Consume and EndToEnd, with
 // franz-go or (Raw) with pre-encoded requests on plain connections — and
 // this machine's own limits with no broker in the way (Baseline: append,
-// copy and round trip on loopback, against server processes of its own,
-// ServeMain), so every figure can be read as a ratio to what the hardware
-// does with nothing but write(2), sendfile(2) and a loopback round trip.
+// copy, round trip and three-process replication on loopback, against
+// server processes of its own, ServeMain), so every figure can be read as a
+// ratio to what the hardware does with nothing but write(2), fdatasync(2),
+// sendfile(2) and loopback round trips.
 // The machines these run on are shared and noisy: an absolute figure alone
 // means little, a ratio measured in the same run means more.
 //

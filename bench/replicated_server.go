@@ -19,9 +19,10 @@ package bench
 //
 // Locks: replLeader.mu, then replLog.mu (the leader writes its log under its
 // own lock, as one partition's appends are serialized). replLog.mu is held
-// across write(2) only, never across a sync or a socket; replLeader.mu is
-// held across the local write(2) and a send on a follower's queue, never
-// across a socket or a sync.
+// across write(2), and across the old file's fdatasync at a roll (once per
+// RollBytes), never across a socket; replLeader.mu is held across the local
+// write(2) and a send on a follower's queue (which its sender drains without
+// it), never across a socket or the group commit's sync.
 
 import (
 	"bufio"

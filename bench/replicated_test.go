@@ -326,3 +326,34 @@ func TestBaselineReplicated(t *testing.T) {
 		}
 	}
 }
+
+// A log rolls past its roll size: the old file is synced (with fsync) and
+// deleted, the new one takes the batch, and a sync that raced the roll, of
+// the file it closed, is no error, as the roll synced it.
+func TestReplLogRolls(t *testing.T) {
+	l, sc := testReplLog(t, true)
+	l.roll = 100
+	old := l.f
+	for i := 0; i < 3; i++ {
+		if err := l.write(bytes.Repeat([]byte{byte('a' + i)}, 60)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if l.rolls != 2 || sc.calls.Load() != 2 {
+		t.Fatalf("3 writes of 60 bytes, roll 100: %d rolls, %d syncs; want 2 and 2", l.rolls, sc.calls.Load())
+	}
+	ents, err := os.ReadDir(l.dir)
+	if err != nil || len(ents) != 1 || ents[0].Name() != "00000000000000000002.log" {
+		t.Fatalf("after two rolls the dir holds %v (%v), want only the third file", ents, err)
+	}
+	if err := l.syncFile(old); err == nil {
+		t.Fatal("syncing the closed first file succeeded")
+	}
+	cur := l.f
+	l.f = old // as a sync that took the file before the roll sees it
+	err = l.sync()
+	l.f = cur
+	if err != nil {
+		t.Fatalf("a sync of the file a roll closed: %v", err)
+	}
+}
