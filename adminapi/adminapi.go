@@ -148,8 +148,9 @@ type ScrubStatus struct {
 	CorruptBatches int   `json:"corrupt_batches"`
 	// Corrupt is the damaged batches still in the logs, which fetches refuse.
 	Corrupt []ScrubFinding `json:"corrupt"`
-	// Quarantined is what recovery cut from logs into DATA/quarantine since
-	// the node started, and is still there (not yet purged or reclaimed).
+	// Quarantined is what recovery cut from logs into DATA/quarantine, kept
+	// across restarts (DATA/scrub-findings.json), while it is still there
+	// (not yet purged or reclaimed).
 	Quarantined []ScrubFinding `json:"quarantined"`
 }
 

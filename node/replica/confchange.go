@@ -346,6 +346,10 @@ func (g *raftGroup) restoreConf() error {
 		if err != nil {
 			return err
 		}
+		if !g.hasVoters() {
+			// As applyConf refuses it: raft would panic.
+			return fmt.Errorf("entry %d: a configuration change, with no configuration to apply it to (entries taken before the leader's snapshot)", e.GetIndex())
+		}
 		g.conf = g.rn.ApplyConfChange(cc)
 		g.confs = append(g.confs, confPoint{e.GetIndex(), g.conf})
 		if slices.ContainsFunc(cc.GetChanges(), func(c *pb.ConfChangeSingle) bool { return c.GetType() == pb.ConfChangeAddLearnerNode }) {
