@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"os"
 	osexec "os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -385,8 +386,12 @@ func TestBenchCommandEndToEnd(t *testing.T) {
 		t.Fatalf("e2e: %+v", r)
 	}
 	rep = runBench(t, "baseline", "--duration", "100ms", "--copy-bytes", "2097152", "--dir", t.TempDir())
-	if len(rep.Results) != 4 {
-		t.Fatalf("baseline: %+v, want append, append-rtt, copy and rtt", rep.Results)
+	var names []string
+	for _, r := range rep.Results {
+		names = append(names, r.Name)
+	}
+	if want := []string{"append", "append-rtt", "copy", "rtt", "replicated", "replicated-rtt"}; !slices.Equal(names, want) {
+		t.Fatalf("baseline measured %v, want %v: %+v", names, want, rep.Results)
 	}
 	for _, r := range rep.Results {
 		if r.Bytes <= 0 {
