@@ -100,11 +100,6 @@ type Config struct {
 	Log      logrus.FieldLogger
 }
 
-// DefaultConfig is a Config with Kafka-like bounds and no node wired in.
-func DefaultConfig() Config {
-	return Config{MaxMoves: 2, FailedBrokerGrace: 30 * time.Minute, Log: logrus.StandardLogger()}
-}
-
 // Mover carries moves out: it starts the moves of drains and of
 // rebalancing (on the node that starts them: the live broker of the lowest
 // id in the roster), steps each move whose partition this node leads, and
