@@ -20,7 +20,7 @@ configs asked for (-p -1: the broker's num.partitions; -r -1 takes the
 topic's) is reported as "already exists as asked" and is not an error, so
 a create retried after a lost answer succeeds. One that exists with
 another spec is an error that says what differs.`,
-		Args:  cobra.MinimumNArgs(1),
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Names = args
 			created, err := g.CreateTopics(cmd.Context(), o)
