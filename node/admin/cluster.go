@@ -93,6 +93,11 @@ func (a *API) Placement(topic string) (out []PartitionPlacement, ok bool) {
 // group (the Raft group's key: topic id in hex, "/", partition).
 const ReplicaSnapshotPath = "/internal/replica/snapshot"
 
+// ReplicaCaughtUpPath is where a damaged replica asks its leader whether
+// the rest of its group holds everything committed (node/hosted's
+// repair.go): the query's group, and without (its broker id).
+const ReplicaCaughtUpPath = "/internal/replica/caught-up"
+
 // TxnPath is where peers post transaction requests (node/txns.go):
 // TxnPath+"marker", TxnPath+"verify". POSTs need the admin credential
 // when one is set, which peers present.
@@ -108,6 +113,9 @@ func (a *API) clusterRoutes(mux *http.ServeMux) {
 	}
 	if a.cfg.Snapshots != nil {
 		mux.Handle("GET "+ReplicaSnapshotPath, a.cfg.Snapshots)
+	}
+	if a.cfg.CaughtUp != nil {
+		mux.Handle("GET "+ReplicaCaughtUpPath, a.cfg.CaughtUp)
 	}
 	if a.cfg.Txn != nil {
 		mux.Handle("POST "+TxnPath, a.cfg.Txn)

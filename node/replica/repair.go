@@ -1,0 +1,115 @@
+package replica
+
+import (
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/tracker"
+)
+
+// Rebuilding a damaged replica from its peers (node/hosted's repair.go)
+// throws its log away and rejoins with none, so what it held must be held
+// by enough of the others first: every entry the group committed is on a
+// majority, and that majority may have counted the damaged replica. Only
+// the leader knows how far each member holds the log, so the damaged
+// replica asks it (CaughtUpWithout), once it has stopped acknowledging
+// anything itself: an entry committed after the answer was then committed
+// by the others alone.
+
+// CaughtUp is a leader's answer to a replica of its group asking whether
+// the group holds everything committed without it.
+type CaughtUp struct {
+	// Leader: the replica asked leads its group; the rest is its word.
+	Leader bool `json:"leader"`
+	// Others counts the voters other than the asker (the leader included)
+	// that hold every entry committed; Quorum is a majority of the voters.
+	Others int `json:"others"`
+	Quorum int `json:"quorum"`
+	// Commit is the leader's commit index the others were held against.
+	Commit uint64 `json:"commit"`
+	// Joint: a configuration change is under way (two sets of voters);
+	// no rebuild then.
+	Joint bool `json:"joint,omitempty"`
+}
+
+// Enough tells whether the asker may throw its log away: the leader says
+// a majority of the group other than the asker holds everything committed.
+func (c CaughtUp) Enough() bool { return c.Leader && !c.Joint && c.Quorum > 0 && c.Others >= c.Quorum }
+
+// CaughtUpWithout is the leader's CaughtUp for broker, a replica of group
+// k on another node.
+func (d *Driver) CaughtUpWithout(k GroupKey, broker int32) (CaughtUp, error) {
+	g := d.group(k)
+	if g == nil {
+		return CaughtUp{}, ErrNotHosted
+	}
+	return g.r.CaughtUpWithout(broker), nil
+}
+
+// CaughtUpWithout is CaughtUp for broker as this replica sees it: Leader
+// false unless it leads. It waits for the group's current round.
+func (r *Replica) CaughtUpWithout(broker int32) CaughtUp {
+	g := r.rg
+	if g == nil {
+		return CaughtUp{}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed || g.broken != nil {
+		return CaughtUp{}
+	}
+	st := g.rn.Status()
+	if st.RaftState != raft.StateLeader {
+		return CaughtUp{}
+	}
+	out := CaughtUp{Leader: true, Commit: st.GetCommit(), Joint: len(st.Config.Voters[1]) > 0}
+	voters := st.Config.Voters[0]
+	out.Quorum = len(voters)/2 + 1
+	for id := range voters {
+		if id == RaftID(broker) {
+			continue
+		}
+		if id == g.self {
+			out.Others++ // the leader holds what it committed
+			continue
+		}
+		if pr, ok := st.Progress[id]; ok && pr.Match >= st.GetCommit() && pr.State != tracker.StateSnapshot {
+			out.Others++
+		}
+	}
+	return out
+}
+
+// HandOffTarget is, on the leader, a voter other than this one that holds
+// everything committed and answered lately: the one to hand leadership to
+// before this replica is rebuilt. ok is false when none is, or this
+// replica does not lead.
+func (r *Replica) HandOffTarget() (int32, bool) {
+	g := r.rg
+	if g == nil {
+		return -1, false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed || g.broken != nil {
+		return -1, false
+	}
+	st := g.rn.Status()
+	if st.RaftState != raft.StateLeader {
+		return -1, false
+	}
+	best, bestMatch := uint64(0), uint64(0)
+	for id := range st.Config.Voters[0] {
+		pr, ok := st.Progress[id]
+		if id == g.self || !ok || !pr.RecentActive || pr.State == tracker.StateSnapshot || pr.Match < st.GetCommit() {
+			continue
+		}
+		// The preferred order first among equals: the lowest broker id
+		// keeps the choice stable across passes.
+		if best == 0 || pr.Match > bestMatch || (pr.Match == bestMatch && id < best) {
+			best, bestMatch = id, pr.Match
+		}
+	}
+	if best == 0 {
+		return -1, false
+	}
+	return brokerOf(best), true
+}
