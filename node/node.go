@@ -344,7 +344,7 @@ func (n *Node) startLoops() {
 	n.startReplicationMetrics() // replication_metrics.go
 	n.loops.Every(n.cfg.RetentionCheckInterval, n.enforceRetention)
 	n.loops.Every(txnCheckpointInterval, n.flushTxnIndexes)
-	n.startCleaner()                                  // compaction.go: the log cleaner runs beside retention
+	n.startCleaner()                                    // compaction.go: the log cleaner runs beside retention
 	n.loops.Every(hosted.MendInterval, n.mendStopped)   // replicas stopped by a full disk (node/hosted's mend.go)
 	n.loops.Every(hosted.MendInterval, n.repairDamaged) // damaged replicas rebuilt from peers (node/hosted's repair.go)
 	n.loops.Go(n.scrub.Run)

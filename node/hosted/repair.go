@@ -218,7 +218,7 @@ func (s *Set[S]) repairOne(ctx context.Context, p *Partition, damage []partition
 	}
 	now := time.Now().UTC()
 	rep := Repair{Topic: p.Topic, Partition: p.Index, State: "rebuilding", Damage: damage, HighWatermark: hw,
-		Detail: fmt.Sprintf("from leader %d; %d of the other voters held everything committed (a majority is %d)", leader, cu.Others, cu.Quorum),
+		Detail:  fmt.Sprintf("from leader %d; %d of the other voters held everything committed (a majority is %d)", leader, cu.Others, cu.Quorum),
 		FoundAt: now, StartedAt: now}
 	if err := s.setAside(p, &rep); err != nil {
 		log.WithError(err).Error("setting the damaged replica aside failed; reopening it fenced")
