@@ -27,8 +27,10 @@ import (
 // (KAFKA_STORAGE_ERROR), and a follower serves no consumer anyway. The
 // steps, one Repair pass every MendInterval:
 //
-//  1. A damaged leader hands leadership to a voter that holds everything
-//     committed (replica.HandOffTarget), and is a follower at a later pass.
+//  1. The replica is fenced (replica.Fence: it takes no leadership from
+//     then on). A damaged leader hands leadership to a voter that holds
+//     everything committed (replica.HandOffTarget) and goes on once it
+//     follows.
 //  2. A damaged follower asks its leader whether the rest of the group
 //     is a caught-up majority: a majority of the voters, itself left out,
 //     holding every entry committed (replica.CaughtUpWithout). If not, it
@@ -168,6 +170,7 @@ func (s *Set[S]) wait(p *Partition, damage []partition.Corruption, why string) {
 func (s *Set[S]) repairOne(ctx context.Context, p *Partition, damage []partition.Corruption) bool {
 	rc := s.cfg.Repair
 	log := s.cfg.Log.WithFields(logrus.Fields{"topic": p.Topic, "partition": p.Index})
+	p.Replica.Fence()
 	if p.Replica.IsLeader() {
 		to, ok := p.Replica.HandOffTarget()
 		if !ok {
@@ -176,8 +179,10 @@ func (s *Set[S]) repairOne(ctx context.Context, p *Partition, damage []partition
 		}
 		log.WithField("to", to).Warn("damaged replica leads: handing leadership over before its rebuild")
 		p.Replica.TransferLeadership(to)
-		s.wait(p, damage, fmt.Sprintf("handing leadership to broker %d first", to))
-		return false
+		if !awaitFollower(ctx, p.Replica) {
+			s.wait(p, damage, fmt.Sprintf("handing leadership to broker %d first", to))
+			return false
+		}
 	}
 	leader := p.Replica.Leader()
 	if leader < 0 {
@@ -231,6 +236,27 @@ func (s *Set[S]) repairOne(ctx context.Context, p *Partition, damage []partition
 		Warn("damaged replica set aside in quarantine; rejoining with no log, to be rebuilt from its peers")
 	rc.Report(rep)
 	return true
+}
+
+// handOffWait bounds the wait for a leadership hand-off within a pass:
+// raft gives a transfer an election timeout.
+const handOffWait = 3 * time.Second
+
+// awaitFollower waits until r, which handed leadership over, follows
+// another leader; false if it does not within handOffWait.
+func awaitFollower(ctx context.Context, r *replica.Replica) bool {
+	deadline := time.Now().Add(handOffWait)
+	for time.Now().Before(deadline) {
+		if !r.IsLeader() && r.Leader() >= 0 {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return false
 }
 
 // notEnough says why leader's answer (cu, err) does not let this replica

@@ -251,6 +251,12 @@ func (g *raftGroup) process(tick bool) {
 			quiesceHB = m // the driver's, not raft's: never stepped
 			continue
 		}
+		if m.GetType() == pb.MsgTimeoutNow && g.r.fenced.Load() {
+			// A damaged replica waiting to be rebuilt (Fence) takes no
+			// leadership handed to it: the leader's preferred-replica
+			// handback would otherwise bring it straight back.
+			continue
+		}
 		if m.GetType() == pb.MsgSnap && g.awaitsCopy(m) {
 			continue // stepped once its records are copied (snapcopy.go)
 		}
@@ -308,7 +314,7 @@ func (g *raftGroup) process(tick bool) {
 	if forget {
 		_ = g.rn.ForgetLeader()
 	}
-	if camp {
+	if camp && !g.r.fenced.Load() {
 		_ = g.rn.Campaign()
 	}
 	if tick && g.eager > 0 {

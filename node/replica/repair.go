@@ -14,6 +14,18 @@ import (
 // anything itself: an entry committed after the answer was then committed
 // by the others alone.
 
+// Fence marks the replica damaged, to be rebuilt: it no longer takes
+// leadership handed to it (a preferred replica's handback) nor campaigns
+// on gossip's hint, so that once it has handed leadership over it stays
+// a follower until it is closed. Raft's own election timeout still makes
+// it a candidate if the group loses its leader: a damaged replica's vote
+// and its intact entries are as good as any, and its damage stays fenced
+// from reads. Nothing undoes it: the rebuilt replica is a new one.
+func (r *Replica) Fence() { r.fenced.Store(true) }
+
+// Fenced tells whether Fence was called.
+func (r *Replica) Fenced() bool { return r.fenced.Load() }
+
 // CaughtUp is a leader's answer to a replica of its group asking whether
 // the group holds everything committed without it.
 type CaughtUp struct {
