@@ -40,7 +40,7 @@ func (n *Node) serveReplicaCaughtUp(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "replication is not running", http.StatusServiceUnavailable)
 		return
 	}
-	cu, err := n.raft.CaughtUpWithout(k, int32(without))
+	cu, err := n.raft.CaughtUpWithout(k, int32(without), r.URL.Query().Get("rebuild") == "1")
 	if errors.Is(err, replica.ErrNotHosted) {
 		http.Error(w, err.Error(), http.StatusNotFound)
 		return
@@ -50,7 +50,7 @@ func (n *Node) serveReplicaCaughtUp(w http.ResponseWriter, r *http.Request) {
 
 // askCaughtUp asks broker leader, leading p's group, CaughtUpWithout this
 // node (hosted.RepairConfig.Ask).
-func (n *Node) askCaughtUp(ctx context.Context, p *hosted.Partition, leader int32) (replica.CaughtUp, error) {
+func (n *Node) askCaughtUp(ctx context.Context, p *hosted.Partition, leader int32, rebuild bool) (replica.CaughtUp, error) {
 	var cu replica.CaughtUp
 	if n.agent == nil {
 		return cu, errors.New("membership is not running")
@@ -61,6 +61,9 @@ func (n *Node) askCaughtUp(ctx context.Context, p *hosted.Partition, leader int3
 	}
 	k := replica.GroupKey{Topic: p.TopicID, Partition: p.Index}
 	q := url.Values{"group": {k.String()}, "without": {strconv.Itoa(int(n.cfg.NodeID))}}
+	if rebuild {
+		q.Set("rebuild", "1")
+	}
 	if err := n.peers.GetJSON(ctx, m.AdminAddr, admin.ReplicaCaughtUpPath, q, maxCaughtUpBody, &cu); err != nil {
 		return cu, fmt.Errorf("broker %d: %w", leader, err)
 	}

@@ -95,7 +95,8 @@ const ReplicaSnapshotPath = "/internal/replica/snapshot"
 
 // ReplicaCaughtUpPath is where a damaged replica asks its leader whether
 // the rest of its group holds everything committed (node/hosted's
-// repair.go): the query's group, and without (its broker id).
+// repair.go): the query's group, without (its broker id) and rebuild=1
+// when it throws its log away on a yes.
 const ReplicaCaughtUpPath = "/internal/replica/caught-up"
 
 // TxnPath is where peers post transaction requests (node/txns.go):

@@ -36,8 +36,13 @@ import (
 //     holding every entry committed (replica.CaughtUpWithout). If not, it
 //     waits, fenced, and says so (State "waiting", the Detail why).
 //  3. It leaves the set (claimed, so no reconcile opens it meanwhile) and
-//     closes: it acknowledges nothing from then on, and asks again, since
-//     an entry committed just before the close may have counted it.
+//     closes: it acknowledges nothing from then on, and asks again (for a
+//     few seconds, as the others catch up) until a majority other than
+//     itself holds every entry committed, since one committed just before
+//     the close may have counted it; the leader, told so, stops counting
+//     the match it remembers for it until it has taken a snapshot. Step 2 asks only that a majority of
+//     the others be in sync: under load the others trail the commit by a
+//     few entries while it still acknowledges.
 //  4. Its directory goes into quarantine whole (what was damaged, and
 //     what recovery cut, stay there for the operator), and a new empty
 //     one gets its term and vote (raftlog.CarryVote: it must not vote
@@ -67,8 +72,10 @@ type Repair = adminapi.ScrubRepair
 // RepairConfig is what rebuilding damaged replicas needs from the owner.
 type RepairConfig struct {
 	// Ask asks broker leader, which leads p's group, CaughtUpWithout this
-	// node (a call to its admin API), bounded by ctx.
-	Ask func(ctx context.Context, p *Partition, leader int32) (replica.CaughtUp, error)
+	// node (a call to its admin API), bounded by ctx; rebuild tells the
+	// leader that this replica throws its log away if the answer is
+	// Enough.
+	Ask func(ctx context.Context, p *Partition, leader int32, rebuild bool) (replica.CaughtUp, error)
 	// SetAside moves a damaged replica's directory into quarantine and
 	// returns where it went.
 	SetAside func(dir, why string, fields logrus.Fields) (string, error)
@@ -189,13 +196,13 @@ func (s *Set[S]) repairOne(ctx context.Context, p *Partition, damage []partition
 		s.wait(p, damage, "no leader known")
 		return false
 	}
-	ask := func() (replica.CaughtUp, error) {
+	ask := func(rebuild bool) (replica.CaughtUp, error) {
 		actx, cancel := context.WithTimeout(ctx, askTimeout)
 		defer cancel()
-		return rc.Ask(actx, p, leader)
+		return rc.Ask(actx, p, leader, rebuild)
 	}
-	cu, err := ask()
-	if why := notEnough(leader, cu, err); why != "" {
+	cu, err := ask(false)
+	if why := notEnough(leader, cu, err, false); why != "" {
 		s.wait(p, damage, why)
 		return false
 	}
@@ -216,10 +223,23 @@ func (s *Set[S]) repairOne(ctx context.Context, p *Partition, damage []partition
 	if err := p.Replica.Release(); err != nil {
 		log.WithError(err).Warn("closing the damaged replica")
 	}
-	// It acknowledges nothing now: what the leader says holds from here on.
-	if cu, err = ask(); notEnough(leader, cu, err) != "" {
-		log.WithError(err).Warn("the rest of the group fell behind as the damaged replica closed; reopening it fenced")
-		return true
+	// It acknowledges nothing now: what the leader says holds from here
+	// on. The others catch up past what it acknowledged last.
+	deadline := time.Now().Add(catchUpWait)
+	for {
+		cu, err = ask(true)
+		why := notEnough(leader, cu, err, true)
+		if why == "" {
+			break
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil || !cu.Likely() {
+			log.WithError(err).WithField("why", why).Warn("the rest of the group did not catch up as the damaged replica closed; reopening it fenced")
+			return true
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 	now := time.Now().UTC()
 	rep := Repair{Topic: p.Topic, Partition: p.Index, State: "rebuilding", Damage: damage, HighWatermark: hw,
@@ -259,9 +279,14 @@ func awaitFollower(ctx context.Context, r *replica.Replica) bool {
 	return false
 }
 
+// catchUpWait bounds the wait, once the damaged replica closed, for the
+// others to hold everything committed.
+const catchUpWait = 5 * time.Second
+
 // notEnough says why leader's answer (cu, err) does not let this replica
-// throw its log away, or "" if it does.
-func notEnough(leader int32, cu replica.CaughtUp, err error) string {
+// throw its log away (strict), or close to try (not strict: the others in
+// sync), or "" if it does.
+func notEnough(leader int32, cu replica.CaughtUp, err error, strict bool) string {
 	switch {
 	case err != nil:
 		return fmt.Sprintf("asking leader %d: %v", leader, err)
@@ -269,8 +294,10 @@ func notEnough(leader int32, cu replica.CaughtUp, err error) string {
 		return fmt.Sprintf("broker %d no longer leads", leader)
 	case cu.Joint:
 		return "a configuration change is under way"
-	case !cu.Enough():
+	case strict && !cu.Enough():
 		return fmt.Sprintf("%d of the other voters hold everything committed; a majority is %d", cu.Others, cu.Quorum)
+	case !strict && !cu.Likely():
+		return fmt.Sprintf("%d of the other voters are in sync with the leader; a majority is %d", cu.InSync, cu.Quorum)
 	}
 	return ""
 }

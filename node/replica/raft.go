@@ -90,6 +90,10 @@ type raftGroup struct {
 	readSeq       uint64
 	termStartTerm uint64
 	applied       uint64
+	// rebuilding: replicas that announced they throw their log away to
+	// be rebuilt from this leader, and whether it has sent them a
+	// snapshot since (repair.go).
+	rebuilding map[uint64]bool
 	// eager is how many more ticks the preferred replica of a new group
 	// campaigns on each tick while nobody leads: the others open the group
 	// when the catalog reaches them, and its first campaign finds none.
@@ -644,6 +648,9 @@ func (g *raftGroup) maybeTransfer() {
 	st := g.rn.Status()
 	if st.LeadTransferee != 0 {
 		return
+	}
+	if g.isRebuilding(RaftID(pref), st) {
+		return // its match is stale (repair.go)
 	}
 	pr, ok := st.Progress[RaftID(pref)]
 	g.inMu.Lock()

@@ -1,6 +1,8 @@
 package replica
 
 import (
+	"slices"
+
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/tracker"
 )
@@ -35,6 +37,11 @@ type CaughtUp struct {
 	// that hold every entry committed; Quorum is a majority of the voters.
 	Others int `json:"others"`
 	Quorum int `json:"quorum"`
+	// InSync counts the voters other than the asker in the leader's ISR
+	// (answering, within DriverConfig.ISRMaxLagEntries): under load a
+	// replica still acknowledging keeps the others a few entries behind
+	// the commit, so the asker closes on this and then waits for Others.
+	InSync int `json:"in_sync"`
 	// Commit is the leader's commit index the others were held against.
 	Commit uint64 `json:"commit"`
 	// Joint: a configuration change is under way (two sets of voters);
@@ -42,23 +49,36 @@ type CaughtUp struct {
 	Joint bool `json:"joint,omitempty"`
 }
 
+// Likely tells whether Enough is likely once the asker stops
+// acknowledging: a majority of the others are in sync.
+func (c CaughtUp) Likely() bool { return c.Leader && !c.Joint && c.Quorum > 0 && c.InSync >= c.Quorum }
+
 // Enough tells whether the asker may throw its log away: the leader says
 // a majority of the group other than the asker holds everything committed.
 func (c CaughtUp) Enough() bool { return c.Leader && !c.Joint && c.Quorum > 0 && c.Others >= c.Quorum }
 
 // CaughtUpWithout is the leader's CaughtUp for broker, a replica of group
-// k on another node.
-func (d *Driver) CaughtUpWithout(k GroupKey, broker int32) (CaughtUp, error) {
+// k on another node; with rebuild, broker is about to throw its log away
+// if the answer is Enough (CaughtUpWithout says what the leader does).
+func (d *Driver) CaughtUpWithout(k GroupKey, broker int32, rebuild bool) (CaughtUp, error) {
 	g := d.group(k)
 	if g == nil {
 		return CaughtUp{}, ErrNotHosted
 	}
-	return g.r.CaughtUpWithout(broker), nil
+	return g.r.CaughtUpWithout(broker, rebuild), nil
 }
 
 // CaughtUpWithout is CaughtUp for broker as this replica sees it: Leader
 // false unless it leads. It waits for the group's current round.
-func (r *Replica) CaughtUpWithout(broker int32) CaughtUp {
+//
+// With rebuild, and an answer that is Enough, broker throws its log away:
+// the match the leader remembers for it (raft never lowers one) is then
+// wrong until it has taken a snapshot, so until then the leader counts it
+// in no CaughtUp, hands it no leadership (neither back, as the preferred
+// replica, nor away: HandOffTarget) and, learning nothing from its stale
+// match, keeps sending it appends, whose refusal brings the snapshot
+// (sealForJoiner). A new leader starts with no match for anyone.
+func (r *Replica) CaughtUpWithout(broker int32, rebuild bool) CaughtUp {
 	g := r.rg
 	if g == nil {
 		return CaughtUp{}
@@ -75,9 +95,13 @@ func (r *Replica) CaughtUpWithout(broker int32) CaughtUp {
 	out := CaughtUp{Leader: true, Commit: st.GetCommit(), Joint: len(st.Config.Voters[1]) > 0}
 	voters := st.Config.Voters[0]
 	out.Quorum = len(voters)/2 + 1
+	isr := *g.isr.Load()
 	for id := range voters {
-		if id == RaftID(broker) {
+		if id == RaftID(broker) || g.isRebuilding(id, st) {
 			continue
+		}
+		if slices.Contains(isr, brokerOf(id)) {
+			out.InSync++
 		}
 		if id == g.self {
 			out.Others++ // the leader holds what it committed
@@ -87,7 +111,36 @@ func (r *Replica) CaughtUpWithout(broker int32) CaughtUp {
 			out.Others++
 		}
 	}
+	if rebuild && out.Enough() {
+		if g.rebuilding == nil {
+			g.rebuilding = map[uint64]bool{}
+		}
+		g.rebuilding[RaftID(broker)] = false
+		g.log.WithField("replica", broker).Info("a damaged replica rebuilds from this leader: its match no longer counts until it took a snapshot")
+	}
 	return out
+}
+
+// isRebuilding tells whether replica id announced its rebuild
+// (CaughtUpWithout) and has not since been through a snapshot, as st, the
+// leader's status, shows. Called under mu.
+func (g *raftGroup) isRebuilding(id uint64, st raft.Status) bool {
+	sent, ok := g.rebuilding[id]
+	if !ok {
+		return false
+	}
+	pr, known := st.Progress[id]
+	switch {
+	case !known:
+		delete(g.rebuilding, id) // no longer a member
+		return false
+	case pr.State == tracker.StateSnapshot:
+		g.rebuilding[id] = true
+	case sent && pr.State == tracker.StateReplicate:
+		delete(g.rebuilding, id) // its match is what it holds again
+		return false
+	}
+	return true
 }
 
 // HandOffTarget is, on the leader, a voter other than this one that holds
@@ -111,7 +164,7 @@ func (r *Replica) HandOffTarget() (int32, bool) {
 	best, bestMatch := uint64(0), uint64(0)
 	for id := range st.Config.Voters[0] {
 		pr, ok := st.Progress[id]
-		if id == g.self || !ok || !pr.RecentActive || pr.State == tracker.StateSnapshot || pr.Match < st.GetCommit() {
+		if id == g.self || !ok || !pr.RecentActive || pr.State == tracker.StateSnapshot || pr.Match < st.GetCommit() || g.isRebuilding(id, st) {
 			continue
 		}
 		// The preferred order first among equals: the lowest broker id
