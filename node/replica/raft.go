@@ -94,6 +94,9 @@ type raftGroup struct {
 	// be rebuilt from this leader, and whether it has sent them a
 	// snapshot since (repair.go).
 	rebuilding map[uint64]bool
+	// fencedPeers: replicas that asked CaughtUpWithout lately, damaged
+	// and waiting to be rebuilt, by when they last asked (repair.go).
+	fencedPeers map[uint64]time.Time
 	// eager is how many more ticks the preferred replica of a new group
 	// campaigns on each tick while nobody leads: the others open the group
 	// when the catalog reaches them, and its first campaign finds none.
@@ -445,6 +448,11 @@ func (g *raftGroup) send(tr Transport, msgs []*pb.Message) {
 		if joining && m.GetType() == pb.MsgAppResp && m.GetReject() {
 			m.Context = joiningMark // the leader sends a snapshot (sealForJoiner)
 		}
+		if m.GetType() == pb.MsgSnap {
+			if _, ok := g.rebuilding[m.GetTo()]; ok {
+				g.rebuilding[m.GetTo()] = true // its match counts once it answers (repair.go)
+			}
+		}
 		if g.holdForLearner(m) {
 			continue
 		}
@@ -649,8 +657,8 @@ func (g *raftGroup) maybeTransfer() {
 	if st.LeadTransferee != 0 {
 		return
 	}
-	if g.isRebuilding(RaftID(pref), st) {
-		return // its match is stale (repair.go)
+	if g.isRebuilding(RaftID(pref), st) || g.peerFenced(RaftID(pref)) {
+		return // its match is stale, or it is damaged (repair.go)
 	}
 	pr, ok := st.Progress[RaftID(pref)]
 	g.inMu.Lock()

@@ -2,6 +2,7 @@ package replica
 
 import (
 	"slices"
+	"time"
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/tracker"
@@ -93,6 +94,11 @@ func (r *Replica) CaughtUpWithout(broker int32, rebuild bool) CaughtUp {
 		return CaughtUp{}
 	}
 	out := CaughtUp{Leader: true, Commit: st.GetCommit(), Joint: len(st.Config.Voters[1]) > 0}
+	// Only a damaged replica asks: no leadership goes to it.
+	if g.fencedPeers == nil {
+		g.fencedPeers = map[uint64]time.Time{}
+	}
+	g.fencedPeers[RaftID(broker)] = time.Now()
 	voters := st.Config.Voters[0]
 	out.Quorum = len(voters)/2 + 1
 	isr := *g.isr.Load()
@@ -121,6 +127,24 @@ func (r *Replica) CaughtUpWithout(broker int32, rebuild bool) CaughtUp {
 	return out
 }
 
+// fencedPeerTTL is how long a replica that asked CaughtUpWithout is taken
+// to be damaged: it asks again every pass (node/hosted.MendInterval) while
+// it waits.
+const fencedPeerTTL = 30 * time.Second
+
+// peerFenced tells whether replica id asked CaughtUpWithout within
+// fencedPeerTTL: damaged, it must be handed no leadership (it would not
+// take it: Fence, and the leader would drop proposals while it waits for
+// a transfer that never lands). Called under mu.
+func (g *raftGroup) peerFenced(id uint64) bool {
+	at, ok := g.fencedPeers[id]
+	if ok && time.Since(at) > fencedPeerTTL {
+		delete(g.fencedPeers, id)
+		return false
+	}
+	return ok
+}
+
 // isRebuilding tells whether replica id announced its rebuild
 // (CaughtUpWithout) and has not since been through a snapshot, as st, the
 // leader's status, shows. Called under mu.
@@ -135,7 +159,7 @@ func (g *raftGroup) isRebuilding(id uint64, st raft.Status) bool {
 		delete(g.rebuilding, id) // no longer a member
 		return false
 	case pr.State == tracker.StateSnapshot:
-		g.rebuilding[id] = true
+		g.rebuilding[id] = true // also marked as the snapshot is sent (send)
 	case sent && pr.State == tracker.StateReplicate:
 		delete(g.rebuilding, id) // its match is what it holds again
 		return false
@@ -164,7 +188,7 @@ func (r *Replica) HandOffTarget() (int32, bool) {
 	best, bestMatch := uint64(0), uint64(0)
 	for id := range st.Config.Voters[0] {
 		pr, ok := st.Progress[id]
-		if id == g.self || !ok || !pr.RecentActive || pr.State == tracker.StateSnapshot || pr.Match < st.GetCommit() || g.isRebuilding(id, st) {
+		if id == g.self || !ok || !pr.RecentActive || pr.State == tracker.StateSnapshot || pr.Match < st.GetCommit() || g.isRebuilding(id, st) || g.peerFenced(id) {
 			continue
 		}
 		// The preferred order first among equals: the lowest broker id
