@@ -263,3 +263,69 @@ func TestRepairFlippedBytesFromPeers(t *testing.T) {
 	r.w.waitProgress(t, nil, replBatch, replStep, "after the kill -9")
 	r.finish(t, cycles)
 }
+
+// A damaged replica waits while the rest of its group is not a caught-up
+// majority: with the partition's third replica killed, the damaged
+// follower and the leader are the only majority, so it keeps its copy,
+// the damage fenced, and says so (waiting, in /v1/scrub and the gauge);
+// once the third is back and caught up, it is rebuilt. The history
+// checker then finds every acknowledged record.
+func TestRepairWaitsForACaughtUpMajority(t *testing.T) {
+	nodes := startCluster(t, 3, withQuickGroups, WithArgs("--segment-bytes", "16384", "--scrub-interval", "1h"),
+		func(n *Node) { n.Env = append(n.Env, "SPOOL_SCRUB_RATE=100000000") })
+	r := startReplication(t, nodes)
+	const p = 0
+	leader := waitLeader(t, r.nodes, r.topic, p, -1, replStep)
+	others := except(r.nodes, leader)
+	victim, down := others[0], others[1]
+	f := flipInClosedSegment(t, victim, r.topic, p)
+	down.Kill()
+	t.Logf("flipped offsets %d-%d on node %d, killed node %d", f.batch.BaseOffset, f.batch.LastOffset(), victim.ID, down.ID)
+	r.w.waitProgress(t, []int32{p}, replBatch, replStep, "with the third replica down")
+	if out, err := Spool(t, "", "scrub", "--start", "--admin", victim.AdminAddr); err != nil {
+		t.Fatalf("spool scrub --start: %v\n%s", err, out)
+	}
+	var waiting scrubRepair
+	retry.Run(t, replStep, func() error {
+		var st repairStatus
+		if err := victim.getJSON("/v1/scrub", &st); err != nil {
+			return err
+		}
+		for _, rep := range st.Repairs {
+			if rep.Topic == r.topic && rep.Partition == p && rep.State == "waiting" && strings.Contains(rep.Detail, "of the other voters") {
+				waiting = rep
+				return nil
+			}
+		}
+		return fmt.Errorf("no repair of partition %d waiting for the others: %+v", p, st.Repairs)
+	})
+	t.Logf("waiting: %s", waiting.Detail)
+	// Still waiting two repair passes (5 s apart) on, the damaged copy in
+	// place, while the leader and it keep taking writes.
+	retry.Run(t, replStep, func() error {
+		if since := time.Since(waiting.FoundAt); since < 11*time.Second {
+			return fmt.Errorf("waiting for %v", since)
+		}
+		return nil
+	})
+	r.w.waitProgress(t, []int32{p}, replBatch, replStep, "while the damaged replica waits")
+	if rs, st, err := repaired(t, victim, r.topic, p); err != nil || len(rs) != 0 || st.RepairsStarted != 0 {
+		t.Fatalf("rebuilt with only the leader holding everything: %v %+v", err, st.Repairs)
+	}
+	if b, err := os.ReadFile(f.segment); err != nil || b[f.pos] != f.was^0x10 {
+		t.Fatalf("the damaged copy was not kept in place while waiting: %v", err)
+	}
+	if m := scrapeMetrics(t, victim); m["spool_scrub_repairs_waiting"] != 1 {
+		t.Fatalf("spool_scrub_repairs_waiting %v, want 1", m["spool_scrub_repairs_waiting"])
+	}
+	out, err := Spool(t, "", "scrub", "--admin", victim.AdminAddr)
+	if err != nil || !strings.Contains(out, "waiting") {
+		t.Fatalf("spool scrub: %v\n%s", err, out)
+	}
+
+	down.Start()
+	awaitRepair(t, r.topic, f, 0)
+	readAllValid(t, r.nodes, r.topic, p)
+	r.w.waitProgress(t, nil, replBatch, replStep, "after the repair")
+	r.finish(t, 1)
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -103,7 +104,12 @@ func Rebuilding(dir string) bool {
 // readRebuild reads dir's rebuildFile.
 func readRebuild(dir string) (Repair, bool) {
 	var r Repair
-	b, err := os.ReadFile(filepath.Join(dir, rebuildFile))
+	f, err := os.Open(filepath.Join(dir, rebuildFile))
+	if err != nil {
+		return r, false
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxRebuildFileBytes+1))
 	if err != nil || len(b) > maxRebuildFileBytes || json.Unmarshal(b, &r) != nil {
 		return r, false
 	}
