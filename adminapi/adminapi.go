@@ -152,6 +152,35 @@ type ScrubStatus struct {
 	// across restarts (DATA/scrub-findings.json), while it is still there
 	// (not yet purged or reclaimed).
 	Quarantined []ScrubFinding `json:"quarantined"`
+	// Repairs are the damaged replicas of replicated partitions rebuilt
+	// from their peers (or waiting to be), kept across restarts;
+	// RepairsStarted and RepairsDone count since the node started.
+	Repairs        []ScrubRepair `json:"repairs"`
+	RepairsStarted int           `json:"repairs_started"`
+	RepairsDone    int           `json:"repairs_done"`
+}
+
+// ScrubRepair is one damaged replica of a replicated partition and its
+// rebuild from its peers (node/hosted's repair.go).
+type ScrubRepair struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	// State is "waiting" (the damage fenced, not served, until the rest of
+	// the group holds everything committed: Detail says what it waits
+	// for), "rebuilding" (the damaged copy set aside in Quarantine, the
+	// replica rejoined with no log and catching up from the leader) or
+	// "repaired" (it holds again all it held committed, from its peers).
+	State  string `json:"state"`
+	Detail string `json:"detail,omitempty"`
+	// Damage is what was found damaged in the copy set aside.
+	Damage     []partition.Corruption `json:"damage"`
+	Quarantine string                 `json:"quarantine,omitempty"`
+	// HighWatermark is the damaged replica's before its rebuild: the
+	// rebuilt one is repaired once it holds committed records up to it.
+	HighWatermark int64     `json:"high_watermark"`
+	FoundAt       time.Time `json:"found_at"`
+	StartedAt     time.Time `json:"started_at,omitzero"`
+	RepairedAt    time.Time `json:"repaired_at,omitzero"`
 }
 
 // GossipKeyRequest is the body of POST /v1/gossip-keys/{install,use,remove}.

@@ -116,6 +116,38 @@ func WriteScrubStatus(out io.Writer, st adminapi.ScrubStatus) {
 		fmt.Fprintln(out, "\nCUT BY RECOVERY INTO QUARANTINE since the node started:")
 		writeFindings(out, st.Quarantined, true)
 	}
+	if len(st.Repairs) > 0 {
+		fmt.Fprintf(out, "\nREPLICAS REBUILT FROM THEIR PEERS (%d started, %d repaired since the node started):\n", st.RepairsStarted, st.RepairsDone)
+		writeRepairs(out, st.Repairs)
+	}
+}
+
+// writeRepairs lists damaged replicas rebuilt from their peers, or
+// waiting to be.
+func writeRepairs(out io.Writer, rs []adminapi.ScrubRepair) {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "TOPIC\tPARTITION\tSTATE\tDAMAGED OFFSETS\tFOUND\tREPAIRED\tDETAIL\tDAMAGED COPY KEPT IN")
+	for _, r := range rs {
+		var offsets []string
+		for _, c := range r.Damage {
+			if c.EndOffset > c.Offset {
+				offsets = append(offsets, fmt.Sprintf("%d-%d", c.Offset, c.EndOffset-1))
+			} else {
+				offsets = append(offsets, fmt.Sprintf("%d-", c.Offset))
+			}
+		}
+		repaired := "-"
+		if !r.RepairedAt.IsZero() {
+			repaired = r.RepairedAt.Format(time.RFC3339)
+		}
+		kept := r.Quarantine
+		if kept == "" {
+			kept = "-"
+		}
+		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Topic, r.Partition, r.State, strings.Join(offsets, ","),
+			r.FoundAt.Format(time.RFC3339), repaired, r.Detail, kept)
+	}
+	w.Flush()
 }
 
 func writeFindings(out io.Writer, fs []adminapi.ScrubFinding, quarantine bool) {

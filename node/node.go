@@ -313,7 +313,7 @@ func (n *Node) startLoops() {
 	n.console = n.newConsole()
 	n.adminAPI = admin.New(admin.Config{
 		Node: adminView{n}, Agent: n.agent, Quarantine: n.quarantine, Scrub: n.scrub,
-		Metrics: n.metrics, Leadership: n.leaders.local, Snapshots: http.HandlerFunc(n.serveReplicaSnapshot), Txn: http.HandlerFunc(n.serveTxn), Pprof: n.cfg.EnablePprof, Log: n.log, Closing: n.closing,
+		Metrics: n.metrics, Leadership: n.leaders.local, Snapshots: http.HandlerFunc(n.serveReplicaSnapshot), CaughtUp: http.HandlerFunc(n.serveReplicaCaughtUp), Txn: http.HandlerFunc(n.serveTxn), Pprof: n.cfg.EnablePprof, Log: n.log, Closing: n.closing,
 		Access: n.adminAccess(), Rebalance: adminView{n}, Console: n.console,
 	})
 	n.loops.Go(n.recordMemberEvents) // console.go: the console's timeline
@@ -344,8 +344,9 @@ func (n *Node) startLoops() {
 	n.startReplicationMetrics() // replication_metrics.go
 	n.loops.Every(n.cfg.RetentionCheckInterval, n.enforceRetention)
 	n.loops.Every(txnCheckpointInterval, n.flushTxnIndexes)
-	n.startCleaner()                                  // compaction.go: the log cleaner runs beside retention
-	n.loops.Every(hosted.MendInterval, n.mendStopped) // replicas stopped by a full disk (node/hosted's mend.go)
+	n.startCleaner()                                    // compaction.go: the log cleaner runs beside retention
+	n.loops.Every(hosted.MendInterval, n.mendStopped)   // replicas stopped by a full disk (node/hosted's mend.go)
+	n.loops.Every(hosted.MendInterval, n.repairDamaged) // damaged replicas rebuilt from peers (node/hosted's repair.go)
 	n.loops.Go(n.scrub.Run)
 	n.loops.Every(txnLoadInterval, n.loadLedTxnPartitions) // txns.go: a new coordinator finishes what it inherits
 	n.loops.Go(func(ctx context.Context) { n.quarantine.Reclaim(ctx, n.cfg.QuarantineRetention) })

@@ -101,7 +101,8 @@ func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, erro
 	// it must not help a lagging peer win an election and overwrite what
 	// a majority had committed. Once it has Raft state it opens as any
 	// replica.
-	join := !containsID(spec.Replicas[index], n.cfg.NodeID) || spec.HadLeader(index)
+	// A replica rebuilt from its peers (node/hosted's repair.go) joins too.
+	join := !containsID(spec.Replicas[index], n.cfg.NodeID) || spec.HadLeader(index) || hosted.Rebuilding(dir)
 	rep, err := replica.Open(log, replica.Config{Self: n.cfg.NodeID, Replicas: spec.Preferred(index), Voters: spec.Replicas[index],
 		Alive: n.agent.IsAlive, Driver: n.raft, Group: replica.GroupKey{Topic: spec.ID, Partition: index}, Join: join,
 		ShutdownCommit: shutdownCommit})
@@ -144,8 +145,9 @@ func (n *Node) newPartitionSet() *hosted.Set[TopicSpec] {
 			_, err := n.quarantine.Move(dir, why, fields)
 			return err
 		},
-		Retry: func() { n.catalog.Signal() },
-		Log:   n.log,
+		Retry:  func() { n.catalog.Signal() },
+		Repair: n.repairConfig(),
+		Log:    n.log,
 	})
 }
 

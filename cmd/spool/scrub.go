@@ -16,7 +16,10 @@ func newScrubCmd(g *globals) *cobra.Command {
 		Long: `Show the background scrub of the node at --admin: its rate and passes, every
 record batch it found damaged that is still in a log (fetches starting at one
 get KAFKA_STORAGE_ERROR; everything before it is still served), and what crash
-recovery cut from logs into DATA/quarantine since the node started.
+recovery cut from logs into DATA/quarantine since the node started, and the
+damaged replicas of replicated partitions rebuilt from their peers (or
+waiting, their damage fenced, until the rest of the group holds everything
+committed), kept across restarts with the findings.
 --start asks for a pass now instead of at the next --scrub-interval.
 See README.md, "Corrupt segments", for what to do about a finding.`,
 		Args: cobra.NoArgs,

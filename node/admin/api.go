@@ -50,6 +50,9 @@ type Config struct {
 	// Snapshots serves a replica's Raft snapshot with its records to a
 	// peer's follower (ReplicaSnapshotPath).
 	Snapshots http.Handler
+	// CaughtUp answers a damaged replica of a group this node leads
+	// (ReplicaCaughtUpPath).
+	CaughtUp http.Handler
 	// Txn serves peers' transaction requests under TxnPath: markers a
 	// peer's transaction coordinator has this partition leader write, and
 	// a partition leader's check of a transactional batch with this

@@ -93,6 +93,12 @@ func (a *API) Placement(topic string) (out []PartitionPlacement, ok bool) {
 // group (the Raft group's key: topic id in hex, "/", partition).
 const ReplicaSnapshotPath = "/internal/replica/snapshot"
 
+// ReplicaCaughtUpPath is where a damaged replica asks its leader whether
+// the rest of its group holds everything committed (node/hosted's
+// repair.go): the query's group, without (its broker id) and rebuild=1
+// when it throws its log away on a yes.
+const ReplicaCaughtUpPath = "/internal/replica/caught-up"
+
 // TxnPath is where peers post transaction requests (node/txns.go):
 // TxnPath+"marker", TxnPath+"verify". POSTs need the admin credential
 // when one is set, which peers present.
@@ -108,6 +114,9 @@ func (a *API) clusterRoutes(mux *http.ServeMux) {
 	}
 	if a.cfg.Snapshots != nil {
 		mux.Handle("GET "+ReplicaSnapshotPath, a.cfg.Snapshots)
+	}
+	if a.cfg.CaughtUp != nil {
+		mux.Handle("GET "+ReplicaCaughtUpPath, a.cfg.CaughtUp)
 	}
 	if a.cfg.Txn != nil {
 		mux.Handle("POST "+TxnPath, a.cfg.Txn)

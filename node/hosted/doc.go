@@ -1,7 +1,8 @@
 // Package hosted is the partitions this node hosts: the set of open ones
 // (Set: their reconcile with the catalog, the claims that let a partition
 // open or close outside the locks, the mend of replicas stopped by a
-// write error, and the close at shutdown with its one shutdown checkpoint,
+// write error, the rebuild from their peers of damaged replicas
+// (repair.go), and the close at shutdown with its one shutdown checkpoint,
 // the catalog's word, the open and the quarantine injected by the owner
 // through SetConfig), and each (Partition: its replica, its topic
 // settings, its produced counters) with what it keeps beside its log: the
@@ -26,6 +27,9 @@
 //	                                  claimed
 //	Set.planMu -> mendState.mu        when each stopped replica was first
 //	                                  seen stopped; a leaf
+//	repairState.mu                    what each damaged replica last
+//	                                  reported waiting for; a leaf, taken
+//	                                  alone (claims go through planMu -> mu)
 //	ShutdownPoints.mu                 the shutdown checkpoint's entries; a
 //	                                  leaf
 //	Partition.appendMu                the idempotence check and a batch's
@@ -38,7 +42,8 @@
 //	                                  the log; mu only publishes what it found
 //	TxnIndex.flushMu -> TxnIndex.mu   checkpoint writes run outside mu
 //
-// No lock of this package is held across a network call. planMu is held
+// No lock of this package is held across a network call (a repair asks
+// its leader holding only the partition's claim). planMu is held
 // across Mend's close of stopped replicas (waited on only by reconciles). appendMu is held across a producer-state rebuild (a header
 // scan of at most the last 100,000 offsets, when the replica starts
 // leading in a new epoch) and a single-copy partition's Enqueue (the log's

@@ -52,7 +52,10 @@ type SetConfig[S any] struct {
 	// Retry asks for another reconcile (a second after one that left
 	// work for later).
 	Retry func()
-	Log   logrus.FieldLogger
+	// Repair, if set, rebuilds damaged replicas of replicated partitions
+	// from their peers (Repair, repair.go).
+	Repair *RepairConfig
+	Log    logrus.FieldLogger
 }
 
 // Set is the partitions open on this node, and their reconcile with the
@@ -61,7 +64,7 @@ type SetConfig[S any] struct {
 //
 // Locks, outer first: planMu (a reconcile's plan, and Mend's close of
 // stopped replicas) -> mu (the open partitions and the claims), and
-// planMu -> mend.mu. A partition opens, closes and moves to
+// planMu -> mend.mu, and repair.mu alone. A partition opens, closes and moves to
 // quarantine under neither, claimed in claims meanwhile, so a reconcile
 // for one topic never waits on the disk of another's.
 type Set[S any] struct {
@@ -70,7 +73,8 @@ type Set[S any] struct {
 	mu     sync.RWMutex
 	parts  map[Key]*Partition
 	claims map[Key]chan struct{}
-	mend   mendState // mend.go
+	mend   mendState   // mend.go
+	repair repairState // repair.go
 }
 
 // NewSet is an empty Set.

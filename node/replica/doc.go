@@ -98,6 +98,11 @@
 //     own entry. A joining replica (Config.Join) starts with none and gets
 //     a snapshot: every replica seals its log at a learner's addition.
 //     Replicas are the voters in the order SetReplicas (the catalog) gives.
+//   - Repair (repair.go): a damaged replica (node/hosted's repair.go) is
+//     fenced (Fence: it takes no leadership handed to it) and asks its
+//     leader CaughtUpWithout it before throwing its log away; the leader
+//     then hands it no leadership and, once told it rebuilds, counts its
+//     stale match nowhere until it has taken the snapshot.
 //   - Quiescence (quiesce.go): an idle group whose live replicas all hold
 //     the leader's log stops ticking and sends nothing; anything but a
 //     heartbeat's answer wakes it, and gossip's word (MemberFailed,

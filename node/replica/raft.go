@@ -90,6 +90,13 @@ type raftGroup struct {
 	readSeq       uint64
 	termStartTerm uint64
 	applied       uint64
+	// rebuilding: replicas that announced they throw their log away to
+	// be rebuilt from this leader, and whether it has sent them a
+	// snapshot since (repair.go).
+	rebuilding map[uint64]bool
+	// fencedPeers: replicas that asked CaughtUpWithout lately, damaged
+	// and waiting to be rebuilt, by when they last asked (repair.go).
+	fencedPeers map[uint64]time.Time
 	// eager is how many more ticks the preferred replica of a new group
 	// campaigns on each tick while nobody leads: the others open the group
 	// when the catalog reaches them, and its first campaign finds none.
@@ -251,6 +258,12 @@ func (g *raftGroup) process(tick bool) {
 			quiesceHB = m // the driver's, not raft's: never stepped
 			continue
 		}
+		if m.GetType() == pb.MsgTimeoutNow && g.r.fenced.Load() {
+			// A damaged replica waiting to be rebuilt (Fence) takes no
+			// leadership handed to it: the leader's preferred-replica
+			// handback would otherwise bring it straight back.
+			continue
+		}
 		if m.GetType() == pb.MsgSnap && g.awaitsCopy(m) {
 			continue // stepped once its records are copied (snapcopy.go)
 		}
@@ -308,7 +321,7 @@ func (g *raftGroup) process(tick bool) {
 	if forget {
 		_ = g.rn.ForgetLeader()
 	}
-	if camp {
+	if camp && !g.r.fenced.Load() {
 		_ = g.rn.Campaign()
 	}
 	if tick && g.eager > 0 {
@@ -434,6 +447,11 @@ func (g *raftGroup) send(tr Transport, msgs []*pb.Message) {
 	for _, m := range msgs {
 		if joining && m.GetType() == pb.MsgAppResp && m.GetReject() {
 			m.Context = joiningMark // the leader sends a snapshot (sealForJoiner)
+		}
+		if m.GetType() == pb.MsgSnap {
+			if _, ok := g.rebuilding[m.GetTo()]; ok {
+				g.rebuilding[m.GetTo()] = true // its match counts once it answers (repair.go)
+			}
 		}
 		if g.holdForLearner(m) {
 			continue
@@ -638,6 +656,9 @@ func (g *raftGroup) maybeTransfer() {
 	st := g.rn.Status()
 	if st.LeadTransferee != 0 {
 		return
+	}
+	if g.isRebuilding(RaftID(pref), st) || g.peerFenced(RaftID(pref)) {
+		return // its match is stale, or it is damaged (repair.go)
 	}
 	pr, ok := st.Progress[RaftID(pref)]
 	g.inMu.Lock()

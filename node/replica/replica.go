@@ -75,6 +75,10 @@ type Replica struct {
 	// rgSync: the replicated log fsyncs every append (DriverConfig.Sync).
 	rgSync bool
 
+	// fenced: the log holds damage and the replica waits to be rebuilt
+	// from its peers (Fence); it takes no leadership handed to it.
+	fenced atomic.Bool
+
 	mu        sync.Mutex
 	hw        atomic.Int64
 	committed chan struct{} // closed (and replaced) each time hw advances

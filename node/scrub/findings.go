@@ -35,6 +35,7 @@ const maxFindingsFileBytes = 16 << 20
 type savedFindings struct {
 	Corrupt     []Finding `json:"corrupt"`
 	Quarantined []Finding `json:"quarantined"`
+	Repairs     []Repair  `json:"repairs,omitempty"`
 }
 
 // Recheckable is the part of a partition's replica a recheck uses.
@@ -68,6 +69,10 @@ func (s *Scrubber) loadFindings() {
 		s.found[k], s.kept[k] = f.FoundAt, f
 	}
 	s.quarantined = trim(saved.Quarantined)
+	if len(saved.Repairs) > maxRepairs {
+		saved.Repairs = saved.Repairs[len(saved.Repairs)-maxRepairs:]
+	}
+	s.repairs = saved.Repairs
 }
 
 func readBounded(path string, limit int64) ([]byte, error) {
@@ -103,7 +108,7 @@ func (s *Scrubber) save() {
 	s.saveMu.Lock()
 	defer s.saveMu.Unlock()
 	s.mu.Lock()
-	saved := savedFindings{Corrupt: make([]Finding, 0, len(s.kept)), Quarantined: slices.Clone(s.quarantined)}
+	saved := savedFindings{Corrupt: make([]Finding, 0, len(s.kept)), Quarantined: slices.Clone(s.quarantined), Repairs: slices.Clone(s.repairs)}
 	for _, f := range s.kept {
 		saved.Corrupt = append(saved.Corrupt, f)
 	}

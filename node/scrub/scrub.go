@@ -100,6 +100,9 @@ type Scrubber struct {
 	found       map[string]time.Time // findings already logged, by scrubKey
 	kept        map[string]Finding   // the damaged batches found, kept in FindingsFile, by scrubKey
 	quarantined []Finding
+	repairs     []Repair // repairs.go, oldest first
+	// repairsStarted and repairsDone count since the node started.
+	repairsStarted, repairsDone int
 }
 
 // New returns a scrubber; Run runs it.
@@ -274,6 +277,11 @@ func (s *Scrubber) Status() Status {
 		st.Quarantined = append(st.Quarantined, q)
 	}
 	s.quarantined = kept
+	st.Repairs = slices.Clone(s.repairs)
+	if st.Repairs == nil {
+		st.Repairs = []Repair{}
+	}
+	st.RepairsStarted, st.RepairsDone = s.repairsStarted, s.repairsDone
 	for _, p := range parts {
 		for _, c := range p.Log.KnownCorrupt() {
 			st.Corrupt = append(st.Corrupt, Finding{Topic: p.Topic, Partition: p.Partition, FoundAt: s.found[scrubKey(p.Topic, p.Partition, c)], Corruption: c})
