@@ -75,6 +75,7 @@ type Node struct {
 	quotas *quota.Manager
 	// copyThrottle bounds the snapshot copies this node serves (nil: none).
 	copyThrottle *copyThrottle
+	shareGroups  shareNode // share groups, made on first use (shares.go)
 	groupCoord   groupNode // consumer groups, created on the first group request (groups.go)
 	txnCoord     txnNode   // transactions, created on the first transactional request (txns.go)
 
