@@ -267,8 +267,9 @@ type AckBatch struct {
 
 // checkAcks validates batches for member without changing anything, as
 // Kafka applies a partition's acknowledgements all or none:
-// INVALID_REQUEST for a malformed batch or one past the window,
-// INVALID_RECORD_STATE for a record member does not hold.
+// INVALID_REQUEST for a malformed batch, INVALID_RECORD_STATE for a
+// record member does not hold (past the window, below the SPSO, or
+// another's).
 func (sp *sharePartition) checkAcks(member string, batches []AckBatch, maxType int8) *kerr.Error {
 	prev := int64(-1)
 	for _, b := range batches {
@@ -285,12 +286,21 @@ func (sp *sharePartition) checkAcks(member string, batches []AckBatch, maxType i
 		if b.Last >= sp.end() {
 			return kerr.InvalidRecordState
 		}
-		for o := max(b.First, sp.spso); o <= b.Last; o++ {
-			rec := sp.recs[o-sp.spso]
+		for o := b.First; o <= b.Last; o++ {
 			t := b.Types[0]
 			if len(b.Types) > 1 {
 				t = b.Types[o-b.First]
 			}
+			if o < sp.spso {
+				// Finished already: a member whose lock lapsed must not
+				// be told its acknowledgement of a record another member
+				// acknowledged went through.
+				if t == AckGap {
+					continue
+				}
+				return kerr.InvalidRecordState
+			}
+			rec := sp.recs[o-sp.spso]
 			if t == AckGap && rec.state == Archived {
 				continue // a gap the window already knows
 			}
@@ -359,4 +369,3 @@ func (sp *sharePartition) stateAt(o int64) (State, int16, bool) {
 	r := sp.recs[o-sp.spso]
 	return r.state, r.deliveries, true
 }
-
