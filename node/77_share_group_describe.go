@@ -42,4 +42,3 @@ func (n *Node) handleShareGroupDescribe(ctx context.Context, wreq *wire.Request)
 	}
 	return resp
 }
-

@@ -350,11 +350,12 @@ func (n *Node) shareAcknowledge(who requester, groupID, memberID string, tp shar
 	if !who.mayTopic(kmsg.ACLOperationRead, name) {
 		return kerr.TopicAuthorizationFailed.Code
 	}
-	if _, e := n.leaderPartition(name, tp.Partition); e != nil {
+	p, e := n.leaderPartition(name, tp.Partition)
+	if e != nil {
 		return e.Code
 	}
 	_, parts := n.shares()
-	if e := parts.Acknowledge(share.Key{Group: groupID, TopicPartition: tp}, memberID, batches, renew); e != nil {
+	if e := parts.Acknowledge(share.Key{Group: groupID, TopicPartition: tp}, memberID, shareLog{p}, batches, renew); e != nil {
 		return e.Code
 	}
 	return 0

@@ -28,7 +28,7 @@ func (n *Node) shares() (*share.Coordinator, *share.Partitions) {
 		s.coord = share.NewCoordinator(cfg)
 		s.parts = share.NewPartitions(cfg, func(group string) share.GroupConfig {
 			return n.shareGroupConfig(cfg.Defaults, group)
-		})
+		}, sharePersister{n})
 	})
 	return s.coord, s.parts
 }
@@ -111,6 +111,8 @@ func (l shareLog) Read(from, upTo int64, maxBytes int) ([]share.Batch, error) {
 	})
 	return out, err
 }
+
+func (l shareLog) LeaderEpoch() int32 { return l.p.Replica.LeaderEpoch() }
 
 func (l shareLog) Aborted(from, to int64) []share.Aborted {
 	list := l.p.Txns.AbortedBetween(from, to)

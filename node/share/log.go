@@ -29,4 +29,20 @@ type Log interface {
 	// Aborted lists, by first offset, the aborted transactions that may
 	// hold records in [from, to).
 	Aborted(from, to int64) []Aborted
+	// LeaderEpoch is the partition's leader epoch on this leader.
+	LeaderEpoch() int32
+}
+
+// Persister keeps share partitions' snapshots durable (the top level
+// builds it over the __share_group_state topic). Its methods may make
+// network calls and append to a replicated log; they are never called
+// with a lock of this package held.
+type Persister interface {
+	// Claim returns k's latest snapshot (false: none yet) for a leader in
+	// epoch, after which the store refuses writes from older epochs.
+	Claim(k Key, epoch int32) (Snapshot, bool, error)
+	// Write stores s as k's latest snapshot, durably, or fails; a
+	// snapshot from an epoch older than one claimed or written is
+	// refused.
+	Write(k Key, s Snapshot) error
 }

@@ -45,7 +45,12 @@ type record struct {
 	deliveries int16
 	owner      string // the member holding it, while Acquired
 	deadline   int64  // its lock's end (UnixNano), while Acquired
+	// pending is the acknowledgement (type+1) being made durable, while
+	// Acquired: the record keeps its owner and cannot lapse meanwhile.
+	pending int8
 }
+
+const pendingNone int8 = 0
 
 // Range is a run of acquired offsets with one delivery count, as
 // ShareFetch's AcquiredRecords lists them.
@@ -65,6 +70,18 @@ type sharePartition struct {
 	acquired    int   // records Acquired in recs
 	nextExpiry  int64 // the earliest deadline of an Acquired record; 0 when none
 	lastTouched int64 // UnixNano of the last fetch or acknowledgement
+	// loadedEpoch is the partition leader epoch the state was loaded in
+	// (-1: never): a leader that lost the partition and won it back
+	// reloads, as another leader may have moved it on meanwhile.
+	loadedEpoch int32
+	// writer is a token (capacity 1) held from a snapshot's taking to its
+	// write, so a partition's snapshots reach the store in order. It is
+	// not the state's lock: fetches go on while a write is out.
+	writer chan struct{}
+}
+
+func newSharePartition() *sharePartition {
+	return &sharePartition{loadedEpoch: -1, writer: make(chan struct{}, 1)}
 }
 
 func (sp *sharePartition) end() int64 { return sp.spso + int64(len(sp.recs)) }
@@ -128,7 +145,7 @@ func (sp *sharePartition) expireLocked(now int64, limit int, st *Stats) {
 		if rec.state != Acquired {
 			continue
 		}
-		if rec.deadline <= now {
+		if rec.deadline <= now && rec.pending == pendingNone {
 			st.LockExpiries.Add(1)
 			sp.releaseLocked(rec, limit, st)
 			continue
@@ -304,7 +321,7 @@ func (sp *sharePartition) checkAcks(member string, batches []AckBatch, maxType i
 			if t == AckGap && rec.state == Archived {
 				continue // a gap the window already knows
 			}
-			if rec.state != Acquired || rec.owner != member {
+			if rec.state != Acquired || rec.owner != member || rec.pending != pendingNone {
 				return kerr.InvalidRecordState
 			}
 		}
@@ -312,8 +329,11 @@ func (sp *sharePartition) checkAcks(member string, batches []AckBatch, maxType i
 	return nil
 }
 
-// applyAcksLocked applies batches checkAcks accepted.
-func (sp *sharePartition) applyAcksLocked(batches []AckBatch, now int64, cfg GroupConfig, st *Stats) {
+// markAcksLocked takes batches checkAcks accepted: RENEW at once, the
+// others as pending until resolveLocked, and tells whether any is
+// pending (so a snapshot must be written).
+func (sp *sharePartition) markAcksLocked(batches []AckBatch, now int64, cfg GroupConfig) bool {
+	any := false
 	for _, b := range batches {
 		for o := max(b.First, sp.spso); o <= b.Last; o++ {
 			rec := &sp.recs[o-sp.spso]
@@ -324,25 +344,53 @@ func (sp *sharePartition) applyAcksLocked(batches []AckBatch, now int64, cfg Gro
 			if len(b.Types) > 1 {
 				t = b.Types[o-b.First]
 			}
-			switch t {
-			case AckAccept:
-				rec.state, rec.owner, rec.deadline = Acknowledged, "", 0
-				sp.acquired--
-				st.Acknowledged.Add(1)
-			case AckRelease:
-				st.Released.Add(1)
-				sp.releaseLocked(rec, cfg.DeliveryLimit, st)
-			case AckReject, AckGap:
-				rec.state, rec.owner, rec.deadline = Archived, "", 0
-				sp.acquired--
-				if t == AckReject {
-					st.Rejected.Add(1)
-				}
-			case AckRenew:
+			if t == AckRenew {
 				rec.deadline = now + cfg.LockDuration.Nanoseconds()
 				if sp.nextExpiry == 0 || rec.deadline < sp.nextExpiry {
 					sp.nextExpiry = rec.deadline
 				}
+				continue
+			}
+			rec.pending = t + 1
+			any = true
+		}
+	}
+	return any
+}
+
+// resolveLocked ends the pending acknowledgements: taken when durable is
+// set, else dropped (the records stay with their member, their locks
+// running again).
+func (sp *sharePartition) resolveLocked(durable bool, now int64, cfg GroupConfig, st *Stats) {
+	for i := range sp.recs {
+		rec := &sp.recs[i]
+		if rec.pending == pendingNone {
+			continue
+		}
+		t := rec.pending - 1
+		rec.pending = pendingNone
+		if !durable {
+			if rec.deadline <= now {
+				rec.deadline = now + 1 // lapses at the next touch
+			}
+			if sp.nextExpiry == 0 || rec.deadline < sp.nextExpiry {
+				sp.nextExpiry = rec.deadline
+			}
+			continue
+		}
+		switch t {
+		case AckAccept:
+			rec.state, rec.owner, rec.deadline = Acknowledged, "", 0
+			sp.acquired--
+			st.Acknowledged.Add(1)
+		case AckRelease:
+			st.Released.Add(1)
+			sp.releaseLocked(rec, cfg.DeliveryLimit, st)
+		default: // reject, gap
+			rec.state, rec.owner, rec.deadline = Archived, "", 0
+			sp.acquired--
+			if t == AckReject {
+				st.Rejected.Add(1)
 			}
 		}
 	}
@@ -353,7 +401,7 @@ func (sp *sharePartition) applyAcksLocked(batches []AckBatch, now int64, cfg Gro
 // session closed).
 func (sp *sharePartition) releaseMemberLocked(member string, limit int, st *Stats) {
 	for i := range sp.recs {
-		if rec := &sp.recs[i]; rec.state == Acquired && rec.owner == member {
+		if rec := &sp.recs[i]; rec.state == Acquired && rec.owner == member && rec.pending == pendingNone {
 			st.Released.Add(1)
 			sp.releaseLocked(rec, limit, st)
 		}

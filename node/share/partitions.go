@@ -37,6 +37,7 @@ type Key struct {
 type Partitions struct {
 	cfg     Config
 	configs func(group string) GroupConfig
+	persist Persister // nil: state lives in memory only
 	now     func() time.Time
 
 	mu       sync.Mutex
@@ -47,9 +48,10 @@ type Partitions struct {
 }
 
 // NewPartitions builds the state; configs gives a group's configs (the
-// defaults taken over by the group's overrides).
-func NewPartitions(cfg Config, configs func(group string) GroupConfig) *Partitions {
-	return &Partitions{cfg: cfg, configs: configs, now: time.Now,
+// defaults taken over by the group's overrides); persist (nil: none) makes
+// acknowledgements durable.
+func NewPartitions(cfg Config, configs func(group string) GroupConfig, persist Persister) *Partitions {
+	return &Partitions{cfg: cfg, configs: configs, persist: persist, now: time.Now,
 		parts: map[Key]*sharePartition{}, sessions: map[sessionKey]*session{}}
 }
 
@@ -64,7 +66,7 @@ func (p *Partitions) get(k Key, create bool) (*sharePartition, *kerr.Error) {
 		if len(p.parts) >= p.cfg.MaxSharePartitions {
 			return nil, kerr.ShareSessionLimitReached
 		}
-		sp = &sharePartition{}
+		sp = newSharePartition()
 		p.parts[k] = sp
 	}
 	return sp, nil
@@ -91,6 +93,9 @@ func (p *Partitions) Fetch(k Key, member string, log Log, maxRecords, maxBytes i
 		return Fetched{}, e
 	}
 	cfg := p.configs(k.Group)
+	if e := p.load(sp, k, log, cfg); e != nil {
+		return Fetched{}, e
+	}
 	start, upTo, err := log.Bounds(cfg.ReadCommitted)
 	if err != nil {
 		return Fetched{}, kerr.KafkaStorageError
@@ -137,9 +142,11 @@ func (p *Partitions) Fetch(k Key, member string, log Log, maxRecords, maxBytes i
 	return out, nil
 }
 
-// Acknowledge applies member's acknowledgements on k, all or none. RENEW
-// is accepted only when renew is set (ShareFetch/ShareAcknowledge v2).
-func (p *Partitions) Acknowledge(k Key, member string, batches []AckBatch, renew bool) *kerr.Error {
+// Acknowledge applies member's acknowledgements on k, all or none, and
+// returns once they are durable (else an error, and nothing changed:
+// the records stay with member). RENEW is accepted only when renew is set
+// (ShareFetch/ShareAcknowledge v2).
+func (p *Partitions) Acknowledge(k Key, member string, log Log, batches []AckBatch, renew bool) *kerr.Error {
 	if len(batches) == 0 {
 		return nil
 	}
@@ -152,15 +159,99 @@ func (p *Partitions) Acknowledge(k Key, member string, batches []AckBatch, renew
 		return kerr.InvalidRecordState
 	}
 	cfg := p.configs(k.Group)
+	epoch := log.LeaderEpoch()
+	sp.mu.Lock()
+	loaded := sp.loadedEpoch == epoch
+	sp.mu.Unlock()
+	if !loaded {
+		return kerr.InvalidRecordState // acquired under another leadership: those locks are gone
+	}
+	sp.writer <- struct{}{}
+	defer func() { <-sp.writer }()
+
 	now := p.now().UnixNano()
 	sp.mu.Lock()
-	defer sp.mu.Unlock()
 	sp.expireLocked(now, cfg.DeliveryLimit, &p.Stats)
 	sp.lastTouched = now
+	if sp.loadedEpoch != epoch {
+		sp.mu.Unlock()
+		return kerr.InvalidRecordState
+	}
 	if e := sp.checkAcks(member, batches, maxType); e != nil {
+		sp.mu.Unlock()
 		return e
 	}
-	sp.applyAcksLocked(batches, now, cfg, &p.Stats)
+	if !sp.markAcksLocked(batches, now, cfg) || p.persist == nil {
+		sp.resolveLocked(true, now, cfg, &p.Stats)
+		sp.mu.Unlock()
+		return nil
+	}
+	snap := sp.snapshotLocked(epoch, cfg.DeliveryLimit)
+	sp.mu.Unlock()
+
+	err := p.persist.Write(k, snap) // the writer token, not the lock, held
+
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	sp.resolveLocked(err == nil, p.now().UnixNano(), cfg, &p.Stats)
+	if err != nil {
+		return kerr.CoordinatorNotAvailable
+	}
+	return nil
+}
+
+// load makes sp current for the leader epoch log is in: the snapshot the
+// store holds, claimed for this epoch, or a new start by the group's
+// reset, stored before any record is delivered from it.
+func (p *Partitions) load(sp *sharePartition, k Key, log Log, cfg GroupConfig) *kerr.Error {
+	epoch := log.LeaderEpoch()
+	sp.mu.Lock()
+	ok := sp.loadedEpoch == epoch
+	sp.mu.Unlock()
+	if ok {
+		return nil
+	}
+	sp.writer <- struct{}{}
+	defer func() { <-sp.writer }()
+	sp.mu.Lock()
+	ok = sp.loadedEpoch == epoch
+	sp.mu.Unlock()
+	if ok {
+		return nil
+	}
+	if p.persist == nil {
+		sp.mu.Lock()
+		sp.loadedEpoch = epoch
+		sp.mu.Unlock()
+		return nil
+	}
+	snap, found, err := p.persist.Claim(k, epoch)
+	if err != nil {
+		return kerr.CoordinatorNotAvailable
+	}
+	start, upTo, err := log.Bounds(cfg.ReadCommitted)
+	if err != nil {
+		return kerr.KafkaStorageError
+	}
+	sp.mu.Lock()
+	if found {
+		sp.restoreLocked(snap)
+	} else {
+		sp.initialized, sp.recs, sp.acquired, sp.nextExpiry = false, nil, 0, 0
+		sp.initLocked(start, upTo, cfg)
+	}
+	sp.clampLocked(start)
+	fresh := sp.snapshotLocked(epoch, cfg.DeliveryLimit)
+	sp.mu.Unlock()
+	// Written back in this epoch even when found: the store then holds
+	// the claim durably, so a deposed leader's later write is refused
+	// even by the store's next leader.
+	if err := p.persist.Write(k, fresh); err != nil {
+		return kerr.CoordinatorNotAvailable
+	}
+	sp.mu.Lock()
+	sp.loadedEpoch = epoch
+	sp.mu.Unlock()
 	return nil
 }
 

@@ -18,6 +18,7 @@ type fakeLog struct {
 	hw, lso int64
 	aborted []Aborted
 	reads   int
+	epoch   int32
 }
 
 func (l *fakeLog) add(n int, attrs int16, pid int64) {
@@ -57,6 +58,8 @@ func (l *fakeLog) Read(from, upTo int64, maxBytes int) ([]Batch, error) {
 
 func (l *fakeLog) Aborted(from, to int64) []Aborted { return l.aborted }
 
+func (l *fakeLog) LeaderEpoch() int32 { return l.epoch }
+
 type harness struct {
 	t     *testing.T
 	p     *Partitions
@@ -64,6 +67,8 @@ type harness struct {
 	log   *fakeLog
 	key   Key
 	gc    GroupConfig
+	// persist, set before newHarness's Partitions is made (withPersist).
+	persist Persister
 }
 
 func newHarness(t *testing.T, mut func(*Config, *GroupConfig)) *harness {
@@ -74,7 +79,7 @@ func newHarness(t *testing.T, mut func(*Config, *GroupConfig)) *harness {
 		mut(&cfg, &gc)
 	}
 	h := &harness{t: t, clock: time.Unix(1000, 0), log: &fakeLog{}, key: Key{Group: "g", TopicPartition: TopicPartition{Partition: 0}}, gc: gc}
-	h.p = NewPartitions(cfg, func(string) GroupConfig { return h.gc })
+	h.p = NewPartitions(cfg, func(string) GroupConfig { return h.gc }, h.persist)
 	h.p.now = func() time.Time { return h.clock }
 	return h
 }
@@ -97,7 +102,7 @@ func count(rs []Range) int {
 }
 
 func (h *harness) ack(member string, first, last int64, typ int8) *kerr.Error {
-	return h.p.Acknowledge(h.key, member, []AckBatch{{First: first, Last: last, Types: []int8{typ}}}, true)
+	return h.p.Acknowledge(h.key, member, h.log, []AckBatch{{First: first, Last: last, Types: []int8{typ}}}, true)
 }
 
 func TestShareAcquireSplitsRecordsAmongMembers(t *testing.T) {
@@ -295,21 +300,21 @@ func TestShareAckValidation(t *testing.T) {
 		{{First: 0, Last: 1, Types: []int8{9}}},                                        // unknown type
 		{{First: 0, Last: 1, Types: []int8{1}}, {First: 1, Last: 2, Types: []int8{1}}}, // overlapping
 	} {
-		if e := h.p.Acknowledge(h.key, "a", b, false); e != kerr.InvalidRequest {
+		if e := h.p.Acknowledge(h.key, "a", h.log, b, false); e != kerr.InvalidRequest {
 			t.Errorf("%v: %v, want INVALID_REQUEST", b, e)
 		}
 	}
-	if e := h.p.Acknowledge(h.key, "a", []AckBatch{{First: 0, Last: 0, Types: []int8{AckRenew}}}, false); e != kerr.InvalidRequest {
+	if e := h.p.Acknowledge(h.key, "a", h.log, []AckBatch{{First: 0, Last: 0, Types: []int8{AckRenew}}}, false); e != kerr.InvalidRequest {
 		t.Errorf("renew before v2: %v", e)
 	}
 	// All or none: the second batch fails, so the first is not applied.
-	if e := h.p.Acknowledge(h.key, "a", []AckBatch{{First: 0, Last: 0, Types: []int8{1}}, {First: 3, Last: 9, Types: []int8{1}}}, false); e == nil {
+	if e := h.p.Acknowledge(h.key, "a", h.log, []AckBatch{{First: 0, Last: 0, Types: []int8{1}}, {First: 3, Last: 9, Types: []int8{1}}}, false); e == nil {
 		t.Fatal("a batch past the window accepted")
 	}
 	if st, _, _ := h.p.parts[h.key].stateAt(0); st != Acquired {
 		t.Fatalf("offset 0 is %v after a refused request", st)
 	}
-	if e := h.p.Acknowledge(h.key, "a", []AckBatch{{First: 0, Last: 3, Types: []int8{1, 2, 3, 0}}}, false); e != nil {
+	if e := h.p.Acknowledge(h.key, "a", h.log, []AckBatch{{First: 0, Last: 3, Types: []int8{1, 2, 3, 0}}}, false); e != nil {
 		t.Fatal(e)
 	}
 	for o, want := range []State{Acknowledged, Available, Archived, Archived} {
