@@ -214,9 +214,11 @@ func TestShareGroupLeaderKill9HistoryChecked(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for ctx.Err() == nil {
-				got, err := m.fetch(ctx, 25)
+				// Paced, so the kill lands mid-stream whatever the speed.
+				time.Sleep(20 * time.Millisecond)
+				got, err := m.fetch(ctx, 10)
 				if err != nil || len(got) == 0 {
-					time.Sleep(50 * time.Millisecond)
+					time.Sleep(30 * time.Millisecond)
 					continue
 				}
 				offs := sortedOffsets(got)
@@ -240,7 +242,7 @@ func TestShareGroupLeaderKill9HistoryChecked(t *testing.T) {
 	// Mid-stream: kill -9 the leader once a third is acknowledged.
 	deadline := time.Now().Add(30 * time.Second)
 	for h.ConfirmedCount() < total/3 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(2 * time.Millisecond)
 	}
 	if h.ConfirmedCount() < total/3 {
 		t.Fatalf("only %d records confirmed before the kill", h.ConfirmedCount())
