@@ -61,7 +61,7 @@ func setShareConfigs(t testing.TB, addr, group string, kvs ...string) {
 
 func produceNumbered(t testing.TB, addr, topic string, n int) {
 	t.Helper()
-	cl := franzClient(t, addr, kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(0))
+	cl := franzClient(t, addr, kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(0), kgo.ProducerBatchCompression(kgo.NoCompression()))
 	var recs []*kgo.Record
 	for i := range n {
 		recs = append(recs, kgo.StringRecord(strconv.Itoa(i)))
