@@ -15,6 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/internal/retry"
 )
 
 // setShareConfigs sets group configs with IncrementalAlterConfigs on the
@@ -313,4 +315,12 @@ func TestShareGroupReleasedRecordsArchivedAtLimit(t *testing.T) {
 			t.Errorf("offset %d: %d deliveries, count up to %d; want %d", o, deliveries[o], maxCount[o], limit)
 		}
 	}
+	// The metrics say so too, once the node's periodic flush has run.
+	retry.Run(t, 15*time.Second, func() error {
+		m := scrapeMetrics(t, n)
+		if m["spool_share_records_archived"] < total || m["spool_share_records_released"] < total*limit || m["spool_share_records_redelivered"] < total*(limit-1) {
+			return fmt.Errorf("archived %v released %v redelivered %v", m["spool_share_records_archived"], m["spool_share_records_released"], m["spool_share_records_redelivered"])
+		}
+		return nil
+	})
 }

@@ -19,6 +19,31 @@ type shareNode struct {
 	once  sync.Once
 	coord *share.Coordinator
 	parts *share.Partitions
+	// flushed are the share counters as of the last flushShareMetrics.
+	flushed [7]int64
+}
+
+// shareMetricNames name node/share's counters, in shareCounts' order:
+// spool_share_records_acquired and the rest.
+var shareMetricNames = [7]string{"acquired", "acknowledged", "released", "rejected", "redelivered", "archived", "lock_expiries"}
+
+func shareCounts(st *share.Stats) [7]int64 {
+	return [7]int64{st.Acquired.Load(), st.Acknowledged.Load(), st.Released.Load(), st.Rejected.Load(),
+		st.Redelivered.Load(), st.Archived.Load(), st.LockExpiries.Load()}
+}
+
+// flushShareMetrics emits what share partitions on this node did since
+// the last flush: spool_share_records_{acquired,acknowledged,released,
+// rejected,redelivered,archived} and spool_share_records_lock_expiries.
+func (n *Node) flushShareMetrics() {
+	_, parts := n.shares()
+	now := shareCounts(&parts.Stats)
+	for i, v := range now {
+		if d := v - n.shareGroups.flushed[i]; d > 0 {
+			n.metrics.IncrCounter([]string{"share", "records", shareMetricNames[i]}, float32(d))
+		}
+	}
+	n.shareGroups.flushed = now
 }
 
 func (n *Node) shares() (*share.Coordinator, *share.Partitions) {
