@@ -323,3 +323,29 @@ func TestShareAckValidation(t *testing.T) {
 		}
 	}
 }
+
+// TestShareIdleSessionsMakeRoom: sessions of members that vanished
+// without closing them do not fill the table for good: once idle past the
+// session timeout they are dropped, their records released, when a new
+// session needs the room.
+func TestShareIdleSessionsMakeRoom(t *testing.T) {
+	h := newHarness(t, func(c *Config, _ *GroupConfig) { c.MaxSessions = 2 })
+	h.log.add(4, 0, -1)
+	tp := []TopicPartition{h.key.TopicPartition}
+	for _, m := range []string{"a", "b"} {
+		if _, e := h.p.Session("g", m, 0, tp, nil); e != nil {
+			t.Fatal(e)
+		}
+	}
+	h.fetch("a", 4)
+	if _, e := h.p.Session("g", "c", 0, tp, nil); e != kerr.ShareSessionLimitReached {
+		t.Fatalf("third session while two are live: %v", e)
+	}
+	h.clock = h.clock.Add(DefaultConfig().SessionTimeout + time.Second)
+	if _, e := h.p.Session("g", "c", 0, tp, nil); e != nil {
+		t.Fatalf("third session after the others went idle: %v", e)
+	}
+	if f := h.fetch("c", 10); count(f.Ranges) != 4 {
+		t.Fatalf("a's records not released with its idle session: %v", f.Ranges)
+	}
+}

@@ -13,7 +13,8 @@ import (
 type sessionKey struct{ group, member string }
 
 type session struct {
-	epoch int32 // the epoch the next request must name
+	epoch    int32 // the epoch the next request must name
+	lastUsed int64 // UnixNano of its last request
 	parts map[TopicPartition]struct{}
 	order []TopicPartition // parts in the order they were added
 }
@@ -31,8 +32,19 @@ func (p *Partitions) Session(group, member string, epoch int32, add, forget []To
 	switch {
 	case epoch == 0:
 		if s == nil && len(p.sessions) >= p.cfg.MaxSessions {
+			// Full: the sessions of members gone silent (killed without
+			// closing them) make room, their records released.
+			idle := p.idleSessionsLocked()
 			p.mu.Unlock()
-			return nil, kerr.ShareSessionLimitReached
+			for k, old := range idle {
+				p.release(k.group, k.member, old.order)
+			}
+			p.mu.Lock()
+			if len(p.sessions) >= p.cfg.MaxSessions {
+				p.mu.Unlock()
+				return nil, kerr.ShareSessionLimitReached
+			}
+			s = p.sessions[k]
 		}
 		old := s
 		s = &session{parts: map[TopicPartition]struct{}{}}
@@ -71,6 +83,7 @@ func (p *Partitions) Session(group, member string, epoch int32, add, forget []To
 		}
 	}
 	s.epoch = nextEpoch(epoch)
+	s.lastUsed = p.now().UnixNano()
 	out := append([]TopicPartition(nil), s.order...)
 	p.mu.Unlock()
 	return out, nil
@@ -91,7 +104,22 @@ func (p *Partitions) CheckSession(group, member string, epoch int32) *kerr.Error
 		return kerr.InvalidShareSessionEpoch
 	}
 	s.epoch = nextEpoch(epoch)
+	s.lastUsed = p.now().UnixNano()
 	return nil
+}
+
+// idleSessionsLocked removes and returns the sessions unused for longer
+// than the session timeout.
+func (p *Partitions) idleSessionsLocked() map[sessionKey]*session {
+	cutoff := p.now().Add(-p.cfg.SessionTimeout).UnixNano()
+	out := map[sessionKey]*session{}
+	for k, s := range p.sessions {
+		if s.lastUsed < cutoff {
+			out[k] = s
+			delete(p.sessions, k)
+		}
+	}
+	return out
 }
 
 // CloseSession ends member's session and releases every record it holds
