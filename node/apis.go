@@ -82,6 +82,10 @@ var apis = map[int16]api{
 	int16(kmsg.ShareFetch):          {wire.VersionRange{Min: 1, Max: 2}, (*Node).handleShareFetch, shareFetchWaits},
 	int16(kmsg.ShareAcknowledge):    {wire.VersionRange{Min: 1, Max: 2}, (*Node).handleShareAcknowledge, nil},
 
+	int16(kmsg.DescribeShareGroupOffsets): {wire.VersionRange{Min: 0, Max: 1}, (*Node).handleDescribeShareGroupOffsets, nil},
+	int16(kmsg.AlterShareGroupOffsets):    {wire.VersionRange{Min: 0, Max: 0}, (*Node).handleAlterShareGroupOffsets, nil},
+	int16(kmsg.DeleteShareGroupOffsets):   {wire.VersionRange{Min: 0, Max: 0}, (*Node).handleDeleteShareGroupOffsets, nil},
+
 	int16(kmsg.DeleteRecords):           {wire.VersionRange{Min: 0, Max: 2}, (*Node).handleDeleteRecords, nil},
 	int16(kmsg.AlterConfigs):            {wire.VersionRange{Min: 0, Max: 2}, (*Node).handleAlterConfigs, nil},
 	int16(kmsg.DescribeLogDirs):         {wire.VersionRange{Min: 1, Max: 4}, (*Node).handleDescribeLogDirs, nil},

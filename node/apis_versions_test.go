@@ -676,6 +676,48 @@ func TestEveryAdvertisedVersionIsServed(t *testing.T) {
 			t.Fatalf("ShareGroupHeartbeat v%d leave: %+v", v, lr)
 		}
 	}
+	// The share offsets admin APIs on an empty share group.
+	{
+		const group = "kip932-offsets"
+		for _, v := range versionsOf(kmsg.AlterShareGroupOffsets) {
+			a := kmsg.NewPtrAlterShareGroupOffsetsRequest()
+			a.Version, a.GroupID = v, group
+			at := kmsg.NewAlterShareGroupOffsetsRequestTopic()
+			at.Topic = "orders"
+			ap := kmsg.NewAlterShareGroupOffsetsRequestTopicPartition()
+			at.Partitions = append(at.Partitions, ap)
+			a.Topics = append(a.Topics, at)
+			ar := roundTrip[*kmsg.AlterShareGroupOffsetsResponse](t, vc, a)
+			mark(a)
+			if ar.ErrorCode != 0 || len(ar.Topics) != 1 || ar.Topics[0].Partitions[0].ErrorCode != 0 {
+				t.Fatalf("AlterShareGroupOffsets v%d: %+v", v, ar)
+			}
+		}
+		for _, v := range versionsOf(kmsg.DescribeShareGroupOffsets) {
+			d := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+			d.Version = v
+			dg := kmsg.NewDescribeShareGroupOffsetsRequestGroup()
+			dg.GroupID = group
+			d.Groups = append(d.Groups, dg)
+			dr := roundTrip[*kmsg.DescribeShareGroupOffsetsResponse](t, vc, d)
+			mark(d)
+			if g := dr.Groups[0]; g.ErrorCode != 0 || len(g.Topics) != 1 || g.Topics[0].Partitions[0].StartOffset != 0 {
+				t.Fatalf("DescribeShareGroupOffsets v%d: %+v", v, dr.Groups)
+			}
+		}
+		for _, v := range versionsOf(kmsg.DeleteShareGroupOffsets) {
+			d := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
+			d.Version, d.GroupID = v, group
+			dt := kmsg.NewDeleteShareGroupOffsetsRequestTopic()
+			dt.Topic = "orders"
+			d.Topics = append(d.Topics, dt)
+			dr := roundTrip[*kmsg.DeleteShareGroupOffsetsResponse](t, vc, d)
+			mark(d)
+			if dr.ErrorCode != 0 || len(dr.Topics) != 1 || dr.Topics[0].ErrorCode != 0 {
+				t.Fatalf("DeleteShareGroupOffsets v%d: %+v", v, dr)
+			}
+		}
+	}
 
 	// KIP-848: a member joins, heartbeats with what it owns, the group is
 	// described, and the member leaves, at every version.

@@ -104,13 +104,16 @@ type shareStateRequest struct {
 	Partition int32    `json:"partition"`
 	Epoch     int32    `json:"epoch"`
 	Snapshot  []byte   `json:"snapshot,omitempty"`
+	// StartOffset is "reset"'s new SPSO.
+	StartOffset int64 `json:"start_offset,omitempty"`
 }
 
 type shareStateResponse struct {
-	Found    bool   `json:"found,omitempty"`
-	Snapshot []byte `json:"snapshot,omitempty"`
-	Fenced   bool   `json:"fenced,omitempty"`
-	Error    string `json:"error,omitempty"`
+	Found     bool   `json:"found,omitempty"`
+	Snapshot  []byte `json:"snapshot,omitempty"`
+	Fenced    bool   `json:"fenced,omitempty"`
+	Error     string `json:"error,omitempty"`
+	ErrorCode int16  `json:"error_code,omitempty"` // "reset" and "delete": the partition's
 }
 
 // maxShareStateBody bounds a request or response: a snapshot of the
@@ -145,6 +148,83 @@ func (s sharePersister) Write(k share.Key, snap share.Snapshot) error {
 	return err
 }
 
+func (s sharePersister) Read(k share.Key) (share.Snapshot, bool, error) {
+	st, leader, err := s.n.localShareStore(k)
+	if err != nil {
+		return share.Snapshot{}, false, err
+	}
+	if st != nil {
+		return st.Read(k)
+	}
+	out, err := s.n.postShareState(leader, "read", shareStateRequest{Group: k.Group, TopicID: k.TopicID, Partition: k.Partition})
+	if err != nil || !out.Found {
+		return share.Snapshot{}, false, err
+	}
+	snap, err := share.DecodeSnapshot(out.Snapshot)
+	return snap, err == nil, err
+}
+
+func (s sharePersister) Forget(k share.Key) error {
+	st, leader, err := s.n.localShareStore(k)
+	if err != nil {
+		return err
+	}
+	if st != nil {
+		return st.Forget(k)
+	}
+	_, err = s.n.postShareState(leader, "forget", shareStateRequest{Group: k.Group, TopicID: k.TopicID, Partition: k.Partition})
+	return err
+}
+
+// shareAdminOnLeader resets ("reset") or deletes ("delete") k's share
+// partition on the partition's leader, this node or another; it returns
+// the partition's error code.
+func (n *Node) shareAdminOnLeader(op string, topic string, k share.Key, start int64) int16 {
+	spec, ok := n.catalog.Topic(topic)
+	if !ok || k.Partition < 0 || k.Partition >= spec.Partitions {
+		return kerr.UnknownTopicOrPartition.Code
+	}
+	leader := n.leaderOf(spec, k.Partition)
+	switch {
+	case leader < 0:
+		return kerr.LeaderNotAvailable.Code
+	case leader == n.cfg.NodeID:
+		return n.shareAdminLocal(op, k, start)
+	}
+	out, err := n.postShareState(leader, op, shareStateRequest{Group: k.Group, TopicID: k.TopicID, Partition: k.Partition, StartOffset: start})
+	if err != nil {
+		n.log.WithError(err).WithField("group", k.Group).Warn("share offsets " + op)
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	return out.ErrorCode
+}
+
+// shareAdminLocal does shareAdminOnLeader's op on this node.
+func (n *Node) shareAdminLocal(op string, k share.Key, start int64) int16 {
+	name, ok := n.catalog.TopicName(k.TopicID)
+	if !ok {
+		return kerr.UnknownTopicID.Code
+	}
+	p, e := n.leaderPartition(name, k.Partition)
+	if e != nil {
+		return e.Code
+	}
+	_, parts := n.shares()
+	switch op {
+	case "reset":
+		if start < p.Replica.LogStartOffset() || start > p.Replica.HighWatermark() {
+			return kerr.OffsetOutOfRange.Code
+		}
+		e = parts.Reset(k, shareLog{p}, start)
+	default:
+		e = parts.Delete(k)
+	}
+	if e != nil {
+		return e.Code
+	}
+	return 0
+}
+
 func (n *Node) postShareState(leader int32, op string, req shareStateRequest) (shareStateResponse, error) {
 	var out shareStateResponse
 	m, ok := n.agent.LiveBrokers()[leader]
@@ -171,12 +251,19 @@ func (n *Node) postShareState(leader int32, op string, req shareStateRequest) (s
 func (n *Node) serveShareState(w http.ResponseWriter, r *http.Request) {
 	op := strings.TrimPrefix(r.URL.Path, admin.SharePath)
 	var req shareStateRequest
-	if err := json.NewDecoder(io.LimitReader(r.Body, maxShareStateBody)).Decode(&req); err != nil || (op != "claim" && op != "write") {
+	if err := json.NewDecoder(io.LimitReader(r.Body, maxShareStateBody)).Decode(&req); err != nil ||
+		(op != "claim" && op != "write" && op != "read" && op != "forget" && op != "reset" && op != "delete") {
 		http.Error(w, fmt.Sprintf("bad share state request %q: %v", op, err), http.StatusBadRequest)
 		return
 	}
 	k := share.Key{Group: req.Group, TopicPartition: share.TopicPartition{TopicID: req.TopicID, Partition: req.Partition}}
 	var out shareStateResponse
+	if op == "reset" || op == "delete" { // on the share partition's leader
+		out.ErrorCode = n.shareAdminLocal(op, k, req.StartOffset)
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(out)
+		return
+	}
 	st, leader, err := n.localShareStore(k)
 	if err == nil && st == nil {
 		err = fmt.Errorf("broker %d leads the state partition, not this one", leader)
@@ -193,6 +280,13 @@ func (n *Node) serveShareState(w http.ResponseWriter, r *http.Request) {
 			if snap, err = share.DecodeSnapshot(req.Snapshot); err == nil {
 				err = st.Write(k, snap)
 			}
+		case "read":
+			var snap share.Snapshot
+			if snap, out.Found, err = st.Read(k); err == nil && out.Found {
+				out.Snapshot = snap.Encode()
+			}
+		case "forget":
+			err = st.Forget(k)
 		}
 	}
 	if errors.Is(err, share.ErrFenced) {

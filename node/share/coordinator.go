@@ -41,6 +41,7 @@ type group struct {
 	id      string
 	epoch   int32
 	members map[string]*member
+	altered map[string]bool // topics AlterShareGroupOffsets set offsets on
 }
 
 // Coordinator keeps the share groups this node coordinates: members,
@@ -277,4 +278,73 @@ func (c *Coordinator) Delete(id string) *kerr.Error {
 	}
 	delete(c.groups, id)
 	return nil
+}
+
+// Ensure keeps group, empty if new (its offsets were set by
+// AlterShareGroupOffsets), and tells how many members it has.
+func (c *Coordinator) Ensure(id string) (int, *kerr.Error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.groups[id]
+	if g == nil {
+		if len(c.groups) >= c.cfg.MaxGroups {
+			return 0, kerr.GroupMaxSizeReached
+		}
+		g = &group{id: id, members: map[string]*member{}}
+		c.groups[id] = g
+	}
+	c.expireLocked(g, c.now())
+	return len(g.members), nil
+}
+
+// Subscribed is every topic group's members subscribe to, sorted.
+func (c *Coordinator) Subscribed(id string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.groups[id]
+	if g == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range g.members {
+		for _, t := range m.subscribed {
+			if !seen[t] {
+				seen[t] = true
+				out = append(out, t)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Altered remembers that group has offsets on topic (set here), for a
+// DescribeShareGroupOffsets of every topic; Topics lists them.
+func (c *Coordinator) Altered(id, topic string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if g := c.groups[id]; g != nil {
+		if g.altered == nil {
+			g.altered = map[string]bool{}
+		}
+		g.altered[topic] = true
+	}
+}
+
+// Topics is what a DescribeShareGroupOffsets of every topic reports:
+// the members' subscriptions and the topics whose offsets were set.
+func (c *Coordinator) Topics(id string) []string {
+	out := c.Subscribed(id)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if g := c.groups[id]; g != nil {
+		for t := range g.altered {
+			if !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }

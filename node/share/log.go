@@ -45,4 +45,8 @@ type Persister interface {
 	// snapshot from an epoch older than one claimed or written is
 	// refused.
 	Write(k Key, s Snapshot) error
+	// Read returns k's latest snapshot without claiming it (false: none).
+	Read(k Key) (Snapshot, bool, error)
+	// Forget removes k's state (its offsets deleted).
+	Forget(k Key) error
 }

@@ -277,6 +277,56 @@ func (p *Partitions) NextExpiry(group string, tps []TopicPartition) time.Time {
 	return time.Unix(0, next)
 }
 
+// Reset sets k's SPSO to start with nothing in flight, durably, on the
+// partition's leader (AlterShareGroupOffsets; the caller checked the
+// group has no members).
+func (p *Partitions) Reset(k Key, log Log, start int64) *kerr.Error {
+	sp, e := p.get(k, true)
+	if e != nil {
+		return e
+	}
+	cfg := p.configs(k.Group)
+	if e := p.load(sp, k, log, cfg); e != nil {
+		return e
+	}
+	sp.writer <- struct{}{}
+	defer func() { <-sp.writer }()
+	epoch := log.LeaderEpoch()
+	sp.mu.Lock()
+	sp.initialized, sp.spso, sp.recs, sp.acquired, sp.nextExpiry = true, start, nil, 0, 0
+	snap := sp.snapshotLocked(epoch, cfg.DeliveryLimit)
+	sp.mu.Unlock()
+	if p.persist == nil {
+		return nil
+	}
+	if err := p.persist.Write(k, snap); err != nil {
+		sp.mu.Lock()
+		sp.loadedEpoch = -1 // not what the store holds: reload
+		sp.mu.Unlock()
+		return kerr.CoordinatorNotAvailable
+	}
+	return nil
+}
+
+// Delete removes k's state here and in the store
+// (DeleteShareGroupOffsets): the group starts the partition afresh.
+func (p *Partitions) Delete(k Key) *kerr.Error {
+	sp, _ := p.get(k, false)
+	if sp != nil {
+		sp.writer <- struct{}{}
+		defer func() { <-sp.writer }()
+	}
+	if p.persist != nil {
+		if err := p.persist.Forget(k); err != nil {
+			return kerr.CoordinatorNotAvailable
+		}
+	}
+	p.mu.Lock()
+	delete(p.parts, k)
+	p.mu.Unlock()
+	return nil
+}
+
 // PartitionState describes one share partition.
 type PartitionState struct {
 	TopicPartition

@@ -15,8 +15,8 @@ type sessionKey struct{ group, member string }
 type session struct {
 	epoch    int32 // the epoch the next request must name
 	lastUsed int64 // UnixNano of its last request
-	parts map[TopicPartition]struct{}
-	order []TopicPartition // parts in the order they were added
+	parts    map[TopicPartition]struct{}
+	order    []TopicPartition // parts in the order they were added
 }
 
 // FinalEpoch is the session epoch that closes a session.

@@ -170,6 +170,23 @@ func (s *Store) Claim(k Key, epoch int32) (Snapshot, bool, error) {
 	return snap, true, nil
 }
 
+// Read implements Persister's Read on a loaded partition.
+func (s *Store) Read(k Key) (Snapshot, bool, error) {
+	p := s.Partition(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	part := s.parts[p]
+	if part == nil {
+		return Snapshot{}, false, ErrNotLoaded
+	}
+	cur := part.entries[string(stateKey(k))]
+	if cur == nil || cur.raw == nil {
+		return Snapshot{}, false, nil
+	}
+	snap, err := DecodeSnapshot(cur.raw)
+	return snap, err == nil, err
+}
+
 // Write implements Persister's Write on a loaded partition.
 func (s *Store) Write(k Key, snap Snapshot) error {
 	p := s.Partition(k)
