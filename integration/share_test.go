@@ -324,3 +324,85 @@ func TestShareGroupReleasedRecordsArchivedAtLimit(t *testing.T) {
 		return nil
 	})
 }
+
+// TestShareGroupOffsetsAdminAcrossNodes: on three nodes, the share
+// offsets admin APIs set a group's SPSO on the partition's leader
+// wherever the coordinator is, Describe reads it back, consumers start
+// there, and Delete removes it.
+func TestShareGroupOffsetsAdminAcrossNodes(t *testing.T) {
+	nodes := startCluster(t, 3)
+	addr := nodes[0].KafkaAddr
+	topic, group := uniqueTopic("shareadmin"), uniqueTopic("sg")
+	franzCreateTopic(t, addr, topic, 1)
+	waitTopicEverywhere(t, nodes, topic)
+	produceNumbered(t, addr, topic, 20)
+	cl := franzClient(t, addr, kgo.SeedBrokers(kafkaAddrs(nodes)...))
+	ctx := ctxTimeout(t, 30*time.Second)
+
+	alter := kmsg.NewPtrAlterShareGroupOffsetsRequest()
+	alter.GroupID = group
+	at := kmsg.NewAlterShareGroupOffsetsRequestTopic()
+	at.Topic = topic
+	ap := kmsg.NewAlterShareGroupOffsetsRequestTopicPartition()
+	ap.StartOffset = 8
+	at.Partitions = append(at.Partitions, ap)
+	alter.Topics = append(alter.Topics, at)
+	ar, err := alter.RequestWith(ctx, cl)
+	if err != nil || ar.ErrorCode != 0 || ar.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("alter: %v %+v", err, ar)
+	}
+	describe := func() int64 {
+		d := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+		dg := kmsg.NewDescribeShareGroupOffsetsRequestGroup()
+		dg.GroupID = group
+		d.Groups = append(d.Groups, dg)
+		dr, err := d.RequestWith(ctx, cl)
+		if err != nil || dr.Groups[0].ErrorCode != 0 || len(dr.Groups[0].Topics) != 1 {
+			t.Fatalf("describe: %v %+v", err, dr)
+		}
+		return dr.Groups[0].Topics[0].Partitions[0].StartOffset
+	}
+	if got := describe(); got != 8 {
+		t.Fatalf("describe after alter: %d, want 8", got)
+	}
+	sc := shareConsumer(t, addr, topic, group, kgo.SeedBrokers(kafkaAddrs(nodes)...))
+	seen := map[int64]bool{}
+	for len(seen) < 12 && ctx.Err() == nil {
+		for _, r := range sc.PollFetches(ctx).Records() {
+			if r.Offset < 8 {
+				t.Errorf("offset %d delivered, below the altered start 8", r.Offset)
+			}
+			seen[r.Offset] = true
+			r.Ack(kgo.AckAccept)
+		}
+	}
+	if len(seen) != 12 {
+		t.Fatalf("got %d of the 12 records from offset 8", len(seen))
+	}
+	if err := sc.FlushAcks(ctx); err != nil {
+		t.Fatalf("flush acks: %v", err)
+	}
+	sc.Close()
+	retry.Run(t, 15*time.Second, func() error {
+		if got := describe(); got != 20 {
+			return fmt.Errorf("SPSO %d after every record was accepted, want 20", got)
+		}
+		return nil
+	})
+	// Once the members' sessions are gone (the consumer left), delete.
+	del := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
+	del.GroupID = group
+	dt := kmsg.NewDeleteShareGroupOffsetsRequestTopic()
+	dt.Topic = topic
+	del.Topics = append(del.Topics, dt)
+	retry.Run(t, 15*time.Second, func() error {
+		dr, err := del.RequestWith(ctx, cl)
+		if err != nil || dr.ErrorCode != 0 || dr.Topics[0].ErrorCode != 0 {
+			return fmt.Errorf("delete: %v %+v", err, dr)
+		}
+		return nil
+	})
+	if got := describe(); got != -1 {
+		t.Fatalf("describe after delete: %d, want -1", got)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/sirupsen/logrus"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -69,9 +70,27 @@ func (l shareStoreLoader) Loaded(p, epoch int32) bool { return l.st.Loaded(p, ep
 func (l shareStoreLoader) Load(p, epoch int32) error  { return l.st.Load(p, epoch) }
 func (l shareStoreLoader) Unload(p int32)             { l.st.Unload(p) }
 
+// shareStoreWait bounds how long a state request waits for its
+// __share_group_state partition to have a leader (just created, or
+// failing over) before it fails.
+const shareStoreWait = 10 * time.Second
+
 // localShareStore is the store loaded for k's partition when this node
-// leads it, else the leader's broker id.
+// leads it, else the leader's broker id. It waits (polling, no lock held)
+// up to shareStoreWait while the partition has no leader or is loading.
 func (n *Node) localShareStore(k share.Key) (*share.Store, int32, error) {
+	deadline := time.Now().Add(shareStoreWait)
+	for {
+		st, leader, err := n.localShareStoreOnce(k)
+		if err == nil || time.Now().After(deadline) || n.isClosing() ||
+			!(errors.Is(err, kerr.LeaderNotAvailable) || errors.Is(err, kerr.CoordinatorLoadInProgress) || errors.Is(err, kerr.CoordinatorNotAvailable) || errors.Is(err, kerr.NotCoordinator)) {
+			return st, leader, err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (n *Node) localShareStoreOnce(k share.Key) (*share.Store, int32, error) {
 	st, err := n.shareStore()
 	if err != nil {
 		return nil, -1, err
