@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -147,6 +148,12 @@ func TestShareGroupFiveConsumersSplitRecords(t *testing.T) {
 		}
 	}
 	t.Logf("records per consumer: %v", byCons)
+
+	// spool group list shows the share group, as ListGroups' type share.
+	out, err := Spool(t, "", "group", "list", "--brokers", n.KafkaAddr)
+	if err != nil || !strings.Contains(out, group) || !strings.Contains(out, "share") {
+		t.Fatalf("spool group list: %v\n%s", err, out)
+	}
 }
 
 // shareJoinAndAcquire is a member that joins, acquires up to max records

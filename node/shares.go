@@ -4,7 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"sync"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/node/share"
 	"github.com/spool-log/spool/partition"
@@ -156,4 +161,56 @@ func (n *Node) shareGroupTaken(groupID string) bool {
 		return false
 	}
 	return coord.Exists(groupID)
+}
+
+// deleteShareGroup deletes an empty share group for DeleteGroups, its
+// share state first (tombstoned on every partition of the topics it
+// knows), so that a group made later under the id starts afresh.
+func (n *Node) deleteShareGroup(id string) kmsg.DeleteGroupsResponseGroup {
+	coord, _ := n.shares()
+	dg := kmsg.NewDeleteGroupsResponseGroup()
+	dg.Group = id
+	if members, _ := coord.Ensure(id); members > 0 {
+		dg.ErrorCode = kerr.NonEmptyGroup.Code
+		return dg
+	}
+	for _, topic := range coord.Topics(id) {
+		spec, ok := n.catalog.Topic(topic)
+		if !ok {
+			continue
+		}
+		for p := range spec.Partitions {
+			k := share.Key{Group: id, TopicPartition: share.TopicPartition{TopicID: spec.ID, Partition: p}}
+			if code := n.shareAdminOnLeader("delete", topic, k, 0); code != 0 {
+				dg.ErrorCode = code
+				return dg
+			}
+		}
+	}
+	if e := coord.Delete(id); e != nil {
+		dg.ErrorCode = e.Code
+	}
+	return dg
+}
+
+// listShareGroups are the share groups this node coordinates, for
+// ListGroups (type "share", protocol type "share"), by its filters.
+func (n *Node) listShareGroups(req *kmsg.ListGroupsRequest) []kmsg.ListGroupsResponseGroup {
+	matches := func(filter []string, v string) bool {
+		return len(filter) == 0 || slices.ContainsFunc(filter, func(f string) bool { return strings.EqualFold(f, v) })
+	}
+	if !matches(req.TypesFilter, "share") {
+		return nil
+	}
+	coord, _ := n.shares()
+	var out []kmsg.ListGroupsResponseGroup
+	for _, g := range coord.List() {
+		if _, code := n.groupCoordinatorFor(g.ID); code != 0 || !matches(req.StatesFilter, g.State) {
+			continue // no longer this node's to answer for
+		}
+		lg := kmsg.NewListGroupsResponseGroup()
+		lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = g.ID, "share", g.State, "share"
+		out = append(out, lg)
+	}
+	return out
 }
