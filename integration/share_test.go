@@ -413,3 +413,33 @@ func TestShareGroupOffsetsAdminAcrossNodes(t *testing.T) {
 		t.Fatalf("describe after delete: %d, want -1", got)
 	}
 }
+
+// TestSpoolConsumeShareGroup: spool consume --share-group reads as a share
+// member and accepts what it prints: a second run of the same group gets
+// nothing, while another group gets everything again.
+func TestSpoolConsumeShareGroup(t *testing.T) {
+	n := StartNode(t)
+	topic, group := uniqueTopic("sharecli"), uniqueTopic("sg")
+	franzCreateTopic(t, n.KafkaAddr, topic, 2)
+	setShareConfigs(t, n.KafkaAddr, group, "share.auto.offset.reset", "earliest")
+	produceNumbered(t, n.KafkaAddr, topic, 30)
+	out, err := Spool(t, "", "consume", topic, "--share-group", group, "--brokers", n.KafkaAddr)
+	if err != nil {
+		t.Fatalf("spool consume --share-group: %v\n%s", err, out)
+	}
+	lines := strings.Fields(out)
+	seen := map[string]bool{}
+	for _, l := range lines {
+		seen[l] = true
+	}
+	if len(lines) != 30 || len(seen) != 30 {
+		t.Fatalf("first run printed %d lines (%d distinct), want 30:\n%s", len(lines), len(seen), out)
+	}
+	out, err = Spool(t, "", "consume", topic, "--share-group", group, "--brokers", n.KafkaAddr)
+	if err != nil || strings.TrimSpace(out) != "" {
+		t.Fatalf("second run of the group, everything accepted: %v\n%q", err, out)
+	}
+	if _, err := Spool(t, "", "consume", topic, "--share-group", group, "--partition", "0", "--brokers", n.KafkaAddr); err == nil {
+		t.Fatal("--share-group with --partition accepted")
+	}
+}
