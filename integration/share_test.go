@@ -6,6 +6,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -153,6 +154,26 @@ func TestShareGroupFiveConsumersSplitRecords(t *testing.T) {
 	out, err := Spool(t, "", "group", "list", "--brokers", n.KafkaAddr)
 	if err != nil || !strings.Contains(out, group) || !strings.Contains(out, "share") {
 		t.Fatalf("spool group list: %v\n%s", err, out)
+	}
+	// spool group describe shows its members and the partition's start
+	// offset: every record accepted, so the SPSO is the log end.
+	out, err = Spool(t, "", "group", "describe", group, "--brokers", n.KafkaAddr, "-o", "json")
+	if err != nil {
+		t.Fatalf("spool group describe: %v\n%s", err, out)
+	}
+	var described []struct {
+		ProtocolType string `json:"protocol_type"`
+		Members      []any  `json:"members"`
+		Offsets      []struct {
+			Committed int64 `json:"committed"`
+			Lag       int64 `json:"lag"`
+		} `json:"offsets"`
+	}
+	if err := json.Unmarshal([]byte(out), &described); err != nil || len(described) != 1 {
+		t.Fatalf("spool group describe -o json: %v\n%s", err, out)
+	}
+	if d := described[0]; d.ProtocolType != "share" || len(d.Members) != 5 || len(d.Offsets) != 1 || d.Offsets[0].Committed != total || d.Offsets[0].Lag != 0 {
+		t.Fatalf("spool group describe: %+v\n%s", d, out)
 	}
 }
 
