@@ -29,6 +29,10 @@ type ConsumeOptions struct {
 	// Group, when set, consumes as a member of this consumer group and
 	// commits what Records took, as it goes and when it stops.
 	Group string
+	// ShareGroup, when set, consumes as a member of this share group
+	// (KIP-932): records are split among its members one by one, each
+	// accepted once Records took it; From and Partition do not apply.
+	ShareGroup string
 	// Records is given each poll's records in order; an error stops Consume.
 	Records func([]*kgo.Record) error
 	// Warn is told, before reading, which partitions are unavailable while
@@ -44,6 +48,9 @@ func (g Config) Consume(ctx context.Context, o ConsumeOptions) error {
 	pos, err := o.check()
 	if err != nil {
 		return err
+	}
+	if o.ShareGroup != "" {
+		return g.consumeShare(ctx, o) // consume_share.go
 	}
 	acl, err := g.Kafka(ctx)
 	if err != nil {
@@ -77,6 +84,9 @@ func (o ConsumeOptions) check() (Position, error) {
 	}
 	if o.Partition < -1 {
 		return Position{}, fmt.Errorf("--partition %d: want a partition number, or -1 for all", o.Partition)
+	}
+	if o.ShareGroup != "" && (o.Group != "" || o.Partition >= 0) {
+		return Position{}, errors.New("--share-group excludes --group and --partition: a share group reads every partition together")
 	}
 	if o.Group != "" && o.Partition >= 0 {
 		return Position{}, errors.New("--group and --partition exclude each other: a group assigns partitions to its members")

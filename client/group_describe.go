@@ -70,16 +70,26 @@ func (g Config) DescribeGroups(ctx context.Context, names []string) (GroupDescri
 		if !ok {
 			return d, fmt.Errorf("group %s: no answer from its coordinator", name)
 		}
-		if err := l.Error(); errors.Is(err, kerr.GroupIDNotFound) {
-			d.Missing = append(d.Missing, name) // DescribeGroups v6+ says so itself
-			continue
-		} else if err != nil {
+		err := l.Error()
+		if err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
 			return d, fmt.Errorf("group %s: %s", name, explain(err))
 		}
 		dg := toDescribedGroup(l)
-		if (dg.State == "Dead" || dg.State == "") && len(dg.Members) == 0 && !hasCommits(dg) {
-			d.Missing = append(d.Missing, name)
-			continue
+		if errors.Is(err, kerr.GroupIDNotFound) || ((dg.State == "Dead" || dg.State == "") && len(dg.Members) == 0 && !hasCommits(dg)) {
+			// Not a classic or consumer group: perhaps a share group
+			// (group_describe_share.go).
+			sg, ok, serr := describeShareGroup(ctx, adm, name)
+			if serr != nil && (errors.Is(serr, kerr.UnsupportedVersion) || strings.Contains(serr.Error(), "too old")) {
+				ok, serr = false, nil // a broker without share groups: none is one
+			}
+			if serr != nil {
+				return d, fmt.Errorf("share group %s: %s", name, explain(serr))
+			}
+			if !ok {
+				d.Missing = append(d.Missing, name)
+				continue
+			}
+			dg = sg
 		}
 		d.Groups = append(d.Groups, dg)
 	}

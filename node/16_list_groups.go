@@ -42,6 +42,7 @@ func (n *Node) handleListGroups(ctx context.Context, wreq *wire.Request) wire.Re
 	if resp.ErrorCode == 0 {
 		resp.ErrorCode = code
 	}
+	resp.Groups = append(resp.Groups, n.listShareGroups(req)...) // shares.go
 	if !all {
 		visible := resp.Groups[:0]
 		for _, g := range resp.Groups {

@@ -129,9 +129,11 @@ func (n *Node) handleDescribeConfigs(ctx context.Context, wreq *wire.Request) wi
 			for _, c := range n.brokerConfigs() { // broker_configs.go
 				add(c.name, c.value, c.source(), c.typ, c.readOnly, c.def)
 			}
+		case kmsg.ConfigResourceTypeGroupConfig:
+			sr.ErrorCode, sr.ErrorMessage = n.describeShareGroupConfigs(who, rr.ResourceName, add) // share_group_configs.go
 		default:
 			sr.ErrorCode = kerr.InvalidRequest.Code
-			msg := "only TOPIC and BROKER resources are supported"
+			msg := "only TOPIC, BROKER and GROUP resources are supported"
 			sr.ErrorMessage = &msg
 		}
 		resp.Resources = append(resp.Resources, sr)

@@ -33,6 +33,10 @@ func (n *Node) handleDeleteGroups(ctx context.Context, wreq *wire.Request) wire.
 			resp.Groups = append(resp.Groups, dg)
 			continue
 		}
+		if sc, _ := n.shares(); sc.Has(id) {
+			resp.Groups = append(resp.Groups, n.deleteShareGroup(id)) // shares.go
+			continue
+		}
 		one := *req
 		one.Groups = []string{id}
 		resp.Groups = append(resp.Groups, coord.DeleteGroups(&one).Groups...)

@@ -55,8 +55,10 @@ func (n *Node) handleIncrementalAlterConfigs(ctx context.Context, wreq *wire.Req
 					names[i] = c.Name
 				}
 				err = n.alterBrokerConfigs(rr.ResourceName, names)
+			case kmsg.ConfigResourceTypeGroupConfig:
+				err = n.alterShareGroupConfigs(who, rr, req.ValidateOnly) // share_group_configs.go
 			default:
-				err = &topicError{kerr.InvalidRequest, "only TOPIC and BROKER resources are supported"}
+				err = &topicError{kerr.InvalidRequest, "only TOPIC, BROKER and GROUP resources are supported"}
 			}
 		}
 		sr.ErrorCode, sr.ErrorMessage = n.configErrorCode(rr.ResourceName, err)

@@ -76,6 +76,16 @@ var apis = map[int16]api{
 	int16(kmsg.ConsumerGroupHeartbeat): {wire.VersionRange{Min: 0, Max: 1}, (*Node).handleConsumerGroupHeartbeat, nil},
 	int16(kmsg.ConsumerGroupDescribe):  {wire.VersionRange{Min: 0, Max: 1}, (*Node).handleConsumerGroupDescribe, nil},
 
+	// Share groups (KIP-932, node/share), at the versions Kafka 4.2 serves.
+	int16(kmsg.ShareGroupHeartbeat): {wire.VersionRange{Min: 1, Max: 1}, (*Node).handleShareGroupHeartbeat, nil},
+	int16(kmsg.ShareGroupDescribe):  {wire.VersionRange{Min: 1, Max: 1}, (*Node).handleShareGroupDescribe, nil},
+	int16(kmsg.ShareFetch):          {wire.VersionRange{Min: 1, Max: 2}, (*Node).handleShareFetch, shareFetchWaits},
+	int16(kmsg.ShareAcknowledge):    {wire.VersionRange{Min: 1, Max: 2}, (*Node).handleShareAcknowledge, nil},
+
+	int16(kmsg.DescribeShareGroupOffsets): {wire.VersionRange{Min: 0, Max: 1}, (*Node).handleDescribeShareGroupOffsets, nil},
+	int16(kmsg.AlterShareGroupOffsets):    {wire.VersionRange{Min: 0, Max: 0}, (*Node).handleAlterShareGroupOffsets, nil},
+	int16(kmsg.DeleteShareGroupOffsets):   {wire.VersionRange{Min: 0, Max: 0}, (*Node).handleDeleteShareGroupOffsets, nil},
+
 	int16(kmsg.DeleteRecords):           {wire.VersionRange{Min: 0, Max: 2}, (*Node).handleDeleteRecords, nil},
 	int16(kmsg.AlterConfigs):            {wire.VersionRange{Min: 0, Max: 2}, (*Node).handleAlterConfigs, nil},
 	int16(kmsg.DescribeLogDirs):         {wire.VersionRange{Min: 1, Max: 4}, (*Node).handleDescribeLogDirs, nil},

@@ -133,6 +133,29 @@ func authzProbes() map[int16]kmsg.Request {
 	cgd := kmsg.NewPtrConsumerGroupDescribeRequest()
 	cgd.Groups = []string{grp}
 	add(cgd)
+	sgh := kmsg.NewPtrShareGroupHeartbeatRequest()
+	sgh.GroupID, sgh.MemberID, sgh.SubscribedTopicNames = grp, "share-member", []string{topic}
+	add(sgh)
+	sgd := kmsg.NewPtrShareGroupDescribeRequest()
+	sgd.GroupIDs = []string{grp}
+	add(sgd)
+	sf := kmsg.NewPtrShareFetchRequest()
+	sf.GroupID, sf.MemberID, sf.MaxBytes, sf.MaxRecords = kmsg.StringPtr(grp), kmsg.StringPtr("share-member"), 1<<20, 10
+	add(sf)
+	dsgo := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+	dsgoGroup := kmsg.NewDescribeShareGroupOffsetsRequestGroup()
+	dsgoGroup.GroupID = grp
+	dsgo.Groups = append(dsgo.Groups, dsgoGroup)
+	add(dsgo)
+	asgo := kmsg.NewPtrAlterShareGroupOffsetsRequest()
+	asgo.GroupID = grp
+	add(asgo)
+	delsgo := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
+	delsgo.GroupID = grp
+	add(delsgo)
+	sa := kmsg.NewPtrShareAcknowledgeRequest()
+	sa.GroupID, sa.MemberID, sa.ShareSessionEpoch = kmsg.StringPtr(grp), kmsg.StringPtr("share-member"), 1
+	add(sa)
 
 	dr := kmsg.NewPtrDeleteRecordsRequest()
 	drt := kmsg.NewDeleteRecordsRequestTopic()

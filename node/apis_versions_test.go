@@ -614,6 +614,111 @@ func TestEveryAdvertisedVersionIsServed(t *testing.T) {
 		}
 	}
 
+	// KIP-932: a share member joins, the group is described, a session
+	// is opened, fetched from, acknowledged on and closed, at every
+	// version.
+	for _, v := range versionsOf(kmsg.ShareGroupHeartbeat) {
+		group, member := fmt.Sprintf("kip932-%d", v), fmt.Sprintf("share-%d", v)
+		join := kmsg.NewPtrShareGroupHeartbeatRequest()
+		join.Version, join.GroupID, join.MemberID, join.SubscribedTopicNames = v, group, member, []string{"orders"}
+		jr := roundTrip[*kmsg.ShareGroupHeartbeatResponse](t, vc, join)
+		mark(join)
+		if jr.ErrorCode != 0 || jr.MemberEpoch < 1 || jr.Assignment == nil || len(jr.Assignment.TopicPartitions) != 1 {
+			t.Fatalf("ShareGroupHeartbeat v%d join: %+v", v, jr)
+		}
+		topicID := jr.Assignment.TopicPartitions[0].TopicID
+		for _, dv := range versionsOf(kmsg.ShareGroupDescribe) {
+			d := kmsg.NewPtrShareGroupDescribeRequest()
+			d.Version, d.GroupIDs = dv, []string{group, "never-existed"}
+			dr := roundTrip[*kmsg.ShareGroupDescribeResponse](t, vc, d)
+			mark(d)
+			if g := dr.Groups[0]; g.ErrorCode != 0 || g.GroupState != "Stable" || len(g.Members) != 1 {
+				t.Fatalf("ShareGroupDescribe v%d: %+v", dv, g)
+			}
+			if g := dr.Groups[1]; g.ErrorCode != kerr.GroupIDNotFound.Code {
+				t.Fatalf("ShareGroupDescribe v%d of an unknown group: %+v", dv, g)
+			}
+		}
+		for _, fv := range versionsOf(kmsg.ShareFetch) {
+			sess := fmt.Sprintf("%s-f%d", member, fv)
+			f := kmsg.NewPtrShareFetchRequest()
+			f.Version, f.GroupID, f.MemberID, f.MaxBytes, f.MaxRecords = fv, kmsg.StringPtr(group), kmsg.StringPtr(sess), 1<<20, 10
+			ft := kmsg.NewShareFetchRequestTopic()
+			ft.TopicID = topicID
+			ft.Partitions = append(ft.Partitions, kmsg.NewShareFetchRequestTopicPartition())
+			f.Topics = append(f.Topics, ft)
+			fr := roundTrip[*kmsg.ShareFetchResponse](t, vc, f)
+			mark(f)
+			if fr.ErrorCode != 0 || fr.AcquisitionLockTimeoutMillis != 30000 {
+				t.Fatalf("ShareFetch v%d: %+v", fv, fr)
+			}
+			av := min(fv, apis[int16(kmsg.ShareAcknowledge)].versions.Max)
+			a := kmsg.NewPtrShareAcknowledgeRequest()
+			a.Version, a.GroupID, a.MemberID, a.ShareSessionEpoch = av, kmsg.StringPtr(group), kmsg.StringPtr(sess), 1
+			if ar := roundTrip[*kmsg.ShareAcknowledgeResponse](t, vc, a); ar.ErrorCode != 0 {
+				t.Fatalf("ShareAcknowledge v%d: %+v", av, ar)
+			}
+			mark(a)
+			a2 := kmsg.NewPtrShareAcknowledgeRequest()
+			a2.Version, a2.GroupID, a2.MemberID, a2.ShareSessionEpoch = av, kmsg.StringPtr(group), kmsg.StringPtr(sess), 1
+			if ar := roundTrip[*kmsg.ShareAcknowledgeResponse](t, vc, a2); ar.ErrorCode != kerr.InvalidShareSessionEpoch.Code {
+				t.Fatalf("ShareAcknowledge v%d of a spent epoch: %+v", av, ar)
+			}
+			closeReq := kmsg.NewPtrShareFetchRequest()
+			closeReq.Version, closeReq.GroupID, closeReq.MemberID, closeReq.ShareSessionEpoch = fv, kmsg.StringPtr(group), kmsg.StringPtr(sess), -1
+			if cr := roundTrip[*kmsg.ShareFetchResponse](t, vc, closeReq); cr.ErrorCode != 0 {
+				t.Fatalf("ShareFetch v%d close: %+v", fv, cr)
+			}
+		}
+		leave := kmsg.NewPtrShareGroupHeartbeatRequest()
+		leave.Version, leave.GroupID, leave.MemberID, leave.MemberEpoch = v, group, member, -1
+		if lr := roundTrip[*kmsg.ShareGroupHeartbeatResponse](t, vc, leave); lr.ErrorCode != 0 || lr.MemberEpoch != -1 {
+			t.Fatalf("ShareGroupHeartbeat v%d leave: %+v", v, lr)
+		}
+	}
+	// The share offsets admin APIs on an empty share group.
+	{
+		const group = "kip932-offsets"
+		for _, v := range versionsOf(kmsg.AlterShareGroupOffsets) {
+			a := kmsg.NewPtrAlterShareGroupOffsetsRequest()
+			a.Version, a.GroupID = v, group
+			at := kmsg.NewAlterShareGroupOffsetsRequestTopic()
+			at.Topic = "orders"
+			ap := kmsg.NewAlterShareGroupOffsetsRequestTopicPartition()
+			at.Partitions = append(at.Partitions, ap)
+			a.Topics = append(a.Topics, at)
+			ar := roundTrip[*kmsg.AlterShareGroupOffsetsResponse](t, vc, a)
+			mark(a)
+			if ar.ErrorCode != 0 || len(ar.Topics) != 1 || ar.Topics[0].Partitions[0].ErrorCode != 0 {
+				t.Fatalf("AlterShareGroupOffsets v%d: %+v", v, ar)
+			}
+		}
+		for _, v := range versionsOf(kmsg.DescribeShareGroupOffsets) {
+			d := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+			d.Version = v
+			dg := kmsg.NewDescribeShareGroupOffsetsRequestGroup()
+			dg.GroupID = group
+			d.Groups = append(d.Groups, dg)
+			dr := roundTrip[*kmsg.DescribeShareGroupOffsetsResponse](t, vc, d)
+			mark(d)
+			if g := dr.Groups[0]; g.ErrorCode != 0 || len(g.Topics) != 1 || g.Topics[0].Partitions[0].StartOffset != 0 {
+				t.Fatalf("DescribeShareGroupOffsets v%d: %+v", v, dr.Groups)
+			}
+		}
+		for _, v := range versionsOf(kmsg.DeleteShareGroupOffsets) {
+			d := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
+			d.Version, d.GroupID = v, group
+			dt := kmsg.NewDeleteShareGroupOffsetsRequestTopic()
+			dt.Topic = "orders"
+			d.Topics = append(d.Topics, dt)
+			dr := roundTrip[*kmsg.DeleteShareGroupOffsetsResponse](t, vc, d)
+			mark(d)
+			if dr.ErrorCode != 0 || len(dr.Topics) != 1 || dr.Topics[0].ErrorCode != 0 {
+				t.Fatalf("DeleteShareGroupOffsets v%d: %+v", v, dr)
+			}
+		}
+	}
+
 	// KIP-848: a member joins, heartbeats with what it owns, the group is
 	// described, and the member leaves, at every version.
 	for _, v := range versionsOf(kmsg.ConsumerGroupHeartbeat) {

@@ -23,6 +23,7 @@ func (n *Node) flushMetrics() {
 		n.mover.FlushMetrics() // node/moves
 	}
 	n.flushQuotaMetrics() // quota_enforce.go
+	n.flushShareMetrics() // shares.go
 	n.checkEvenFactors()  // replication_factor.go
 	for _, p := range n.localPartitions() {
 		bytes, records := p.ProducedBytes.Load(), p.ProducedRecords.Load()

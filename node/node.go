@@ -75,8 +75,10 @@ type Node struct {
 	quotas *quota.Manager
 	// copyThrottle bounds the snapshot copies this node serves (nil: none).
 	copyThrottle *copyThrottle
-	groupCoord   groupNode // consumer groups, created on the first group request (groups.go)
-	txnCoord     txnNode   // transactions, created on the first transactional request (txns.go)
+	shareGroups  shareNode      // share groups, made on first use (shares.go)
+	shareState   shareStateNode // their durable state (share_state.go)
+	groupCoord   groupNode      // consumer groups, created on the first group request (groups.go)
+	txnCoord     txnNode        // transactions, created on the first transactional request (txns.go)
 
 	server    *wire.Server
 	kafkaLn   net.Listener // the main listener's, listeners[0]
@@ -313,7 +315,7 @@ func (n *Node) startLoops() {
 	n.console = n.newConsole()
 	n.adminAPI = admin.New(admin.Config{
 		Node: adminView{n}, Agent: n.agent, Quarantine: n.quarantine, Scrub: n.scrub,
-		Metrics: n.metrics, Leadership: n.leaders.local, Snapshots: http.HandlerFunc(n.serveReplicaSnapshot), CaughtUp: http.HandlerFunc(n.serveReplicaCaughtUp), Txn: http.HandlerFunc(n.serveTxn), Pprof: n.cfg.EnablePprof, Log: n.log, Closing: n.closing,
+		Metrics: n.metrics, Leadership: n.leaders.local, Snapshots: http.HandlerFunc(n.serveReplicaSnapshot), CaughtUp: http.HandlerFunc(n.serveReplicaCaughtUp), Txn: http.HandlerFunc(n.serveTxn), Share: http.HandlerFunc(n.serveShareState), Pprof: n.cfg.EnablePprof, Log: n.log, Closing: n.closing,
 		Access: n.adminAccess(), Rebalance: adminView{n}, Console: n.console,
 	})
 	n.loops.Go(n.recordMemberEvents) // console.go: the console's timeline

@@ -2,6 +2,7 @@ package node
 
 import (
 	"github.com/spool-log/spool/node/group"
+	"github.com/spool-log/spool/node/share"
 	"github.com/spool-log/spool/node/txn"
 )
 
@@ -9,5 +10,5 @@ import (
 // clients see them (Metadata's IsInternal) but may not produce to or delete
 // them.
 func isInternalTopic(name string) bool {
-	return name == group.TopicName || name == txn.TopicName
+	return name == group.TopicName || name == txn.TopicName || name == share.StateTopic
 }

@@ -32,7 +32,13 @@ others are read, and the exit status is non-zero once it stops.
 
 With --group, it joins that consumer group and commits its progress as it
 goes (and when it stops); --from then applies only to partitions the group
-has no committed offset for.`,
+has no committed offset for.
+
+With --share-group, it reads as a member of that share group (KIP-932):
+the group's members split the records one by one, each record is
+accepted once printed; where a new group starts is its
+share.auto.offset.reset, not --from. Without --follow it stops once
+nothing has come for 2 s.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeTopics(g),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -63,5 +69,6 @@ has no committed offset for.`,
 	cmd.Flags().Int32Var(&o.Partition, "partition", -1, "read only this partition (-1: all)")
 	cmd.Flags().StringVarP(&o.Group, "group", "g", "", "consume as a member of this consumer group, committing offsets as it goes")
 	cmd.RegisterFlagCompletionFunc("group", completeGroups(g))
+	cmd.Flags().StringVar(&o.ShareGroup, "share-group", "", "consume as a member of this share group, accepting each record printed")
 	return cmd
 }

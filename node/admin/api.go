@@ -58,6 +58,10 @@ type Config struct {
 	// a partition leader's check of a transactional batch with this
 	// node's coordinator.
 	Txn http.Handler
+	// Share serves peers' share-group state requests under SharePath: a
+	// share partition's leader claiming or writing its snapshot with the
+	// leader of its __share_group_state partition (node/share_state.go).
+	Share http.Handler
 	// Rebalance serves /v1/rebalance (rebalance.go); nil leaves it out.
 	Rebalance Rebalancer
 	// Console serves the live web console at "/" and its /v1/console/

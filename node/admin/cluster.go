@@ -104,6 +104,11 @@ const ReplicaCaughtUpPath = "/internal/replica/caught-up"
 // when one is set, which peers present.
 const TxnPath = "/internal/txn/"
 
+// SharePath is where peers post share-group state requests
+// (node/share_state.go): SharePath+"claim", SharePath+"write". POSTs need
+// the admin credential when one is set, as TxnPath's.
+const SharePath = "/internal/share/"
+
 // clusterRoutes serves who is in the cluster, who leads what and where
 // placement would put it, and the endpoints peers pull from (membership,
 // and the leadership claims of node/leadership).
@@ -120,6 +125,9 @@ func (a *API) clusterRoutes(mux *http.ServeMux) {
 	}
 	if a.cfg.Txn != nil {
 		mux.Handle("POST "+TxnPath, a.cfg.Txn)
+	}
+	if a.cfg.Share != nil {
+		mux.Handle("POST "+SharePath, a.cfg.Share)
 	}
 	mux.HandleFunc("GET /v1/members", func(w http.ResponseWriter, r *http.Request) {
 		httpjson.Write(w, a.Members())

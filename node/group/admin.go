@@ -171,3 +171,15 @@ func (c *Coordinator) deleteGroup(id string) int16 {
 	g.logger().Info("group deleted")
 	return 0
 }
+
+// Exists tells whether id names a live group here (classic or consumer,
+// members or only offsets): a share group may not take its id.
+func (c *Coordinator) Exists(id string) bool {
+	s, code := c.lockShard(id)
+	if code != 0 {
+		return false
+	}
+	defer s.mu.Unlock()
+	g := s.groups[id]
+	return g != nil && g.state != Dead
+}
