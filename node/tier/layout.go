@@ -9,7 +9,7 @@ import (
 // The object layout (DESIGN.md, "On disk"), under the configured prefix:
 //
 //	<prefix><topic>/<partition>/manifest              the committed manifest (manifest.go's encoding), rewritten by the leader after each record
-//	<prefix><topic>/<partition>/<base %020d>-<id>/<kind>  one uploaded segment's files, kind one of FileKinds
+//	<prefix><topic>/<partition>/<base %020d>-<next %020d>-<id>/<kind>  one uploaded segment's files, kind one of FileKinds
 //
 // The id is random per upload attempt, so an upload cut short never
 // overwrites one a record points to. Topic names follow Kafka's rules
@@ -35,31 +35,38 @@ func (l Layout) TopicPrefix(topic string) (string, error) {
 	return l.Prefix + topic + "/", nil
 }
 
-// SegmentDir is an upload's directory under the partition prefix.
-func SegmentDir(base int64, id SegmentID) string {
-	return fmt.Sprintf("%020d-%s/", base, id)
+// SegmentDir is an upload's directory under the partition prefix. The
+// range is in the name so that an orphan (no record points to it) is
+// known to be unreferenced for ever once the manifest's end passed its
+// next offset: a record of it would no longer extend the manifest.
+func SegmentDir(base, next int64, id SegmentID) string {
+	return fmt.Sprintf("%020d-%020d-%s/", base, next, id)
 }
 
-// ParseSegmentDir reads base and id from a key's part after the partition
-// prefix ("<base>-<id>/<kind>").
-func ParseSegmentDir(rest string) (base int64, id SegmentID, ok bool) {
+// ParseSegmentDir reads base, next and id from a key's part after the
+// partition prefix ("<base>-<next>-<id>/<kind>").
+func ParseSegmentDir(rest string) (base, next int64, id SegmentID, ok bool) {
 	dir, _, found := strings.Cut(rest, "/")
-	if !found || len(dir) != 20+1+32 || dir[20] != '-' {
-		return 0, id, false
+	if !found || len(dir) != 20+1+20+1+32 || dir[20] != '-' || dir[41] != '-' {
+		return 0, 0, id, false
 	}
 	b, err := strconv.ParseInt(dir[:20], 10, 64)
 	if err != nil || b < 0 {
-		return 0, id, false
+		return 0, 0, id, false
+	}
+	nx, err := strconv.ParseInt(dir[21:41], 10, 64)
+	if err != nil || nx <= b {
+		return 0, 0, id, false
 	}
 	var raw [16]byte
 	for i := range 16 {
-		hi, lo := unhex(dir[21+2*i]), unhex(dir[22+2*i])
+		hi, lo := unhex(dir[42+2*i]), unhex(dir[43+2*i])
 		if hi < 0 || lo < 0 {
-			return 0, id, false
+			return 0, 0, id, false
 		}
 		raw[i] = byte(hi<<4 | lo)
 	}
-	return b, raw, true
+	return b, nx, raw, true
 }
 
 func unhex(c byte) int {

@@ -2,6 +2,7 @@ package tier
 
 import (
 	"context"
+	"time"
 
 	"github.com/spool-log/spool/partition"
 )
@@ -31,4 +32,7 @@ type Partition struct {
 	// ProducerSnapshot, when set, is the partition's producer state to
 	// upload beside each segment.
 	ProducerSnapshot func() []byte
+	// Retention, when set, is the topic's total retention (retention.ms,
+	// retention.bytes; <0: unbounded), which remote retention applies.
+	Retention func() (age time.Duration, bytes int64)
 }

@@ -44,7 +44,7 @@ func (r *Reader) Read(ctx context.Context, topic string, index int32, m *Manifes
 	if err != nil {
 		return nil, err
 	}
-	dir := prefix + SegmentDir(s.Base, s.ID)
+	dir := prefix + SegmentDir(s.Base, s.Next, s.ID)
 	logKey := dir + FileKinds[fileLog]
 	pos, err := r.indexPosition(ctx, dir, s, offset)
 	if err != nil {
@@ -190,7 +190,7 @@ func (r *Reader) OffsetForTime(ctx context.Context, topic string, index int32, m
 		if err != nil {
 			return 0, 0, false, err
 		}
-		logKey := prefix + SegmentDir(s.Base, s.ID) + FileKinds[fileLog]
+		logKey := prefix + SegmentDir(s.Base, s.Next, s.ID) + FileKinds[fileLog]
 		var hdr [recordbatch.HeaderSize]byte
 		for pos, scans := int64(0), 0; pos+recordbatch.HeaderSize <= s.Size && scans < maxScan; scans++ {
 			if err := r.cache.readAt(ctx, logKey, s.Size, hdr[:], pos); err != nil {

@@ -101,12 +101,13 @@ func TestSegmentDirRoundTrip(t *testing.T) {
 	for i := range id {
 		id[i] = byte(i * 17)
 	}
-	base, got, ok := ParseSegmentDir(SegmentDir(12345, id) + "log")
-	if !ok || base != 12345 || got != id {
-		t.Fatalf("%d %v %v", base, got, ok)
+	base, next, got, ok := ParseSegmentDir(SegmentDir(12345, 12400, id) + "log")
+	if !ok || base != 12345 || next != 12400 || got != id {
+		t.Fatalf("%d %d %v %v", base, next, got, ok)
 	}
-	for _, bad := range []string{"", "x/log", "00000000000000012345-zz/log", "00000000000000012345-" + strings.Repeat("a", 32)} {
-		if _, _, ok := ParseSegmentDir(bad); ok {
+	for _, bad := range []string{"", "x/log", "00000000000000012345-00000000000000012400-zz/log",
+		"00000000000000012345-00000000000000012345-" + strings.Repeat("a", 32) + "/log", "00000000000000012345-" + strings.Repeat("a", 32)} {
+		if _, _, _, ok := ParseSegmentDir(bad); ok {
 			t.Errorf("%q parsed", bad)
 		}
 	}

@@ -38,12 +38,15 @@ type UploaderConfig struct {
 	// MaxSideFile bounds each small file uploaded beside a segment (the
 	// leader-epoch checkpoint, producer snapshot, transaction index).
 	MaxSideFile int64
+	// SweepEvery: every SweepEvery-th pass also removes each led
+	// partition's unreferenced objects (SweepOrphans), a listing each.
+	SweepEvery int
 }
 
 // DefaultUploaderConfig is the uploader's defaults.
 func DefaultUploaderConfig() UploaderConfig {
 	return UploaderConfig{Interval: time.Second, MinBackoff: time.Second, MaxBackoff: 30 * time.Second,
-		RecordTimeout: 30 * time.Second, MaxSideFile: 64 << 20}
+		RecordTimeout: 30 * time.Second, MaxSideFile: 64 << 20, SweepEvery: 60}
 }
 
 // Backlog is what a partition has not uploaded yet.
@@ -65,6 +68,8 @@ type Uploader struct {
 	parts  func() []*Partition
 	log    logrus.FieldLogger
 	m      Metrics
+
+	passes int // Pass's count; Pass runs on one goroutine
 
 	mu      sync.Mutex
 	backlog map[partKey]*partState
@@ -102,6 +107,7 @@ func (u *Uploader) Run(ctx context.Context) {
 // Pass looks at every tiered partition this node leads once, uploading
 // what is due (a partition in backoff waits), and refreshes the backlog.
 func (u *Uploader) Pass(ctx context.Context) {
+	u.passes++
 	seen := make(map[partKey]bool)
 	var segs int
 	var bytes int64
@@ -117,6 +123,12 @@ func (u *Uploader) Pass(ctx context.Context) {
 		st := u.state(k)
 		if p.Source.IsLeader() && !time.Now().Before(st.retryAt) {
 			err := u.uploadPartition(ctx, p)
+			if err == nil {
+				_, err = u.remoteRetention(ctx, p, time.Now())
+			}
+			if err == nil && u.cfg.SweepEvery > 0 && u.passes%u.cfg.SweepEvery == 0 {
+				_, err = u.SweepOrphans(ctx, p)
+			}
 			u.mu.Lock()
 			if err != nil && ctx.Err() == nil {
 				st.Failures++
@@ -247,7 +259,7 @@ func (u *Uploader) uploadSegment(ctx context.Context, p *Partition, s partition.
 	if _, err := rand.Read(rs.ID[:]); err != nil {
 		return err
 	}
-	dir := prefix + SegmentDir(s.Base, rs.ID)
+	dir := prefix + SegmentDir(s.Base, s.Next, rs.ID)
 	start := time.Now()
 	// The log first, from the file as it is now: an open file stays
 	// readable if retention or a cleaning removes it meanwhile.
@@ -310,13 +322,28 @@ func (u *Uploader) uploadSegment(ctx context.Context, p *Partition, s partition.
 	u.count([]string{"tier", "upload", "segments"}, 1)
 	u.log.WithField("topic", p.Topic).WithField("partition", p.Index).WithField("base", s.Base).
 		WithField("next", s.Next).WithField("bytes", total).Debug("segment uploaded")
-	// The store's copy of the manifest, for a restore and for replicas
-	// that missed records (a snapshot); best effort, rewritten each time.
+	u.putManifest(ctx, p)
+	return nil
+}
+
+// ManifestKey is the key of the store's copy of a partition's manifest.
+func (l Layout) ManifestKey(topic string, index int32) (string, error) {
+	prefix, err := l.PartitionPrefix(topic, index)
+	return prefix + "manifest", err
+}
+
+// putManifest writes the store's copy of the manifest, for a restore and
+// for replicas that missed records (a snapshot); best effort, rewritten
+// after each record.
+func (u *Uploader) putManifest(ctx context.Context, p *Partition) {
+	key, err := u.layout.ManifestKey(p.Topic, p.Index)
+	if err != nil {
+		return
+	}
 	m := EncodeManifest(p.Manifest.Start(), p.Manifest.Segments())
-	if err := u.store.Put(ctx, prefix+"manifest", bytes.NewReader(m), int64(len(m))); err != nil {
+	if err := u.store.Put(ctx, key, bytes.NewReader(m), int64(len(m))); err != nil {
 		u.log.WithError(err).WithField("topic", p.Topic).WithField("partition", p.Index).Warn("remote manifest copy")
 	}
-	return nil
 }
 
 // readSide reads a small file uploaded beside a segment; a missing one is

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,7 +91,7 @@ func TestUploaderCopiesRecordsAndHoldsRetention(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rc, err := store.GetRange(context.Background(), "t1/orders/0/"+tier.SegmentDir(s.Base, s.ID)+"log", 0, -1)
+		rc, err := store.GetRange(context.Background(), "t1/orders/0/"+tier.SegmentDir(s.Base, s.Next, s.ID)+"log", 0, -1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,5 +140,87 @@ func TestUploaderCopiesRecordsAndHoldsRetention(t *testing.T) {
 	}
 	if _, err := rep.EnforceRetention(); err != nil || lg.StartOffset() != m.End() {
 		t.Fatalf("after catching up: start %d, remote end %d (%v)", lg.StartOffset(), m.End(), err)
+	}
+}
+
+// TestRemoteRetentionAndOrphans: total retention by size moves the remote
+// start past the oldest segments, and the sweep then removes their
+// objects and an orphan below the manifest's end (an upload cut short),
+// but neither a live segment's objects nor an orphan above the end (an
+// upload that may still be recorded).
+func TestRemoteRetentionAndOrphans(t *testing.T) {
+	sw := tiertest.Start(t)
+	store := sw.Store(t, "rr/")
+	rep, m, _ := tieredLog(t)
+	appendRecords(t, rep, 0, 400)
+	var limit int64 = -1
+	p := &tier.Partition{Topic: "t", Index: 1, Source: rep, Manifest: m, Retention: func() (time.Duration, int64) { return -1, limit }}
+	cfg := tier.DefaultUploaderConfig()
+	cfg.SweepEvery = 0
+	layout := tier.Layout{Prefix: "rr/"}
+	u := tier.NewUploader(cfg, store, layout, func() []*tier.Partition { return []*tier.Partition{p} }, quietLog(), nil)
+	u.Pass(context.Background())
+	segs := m.Segments()
+	if len(segs) < 4 {
+		t.Fatalf("%d segments uploaded", len(segs))
+	}
+	ctx := context.Background()
+	var orphanLow, orphanHigh tier.SegmentID
+	orphanLow[0], orphanHigh[0] = 0xAA, 0xBB
+	put := func(key string) {
+		if err := store.Put(ctx, key, strings.NewReader("junk"), 4); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("rr/t/1/" + tier.SegmentDir(segs[1].Base, segs[1].Next, orphanLow) + "log")
+	put("rr/t/1/" + tier.SegmentDir(m.End(), m.End()+100, orphanHigh) + "log")
+	// Keep about the newest two segments' worth.
+	limit = segs[len(segs)-1].Size + segs[len(segs)-2].Size
+	u.Pass(context.Background())
+	if m.Start() <= segs[0].Base || len(m.Segments()) >= len(segs) {
+		t.Fatalf("remote start %d after retention, %d of %d segments left", m.Start(), len(m.Segments()), len(segs))
+	}
+	n, err := u.SweepOrphans(ctx, p)
+	if err != nil || n == 0 {
+		t.Fatalf("sweep removed %d: %v", n, err)
+	}
+	objs, err := store.List(ctx, "rr/t/1/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := map[tier.SegmentID]bool{}
+	for _, s := range m.Segments() {
+		live[s.ID] = true
+	}
+	sawHigh, liveSeen := false, map[tier.SegmentID]bool{}
+	for _, o := range objs {
+		_, _, id, ok := tier.ParseSegmentDir(o.Key[len("rr/t/1/"):])
+		switch {
+		case !ok:
+			if o.Key != "rr/t/1/manifest" {
+				t.Errorf("unexpected object %s", o.Key)
+			}
+		case id == orphanHigh:
+			sawHigh = true
+		case live[id]:
+			liveSeen[id] = true
+		default:
+			t.Errorf("object %s survived the sweep", o.Key)
+		}
+	}
+	if !sawHigh || len(liveSeen) != len(live) {
+		t.Fatalf("sweep removed too much: orphan above the end kept %v, live %d of %d", sawHigh, len(liveSeen), len(live))
+	}
+	// The store's manifest copy is the committed one.
+	key, _ := layout.ManifestKey("t", 1)
+	rc, err := store.GetRange(ctx, key, 0, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(rc)
+	rc.Close()
+	start, rsegs, err := tier.DecodeManifest(b)
+	if err != nil || start != m.Start() || len(rsegs) != len(m.Segments()) {
+		t.Fatalf("store manifest start %d, %d segments, %v", start, len(rsegs), err)
 	}
 }
