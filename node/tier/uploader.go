@@ -116,6 +116,7 @@ func (u *Uploader) Pass(ctx context.Context) {
 			return
 		}
 		if !p.Manifest.Tiered() {
+			u.log.WithField("topic", p.Topic).WithField("partition", p.Index).Trace("not tiered")
 			continue
 		}
 		k := partKey{p.Topic, p.Index}
@@ -143,14 +144,21 @@ func (u *Uploader) Pass(ctx context.Context) {
 			}
 			u.mu.Unlock()
 		}
-		n, b := pending(p)
+		// The backlog is the leader's: a follower's segment boundaries
+		// may differ, and it uploads nothing.
+		n, b := 0, int64(0)
+		leader := p.Source.IsLeader()
+		if leader {
+			n, b = pending(p)
+		}
 		u.mu.Lock()
 		st.Segments, st.Bytes = n, b
-		u.mu.Unlock()
-		if p.Source.IsLeader() {
-			segs += n
-			bytes += b
+		if !leader {
+			st.Failures, st.LastError = 0, ""
 		}
+		u.mu.Unlock()
+		segs += n
+		bytes += b
 	}
 	u.mu.Lock()
 	for k := range u.backlog {
@@ -234,7 +242,9 @@ func (u *Uploader) uploadPartition(ctx context.Context, p *Partition) error {
 		if s.Next <= end {
 			continue
 		}
-		if s.Next > p.Source.HighWatermark() || !p.Source.IsLeader() {
+		if hw := p.Source.HighWatermark(); s.Next > hw || !p.Source.IsLeader() {
+			u.log.WithField("topic", p.Topic).WithField("partition", p.Index).WithField("next", s.Next).
+				WithField("hw", hw).Debug("segment not uploaded yet: not wholly committed, or not leading")
 			return nil
 		}
 		if s.Base > end && len(p.Manifest.Segments()) > 0 {
