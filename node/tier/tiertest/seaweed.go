@@ -117,7 +117,9 @@ func (s *Seaweed) Config(prefix string) tier.StoreConfig {
 }
 
 // Creds are the server's credentials.
-func Creds() tier.Credentials { return tier.Credentials{AccessKeyID: AccessKey, SecretAccessKey: SecretKey} }
+func Creds() tier.Credentials {
+	return tier.Credentials{AccessKeyID: AccessKey, SecretAccessKey: SecretKey}
+}
 
 // Store is an S3 client of the server.
 func (s *Seaweed) Store(t testing.TB, prefix string) *tier.S3 {
