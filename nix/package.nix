@@ -34,7 +34,7 @@ buildGoModule {
   pname = "spool";
   inherit version src;
 
-  vendorHash = "sha256-sgx8k9J+KvmDrxdaf9taYHs4OYmqpKHNDSglzjlrvvk=";
+  vendorHash = "sha256-Vgjpq6ybguwWcTVkyqSDtF8DUXBsm1nAZIEp3xuZTe0=";
 
   subPackages = [ "cmd/spool" ];
   # The tests of the documentation (README.md and docs/: their command lines, links, alert

@@ -273,7 +273,7 @@ func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, 
 		return e
 	}
 	hwm := p.Replica.HighWatermark()
-	start := p.Replica.LogStartOffset()
+	start := n.logStart(p) // below the local start for a tiered partition (tier.go)
 	fp.HighWatermark, fp.LastStableOffset, fp.LogStartOffset = hwm, hwm, start
 	// Above the high watermark but within the log is no error, as in
 	// Kafka: a new Raft leader's high watermark may briefly lag the one
@@ -303,7 +303,14 @@ func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, 
 		}
 		limit = 1 // nothing sent yet: one whole batch regardless (KIP-74)
 	}
-	s, err := p.Replica.ReadUpTo(rp.FetchOffset, int(min(limit, 1<<30)), upTo)
+	var s *partition.Slice
+	var err error
+	if rp.FetchOffset < p.Replica.LogStartOffset() {
+		// Tiered: from the store through the chunk cache (tier.go).
+		s, err = n.remoteRead(p, rp.FetchOffset, int(min(limit, 1<<30)), upTo)
+	} else {
+		s, err = p.Replica.ReadUpTo(rp.FetchOffset, int(min(limit, 1<<30)), upTo)
+	}
 	switch {
 	case errors.Is(err, partition.ErrOffsetOutOfRange):
 		return kerr.OffsetOutOfRange

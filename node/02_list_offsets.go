@@ -18,20 +18,20 @@ import (
 // * Authorization: DESCRIBE on the topic, else TOPIC_AUTHORIZATION_FAILED
 //   for each of its partitions.
 // * Offsets come from the partition's replica (node/replica): timestamp -2
-//   (earliest) is the log start offset, -1 (latest) the high watermark,
-//   both with timestamp -1. Lookups see only committed batches.
+//   (earliest) is the log start offset — for a tiered topic the remote log
+//   start when the store holds segments (node/tier.go) — and -1 (latest)
+//   the high watermark, both with timestamp -1. Lookups see only committed
+//   batches.
 // * Timestamp -3 (max timestamp, v7) is the first record carrying the
 //   largest timestamp in the log; the batch is found from the batch headers
 //   (one small read per batch; clients rarely ask).
-// * Timestamp -4 (earliest local, v8+) is the log start offset too: every
-//   record is in local segments (no tiered storage), so the earliest local
-//   offset is the earliest, as Kafka answers for a topic without remote
-//   storage.
-// * Timestamp -5 (latest tiered, v9+) is offset -1, timestamp -1 and leader
-//   epoch -1: nothing is tiered, which is Kafka's answer for a topic
-//   without remote storage.
-// * Timestamp T >= 0 is the first record whose timestamp is >= T: the time
-//   index finds the batch, then that one batch is read (and decompressed)
+// * Timestamp -4 (earliest local, v8+) is the local log start offset.
+// * Timestamp -5 (latest tiered, v9+) is the last offset in the store, or
+//   offset -1, timestamp -1 and leader epoch -1 when nothing is tiered,
+//   which is Kafka's answer for a topic without remote storage.
+// * Timestamp T >= 0 is the first record whose timestamp is >= T: remote
+//   segments below the local start are looked at first (batch headers
+//   through the chunk cache); locally the time index finds the batch, then that one batch is read (and decompressed)
 //   to find the record, as Kafka does (records.go). None gives offset -1
 //   and timestamp -1.
 // * Latest (-1) is the high watermark, or with read_committed
@@ -95,10 +95,16 @@ func (n *Node) listOffset(topic string, rp kmsg.ListOffsetsRequestTopicPartition
 		return e
 	}
 	switch ts := rp.Timestamp; {
-	case ts == listEarliest, ts == listEarliestLocal && version >= 8:
+	case ts == listEarliest:
+		sp.Offset = n.logStart(p) // the remote start when tiered (tier.go)
+	case ts == listEarliestLocal && version >= 8:
 		sp.Offset = p.Replica.LogStartOffset()
 	case ts == listLatestTiered && version >= 9:
-		sp.LeaderEpoch = -1 // offset and timestamp stay -1: nothing is tiered
+		if end, ok := n.remoteEnd(p); ok {
+			sp.Offset = end - 1
+		} else {
+			sp.LeaderEpoch = -1 // offset and timestamp stay -1: nothing is tiered
+		}
 	case ts == listLatest && readCommitted:
 		lso, err := p.Stable()
 		if err != nil {
@@ -121,6 +127,12 @@ func (n *Node) listOffset(topic string, rp kmsg.ListOffsetsRequestTopicPartition
 		}
 		sp.Offset, sp.Timestamp = off, t
 	case ts >= 0:
+		if off, t, ok, err := n.remoteOffsetForTime(p, ts); err != nil {
+			return n.readError(topic, rp.Partition, err)
+		} else if ok {
+			sp.Offset, sp.Timestamp = off, t
+			return nil
+		}
 		off, t, err := recordOffsetForTime(p, ts)
 		if err != nil {
 			return n.readError(topic, rp.Partition, err)

@@ -23,6 +23,8 @@ import (
 //   and the connection is muted as long. validate_only counts nothing.
 // * Authorization: DELETE on the topic, else TOPIC_AUTHORIZATION_FAILED;
 //   an id the principal may not DESCRIBE is UNKNOWN_TOPIC_ID, as in Kafka.
+// * A tiered topic's objects in the store are deleted once its partitions
+//   are dropped here (node/tier.go), in the background.
 // * The topic leaves the catalog first (durably: a tombstone that cannot be
 //   saved is KAFKA_STORAGE_ERROR and the topic stays), then its local
 //   partition directories move to DATA/quarantine; a crash in between is
@@ -152,6 +154,7 @@ func (n *Node) deleteTopic(name string) error {
 	if err := n.reconcileTopic(name); err != nil {
 		n.log.WithError(err).Warn("reconcile after delete")
 	}
+	n.deleteRemoteTopic(name) // tier.go: its objects in the store
 	n.log.WithField("topic", name).Info("topic deleted")
 	return nil
 }

@@ -21,6 +21,10 @@ import (
 // Config is everything a Node needs. DefaultConfig gives a usable single-node
 // broker on 127.0.0.1:9092 keeping its data in ./spool-data.
 type Config struct {
+	// Tier is tiered storage: the object store tiered topics copy their
+	// closed segments to (node/tier.go). Off without an endpoint.
+	Tier TierSettings
+
 	// DataDir holds one directory per local partition (<topic>-<n>) plus
 	// the node's own small files: the topic catalog and the producer-id
 	// block.
@@ -234,6 +238,7 @@ func DefaultConfig() Config {
 	pc := partition.DefaultConfig()
 	gc := group.DefaultConfig()
 	return Config{
+		Tier:                     DefaultTierSettings(),
 		DataDir:                  "./spool-data",
 		KafkaAddr:                "127.0.0.1:9092",
 		AdminAddr:                "127.0.0.1:9644",
@@ -350,6 +355,9 @@ func (c *Config) validate() error {
 		c.QuarantineRetention = datadir.DefaultQuarantineRetention
 	}
 	if err := c.Groups.validate(); err != nil {
+		return err
+	}
+	if err := c.Tier.validate(); err != nil {
 		return err
 	}
 	// The same bounds as a topic's own segment.bytes and retention.bytes.

@@ -150,6 +150,8 @@ type Node struct {
 	// its lifetime, closed when Shutdown begins, which also ends long polls.
 	loops   *background
 	closing <-chan struct{}
+	// tier is tiered storage (tier.go), nil when off.
+	tier *tierNode
 }
 
 // counters are the totals /v1/stats reports.
@@ -278,6 +280,9 @@ func (n *Node) Start() (err error) {
 	n.loops.Go(func(ctx context.Context) {
 		n.adm.Run(ctx, n.agent, len(n.cfg.Gossip.Join) > 0, n.loops.Go)
 	})
+	if err := n.startTier(); err != nil { // tier.go: before the partitions open
+		return err
+	}
 	if err := n.removeOrphans(); err != nil {
 		return err
 	}
@@ -354,6 +359,7 @@ func (n *Node) startLoops() {
 	n.loops.Go(func(ctx context.Context) { n.quarantine.Reclaim(ctx, n.cfg.QuarantineRetention) })
 	n.startLeadershipLoops()
 	n.loops.Go(n.announceServing) // serving.go
+	n.startTierLoops()            // tier.go: the uploader
 }
 
 // KafkaAddr is the bound Kafka listener address (after Start) or the

@@ -103,9 +103,14 @@ func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, erro
 	// replica.
 	// A replica rebuilt from its peers (node/hosted's repair.go) joins too.
 	join := !containsID(spec.Replicas[index], n.cfg.NodeID) || spec.HadLeader(index) || hosted.Rebuilding(dir)
+	remote, err := n.remoteLog(dir, settings) // tier.go
+	if err != nil {
+		log.Close()
+		return nil, fmt.Errorf("open partition %s: %w", dir, err)
+	}
 	rep, err := replica.Open(log, replica.Config{Self: n.cfg.NodeID, Replicas: spec.Preferred(index), Voters: spec.Replicas[index],
 		Alive: n.agent.IsAlive, Driver: n.raft, Group: replica.GroupKey{Topic: spec.ID, Partition: index}, Join: join,
-		ShutdownCommit: shutdownCommit})
+		ShutdownCommit: shutdownCommit, Remote: remote})
 	if err != nil {
 		log.Close()
 		return nil, fmt.Errorf("open partition %s: %w", dir, err)

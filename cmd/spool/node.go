@@ -106,6 +106,8 @@ failure.`,
 	addScrubFlags(fs, &f.cfg)
 	// How client quotas are measured (node_quota.go).
 	addQuotaFlags(fs, &f.cfg)
+	// Tiered storage to an S3-compatible store (node_tier.go).
+	addTierFlags(fs, &f.cfg)
 	return cmd
 }
 

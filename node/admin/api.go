@@ -139,6 +139,13 @@ func (a *API) Handler() http.Handler {
 			return
 		}
 		w.Write([]byte("ready\n"))
+		// Details that do not make the node unready (a tiered storage
+		// backlog), one a line.
+		if d, ok := a.cfg.Node.(interface{ ReadyDetails() []string }); ok {
+			for _, line := range d.ReadyDetails() {
+				w.Write([]byte(line + "\n"))
+			}
+		}
 	})
 	a.clusterRoutes(mux)    // cluster.go
 	a.quarantineRoutes(mux) // quarantine.go: /v1/quarantine, /v1/quarantine/purge

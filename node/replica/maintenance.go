@@ -16,18 +16,28 @@ import (
 // Raft snapshot (raftlog.Compact), which moves the start and deletes the
 // segments below. Each replica compacts its own log; a follower that then
 // needs what its leader no longer has gets a snapshot ("log start moved").
+//
+// With a remote log (tiered storage) a single copy's retention is the
+// replica's too, held at what was uploaded: the cut moves the log start
+// (DeleteRecordsBefore at a segment base) and the segments below go.
 func (r *Replica) EnforceRetention() (int, error) {
-	if r.rg == nil {
+	if r.rg == nil && r.remote == nil {
 		return r.log.EnforceRetention()
 	}
-	r.mu.Lock()
-	age, bytes := r.retentionAge, r.retentionBytes
-	r.mu.Unlock()
-	cut := r.log.RetentionPoint(age, bytes)
+	cut := r.retentionCut()
 	if cut <= r.log.StartOffset() {
+		if r.rg == nil {
+			return r.log.EnforceRetention() // DeleteRecords moved the start
+		}
 		return 0, nil
 	}
 	before := r.log.SegmentCount()
+	if r.rg == nil {
+		if _, err := r.log.DeleteRecordsBefore(min(cut, r.hw.Load())); err != nil {
+			return 0, err
+		}
+		return r.log.EnforceRetention()
+	}
 	if err := r.rg.compactBelow(cut); err != nil {
 		return 0, err
 	}
@@ -71,7 +81,7 @@ func (r *Replica) KnownCorrupt() []partition.Corruption { return r.log.KnownCorr
 // Config is the log's configuration (the topic's settings).
 func (r *Replica) Config() partition.Config {
 	c := r.log.Config()
-	if r.rg != nil {
+	if r.ownsRetention() {
 		r.mu.Lock()
 		c.RetentionAge, c.RetentionBytes = r.retentionAge, r.retentionBytes
 		r.mu.Unlock()
@@ -83,7 +93,7 @@ func (r *Replica) Config() partition.Config {
 // replicated log keeps the retention settings for EnforceRetention and
 // runs with its own retention off.
 func (r *Replica) SetConfig(c partition.Config) {
-	if r.rg != nil {
+	if r.ownsRetention() {
 		r.mu.Lock()
 		r.retentionAge, r.retentionBytes = c.RetentionAge, c.RetentionBytes
 		r.mu.Unlock()
@@ -91,6 +101,10 @@ func (r *Replica) SetConfig(c partition.Config) {
 	}
 	r.log.SetConfig(c)
 }
+
+// ownsRetention: the replica, not the log, applies the topic's retention
+// (a Raft log, or a log with a remote copy).
+func (r *Replica) ownsRetention() bool { return r.rg != nil || r.remote != nil }
 
 // raftLogConfig is what a replicated log runs with: no retention of its
 // own, and with DriverConfig.Sync every append fsynced before raft's

@@ -176,6 +176,18 @@ func (g *raftGroup) stopProposals(err error) []*proposal {
 
 // command applies a command entry, committed, to this replica's log.
 func (g *raftGroup) command(e *pb.Entry) error {
+	if payload, ok := raftlog.RemotePayload(e); ok {
+		if g.r.remote == nil {
+			// Not tiered here (the node has no store): the record is
+			// still the group's, but this replica keeps every segment,
+			// which is safe, only larger.
+			return nil
+		}
+		if err := g.r.remote.ApplyRemote(payload); err != nil {
+			return fmt.Errorf("entry %d: remote record: %w", e.GetIndex(), err)
+		}
+		return nil
+	}
 	offset, ok := raftlog.DeleteRecordsOffset(e)
 	if !ok {
 		return fmt.Errorf("entry %d: a command this node does not know", e.GetIndex())

@@ -160,7 +160,9 @@ func (r *Replica) openRaft(cfg Config) error {
 	// the replica applies the topic's through raftlog.Compact instead.
 	r.rgSync = cfg.Driver.cfg.Sync
 	lc := r.log.Config()
-	r.retentionAge, r.retentionBytes = lc.RetentionAge, lc.RetentionBytes
+	if r.remote == nil { // else New took them already
+		r.retentionAge, r.retentionBytes = lc.RetentionAge, lc.RetentionBytes
+	}
 	r.log.SetConfig(r.raftLogConfig(lc))
 	// Sync through the log's every-append flush policy: one fsync of the
 	// segment per run of entries a Ready appends (raftlog's Sync would

@@ -47,6 +47,11 @@ type Config struct {
 	// ShutdownCommit is the group's entry in the node's shutdown
 	// checkpoint (shutdown.go), or nil.
 	ShutdownCommit *raftlog.CommitPoint
+	// Remote, when the node has an object store, is the partition's
+	// tiered storage: it applies the remote-storage records and holds
+	// local retention at what was uploaded (remote.go). Nil keeps
+	// everything local.
+	Remote RemoteLog
 }
 
 // Replica is one partition's replica on this node. All methods are safe
@@ -74,6 +79,8 @@ type Replica struct {
 	retentionBytes int64
 	// rgSync: the replicated log fsyncs every append (DriverConfig.Sync).
 	rgSync bool
+	// remote is Config.Remote (remote.go); fixed at open.
+	remote RemoteLog
 
 	// fenced: the log holds damage and the replica waits to be rebuilt
 	// from its peers (Fence); it takes no leadership handed to it.
@@ -95,6 +102,15 @@ func New(log *partition.Log, cfg Config) *Replica {
 		self:      cfg.Self,
 		alive:     cfg.Alive,
 		committed: make(chan struct{}),
+		remote:    cfg.Remote,
+	}
+	if r.remote != nil {
+		// The replica applies retention, held at what was uploaded;
+		// openRaft does the same for a Raft log.
+		lc := log.Config()
+		r.retentionAge, r.retentionBytes = lc.RetentionAge, lc.RetentionBytes
+		lc.RetentionAge, lc.RetentionBytes = -1, -1
+		log.SetConfig(lc)
 	}
 	pref := slices.Clone(cfg.Replicas)
 	r.pref.Store(&pref)

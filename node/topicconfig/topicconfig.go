@@ -32,7 +32,17 @@ var Keys = map[string]kmsg.ConfigType{
 	"min.cleanable.dirty.ratio": kmsg.ConfigTypeDouble,
 	// Replication: acks=all needs this many in-sync replicas.
 	"min.insync.replicas": kmsg.ConfigTypeInt,
+	// Tiered storage (node/tier): closed segments copied to the node's
+	// object store; retention.ms/bytes are then the total, these the part
+	// kept on local disk (-2: the same as the total, as Kafka's).
+	"remote.storage.enable": kmsg.ConfigTypeBoolean,
+	"local.retention.ms":    kmsg.ConfigTypeLong,
+	"local.retention.bytes": kmsg.ConfigTypeLong,
 }
+
+// LocalRetentionAsTotal is local.retention.ms/bytes' default: keep locally
+// what the total retention keeps.
+const LocalRetentionAsTotal = -2
 
 // Settings is a topic's effective configuration: the broker defaults
 // overlaid with the topic's own configs.
@@ -51,6 +61,26 @@ type Settings struct {
 	// min.insync.replicas: an acks=all produce with fewer in-sync
 	// replicas is NOT_ENOUGH_REPLICAS (default 1, as Kafka's).
 	MinInsyncReplicas int32
+	// RemoteStorage is remote.storage.enable; LocalRetentionAge and
+	// LocalRetentionBytes are local.retention.ms and .bytes
+	// (LocalRetentionAsTotal: as retention.ms/.bytes; another value <0:
+	// unbounded). They count only for a tiered topic.
+	RemoteStorage       bool
+	LocalRetentionAge   time.Duration
+	LocalRetentionBytes int64
+}
+
+// LocalRetention is how much a tiered topic keeps on local disk: its
+// local.retention.ms/bytes, each the total's when -2.
+func (s Settings) LocalRetention() (time.Duration, int64) {
+	age, bytes := s.LocalRetentionAge, s.LocalRetentionBytes
+	if age == LocalRetentionAsTotal*time.Millisecond {
+		age = s.RetentionAge
+	}
+	if bytes == LocalRetentionAsTotal {
+		bytes = s.RetentionBytes
+	}
+	return age, bytes
 }
 
 // Defaults is the broker-wide default topic configuration.
@@ -68,16 +98,18 @@ type Defaults struct {
 // Default is the settings of a topic with no configs of its own.
 func Default(d Defaults) Settings {
 	return Settings{
-		RetentionAge:      d.RetentionAge,
-		RetentionBytes:    d.RetentionBytes,
-		SegmentBytes:      d.SegmentBytes,
-		SegmentAge:        d.SegmentAge,
-		LogAppendTime:     d.LogAppendTime,
-		MaxMessageBytes:   d.MaxMessageBytes,
-		Delete:            true,
-		DeleteRetention:   partition.DefaultDeleteRetention,
-		MinCleanableRatio: partition.DefaultMinCleanableRatio,
-		MinInsyncReplicas: 1,
+		RetentionAge:        d.RetentionAge,
+		RetentionBytes:      d.RetentionBytes,
+		SegmentBytes:        d.SegmentBytes,
+		SegmentAge:          d.SegmentAge,
+		LogAppendTime:       d.LogAppendTime,
+		MaxMessageBytes:     d.MaxMessageBytes,
+		Delete:              true,
+		DeleteRetention:     partition.DefaultDeleteRetention,
+		MinCleanableRatio:   partition.DefaultMinCleanableRatio,
+		MinInsyncReplicas:   1,
+		LocalRetentionAge:   LocalRetentionAsTotal * time.Millisecond,
+		LocalRetentionBytes: LocalRetentionAsTotal,
 	}
 }
 
@@ -175,8 +207,42 @@ func Parse(d Defaults, configs map[string]string) (Settings, error) {
 				return s, fmt.Errorf("%s=%s: above the int32 limit", k, v)
 			}
 			s.MinInsyncReplicas = int32(n)
+		case "remote.storage.enable":
+			switch v {
+			case "true":
+				s.RemoteStorage = true
+			case "false":
+				s.RemoteStorage = false
+			default:
+				return s, fmt.Errorf("%s=%q: want true or false", k, v)
+			}
+		case "local.retention.ms":
+			n, err := parseLong(k, v, LocalRetentionAsTotal)
+			if err != nil {
+				return s, err
+			}
+			s.LocalRetentionAge = time.Duration(n) * time.Millisecond
+		case "local.retention.bytes":
+			n, err := parseLong(k, v, LocalRetentionAsTotal)
+			if err != nil {
+				return s, err
+			}
+			s.LocalRetentionBytes = n
 		default:
 			return s, fmt.Errorf("unknown topic config %q", k)
+		}
+	}
+	if s.RemoteStorage && s.Compact {
+		// As Kafka: a compacted log's closed segments change after upload.
+		return s, fmt.Errorf("remote.storage.enable=true: not with cleanup.policy=compact")
+	}
+	if s.RemoteStorage {
+		age, bytes := s.LocalRetention()
+		if s.RetentionAge >= 0 && (age < 0 || age > s.RetentionAge) {
+			return s, fmt.Errorf("local.retention.ms=%d: above retention.ms=%d", age.Milliseconds(), s.RetentionAge.Milliseconds())
+		}
+		if s.RetentionBytes >= 0 && (bytes < 0 || bytes > s.RetentionBytes) {
+			return s, fmt.Errorf("local.retention.bytes=%d: above retention.bytes=%d", bytes, s.RetentionBytes)
 		}
 	}
 	return s, nil
@@ -201,6 +267,12 @@ func (s Settings) PartitionConfig(d Defaults, files *partition.FileCache, codecs
 	pc.SegmentAge = s.SegmentAge
 	pc.RetentionAge = s.RetentionAge
 	pc.RetentionBytes = s.RetentionBytes
+	if s.RemoteStorage {
+		// The local log keeps the local part; node/tier applies the total
+		// to the remote segments, and the replica holds local retention
+		// at what was uploaded.
+		pc.RetentionAge, pc.RetentionBytes = s.LocalRetention()
+	}
 	if !s.Delete {
 		pc.RetentionAge, pc.RetentionBytes = -1, -1 // compact only: nothing is deleted by age or size
 	}
@@ -237,17 +309,24 @@ func (s Settings) Describe() []Entry {
 	}
 	return []Entry{
 		{"cleanup.policy", strings.Join(policy, ",")},
+		{"local.retention.bytes", strconv.FormatInt(s.LocalRetentionBytes, 10)},
+		{"local.retention.ms", localMs(s.LocalRetentionAge)},
 		{"delete.retention.ms", ms(s.DeleteRetention)},
 		{"max.message.bytes", strconv.FormatInt(int64(s.MaxMessageBytes), 10)},
 		{"message.timestamp.type", ts},
 		{"min.cleanable.dirty.ratio", strconv.FormatFloat(s.MinCleanableRatio, 'g', -1, 64)},
 		{"min.insync.replicas", strconv.FormatInt(int64(s.MinInsyncReplicas), 10)},
+		{"remote.storage.enable", strconv.FormatBool(s.RemoteStorage)},
 		{"retention.bytes", strconv.FormatInt(s.RetentionBytes, 10)},
 		{"retention.ms", ms(s.RetentionAge)},
 		{"segment.bytes", strconv.FormatInt(s.SegmentBytes, 10)},
 		{"segment.ms", ms(s.SegmentAge)},
 	}
 }
+
+// localMs is local.retention.ms' value, -2 (as the total) and -1
+// (unbounded) kept as they are.
+func localMs(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
 
 // Entry is one config and its value.
 type Entry struct{ Name, Value string }

@@ -15,7 +15,26 @@ const (
 	commandMark         = 0xFF
 	cmdDeleteRecords    = 'D'
 	deleteRecordsLength = 2 + 8
+	cmdRemote           = 'R'
+	// MaxRemotePayload bounds a remote-storage command's payload.
+	MaxRemotePayload = 4 << 10
 )
+
+// RemoteCommand is the entry data of a tiered-storage record (node/tier:
+// an upload, a remote log start moved), applied by every replica at its
+// place in the log. The payload is opaque here, at most MaxRemotePayload.
+func RemoteCommand(payload []byte) []byte {
+	return append([]byte{commandMark, cmdRemote}, payload...)
+}
+
+// RemotePayload is the payload of a remote-storage command.
+func RemotePayload(e *pb.Entry) ([]byte, bool) {
+	d := e.GetData()
+	if !IsCommand(e) || len(d) < 2 || d[1] != cmdRemote || len(d)-2 > MaxRemotePayload {
+		return nil, false
+	}
+	return d[2:], true
+}
 
 // DeleteRecordsCommand is the entry data that moves every replica's log
 // start to offset (DeleteRecords), at its place in the log.

@@ -1,0 +1,152 @@
+package tier
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func seg(base, next int64, id byte) RemoteSegment {
+	s := RemoteSegment{Base: base, Next: next, Size: 100, MaxTimestamp: 7, Epoch: 2}
+	s.ID[0] = id
+	s.FileSizes[fileLog] = 100
+	return s
+}
+
+// TestManifestApply: uploads that continue the manifest are kept, a second
+// copy of a recorded range or one leaving a gap changes nothing, an
+// overlapping upload (a new leader's segment boundaries) is kept, a start
+// record drops what is wholly below it, and the file read back is the
+// same manifest.
+func TestManifestApply(t *testing.T) {
+	dir := t.TempDir()
+	m, err := OpenManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.SetTiered(true)
+	apply := func(b []byte) {
+		t.Helper()
+		if err := m.ApplyRemote(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	apply(EncodeUpload(seg(0, 10, 1)))
+	apply(EncodeUpload(seg(0, 10, 2)))  // a second leader's copy: ignored
+	apply(EncodeUpload(seg(20, 30, 3))) // a gap: ignored
+	apply(EncodeUpload(seg(10, 20, 4)))
+	apply(EncodeUpload(seg(15, 25, 5))) // overlaps: kept
+	if f, ok := m.LocalRetentionFloor(); !ok || f != 25 {
+		t.Fatalf("floor %d %v, want 25", f, ok)
+	}
+	if s, ok := m.Find(17); !ok || s.ID[0] != 5 {
+		t.Fatalf("find 17: %+v %v", s, ok)
+	}
+	if s, ok := m.Find(12); !ok || s.ID[0] != 4 {
+		t.Fatalf("find 12: %+v %v", s, ok)
+	}
+	if _, ok := m.Find(25); ok {
+		t.Fatal("found 25, past the end")
+	}
+	apply(EncodeStart(12))
+	apply(EncodeStart(5)) // below: ignored
+	if m.Start() != 12 || len(m.Segments()) != 2 {
+		t.Fatalf("start %d segments %d", m.Start(), len(m.Segments()))
+	}
+	if _, ok := m.Find(11); ok {
+		t.Fatal("found 11, below the remote start")
+	}
+	m2, err := OpenManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m2.Start() != 12 || m2.End() != 25 || len(m2.Segments()) != 2 {
+		t.Fatalf("read back: start %d end %d", m2.Start(), m2.End())
+	}
+	m2.SetTiered(false)
+	if _, ok := m2.LocalRetentionFloor(); ok {
+		t.Fatal("an untiered topic has a floor")
+	}
+	// A damaged file fails the open rather than being trusted.
+	b, _ := os.ReadFile(filepath.Join(dir, ManifestFile))
+	b[len(b)/2] ^= 1
+	os.WriteFile(filepath.Join(dir, ManifestFile), b, 0o644)
+	if _, err := OpenManifest(dir); err == nil || !strings.Contains(err.Error(), "checksum") {
+		t.Fatalf("damaged manifest opened: %v", err)
+	}
+}
+
+func TestRecordRejectsMalformed(t *testing.T) {
+	good := EncodeUpload(seg(0, 10, 1))
+	for name, b := range map[string][]byte{
+		"empty":     nil,
+		"version":   append([]byte{9}, good[1:]...),
+		"short":     good[:len(good)-1],
+		"kind":      {1, 'Z'},
+		"neg start": EncodeStart(-1)[:2:2],
+		"empty range": func() []byte {
+			s := seg(10, 10, 1)
+			return EncodeUpload(s)
+		}(),
+	} {
+		if _, err := DecodeRecord(b); err == nil {
+			t.Errorf("%s: decoded", name)
+		}
+	}
+}
+
+func TestSegmentDirRoundTrip(t *testing.T) {
+	var id SegmentID
+	for i := range id {
+		id[i] = byte(i * 17)
+	}
+	base, next, got, ok := ParseSegmentDir(SegmentDir(12345, 12400, id) + "log")
+	if !ok || base != 12345 || next != 12400 || got != id {
+		t.Fatalf("%d %d %v %v", base, next, got, ok)
+	}
+	for _, bad := range []string{"", "x/log", "00000000000000012345-00000000000000012400-zz/log",
+		"00000000000000012345-00000000000000012345-" + strings.Repeat("a", 32) + "/log", "00000000000000012345-" + strings.Repeat("a", 32)} {
+		if _, _, _, ok := ParseSegmentDir(bad); ok {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+	l := Layout{Prefix: "p/"}
+	for _, topic := range []string{"..", ".", "a/b", "", strings.Repeat("a", 250)} {
+		if _, err := l.PartitionPrefix(topic, 0); err == nil {
+			t.Errorf("topic %q accepted as a key", topic)
+		}
+	}
+}
+
+func FuzzDecodeRecord(f *testing.F) {
+	f.Add(EncodeUpload(seg(0, 10, 1)))
+	f.Add(EncodeStart(5))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := DecodeRecord(b)
+		if err != nil {
+			return
+		}
+		if r.Upload != nil {
+			if string(EncodeUpload(*r.Upload)) != string(b) {
+				t.Fatal("upload does not round-trip")
+			}
+		} else if string(EncodeStart(r.Start)) != string(b) {
+			t.Fatal("start does not round-trip")
+		}
+	})
+}
+
+func FuzzDecodeManifest(f *testing.F) {
+	f.Add(EncodeManifest(3, []RemoteSegment{seg(0, 10, 1), seg(10, 20, 2)}))
+	f.Add(EncodeManifest(0, nil))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		start, segs, err := DecodeManifest(b)
+		if err != nil {
+			return
+		}
+		if string(EncodeManifest(start, segs)) != string(b) {
+			t.Fatal("manifest does not round-trip")
+		}
+	})
+}

@@ -1,0 +1,378 @@
+package tier
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/spool-log/spool/partition"
+)
+
+// Metrics is where the uploader counts (go-metrics' *metrics.Metrics).
+type Metrics interface {
+	IncrCounter(key []string, val float32)
+	AddSample(key []string, val float32)
+	SetGauge(key []string, val float32)
+}
+
+// UploaderConfig tunes the uploader.
+type UploaderConfig struct {
+	// Interval is how often every tiered partition this node leads is
+	// looked at for closed segments to upload.
+	Interval time.Duration
+	// MinBackoff and MaxBackoff bound the wait before a partition whose
+	// upload failed (the store unreachable or slow) is tried again; the
+	// wait doubles with each failure in a row.
+	MinBackoff, MaxBackoff time.Duration
+	// RecordTimeout bounds the wait for an upload's record to be
+	// committed and applied.
+	RecordTimeout time.Duration
+	// MaxSideFile bounds each small file uploaded beside a segment (the
+	// leader-epoch checkpoint, producer snapshot, transaction index).
+	MaxSideFile int64
+	// SweepEvery: every SweepEvery-th pass also removes each led
+	// partition's unreferenced objects (SweepOrphans), a listing each.
+	SweepEvery int
+}
+
+// DefaultUploaderConfig is the uploader's defaults.
+func DefaultUploaderConfig() UploaderConfig {
+	return UploaderConfig{Interval: time.Second, MinBackoff: time.Second, MaxBackoff: 30 * time.Second,
+		RecordTimeout: 30 * time.Second, MaxSideFile: 64 << 20, SweepEvery: 60}
+}
+
+// Backlog is what a partition has not uploaded yet.
+type Backlog struct {
+	Segments int
+	Bytes    int64
+	// LastError is the last failed attempt's error ("" after a success).
+	LastError string
+	// Failures is how many attempts in a row failed.
+	Failures int
+}
+
+// Uploader copies the closed, committed segments of the tiered partitions
+// this node leads to the store, then records each upload (doc.go).
+type Uploader struct {
+	cfg    UploaderConfig
+	store  ObjectStore
+	layout Layout
+	parts  func() []*Partition
+	log    logrus.FieldLogger
+	m      Metrics
+
+	passes int // Pass's count; Pass runs on one goroutine
+
+	mu      sync.Mutex
+	backlog map[partKey]*partState
+}
+
+type partKey struct {
+	topic string
+	index int32
+}
+
+type partState struct {
+	Backlog
+	retryAt time.Time
+}
+
+// NewUploader is an uploader of parts' partitions (called each pass) to store.
+func NewUploader(cfg UploaderConfig, store ObjectStore, layout Layout, parts func() []*Partition, log logrus.FieldLogger, m Metrics) *Uploader {
+	return &Uploader{cfg: cfg, store: store, layout: layout, parts: parts, log: log, m: m, backlog: make(map[partKey]*partState)}
+}
+
+// Run uploads until ctx ends.
+func (u *Uploader) Run(ctx context.Context) {
+	t := time.NewTicker(u.cfg.Interval)
+	defer t.Stop()
+	for {
+		u.Pass(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Pass looks at every tiered partition this node leads once, uploading
+// what is due (a partition in backoff waits), and refreshes the backlog.
+func (u *Uploader) Pass(ctx context.Context) {
+	u.passes++
+	seen := make(map[partKey]bool)
+	var segs int
+	var bytes int64
+	for _, p := range u.parts() {
+		if ctx.Err() != nil {
+			return
+		}
+		if !p.Manifest.Tiered() {
+			u.log.WithField("topic", p.Topic).WithField("partition", p.Index).Trace("not tiered")
+			continue
+		}
+		k := partKey{p.Topic, p.Index}
+		seen[k] = true
+		st := u.state(k)
+		if p.Source.IsLeader() && !time.Now().Before(st.retryAt) {
+			err := u.uploadPartition(ctx, p)
+			if err == nil {
+				_, err = u.remoteRetention(ctx, p, time.Now())
+			}
+			if err == nil && u.cfg.SweepEvery > 0 && u.passes%u.cfg.SweepEvery == 0 {
+				_, err = u.SweepOrphans(ctx, p)
+			}
+			u.mu.Lock()
+			if err != nil && ctx.Err() == nil {
+				st.Failures++
+				st.LastError = err.Error()
+				wait := min(u.cfg.MinBackoff<<min(st.Failures-1, 20), u.cfg.MaxBackoff)
+				st.retryAt = time.Now().Add(wait)
+				u.log.WithError(err).WithField("topic", p.Topic).WithField("partition", p.Index).
+					WithField("retry_in", wait).Warn("remote storage upload failed")
+				u.count([]string{"tier", "upload", "failures"}, 1)
+			} else if err == nil {
+				st.Failures, st.LastError = 0, ""
+			}
+			u.mu.Unlock()
+		}
+		// The backlog is the leader's: a follower's segment boundaries
+		// may differ, and it uploads nothing.
+		n, b := 0, int64(0)
+		leader := p.Source.IsLeader()
+		if leader {
+			n, b = pending(p)
+		}
+		u.mu.Lock()
+		st.Segments, st.Bytes = n, b
+		if !leader {
+			st.Failures, st.LastError = 0, ""
+		}
+		u.mu.Unlock()
+		segs += n
+		bytes += b
+	}
+	u.mu.Lock()
+	for k := range u.backlog {
+		if !seen[k] {
+			delete(u.backlog, k)
+		}
+	}
+	u.mu.Unlock()
+	if u.m != nil {
+		u.m.SetGauge([]string{"tier", "backlog", "segments"}, float32(segs))
+		u.m.SetGauge([]string{"tier", "backlog", "bytes"}, float32(bytes))
+	}
+}
+
+func (u *Uploader) state(k partKey) *partState {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	st := u.backlog[k]
+	if st == nil {
+		st = &partState{}
+		u.backlog[k] = st
+	}
+	return st
+}
+
+// pending is what p holds locally that is not uploaded: its closed
+// segments above the manifest's end.
+func pending(p *Partition) (int, int64) {
+	end := p.Manifest.End()
+	var n int
+	var b int64
+	for _, s := range p.Source.ClosedSegments() {
+		if s.Next > end {
+			n++
+			b += s.Size
+		}
+	}
+	return n, b
+}
+
+// Backlog is partition (topic, index)'s backlog as of the last pass.
+func (u *Uploader) Backlog(topic string, index int32) (Backlog, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	st, ok := u.backlog[partKey{topic, index}]
+	if !ok {
+		return Backlog{}, false
+	}
+	return st.Backlog, true
+}
+
+// Total is the backlog of every tiered partition, and how many are failing.
+func (u *Uploader) Total() (segments int, bytes int64, failing int) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, st := range u.backlog {
+		segments += st.Segments
+		bytes += st.Bytes
+		if st.Failures > 0 {
+			failing++
+		}
+	}
+	return
+}
+
+func (u *Uploader) count(key []string, v float32) {
+	if u.m != nil {
+		u.m.IncrCounter(key, v)
+	}
+}
+
+// errNotContinued: the record was committed but did not extend the
+// manifest (another leader's record of the range came first).
+var errNotContinued = errors.New("upload record did not extend the manifest")
+
+// uploadPartition uploads p's closed segments that are wholly committed and
+// above the manifest's end, oldest first, each recorded before the next.
+func (u *Uploader) uploadPartition(ctx context.Context, p *Partition) error {
+	for _, s := range p.Source.ClosedSegments() {
+		end := p.Manifest.End()
+		if s.Next <= end {
+			continue
+		}
+		if hw := p.Source.HighWatermark(); s.Next > hw || !p.Source.IsLeader() {
+			u.log.WithField("topic", p.Topic).WithField("partition", p.Index).WithField("next", s.Next).
+				WithField("hw", hw).Debug("segment not uploaded yet: not wholly committed, or not leading")
+			return nil
+		}
+		if s.Base > end && len(p.Manifest.Segments()) > 0 {
+			// A gap: the local log starts above the manifest's end (a
+			// replica that took a snapshot). Recorded uploads must be
+			// contiguous, so this replica cannot continue them.
+			return fmt.Errorf("local segment %d starts above the remote end %d", s.Base, end)
+		}
+		if err := u.uploadSegment(ctx, p, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (u *Uploader) uploadSegment(ctx context.Context, p *Partition, s partition.SegmentInfo) error {
+	prefix, err := u.layout.PartitionPrefix(p.Topic, p.Index)
+	if err != nil {
+		return err
+	}
+	rs := RemoteSegment{Base: s.Base, Next: s.Next, Size: s.Size, MaxTimestamp: s.MaxTimestamp, Epoch: p.Source.LeaderEpoch()}
+	if _, err := rand.Read(rs.ID[:]); err != nil {
+		return err
+	}
+	dir := prefix + SegmentDir(s.Base, s.Next, rs.ID)
+	start := time.Now()
+	// The log first, from the file as it is now: an open file stays
+	// readable if retention or a cleaning removes it meanwhile.
+	f, err := os.Open(s.LogPath)
+	if err != nil {
+		return fmt.Errorf("open segment %d: %w", s.Base, err)
+	}
+	defer f.Close()
+	if err := u.store.Put(ctx, dir+FileKinds[fileLog], io.NewSectionReader(f, 0, s.Size), s.Size); err != nil {
+		return err
+	}
+	rs.FileSizes[fileLog] = s.Size
+	side := [numFiles]func() ([]byte, error){
+		fileIndex:     func() ([]byte, error) { return u.readSide(s.IndexPath) },
+		fileTimeIndex: func() ([]byte, error) { return u.readSide(s.TimeIndexPath) },
+		fileEpochs:    func() ([]byte, error) { return u.readSide(p.Source.LeaderEpochCheckpointPath()) },
+		fileTxnIndex: func() ([]byte, error) {
+			if p.TxnIndexPath == "" {
+				return nil, nil
+			}
+			return u.readSide(p.TxnIndexPath)
+		},
+		fileProducers: func() ([]byte, error) {
+			if p.ProducerSnapshot == nil {
+				return nil, nil
+			}
+			return p.ProducerSnapshot(), nil
+		},
+	}
+	total := s.Size
+	for kind, read := range side {
+		if read == nil {
+			continue
+		}
+		b, err := read()
+		if err != nil {
+			return err
+		}
+		if len(b) == 0 {
+			continue
+		}
+		if err := u.store.Put(ctx, dir+FileKinds[kind], bytes.NewReader(b), int64(len(b))); err != nil {
+			return err
+		}
+		rs.FileSizes[kind] = int64(len(b))
+		total += int64(len(b))
+	}
+	u.count([]string{"tier", "upload", "bytes"}, float32(total))
+	if u.m != nil {
+		u.m.AddSample([]string{"tier", "upload", "seconds"}, float32(time.Since(start).Seconds()))
+	}
+	rctx, cancel := context.WithTimeout(ctx, u.cfg.RecordTimeout)
+	defer cancel()
+	if err := p.Source.RecordRemote(rctx, EncodeUpload(rs)); err != nil {
+		return fmt.Errorf("record upload of segment %d: %w", s.Base, err)
+	}
+	if p.Manifest.End() < s.Next {
+		return fmt.Errorf("segment %d: %w", s.Base, errNotContinued)
+	}
+	u.count([]string{"tier", "upload", "segments"}, 1)
+	u.log.WithField("topic", p.Topic).WithField("partition", p.Index).WithField("base", s.Base).
+		WithField("next", s.Next).WithField("bytes", total).Debug("segment uploaded")
+	u.putManifest(ctx, p)
+	return nil
+}
+
+// ManifestKey is the key of the store's copy of a partition's manifest.
+func (l Layout) ManifestKey(topic string, index int32) (string, error) {
+	prefix, err := l.PartitionPrefix(topic, index)
+	return prefix + "manifest", err
+}
+
+// putManifest writes the store's copy of the manifest, for a restore and
+// for replicas that missed records (a snapshot); best effort, rewritten
+// after each record.
+func (u *Uploader) putManifest(ctx context.Context, p *Partition) {
+	key, err := u.layout.ManifestKey(p.Topic, p.Index)
+	if err != nil {
+		return
+	}
+	m := EncodeManifest(p.Manifest.Start(), p.Manifest.Segments())
+	if err := u.store.Put(ctx, key, bytes.NewReader(m), int64(len(m))); err != nil {
+		u.log.WithError(err).WithField("topic", p.Topic).WithField("partition", p.Index).Warn("remote manifest copy")
+	}
+}
+
+// readSide reads a small file uploaded beside a segment; a missing one is
+// empty (not every partition has a transaction index).
+func (u *Uploader) readSide(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, u.cfg.MaxSideFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if int64(len(b)) > u.cfg.MaxSideFile {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, u.cfg.MaxSideFile)
+	}
+	return b, nil
+}
