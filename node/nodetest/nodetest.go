@@ -19,13 +19,17 @@ import (
 
 // Start starts a node on free loopback ports, its data in a temporary
 // directory, and stops it when the test ends; each option adjusts its
-// config first. It returns once the node is admitted: until then it closes
+// config first. It returns once the node is admitted (until then it closes
 // every Kafka connection, which a client would report as a node that does
-// not answer.
+// not answer) and has told gossip it serves (its "sv" tag: until then
+// `spool members` shows it joining, not alive).
 func Start(t testing.TB, options ...func(*node.Config)) *node.Node {
 	t.Helper()
 	n := StartUnadmitted(t, options...)
 	retry.Run(t, 20*time.Second, func() error { return retry.Check(n.Admitted(), "the test node is not admitted") })
+	retry.Run(t, 20*time.Second, func() error {
+		return retry.Check(n.Membership().Local().Serving >= 0, "the test node has not announced that it serves")
+	})
 	return n
 }
 
