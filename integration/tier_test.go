@@ -350,17 +350,13 @@ func TestTierConsumeFromStore(t *testing.T) {
 // it uploads under the history workload; a new leader goes on uploading,
 // the store's record of the partition has no gap and no range twice, and
 // the history checker (every acknowledged record read back from offset 0,
-// from the store and the local tail) is clean.
-//
-// KNOWN BROKEN, so only with SPOOL_TIER_KILL=1: after the kill the
-// consumer reading from 0 is reset at the first offset past the killed
-// leader's uploads ("lost records ... reset to offset 0"), not yet
-// diagnosed (a fetch answered OFFSET_OUT_OF_RANGE below the new leader's
-// local start, or OffsetForLeaderEpoch over a truncated epoch cache).
+// from the store and the local tail) is clean. The killed node comes back
+// behind a Raft snapshot that skipped the upload records made meanwhile,
+// and may lead again: it must catch its manifest up from the store's copy
+// (answering OFFSET_NOT_AVAILABLE below its local start until it has),
+// never OFFSET_OUT_OF_RANGE, which reset the consumer from 0 at the first
+// offset past the killed leader's own uploads.
 func TestTierKillLeaderMidUpload(t *testing.T) {
-	if os.Getenv("SPOOL_TIER_KILL") != "1" {
-		t.Skip("known broken (see the comment): run with SPOOL_TIER_KILL=1")
-	}
 	sw := tiertest.Start(t)
 	store := sw.Store(t, "it/")
 	nodes := startCluster(t, 3, withQuickGroups, withTier(sw))
@@ -406,4 +402,8 @@ func TestTierKillLeaderMidUpload(t *testing.T) {
 	for p := int32(0); p < parts; p++ {
 		remoteEnd(p) // no gap, no range twice
 	}
+	// Whether the restarted node came back behind a snapshot (the case
+	// this test was written for) depends on timing: said, not asserted.
+	t.Logf("node %d after its restart: %d catch-ups of a manifest from the store's copy", leader.ID,
+		strings.Count(leader.Logs(), "remote manifest merged from the store's copy"))
 }
