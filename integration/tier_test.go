@@ -91,6 +91,27 @@ func createTieredTopic(t testing.TB, nodes []*Node, topic string, partitions int
 	}
 }
 
+// preferredReplica is topic/p's preferred (first) replica, as Metadata
+// lists it: the one leadership is handed back to.
+func preferredReplica(t testing.TB, seeds []string, topic string, p int32) int32 {
+	t.Helper()
+	adm := kadm.NewClient(franzClient(t, seeds[0], kgo.SeedBrokers(seeds...)))
+	var first int32 = -1
+	retry.Run(t, 30*time.Second, func() error {
+		md, err := adm.Metadata(ctxTimeout(t, 10*time.Second), topic)
+		if err != nil {
+			return err
+		}
+		pd, ok := md.Topics[topic].Partitions[p]
+		if !ok || len(pd.Replicas) == 0 {
+			return fmt.Errorf("%s/%d: no replicas in metadata", topic, p)
+		}
+		first = pd.Replicas[0]
+		return nil
+	})
+	return first
+}
+
 // storeManifest reads the store's copy of a partition's manifest.
 func storeManifest(t testing.TB, st tier.ObjectStore, topic string, p int32) (int64, []tier.RemoteSegment, error) {
 	key, err := tier.Layout{Prefix: "it/"}.ManifestKey(topic, p)
@@ -350,17 +371,13 @@ func TestTierConsumeFromStore(t *testing.T) {
 // it uploads under the history workload; a new leader goes on uploading,
 // the store's record of the partition has no gap and no range twice, and
 // the history checker (every acknowledged record read back from offset 0,
-// from the store and the local tail) is clean.
-//
-// KNOWN BROKEN, so only with SPOOL_TIER_KILL=1: after the kill the
-// consumer reading from 0 is reset at the first offset past the killed
-// leader's uploads ("lost records ... reset to offset 0"), not yet
-// diagnosed (a fetch answered OFFSET_OUT_OF_RANGE below the new leader's
-// local start, or OffsetForLeaderEpoch over a truncated epoch cache).
+// from the store and the local tail) is clean. The killed node comes back
+// behind a Raft snapshot that skipped the upload records made meanwhile,
+// and may lead again: it must catch its manifest up from the store's copy
+// (answering OFFSET_NOT_AVAILABLE below its local start until it has),
+// never OFFSET_OUT_OF_RANGE, which reset the consumer from 0 at the first
+// offset past the killed leader's own uploads.
 func TestTierKillLeaderMidUpload(t *testing.T) {
-	if os.Getenv("SPOOL_TIER_KILL") != "1" {
-		t.Skip("known broken (see the comment): run with SPOOL_TIER_KILL=1")
-	}
 	sw := tiertest.Start(t)
 	store := sw.Store(t, "it/")
 	nodes := startCluster(t, 3, withQuickGroups, withTier(sw))
@@ -402,8 +419,25 @@ func TestTierKillLeaderMidUpload(t *testing.T) {
 	})
 	leader.Start()
 	w.waitProgress(t, nil, replBatch, replStep, "after the restart")
+	if preferredReplica(t, seeds, topic, 0) == int32(leader.ID) {
+		// The case that reset consumers: the restarted node, back
+		// behind a Raft snapshot that skipped the new leader's upload
+		// records, takes its preferred leadership back and answers the
+		// read from 0. Waited for, so the check covers it every run.
+		retry.Run(t, 60*time.Second, func() error {
+			if id, err := leaderOf(t, nodes, topic, 0); err != nil || id != int32(leader.ID) {
+				return fmt.Errorf("partition 0 led by %d, waiting for its preferred node %d: %v", id, leader.ID, err)
+			}
+			return nil
+		})
+		t.Logf("node %d leads partition 0 again", leader.ID)
+	}
 	w.check(t, seeds)
 	for p := int32(0); p < parts; p++ {
 		remoteEnd(p) // no gap, no range twice
 	}
+	// Whether the restarted node came back behind a snapshot (the case
+	// this test was written for) depends on timing: said, not asserted.
+	t.Logf("node %d after its restart: %d catch-ups of a manifest from the store's copy", leader.ID,
+		strings.Count(leader.Logs(), "remote manifest merged from the store's copy"))
 }

@@ -278,6 +278,9 @@ func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, 
 	// Above the high watermark but within the log is no error, as in
 	// Kafka: a new Raft leader's high watermark may briefly lag the one
 	// consumers saw from the old leader until it commits in its own term.
+	if rp.FetchOffset < p.Replica.LogStartOffset() && n.remoteGap(p, rp.FetchOffset) {
+		return kerr.OffsetNotAvailable // retried: this replica's record of the store catches up (tier.go)
+	}
 	if rp.FetchOffset < start || rp.FetchOffset > max(hwm, p.Replica.LogEndOffset()) {
 		return kerr.OffsetOutOfRange
 	}

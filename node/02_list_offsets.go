@@ -96,6 +96,10 @@ func (n *Node) listOffset(topic string, rp kmsg.ListOffsetsRequestTopicPartition
 	}
 	switch ts := rp.Timestamp; {
 	case ts == listEarliest:
+		if n.remoteBehind(p) {
+			sp.LeaderEpoch = -1
+			return kerr.OffsetNotAvailable // the remote start is not known here yet (tier.go)
+		}
 		sp.Offset = n.logStart(p) // the remote start when tiered (tier.go)
 	case ts == listEarliestLocal && version >= 8:
 		sp.Offset = p.Replica.LogStartOffset()

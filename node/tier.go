@@ -194,6 +194,23 @@ func (n *Node) logStart(p *localPartition) int64 {
 	return start
 }
 
+// remoteGap says whether offset, below p's local log start, is one this
+// replica cannot answer for yet: a snapshot moved its log past remote
+// records it has not caught up on (tier.Manifest.Gap). The answer is
+// OFFSET_NOT_AVAILABLE, which clients retry, never OFFSET_OUT_OF_RANGE,
+// which makes them reset (and a consumer from the start lose the range).
+func (n *Node) remoteGap(p *localPartition, offset int64) bool {
+	m, ok := n.manifest(p)
+	return ok && offset < p.Replica.LogStartOffset() && m.Gap(offset)
+}
+
+// remoteBehind says whether p's remote log start is not known here yet
+// (tier.Manifest.Behind): ListOffsets answers OFFSET_NOT_AVAILABLE.
+func (n *Node) remoteBehind(p *localPartition) bool {
+	m, ok := n.manifest(p)
+	return ok && m.Behind()
+}
+
 // remoteRead reads below the local log start from the store
 // (partition.ErrOffsetOutOfRange when it does not have the offset).
 func (n *Node) remoteRead(p *localPartition, offset int64, maxBytes int, upTo int64) (*partition.Slice, error) {

@@ -392,6 +392,11 @@ func (g *raftGroup) handleReady() error {
 	if rd.Snapshot != nil && !raft.IsEmptySnap(rd.Snapshot) {
 		if err := g.st.ApplySnapshot(rd.Snapshot); err == nil {
 			g.snapshotConf(rd.Snapshot.GetMetadata())
+			if g.r.remote != nil {
+				// The remote records among the entries the snapshot
+				// replaced were not applied here (remote.go).
+				g.r.remote.MarkBehind(g.r.log.StartOffset())
+			}
 		} else if !errors.Is(err, raft.ErrSnapOutOfDate) {
 			return err
 		}

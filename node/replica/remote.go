@@ -21,6 +21,12 @@ type RemoteLog interface {
 	// local segments may go (the end of the committed uploads) and true;
 	// false when the topic is not tiered (local retention is the topic's).
 	LocalRetentionFloor() (int64, bool)
+	// MarkBehind says a Raft snapshot was applied: the entries it
+	// replaced, remote records among them, were never applied here, and
+	// the log now starts at localStart. The remote log catches up from
+	// elsewhere (node/tier: the store's copy of the manifest). Called in
+	// the Raft round: it must not block.
+	MarkBehind(localStart int64)
 }
 
 // RecordRemote makes a remote-storage record part of the partition's

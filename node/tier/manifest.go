@@ -35,7 +35,22 @@ type Manifest struct {
 	mu    sync.Mutex
 	segs  []RemoteSegment // by Base; each starts at or below the previous one's Next and ends above it
 	start int64           // remote log start: nothing below is served from the store
+	// behind: a Raft snapshot moved this replica's log past records it
+	// never applied (MarkBehind), up to behindTo; until the store's copy
+	// is merged (Merge), records are held in pending, not applied.
+	behind   bool
+	behindTo int64
+	// pending are the committed records that arrived while behind, in
+	// log order: all of them come after the records the snapshot skipped,
+	// so Merge replays them, in order, after the store's copy. In memory only: after a restart Raft applies
+	// again what is above the replica's snapshot, and the store's copy,
+	// rewritten after every record, holds the rest.
+	pending []Record
 }
+
+// maxPending bounds the records held while a manifest is behind; past it
+// the oldest go (the store's copy, rewritten after every record, has them).
+const maxPending = 4096
 
 // OpenManifest reads the manifest in dir, or starts an empty one.
 func OpenManifest(dir string) (*Manifest, error) {
@@ -74,38 +89,167 @@ func (m *Manifest) ApplyRemote(payload []byte) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	segs, start := m.segs, m.start
-	switch {
-	case rec.Upload != nil:
-		s := *rec.Upload
-		if len(segs) > 0 {
-			end := segs[len(segs)-1].Next
-			if s.Base > end || s.Next <= end {
-				return nil
-			}
-		} else if s.Next <= start {
-			return nil
-		}
-		if len(segs) >= maxManifestSegments {
-			return fmt.Errorf("remote manifest: more than %d segments", maxManifestSegments)
-		}
-		segs = append(slices.Clip(segs), s)
-	default:
-		if rec.Start <= start {
-			return nil
-		}
-		start = rec.Start
-		n := 0
-		for n < len(segs) && segs[n].Next <= start {
-			n++
-		}
-		segs = slices.Clone(segs[n:])
+	if m.behind {
+		m.hold(rec)
+		return nil
 	}
+	segs, start, _, err := applyRecord(m.segs, m.start, rec)
+	if err != nil || (len(segs) == len(m.segs) && start == m.start) {
+		return err
+	}
+	return m.writeLocked(segs, start)
+}
+
+// hold keeps rec for Merge (bounded: the oldest go first). Under mu.
+func (m *Manifest) hold(rec Record) {
+	if len(m.pending) >= maxPending {
+		m.pending = slices.Delete(m.pending, 0, 1)
+	}
+	m.pending = append(m.pending, rec)
+}
+
+func (m *Manifest) writeLocked(segs []RemoteSegment, start int64) error {
 	if err := atomicfile.Write(m.path, EncodeManifest(start, segs), 0o644); err != nil {
 		return fmt.Errorf("write remote manifest: %w", err)
 	}
 	m.segs, m.start = segs, start
 	return nil
+}
+
+// applyRecord is rec applied to (segs, start): an upload kept when it
+// continues the segments, a start moving up; unchanged otherwise. gap says
+// the upload starts above the end (records before it not seen here).
+func applyRecord(segs []RemoteSegment, start int64, rec Record) (_ []RemoteSegment, _ int64, gap bool, _ error) {
+	switch {
+	case rec.Upload != nil:
+		s := *rec.Upload
+		if len(segs) > 0 {
+			end := segs[len(segs)-1].Next
+			if s.Base > end {
+				return segs, start, true, nil
+			}
+			if s.Next <= end {
+				return segs, start, false, nil
+			}
+		} else if s.Next <= start {
+			return segs, start, false, nil
+		}
+		if len(segs) >= maxManifestSegments {
+			return segs, start, false, fmt.Errorf("remote manifest: more than %d segments", maxManifestSegments)
+		}
+		return append(slices.Clip(segs), s), start, false, nil
+	default:
+		if rec.Start <= start {
+			return segs, start, false, nil
+		}
+		n := 0
+		for n < len(segs) && segs[n].Next <= rec.Start {
+			n++
+		}
+		return slices.Clone(segs[n:]), rec.Start, false, nil
+	}
+}
+
+// MarkBehind says a Raft snapshot moved this replica's log to upTo past
+// entries it never applied, remote records among them: until Merge brings
+// the store's copy in, records are held, and NeedsMerge is true. Called in
+// the replica's Raft round: no I/O.
+func (m *Manifest) MarkBehind(upTo int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.behind = true
+	m.behindTo = max(m.behindTo, upTo)
+}
+
+// NeedsMerge says whether this manifest must be caught up from the
+// store's copy: it is behind (MarkBehind), or the local log starts past
+// its end (localStart: a snapshot applied before a restart). Records held
+// for a gap alone do not count: a deposed leader's record may never
+// continue anything, and must not stop uploads.
+func (m *Manifest) NeedsMerge(localStart int64) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	end := int64(0)
+	if len(m.segs) > 0 {
+		end = m.segs[len(m.segs)-1].Next
+	}
+	return m.behind || (len(m.segs) > 0 && end < localStart)
+}
+
+// Gap says whether offset, below the local log start, is one this
+// manifest cannot answer for yet (it is behind, or offset is at or past
+// its end: the local log starts above it, so records are missing here): a
+// reader should retry, not be told the offset is gone.
+func (m *Manifest) Gap(offset int64) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.behind {
+		return offset >= m.start
+	}
+	return len(m.segs) > 0 && offset >= m.segs[len(m.segs)-1].Next
+}
+
+// Behind says whether a snapshot left this manifest short (MarkBehind)
+// and the store's copy is not merged yet.
+func (m *Manifest) Behind() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.behind
+}
+
+// Merge catches the manifest up from a copy of the partition's manifest
+// (the store's, which every leader rewrites after each record it
+// committed, so it only ever holds committed records): its start and each
+// of its segments are applied as records, then the held records in log
+// order. Applying a record twice changes nothing, so a copy older or
+// newer than this manifest is safe. The manifest stops being behind once
+// its end reaches where the snapshot moved the log, or found is false (no
+// copy in the store: nothing was uploaded). It returns whether it is
+// caught up.
+func (m *Manifest) Merge(start int64, segs []RemoteSegment, found bool) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cur, curStart := m.segs, m.start
+	var err error
+	if found {
+		// A copy newer than this manifest may start past segments
+		// this one kept: its start first.
+		if cur, curStart, _, err = applyRecord(cur, curStart, Record{Start: start}); err != nil {
+			return false, err
+		}
+		for i := range segs {
+			if cur, curStart, _, err = applyRecord(cur, curStart, Record{Upload: &segs[i]}); err != nil {
+				return false, err
+			}
+		}
+	}
+	var still []Record
+	for _, rec := range m.pending {
+		var gap bool
+		if cur, curStart, gap, err = applyRecord(cur, curStart, rec); err != nil {
+			return false, err
+		}
+		if gap {
+			still = append(still, rec)
+		}
+	}
+	end := int64(0)
+	if len(cur) > 0 {
+		end = cur[len(cur)-1].Next
+	}
+	// Caught up once the copy reaches the local log start and every held
+	// record found its place; a copy older than that is retried (the
+	// leader rewrites it after each record), unless there is none at all.
+	caught := !found || (end >= m.behindTo && len(still) == 0)
+	if !slices.Equal(cur, m.segs) || curStart != m.start {
+		if err := m.writeLocked(cur, curStart); err != nil {
+			return false, err
+		}
+	}
+	if caught {
+		m.behind, m.behindTo, m.pending = false, 0, nil
+	}
+	return caught, nil
 }
 
 // LocalRetentionFloor implements replica.RemoteLog: for a tiered topic,

@@ -13,6 +13,7 @@ type Source interface {
 	IsLeader() bool
 	LeaderEpoch() int32
 	HighWatermark() int64
+	LogStartOffset() int64
 	ClosedSegments() []partition.SegmentInfo
 	LeaderEpochCheckpointPath() string
 	// RecordRemote makes a record part of the partition's replicated

@@ -150,3 +150,91 @@ func FuzzDecodeManifest(f *testing.F) {
 		}
 	})
 }
+
+// TestManifestCatchUpAfterSnapshot: a replica whose log a Raft snapshot
+// moved past upload records it never applied (the killed leader coming
+// back) holds the records that arrive meanwhile, answers Gap for what it
+// cannot serve yet, and after merging the store's copy holds exactly the
+// leader's manifest: the copy's segments, then the held records in order.
+// A copy older than the local log start leaves it behind.
+func TestManifestCatchUpAfterSnapshot(t *testing.T) {
+	leader, err := OpenManifest(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	behind, err := OpenManifest(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	both := func(b []byte) {
+		t.Helper()
+		for _, m := range []*Manifest{leader, behind} {
+			if err := m.ApplyRemote(b); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	both(EncodeUpload(seg(0, 10, 1)))
+	// The follower is down: it misses these.
+	for _, s := range []RemoteSegment{seg(10, 20, 2), seg(20, 30, 3)} {
+		if err := leader.ApplyRemote(EncodeUpload(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	staleStart, staleSegs := leader.Start(), leader.Segments() // a copy written at [0,30)
+	if err := leader.ApplyRemote(EncodeUpload(seg(30, 40, 4))); err != nil {
+		t.Fatal(err)
+	}
+	// Its own log still starts at 5: nothing to catch up; a log start
+	// past its end (a snapshot applied before a restart) is.
+	if behind.NeedsMerge(5) || !behind.NeedsMerge(40) || behind.Gap(5) {
+		t.Fatalf("before the snapshot: needs merge %v %v, gap at 5 %v", behind.NeedsMerge(5), behind.NeedsMerge(40), behind.Gap(5))
+	}
+	// The snapshot: its log now starts at 40, the copy is [0,40).
+	behind.MarkBehind(40)
+	copyStart, copySegs := leader.Start(), leader.Segments()
+	both(EncodeUpload(seg(40, 50, 5))) // after the snapshot: held
+	both(EncodeUpload(seg(40, 50, 6))) // a second copy of the range: ignored in its place
+	if !behind.Gap(0) || !behind.Gap(15) || !behind.Behind() || behind.End() != 10 {
+		t.Fatalf("behind: gap %v %v, behind %v, end %d", behind.Gap(0), behind.Gap(15), behind.Behind(), behind.End())
+	}
+	// A copy short of the local start: merged, still behind.
+	if caught, err := behind.Merge(staleStart, staleSegs, true); err != nil || caught {
+		t.Fatalf("stale copy: caught %v, %v", caught, err)
+	}
+	if !behind.Behind() {
+		t.Fatal("a copy short of the local start ended the catch-up")
+	}
+	if caught, err := behind.Merge(copyStart, copySegs, true); err != nil || !caught {
+		t.Fatalf("copy: caught %v, %v", caught, err)
+	}
+	if behind.Behind() || behind.NeedsMerge(40) || behind.Gap(15) {
+		t.Fatal("still behind after the merge")
+	}
+	want, got := leader.Segments(), behind.Segments()
+	if len(got) != len(want) {
+		t.Fatalf("merged %d segments, leader has %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("segment %d: merged %+v, leader %+v", i, got[i], want[i])
+		}
+	}
+	if s, ok := behind.Find(15); !ok || s.ID[0] != 2 {
+		t.Fatalf("find 15 after the merge: %+v %v", s, ok)
+	}
+	// Durable: the file read back is the merged manifest.
+	again, err := OpenManifest(filepath.Dir(behind.path))
+	if err != nil || again.End() != 50 || len(again.Segments()) != 5 {
+		t.Fatalf("read back: end %d, %d segments, %v", again.End(), len(again.Segments()), err)
+	}
+	// No copy in the store (nothing uploaded): the catch-up ends.
+	empty, err := OpenManifest(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty.MarkBehind(7)
+	if caught, err := empty.Merge(0, nil, false); err != nil || !caught || empty.Behind() {
+		t.Fatalf("no copy: caught %v, %v", caught, err)
+	}
+}

@@ -122,7 +122,16 @@ func (u *Uploader) Pass(ctx context.Context) {
 		k := partKey{p.Topic, p.Index}
 		seen[k] = true
 		st := u.state(k)
-		if p.Source.IsLeader() && !time.Now().Before(st.retryAt) {
+		if p.Manifest.NeedsMerge(p.Source.LogStartOffset()) {
+			// Leader or follower: a replica a snapshot moved past
+			// remote records catches up from the store's copy, and
+			// uploads nothing until it has.
+			if err := u.catchUp(ctx, p); err != nil && ctx.Err() == nil {
+				u.log.WithError(err).WithField("topic", p.Topic).WithField("partition", p.Index).
+					Warn("remote manifest: catching up from the store's copy failed; retrying next pass")
+			}
+		}
+		if p.Source.IsLeader() && !time.Now().Before(st.retryAt) && !p.Manifest.NeedsMerge(p.Source.LogStartOffset()) {
 			err := u.uploadPartition(ctx, p)
 			if err == nil {
 				_, err = u.remoteRetention(ctx, p, time.Now())
@@ -354,6 +363,48 @@ func (u *Uploader) putManifest(ctx context.Context, p *Partition) {
 	if err := u.store.Put(ctx, key, bytes.NewReader(m), int64(len(m))); err != nil {
 		u.log.WithError(err).WithField("topic", p.Topic).WithField("partition", p.Index).Warn("remote manifest copy")
 	}
+}
+
+// maxManifestCopy bounds the store's manifest copy read back.
+const maxManifestCopy = 17 + maxManifestSegments*uploadRecordSize + 4
+
+// catchUp merges the store's copy of p's manifest into p's (Manifest.Merge):
+// what a replica that a Raft snapshot moved past remote records needs.
+// The copy is read with no lock held.
+func (u *Uploader) catchUp(ctx context.Context, p *Partition) error {
+	key, err := u.layout.ManifestKey(p.Topic, p.Index)
+	if err != nil {
+		return err
+	}
+	var start int64
+	var segs []RemoteSegment
+	found := true
+	rc, err := u.store.GetRange(ctx, key, 0, -1)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		found = false
+	case err != nil:
+		return err
+	default:
+		b, err := io.ReadAll(io.LimitReader(rc, int64(maxManifestCopy)+1))
+		rc.Close()
+		if err != nil {
+			return err
+		}
+		if len(b) > maxManifestCopy {
+			return fmt.Errorf("store's manifest copy %s: larger than %d bytes", key, maxManifestCopy)
+		}
+		if start, segs, err = DecodeManifest(b); err != nil {
+			return fmt.Errorf("store's manifest copy %s: %w", key, err)
+		}
+	}
+	caught, err := p.Manifest.Merge(start, segs, found)
+	if err != nil {
+		return err
+	}
+	u.log.WithField("topic", p.Topic).WithField("partition", p.Index).WithField("remote_end", p.Manifest.End()).
+		WithField("caught_up", caught).Info("remote manifest merged from the store's copy")
+	return nil
 }
 
 // readSide reads a small file uploaded beside a segment; a missing one is
