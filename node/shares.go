@@ -29,7 +29,10 @@ type shareNode struct {
 }
 
 // shareMetricNames name node/share's counters, in shareCounts' order:
-// spool_share_records_acquired and the rest.
+// spool_share_records_acquired, spool_share_records_acknowledged,
+// spool_share_records_released, spool_share_records_rejected,
+// spool_share_records_redelivered, spool_share_records_archived and
+// spool_share_records_lock_expiries.
 var shareMetricNames = [7]string{"acquired", "acknowledged", "released", "rejected", "redelivered", "archived", "lock_expiries"}
 
 func shareCounts(st *share.Stats) [7]int64 {
@@ -38,8 +41,7 @@ func shareCounts(st *share.Stats) [7]int64 {
 }
 
 // flushShareMetrics emits what share partitions on this node did since
-// the last flush: spool_share_records_{acquired,acknowledged,released,
-// rejected,redelivered,archived} and spool_share_records_lock_expiries.
+// the last flush: the counters shareMetricNames names.
 func (n *Node) flushShareMetrics() {
 	_, parts := n.shares()
 	now := shareCounts(&parts.Stats)
