@@ -54,3 +54,19 @@ func (c *testCluster) waitRoster(n int) {
 		return nil
 	})
 }
+
+// waitTopic waits until every node's catalog holds topic. A create is
+// answered by the node that made it (franz-go sends it to the controller
+// Metadata named, which can be any node); the others learn the topic by
+// gossip a moment later, and a client's next request may go to any of them.
+func (c *testCluster) waitTopic(topic string) {
+	c.t.Helper()
+	retry.Run(c.t, 20*time.Second, func() error {
+		for _, x := range c.nodes {
+			if _, ok := x.Membership().Topic(topic); !ok {
+				return fmt.Errorf("node %d does not know topic %s", x.NodeID(), topic)
+			}
+		}
+		return nil
+	})
+}

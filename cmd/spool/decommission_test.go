@@ -20,11 +20,13 @@ import (
 // progress (partitions left, moving) until the broker is drained and out
 // of the roster, and every partition is off it.
 func TestDecommissionWaitShowsProgress(t *testing.T) {
-	nodes := startCLICluster(t, 4).nodes
+	c := startCLICluster(t, 4)
+	nodes := c.nodes
 	b := []string{"--brokers", nodes[0].KafkaAddr(), "--admin", nodes[0].AdminAddr()}
 	if _, _, err := runCLI(t, "", append([]string{"topic", "create", "dc", "--partitions", "6", "--replication-factor", "3"}, b...)...); err != nil {
 		t.Fatal(err)
 	}
+	c.waitTopic("dc")
 	if _, _, err := runCLI(t, "", append([]string{"produce", "dc"}, b...)...); err != nil {
 		t.Logf("produce: %v", err) // records are a bonus; the moves are the test
 	}

@@ -14,11 +14,13 @@ import (
 // fourth node and waits for it; the move is then listed no more, a cancel
 // finds none, and bad targets are refused with the node's reason.
 func TestPartitionMove(t *testing.T) {
-	nodes := startCLICluster(t, 4).nodes
+	c := startCLICluster(t, 4)
+	nodes := c.nodes
 	b := []string{"--brokers", nodes[0].KafkaAddr()}
 	if _, _, err := runCLI(t, "", append([]string{"topic", "create", "mv", "--partitions", "1", "--replication-factor", "3"}, b...)...); err != nil {
 		t.Fatal(err)
 	}
+	c.waitTopic("mv")
 	adm := adminClient(t, nodes[0].KafkaAddr())
 	var cur []int32
 	retry.Run(t, 20*time.Second, func() error {

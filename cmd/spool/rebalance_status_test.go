@@ -23,13 +23,15 @@ import (
 // command still answers.
 func TestRebalanceStatusPauseResume(t *testing.T) {
 	byID := map[int32]*node.Node{}
-	for _, n := range startCLICluster(t, 4).nodes {
+	c := startCLICluster(t, 4)
+	for _, n := range c.nodes {
 		byID[n.NodeID()] = n
 	}
 	first := byID[1]
 	if _, _, err := runCLI(t, "", "topic", "create", "st", "--partitions", "1", "--replication-factor", "3", "--brokers", first.KafkaAddr()); err != nil {
 		t.Fatal(err)
 	}
+	c.waitTopic("st")
 	adm := adminClient(t, first.KafkaAddr())
 	var cur []int32
 	retry.Run(t, 20*time.Second, func() error {

@@ -23,6 +23,7 @@ func TestRebalancePlanAndApply(t *testing.T) {
 	if _, _, err := runCLI(t, "", append([]string{"topic", "create", "rb", "--partitions", "6", "--replication-factor", "3"}, b...)...); err != nil {
 		t.Fatal(err)
 	}
+	cl.waitTopic("rb")
 	out, _, err := runCLI(t, "", append([]string{"rebalance", "plan", "-o", "json"}, b...)...)
 	if err != nil || strings.TrimSpace(out) != "[]" {
 		t.Fatalf("plan before any join: %q, %v", out, err)
