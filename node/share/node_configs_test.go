@@ -9,7 +9,7 @@ import (
 
 // settingsBroker is a Broker with cluster settings only.
 type settingsBroker struct {
-	Broker // the rest panics: not used here
+	Broker   // the rest panics: not used here
 	settings map[string]string
 }
 
