@@ -334,7 +334,7 @@ func (n *Node) createPlaced(name string, partitions int32, rf int16, replicas []
 // partition count and configs.
 func (n *Node) autoCreateTopic(name string) error {
 	if isInternalTopic(name) {
-		if _, _, err := n.groups(); err != nil {
+		if _, err := n.coords.Groups.Get(); err != nil {
 			return &topicError{kerr.LeaderNotAvailable, err.Error()}
 		}
 		return nil

@@ -101,8 +101,8 @@ func (s consoleSource) Partitions() []console.PartitionSample {
 // directly: ListGroups, DescribeGroups or ConsumerGroupDescribe by type,
 // and OffsetFetch of all the group's committed offsets.
 func (s consoleSource) Groups(max int) ([]console.GroupSample, int) {
-	coord := s.n.groupCoord.coord.Load()
-	if coord == nil {
+	coord, ok := s.n.coords.Groups.Current()
+	if !ok {
 		return nil, 0 // no group request yet: this node coordinates none
 	}
 	lreq := kmsg.NewPtrListGroupsRequest()

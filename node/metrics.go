@@ -18,13 +18,13 @@ func (n *Node) flushMetrics() {
 	}
 	n.flushedBytesOut = out
 	n.flushSecurityMetrics()
-	n.flushTxnMetrics() // txns.go
+	n.coords.Txns.FlushMetrics(n.metrics) // node/coord
 	if n.mover != nil {
 		n.mover.FlushMetrics() // node/moves
 	}
-	n.flushQuotaMetrics() // quota_enforce.go
-	n.flushShareMetrics() // shares.go
-	n.checkEvenFactors()  // replication_factor.go
+	n.flushQuotaMetrics()                   // quota_enforce.go
+	n.coords.Shares.FlushMetrics(n.metrics) // node/share
+	n.checkEvenFactors()                    // replication_factor.go
 	for _, p := range n.localPartitions() {
 		bytes, records := p.ProducedBytes.Load(), p.ProducedRecords.Load()
 		db, dr := bytes-p.FlushedBytes, records-p.FlushedRecords

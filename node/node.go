@@ -20,6 +20,7 @@ import (
 	"github.com/spool-log/spool/node/admin"
 	"github.com/spool-log/spool/node/admin/console"
 	"github.com/spool-log/spool/node/admission"
+	"github.com/spool-log/spool/node/coord"
 	"github.com/spool-log/spool/node/datadir"
 	"github.com/spool-log/spool/node/hosted"
 	"github.com/spool-log/spool/node/moves"
@@ -31,6 +32,7 @@ import (
 	"github.com/spool-log/spool/node/scrub"
 	"github.com/spool-log/spool/node/tlsfiles"
 	"github.com/spool-log/spool/node/topics"
+	"github.com/spool-log/spool/node/txn"
 	"github.com/spool-log/spool/partition"
 	"github.com/spool-log/spool/wire"
 )
@@ -50,7 +52,6 @@ type Node struct {
 	lock       *datadir.Lock       // held from New to Shutdown: one process per data dir
 	quarantine *datadir.Quarantine // what the node drops goes here (datadir)
 	files      *partition.FileCache
-	pids       *producerIDs
 
 	// The cluster view and the topic catalog, both from the membership
 	// agent, which Start creates once the listeners are bound.
@@ -75,10 +76,9 @@ type Node struct {
 	quotas *quota.Manager
 	// copyThrottle bounds the snapshot copies this node serves (nil: none).
 	copyThrottle *copyThrottle
-	shareGroups  shareNode      // share groups, made on first use (shares.go)
-	shareState   shareStateNode // their durable state (share_state.go)
-	groupCoord   groupNode      // consumer groups, created on the first group request (groups.go)
-	txnCoord     txnNode        // transactions, created on the first transactional request (txns.go)
+	// coords are the group, transaction and share-group coordinators,
+	// each made on first use (node/coord; coordinators.go).
+	coords *coord.Coordinators
 
 	server    *wire.Server
 	kafkaLn   net.Listener // the main listener's, listeners[0]
@@ -209,11 +209,11 @@ func New(cfg Config) (_ *Node, err error) {
 		return nil, err
 	}
 
-	pids, err := openProducerIDs(filepath.Join(cfg.DataDir, producerIDsFileName), cfg.NodeID)
+	pids, err := txn.OpenProducerIDs(filepath.Join(cfg.DataDir, producerIDsFileName), cfg.NodeID)
 	if err != nil {
 		return nil, err
 	}
-	n.pids = pids
+	n.coords = n.newCoordinators(pids)
 
 	keys := make([]int16, 0, len(apis))
 	for key := range apis {
@@ -320,7 +320,7 @@ func (n *Node) startLoops() {
 	n.console = n.newConsole()
 	n.adminAPI = admin.New(admin.Config{
 		Node: adminView{n}, Agent: n.agent, Quarantine: n.quarantine, Scrub: n.scrub,
-		Metrics: n.metrics, Leadership: n.leaders.local, Snapshots: http.HandlerFunc(n.serveReplicaSnapshot), CaughtUp: http.HandlerFunc(n.serveReplicaCaughtUp), Txn: http.HandlerFunc(n.serveTxn), Share: http.HandlerFunc(n.serveShareState), Pprof: n.cfg.EnablePprof, Log: n.log, Closing: n.closing,
+		Metrics: n.metrics, Leadership: n.leaders.local, Snapshots: http.HandlerFunc(n.serveReplicaSnapshot), CaughtUp: http.HandlerFunc(n.serveReplicaCaughtUp), Txn: n.coords.Txns, Share: http.HandlerFunc(n.coords.Shares.ServeState), Pprof: n.cfg.EnablePprof, Log: n.log, Closing: n.closing,
 		Access: n.adminAccess(), Rebalance: adminView{n}, Console: n.console,
 	})
 	n.loops.Go(n.recordMemberEvents) // console.go: the console's timeline
@@ -355,7 +355,7 @@ func (n *Node) startLoops() {
 	n.loops.Every(hosted.MendInterval, n.mendStopped)   // replicas stopped by a full disk (node/hosted's mend.go)
 	n.loops.Every(hosted.MendInterval, n.repairDamaged) // damaged replicas rebuilt from peers (node/hosted's repair.go)
 	n.loops.Go(n.scrub.Run)
-	n.loops.Every(txnLoadInterval, n.loadLedTxnPartitions) // txns.go: a new coordinator finishes what it inherits
+	n.loops.Every(coord.LoadInterval, n.coords.Txns.LoadLed) // a new coordinator finishes what it inherits
 	n.loops.Go(func(ctx context.Context) { n.quarantine.Reclaim(ctx, n.cfg.QuarantineRetention) })
 	n.startLeadershipLoops()
 	n.loops.Go(n.announceServing) // serving.go

@@ -1,14 +1,10 @@
 package node
 
-import (
-	"github.com/spool-log/spool/node/group"
-	"github.com/spool-log/spool/node/share"
-	"github.com/spool-log/spool/node/txn"
-)
+import "github.com/spool-log/spool/node/coord"
 
 // isInternalTopic reports the topics the broker writes for itself:
 // clients see them (Metadata's IsInternal) but may not produce to or delete
 // them.
 func isInternalTopic(name string) bool {
-	return name == group.TopicName || name == txn.TopicName || name == share.StateTopic
+	return coord.IsInternalTopic(name)
 }
