@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -217,17 +218,33 @@ func (s *Set[S]) Reconcile(topic string) error {
 		}
 	}
 
-	var firstErr error
-	for _, key := range opens {
-		p, err := s.cfg.Open(want[key], key.Partition)
-		if err != nil {
-			s.cfg.Log.WithError(err).WithField("topic", key.Topic).WithField("partition", key.Partition).Error("open partition")
-			if firstErr == nil {
-				firstErr = err
+	// Opens run openWorkers at a time: each is a few fsyncs (the new
+	// segment, the Raft state), so one at a time a create of thousands of
+	// partitions waits for the disk thousands of times over.
+	var (
+		errMu    sync.Mutex
+		firstErr error
+		next     atomic.Int64
+		workers  sync.WaitGroup
+	)
+	for range min(openWorkers, len(opens)) {
+		workers.Go(func() {
+			for i := next.Add(1) - 1; i < int64(len(opens)); i = next.Add(1) - 1 {
+				key := opens[i]
+				p, err := s.cfg.Open(want[key], key.Partition)
+				if err != nil {
+					s.cfg.Log.WithError(err).WithField("topic", key.Topic).WithField("partition", key.Partition).Error("open partition")
+					errMu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					errMu.Unlock()
+				}
+				finish(key, p)
 			}
-		}
-		finish(key, p)
+		})
 	}
+	workers.Wait()
 	for _, done := range wait {
 		<-done
 	}
@@ -249,6 +266,10 @@ func (s *Set[S]) evict(ps []*Partition, closeFn func(*Partition)) {
 		closeFn(p)
 	}
 }
+
+// openWorkers is how many partitions a reconcile opens at once, for the
+// reason closeWorkers gives.
+const openWorkers = 16
 
 // closeWorkers is how many partitions are closed at once at shutdown: a
 // close that has written data is fsyncs, which a file system overlaps (one
