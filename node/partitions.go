@@ -109,7 +109,7 @@ func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, erro
 		return nil, fmt.Errorf("open partition %s: %w", dir, err)
 	}
 	rep, err := replica.Open(log, replica.Config{Self: n.cfg.NodeID, Replicas: spec.Preferred(index), Voters: spec.Replicas[index],
-		Alive: n.agent.IsAlive, Driver: n.raft, Group: replica.GroupKey{Topic: spec.ID, Partition: index}, Join: join,
+		Alive: n.agent.IsAlive, Driver: n.repl.Driver(), Group: replica.GroupKey{Topic: spec.ID, Partition: index}, Join: join,
 		ShutdownCommit: shutdownCommit, Remote: remote})
 	if err != nil {
 		log.Close()
