@@ -37,7 +37,7 @@ import (
 //   (the cluster's Place decides whether a factor can be met).
 // * An even factor, asked for or given by a manual assignment, is
 //   INVALID_REPLICATION_FACTOR with the reason: a Raft group of 2 survives
-//   no failure (replication_factor.go).
+//   no failure (node/replication/factor.go).
 // * Configs retention.ms, retention.bytes, segment.bytes, segment.ms,
 //   message.timestamp.type, max.message.bytes, cleanup.policy (delete,
 //   compact or both), delete.retention.ms and min.cleanable.dirty.ratio are

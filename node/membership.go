@@ -244,7 +244,7 @@ var errNotReady = errors.New("starting or shutting down")
 // readiness is nil when the node serves clients and its membership is sound:
 // the cluster accepted it (node/admission) and gossip shows no conflict,
 // and the replicas open at startup have caught up with their leaders
-// (replication_readiness.go).
+// (node/replication's readiness.go).
 func (n *Node) readiness() error {
 	if !n.Ready() {
 		return errNotReady

@@ -57,7 +57,7 @@ func (l *Leaders) Current(topic string, index int32) (leader, epoch int32) {
 // voters it claims (a stale or bogus claim), or not alive: the table keeps
 // a failed node's claims a moment in case it was only slow, but Metadata
 // never names a leader that is not among the brokers it lists. A leader
-// the catalog no longer names, whose group still counts it (stillVoting:
+// the catalog no longer names, whose group still counts it (the node's stillVoting:
 // a lost move), leads all the same until it hands leadership on, and
 // clients must reach it.
 func (l *Leaders) claimed(id topics.TopicID, index int32, replicas []int32, alive func(int32) bool) (replica.State, bool) {

@@ -19,7 +19,7 @@ import (
 const (
 	// leadershipScan is how often the local replicas are asked whether
 	// they lead besides when told: every membership change, and every
-	// change of a Raft group's leader or ISR (leadershipChanged). Each scan
+	// change of a Raft group's leader or ISR (Changed). Each scan
 	// walks every local partition, so at 10,000 a scan twice a second was
 	// most of an idle node's CPU; the periodic one is a safety net.
 	leadershipScan = 5 * time.Second
@@ -184,7 +184,7 @@ func (l *Leaders) publish(agent Agent) {
 			continue
 		}
 		// The voters tell a replica the catalog no longer names whether
-		// the group still counts it (stillVoting); the ISR leaves out a
+		// the group still counts it (the node's stillVoting); the ISR leaves out a
 		// voter that lags.
 		var voters []int32
 		if p.Replica.Replicated() {

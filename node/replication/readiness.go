@@ -17,7 +17,7 @@ import (
 // without an up-to-date majority).
 //
 //   - Caught up: the replica's applied Raft index reached the leader's
-//     commit index as the leader's messages told it (deliverRaft), once
+//     commit index as the leader's messages told it (LeaderCommitHeard), once
 //     since the node started; from then on it counts as caught up (a
 //     follower under load is always a message behind, and /readyz must not
 //     flap with it). A replica that leads, and a single copy, are caught up.
