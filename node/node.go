@@ -187,7 +187,6 @@ func New(cfg Config) (_ *Node, err error) {
 		adm:        admission.New(log),
 	}
 	n.leaders = n.newLeaders()
-	n.cleaner = n.newCleaner()
 	n.closing = n.loops.ctx.Done()
 	n.quotas = quota.New(cfg.Quota, quotaSource{n})
 	n.parts = n.newPartitionSet()
@@ -215,6 +214,7 @@ func New(cfg Config) (_ *Node, err error) {
 	if n.repl, err = n.newReplication(); err != nil {
 		return nil, err
 	}
+	n.cleaner = n.newCleaner()
 	n.scrub = scrub.New(scrub.Config{
 		Rate: cfg.ScrubRate, Interval: cfg.ScrubInterval,
 		Targets: n.scrubTargets, Metrics: n.metrics.Metrics, Log: log,
