@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/memberlist"
 	"github.com/sirupsen/logrus"
+
 	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/node/replica"
 	"github.com/spool-log/spool/node/replica/transport"
