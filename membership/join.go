@@ -33,7 +33,7 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 		// Ignoring the user events from before the join keeps a node
 		// that starts with an empty data dir from acting on old topic
 		// entries (an old create would open a replica the catalog has
-		// since marked led as the start of a new group: node/led.go);
+		// since marked led as the start of a new group: node/topics/led.go);
 		// the catalog pull at every join brings the current ones.
 		n, err := a.serf.Join(addrs, true)
 		a.guard.endOutgoing()

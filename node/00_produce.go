@@ -109,7 +109,7 @@ func (n *Node) handleProduce(ctx context.Context, wreq *wire.Request) wire.Respo
 				failed = true
 			}
 			if sp.ErrorCode == kerr.NotLeaderForPartition.Code && req.Version >= 10 {
-				if leader, epoch := n.currentLeader(rt.Topic, rp.Partition); leader >= 0 {
+				if leader, epoch := n.leaders.Current(rt.Topic, rp.Partition); leader >= 0 {
 					sp.CurrentLeader.LeaderID, sp.CurrentLeader.LeaderEpoch = leader, epoch
 					if leaders == nil {
 						leaders = make(map[int32]bool)
@@ -318,7 +318,7 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 			return
 		}
 		if err == nil {
-			n.repl.observeCommit(p.Replica.Replicated(), start)
+			n.repl.ObserveCommit(p.Replica.Replicated(), start)
 		}
 	}
 
@@ -361,7 +361,7 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 // leaderPartition returns the local partition if this node leads it, or the
 // error a client should get: unknown topic or partition, leader not
 // available, or not the leader. Whether this node serves it is its
-// replica's word alone; which error, partitionLeadership's.
+// replica's word alone; which error, n.leaders.Of's.
 func (n *Node) leaderPartition(topic string, index int32) (*localPartition, *kerr.Error) {
 	id, _, ok := n.catalog.Partition(topic, index)
 	if !ok {
@@ -373,7 +373,7 @@ func (n *Node) leaderPartition(topic string, index int32) (*localPartition, *ker
 	}
 	leader := int32(-1)
 	if spec, ok := n.catalog.Topic(topic); ok && spec.ID == id {
-		leader = n.leaderOf(spec, index)
+		leader = n.leaders.LeaderOf(spec, index)
 	}
 	switch {
 	case leader < 0, leader == n.cfg.NodeID:

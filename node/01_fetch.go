@@ -236,7 +236,7 @@ func (n *Node) fetchOnce(req *kmsg.FetchRequest, names []string, denied []bool, 
 				fp.ErrorCode = code.Code
 				anyErr = true
 				if code == kerr.NotLeaderForPartition && req.Version >= 16 {
-					if leader, epoch := n.currentLeader(names[ti], rp.Partition); leader >= 0 {
+					if leader, epoch := n.leaders.Current(names[ti], rp.Partition); leader >= 0 {
 						fp.CurrentLeader = &wire.FetchLeader{LeaderID: leader, LeaderEpoch: epoch}
 						if leaders == nil {
 							leaders = make(map[int32]bool)

@@ -102,7 +102,7 @@ func (n *Node) handleMetadata(ctx context.Context, wreq *wire.Request) wire.Resp
 			sp := kmsg.NewMetadataResponseTopicPartition()
 			sp.Partition = int32(i)
 			sp.Replicas = append([]int32(nil), replicas...)
-			ls := n.partitionLeadership(spec, int32(i), func(id int32) bool { return live[id] })
+			ls := n.leaders.Of(spec, int32(i), func(id int32) bool { return live[id] })
 			sp.Leader, sp.LeaderEpoch, sp.ISR, sp.OfflineReplicas = ls.Leader, ls.LeaderEpoch, ls.ISR, ls.Offline
 			if sp.Leader < 0 {
 				sp.ErrorCode = kerr.LeaderNotAvailable.Code

@@ -125,7 +125,7 @@ func (n *Node) findCoordinator(keyType int8, key, listener string) kmsg.FindCoor
 	if !ok || p >= spec.Partitions {
 		return fail(kerr.CoordinatorNotAvailable)
 	}
-	leader := n.leaderOf(spec, p)
+	leader := n.leaders.LeaderOf(spec, p)
 	if leader < 0 {
 		return fail(kerr.CoordinatorNotAvailable)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/replication"
 	"github.com/spool-log/spool/node/topicconfig"
 	"github.com/spool-log/spool/node/topics"
 	"github.com/spool-log/spool/wire"
@@ -36,7 +37,7 @@ import (
 //   (the cluster's Place decides whether a factor can be met).
 // * An even factor, asked for or given by a manual assignment, is
 //   INVALID_REPLICATION_FACTOR with the reason: a Raft group of 2 survives
-//   no failure (replication_factor.go).
+//   no failure (node/replication/factor.go).
 // * Configs retention.ms, retention.bytes, segment.bytes, segment.ms,
 //   message.timestamp.type, max.message.bytes, cleanup.policy (delete,
 //   compact or both), delete.retention.ms and min.cleanable.dirty.ratio are
@@ -269,13 +270,13 @@ func (n *Node) createPlaced(name string, partitions int32, rf int16, replicas []
 		return TopicSpec{}, &topicError{kerr.InvalidPartitions, "partitions must be between 1 and " + strconv.Itoa(maxPartitionsPerTopic)}
 	}
 	if rf == -1 {
-		rf = n.defaultReplicationFactor() // replication_factor.go
+		rf = n.repl.DefaultFactor() // node/replication's factor.go
 	}
 	if rf < 1 {
 		return TopicSpec{}, &topicError{kerr.InvalidReplicationFactor, "replication factor must be at least 1"}
 	}
-	if err := checkOddFactor(int(rf)); err != nil {
-		return TopicSpec{}, err
+	if err := replication.CheckOddFactor(int(rf)); err != nil {
+		return TopicSpec{}, &topicError{kerr.InvalidReplicationFactor, err.Error()}
 	}
 	if _, err := topicconfig.Parse(n.cfg.Topic, configs); err != nil {
 		return TopicSpec{}, &topicError{kerr.InvalidConfig, err.Error()}

@@ -123,7 +123,7 @@ func (n *Node) handleElectLeaders(ctx context.Context, wreq *wire.Request) wire.
 		rest := wait[:0]
 		for _, w := range wait {
 			p := resp.Topics[w.ti].Partitions[w.pi].Partition
-			if n.leaderOf(w.spec, p) != w.spec.Preferred(p)[0] {
+			if n.leaders.LeaderOf(w.spec, p) != w.spec.Preferred(p)[0] {
 				rest = append(rest, w)
 			}
 		}
@@ -152,7 +152,7 @@ func (n *Node) handleElectLeaders(ctx context.Context, wreq *wire.Request) wire.
 // none is needed or possible.
 func (n *Node) electPreferred(spec TopicSpec, p int32) (*kerr.Error, string, bool) {
 	pref := spec.Preferred(p)
-	if n.leaderOf(spec, p) == pref[0] {
+	if n.leaders.LeaderOf(spec, p) == pref[0] {
 		return kerr.ElectionNotNeeded, "the preferred replica leads", false
 	}
 	if len(pref) < 2 {
@@ -168,7 +168,7 @@ func (n *Node) electPreferred(spec TopicSpec, p int32) (*kerr.Error, string, boo
 }
 
 func (n *Node) electUnclean(spec TopicSpec, p int32) (*kerr.Error, string) {
-	if n.leaderOf(spec, p) >= 0 {
+	if n.leaders.LeaderOf(spec, p) >= 0 {
 		return kerr.ElectionNotNeeded, "the partition has a leader"
 	}
 	return kerr.EligibleLeadersNotAvailable, "Raft elects only with a majority of the replicas; an unclean election could lose acknowledged records"

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/replication"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -115,8 +116,8 @@ func (n *Node) reassignPartition(topic string, index int32, target []int32) erro
 		return &topicError{kerr.InvalidReplicaAssignment, "a partition with a single copy has no Raft group to move"}
 	case len(target)%2 == 0 && !slices.Equal(target, cur):
 		// Moving back (a cancel) is allowed: it leaves the partition as
-		// it was (replication_factor.go).
-		return checkOddFactor(len(target))
+		// it was (node/replication's factor.go).
+		return &topicError{kerr.InvalidReplicationFactor, replication.EvenFactorReason(len(target))}
 	}
 	_, err := n.catalog.Alter(topic, change)
 	switch {

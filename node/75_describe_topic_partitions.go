@@ -135,7 +135,7 @@ func (n *Node) describeTopicPartition(spec TopicSpec, p int32, live map[int32]bo
 	sp := kmsg.NewDescribeTopicPartitionsResponseTopicPartition()
 	sp.Partition = p
 	sp.Replicas = append([]int32{}, replicas...)
-	ls := n.partitionLeadership(spec, p, func(id int32) bool { return live[id] })
+	ls := n.leaders.Of(spec, p, func(id int32) bool { return live[id] })
 	sp.LeaderID, sp.LeaderEpoch, sp.ISR, sp.OfflineReplicas = ls.Leader, ls.LeaderEpoch, ls.ISR, ls.Offline
 	if sp.LeaderID < 0 {
 		sp.ErrorCode = kerr.LeaderNotAvailable.Code

@@ -252,7 +252,7 @@ func (n *Node) shareFetchOnce(req *kmsg.ShareFetchRequest, who requester, groupI
 			if p, e = n.leaderPartition(name, tp.Partition); e != nil {
 				code = e.Code
 				if e == kerr.NotLeaderForPartition {
-					if leader, epoch := n.currentLeader(name, tp.Partition); leader >= 0 {
+					if leader, epoch := n.leaders.Current(name, tp.Partition); leader >= 0 {
 						sp := out.partition(tp)
 						sp.CurrentLeader.LeaderID, sp.CurrentLeader.LeaderEpoch = leader, epoch
 						out.leaders[leader] = true

@@ -31,6 +31,6 @@ func (v adminView) Leadership(topic string, partition int32) admin.Leadership {
 	if !ok || partition < 0 || int(partition) >= len(spec.Replicas) {
 		return admin.Leadership{Leader: -1, LeaderEpoch: -1}
 	}
-	st := v.n.partitionLeadership(spec, partition, v.n.agent.IsAlive)
+	st := v.n.leaders.Of(spec, partition, v.n.agent.IsAlive)
 	return admin.Leadership{Leader: st.Leader, LeaderEpoch: st.LeaderEpoch, ISR: st.ISR, Offline: st.Offline}
 }

@@ -14,7 +14,8 @@ type background struct {
 	cancel context.CancelFunc
 	mu     sync.Mutex // orders Go after stop: none starts once stop began
 	halted bool
-	// The log cleaner (compaction.go) joins the group with Add and Done.
+	// Every loop Go starts (node/compaction's cleaner among them) joins
+	// the group with Add and Done.
 	sync.WaitGroup
 }
 

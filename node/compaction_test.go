@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/internal/retry"
+	"github.com/spool-log/spool/node/compaction"
 	"github.com/spool-log/spool/node/group"
 )
 
@@ -79,7 +80,7 @@ func TestConsumerOffsetsCompacted(t *testing.T) {
 	}
 	before, segsBefore := lp.Replica.Size(), lp.Replica.SegmentCount()
 	startOff, endOff := lp.Replica.LogStartOffset(), lp.Replica.LogEndOffset()
-	if cleaned := n.cleanLogs(); cleaned < 1 {
+	if cleaned := n.cleaner.CleanLogs(); cleaned < 1 {
 		t.Fatalf("the cleaner pass cleaned %d logs", cleaned)
 	}
 	after := lp.Replica.Size()
@@ -186,7 +187,7 @@ func TestCompactedTopicEveryCodec(t *testing.T) {
 			lp := n.partition(topic, 0)
 			lp.Replica.Flush()
 			before := lp.Replica.Size()
-			st, err := lp.Replica.Clean(cleanerMapBytes)
+			st, err := lp.Replica.Clean(compaction.MapBytes)
 			if err != nil || st.SegmentsWritten == 0 {
 				t.Fatalf("clean: %+v, %v", st, err)
 			}

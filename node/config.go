@@ -178,7 +178,7 @@ type Config struct {
 	// DefaultReplicationFactor is the replication factor of topics created
 	// without one (CreateTopics' -1, auto-created topics), lowered to the
 	// largest odd number not above it and the roster's brokers
-	// (replication_factor.go).
+	// (node/replication/factor.go).
 	DefaultReplicationFactor int16
 	// AutoRebalance (on by default) has the leaders move their partitions
 	// to where placement over the roster puts them once brokers join or

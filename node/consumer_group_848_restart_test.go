@@ -189,7 +189,7 @@ func TestKIP848GroupCompacted(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := lp.Replica.Size()
-	if cleaned := n.cleanLogs(); cleaned < 1 {
+	if cleaned := n.cleaner.CleanLogs(); cleaned < 1 {
 		t.Fatalf("the cleaner pass cleaned %d logs", cleaned)
 	}
 	after := lp.Replica.Size()

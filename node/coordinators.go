@@ -67,14 +67,14 @@ func (b coordBroker) CreateTopic(name string, partitions int32, rf int16, config
 	return nil
 }
 
-func (b coordBroker) ClusterFactor(configured int) int16 { return b.n.clusterFactor(configured) }
+func (b coordBroker) ClusterFactor(configured int) int16 { return b.n.repl.ClusterFactor(configured) }
 
 func (b coordBroker) LeaderOf(topic string, p int32) int32 {
 	spec, ok := b.n.catalog.Topic(topic)
 	if !ok {
 		return -1
 	}
-	return b.n.leaderOf(spec, p)
+	return b.n.leaders.LeaderOf(spec, p)
 }
 
 func (b coordBroker) Leader(topic string, p int32) (*hosted.Partition, *kerr.Error) {

@@ -67,7 +67,7 @@ func TestDescribeGroupsConfirmsTheCoordinator(t *testing.T) {
 	if code, err := describe(); err != nil || code != 0 {
 		t.Fatalf("describe at the coordinator before: %d %v", code, err)
 	}
-	coord.raft.SetTransport(mutedTransport{})
+	coord.repl.Driver().SetTransport(mutedTransport{})
 	code, err := describe()
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/spool-log/spool/internal/retry"
+	"github.com/spool-log/spool/node/replication"
 )
 
 // A partition moves onto a fourth node under --replica-copy-bytes-per-second
@@ -76,7 +77,7 @@ func TestReassignLearnerCatchUpUnderCopyThrottle(t *testing.T) {
 	}()
 	sentBefore := int64(0)
 	for _, n := range nodes {
-		s, _ := n.raft.LearnerBytes()
+		s, _ := n.repl.Driver().LearnerBytes()
 		sentBefore += s
 	}
 	start := time.Now()
@@ -95,7 +96,7 @@ func TestReassignLearnerCatchUpUnderCopyThrottle(t *testing.T) {
 	<-done
 	var sent, held int64
 	for _, n := range nodes {
-		s, h := n.raft.LearnerBytes()
+		s, h := n.repl.Driver().LearnerBytes()
 		sent, held = sent+s, held+h
 	}
 	sent -= sentBefore
@@ -106,7 +107,7 @@ func TestReassignLearnerCatchUpUnderCopyThrottle(t *testing.T) {
 	}
 	// What the throttle grants: its rate over the move, plus its slack
 	// and one message (MaxSizePerMsg, 1 MiB).
-	if limit := int64(rate*(took+learnerAhead).Seconds()) + 1<<20; sent > limit {
+	if limit := int64(rate*(took+replication.LearnerAhead).Seconds()) + 1<<20; sent > limit {
 		t.Errorf("%d bytes of appends to the learner in %v, above the throttle's %d", sent, took, limit)
 	}
 	if acked.Load() == ackedAtStart {

@@ -50,7 +50,7 @@ func TestWipedReplicaRejoinsWithoutAVote(t *testing.T) {
 	keys, offs := h.finish(t)
 
 	stopNode(t, a)
-	lead.raft.SetTransport(mutedTransport{})
+	lead.repl.Driver().SetTransport(mutedTransport{})
 	join := []string{lead.Membership().Local().GossipAddr}
 	cfgB := b.cfg
 	cfgB.Gossip.Join = join
@@ -78,7 +78,7 @@ func TestWipedReplicaRejoinsWithoutAVote(t *testing.T) {
 		}
 	}
 
-	lead.raft.SetTransport(lead.raftNet)
+	lead.repl.Driver().SetTransport(lead.repl.Transport())
 	all := []*Node{lead, a, b}
 	retry.Run(t, 60*time.Second, func() error {
 		_, err := partitionLeader(all, topic, 0)

@@ -104,7 +104,7 @@ func (n *Node) membershipConfig() (*membership.Config, error) {
 		}
 	}
 	mc.Rack = n.cfg.Rack
-	mc.RaftAddr = n.advertisedRaftAddr()
+	mc.RaftAddr = n.repl.AdvertisedAddr()
 	mc.Features = g.Features
 	// mc.ClusterID stays empty: the agent proposes a random cluster id on
 	// first start and persists whichever id the cluster settles on.
@@ -171,7 +171,7 @@ func (n *Node) startMembership() error {
 		return err
 	}
 	n.agent = agent
-	n.raftAgent.Store(agent)
+	n.repl.SetAgent(agent)
 	if local := agent.Local(); membership.LoopbackAdminOfRemotePeer(local) {
 		n.log.WithFields(logrus.Fields{"admin": local.AdminAddr, "gossip": local.GossipAddr}).
 			Warn("the admin API is advertised on loopback while gossip is not: peers on other machines cannot pull the topic catalog from this node (anti-entropy); bind the admin API where peers reach it, or set --advertise-admin-addr")
@@ -217,7 +217,7 @@ func (n *Node) membershipLoop(ctx context.Context, events <-chan membership.Memb
 			if !ok {
 				return
 			}
-			n.hintReplicas(ev)
+			n.repl.HintMember(ev)
 			led := n.partitionsLed()
 			n.metrics.SetGauge([]string{"partitions", "led"}, float32(led))
 			n.log.WithFields(logrus.Fields{"member": ev.Member.Name, "member_broker": ev.Member.BrokerID, "event": ev.Type, "partitions_led": led}).
@@ -244,7 +244,7 @@ var errNotReady = errors.New("starting or shutting down")
 // readiness is nil when the node serves clients and its membership is sound:
 // the cluster accepted it (node/admission) and gossip shows no conflict,
 // and the replicas open at startup have caught up with their leaders
-// (replication_readiness.go).
+// (node/replication's readiness.go).
 func (n *Node) readiness() error {
 	if !n.Ready() {
 		return errNotReady
@@ -266,5 +266,5 @@ func (n *Node) readiness() error {
 	if n.parts.Missing() {
 		return errors.New("a partition of this node failed to open again after a write error; retried every " + hosted.MendInterval.String())
 	}
-	return n.replicationReadiness() // replication_readiness.go
+	return n.repl.Readiness() // node/replication's readiness.go
 }

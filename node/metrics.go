@@ -24,7 +24,7 @@ func (n *Node) flushMetrics() {
 	}
 	n.flushQuotaMetrics()                   // quota_enforce.go
 	n.coords.Shares.FlushMetrics(n.metrics) // node/share
-	n.checkEvenFactors()                    // replication_factor.go
+	n.repl.CheckEvenFactors()               // node/replication's factor.go
 	for _, p := range n.localPartitions() {
 		bytes, records := p.ProducedBytes.Load(), p.ProducedRecords.Load()
 		db, dr := bytes-p.FlushedBytes, records-p.FlushedRecords

@@ -36,11 +36,11 @@ func (n *Node) newMover() *moves.Mover {
 			return out
 		},
 		Claim: func(id membership.TopicID, index int32) (moves.Claim, bool) {
-			c, ok := n.leaders.table.Lookup(id, index)
+			c, ok := n.leaders.Lookup(id, index)
 			return moves.Claim{Leader: c.Leader, Voters: c.Voters, ISR: c.ISR}, ok
 		},
 		LeaderOf: func(e membership.TopicEntry, index int32) int32 {
-			return n.leaderOf(topics.FromEntry(e), index)
+			return n.leaders.LeaderOf(topics.FromEntry(e), index)
 		},
 		GetJSON:           n.peers.GetJSON,
 		AutoRebalance:     n.cfg.AutoRebalance,

@@ -20,14 +20,15 @@ import (
 	"github.com/spool-log/spool/node/admin"
 	"github.com/spool-log/spool/node/admin/console"
 	"github.com/spool-log/spool/node/admission"
+	"github.com/spool-log/spool/node/compaction"
 	"github.com/spool-log/spool/node/coord"
 	"github.com/spool-log/spool/node/datadir"
 	"github.com/spool-log/spool/node/hosted"
+	"github.com/spool-log/spool/node/leadership"
 	"github.com/spool-log/spool/node/moves"
 	"github.com/spool-log/spool/node/peers"
 	"github.com/spool-log/spool/node/quota"
-	"github.com/spool-log/spool/node/replica"
-	"github.com/spool-log/spool/node/replica/transport"
+	"github.com/spool-log/spool/node/replication"
 	"github.com/spool-log/spool/node/sasl"
 	"github.com/spool-log/spool/node/scrub"
 	"github.com/spool-log/spool/node/tlsfiles"
@@ -58,13 +59,7 @@ type Node struct {
 	agent   *membership.Agent
 	cluster *gossipCluster
 	catalog *topics.Catalog
-	leaders *leaders // who leads what, cluster-wide (leaders.go)
-	led     ledMarks // the partitions' first leaders, recorded (led.go)
-
-	// raft drives every replicated partition's Raft group; raftNet carries
-	// their messages (replication.go).
-	raft    *replica.Driver
-	raftNet *transport.Transport
+	leaders *leadership.Leaders // who leads what, cluster-wide (replication.go)
 
 	// parts is the partitions open here, with their reconcile
 	// (node/hosted's Set; its locks).
@@ -74,8 +69,6 @@ type Node struct {
 	mover *moves.Mover
 	// quotas enforces the client byte-rate quotas (quota_enforce.go).
 	quotas *quota.Manager
-	// copyThrottle bounds the snapshot copies this node serves (nil: none).
-	copyThrottle *copyThrottle
 	// coords are the group, transaction and share-group coordinators,
 	// each made on first use (node/coord; coordinators.go).
 	coords *coord.Coordinators
@@ -94,11 +87,8 @@ type Node struct {
 	adminTLS *tlsfiles.Source
 	raftTLS  *tlsfiles.Source // the Raft transport's (replication.go)
 	// gossipRing is the gossip keyring (nil: plaintext gossip), shared by
-	// Serf and the Raft transport's handshake; raftAgent is the agent as
-	// the transport's goroutines read it, set once it exists
-	// (replication.go).
+	// Serf and the Raft transport's handshake (replication.go).
 	gossipRing *memberlist.Keyring
-	raftAgent  atomic.Pointer[membership.Agent]
 	// adminToken is the admin API's bearer token (nil: none), which the
 	// node also presents to its peers (admin_access.go).
 	adminToken *admin.Token
@@ -129,11 +119,11 @@ type Node struct {
 	flushedConnsThrottled int64
 	// flushedSecurity are the security counters as of the last flushMetrics.
 	flushedSecurity securityCounts
-	// evenFactorWarned is how many even-factor topics the node last
-	// warned of (replication_factor.go).
-	evenFactorWarned atomic.Int64
-	// repl feeds the replication metrics and /readyz (replication_metrics.go).
-	repl *replicationTracker
+	// repl is the Raft driver and transport with the replication metrics
+	// and /readyz's catch-up gate (node/replication; replication.go).
+	repl *replication.Replication
+	// cleaner compacts the logs of compacted topics (node/compaction).
+	cleaner *compaction.Cleaner
 
 	started  atomic.Bool
 	ready    atomic.Bool
@@ -188,16 +178,15 @@ func New(cfg Config) (_ *Node, err error) {
 		}
 	}()
 	n := &Node{
-		cfg:          cfg,
-		copyThrottle: newCopyThrottle(cfg.ReplicaCopyBytesPerSecond),
-		log:          log,
-		lock:         lock,
-		files:        partition.NewFileCache(cfg.MaxOpenFiles),
-		quarantine:   datadir.NewQuarantine(cfg.DataDir, log),
-		loops:        newBackground(),
-		adm:          admission.New(log),
-		leaders:      newLeaders(cfg.NodeID),
+		cfg:        cfg,
+		log:        log,
+		lock:       lock,
+		files:      partition.NewFileCache(cfg.MaxOpenFiles),
+		quarantine: datadir.NewQuarantine(cfg.DataDir, log),
+		loops:      newBackground(),
+		adm:        admission.New(log),
 	}
+	n.leaders = n.newLeaders()
 	n.closing = n.loops.ctx.Done()
 	n.quotas = quota.New(cfg.Quota, quotaSource{n})
 	n.parts = n.newPartitionSet()
@@ -222,9 +211,10 @@ func New(cfg Config) (_ *Node, err error) {
 	if n.metrics, err = admin.NewMetrics(cfg.NodeID, keys); err != nil {
 		return nil, err
 	}
-	if n.repl, err = newReplicationTracker(n.metrics.Registry); err != nil {
-		return nil, fmt.Errorf("replication metrics: %w", err)
+	if n.repl, err = n.newReplication(); err != nil {
+		return nil, err
 	}
+	n.cleaner = n.newCleaner()
 	n.scrub = scrub.New(scrub.Config{
 		Rate: cfg.ScrubRate, Interval: cfg.ScrubInterval,
 		Targets: n.scrubTargets, Metrics: n.metrics.Metrics, Log: log,
@@ -307,8 +297,8 @@ func (n *Node) Start() (err error) {
 
 	n.metrics.SetGauge([]string{"partitions"}, float32(len(n.localPartitions())))
 	n.metrics.SetGauge([]string{"partitions", "led"}, float32(n.partitionsLed()))
-	n.warnEvenConfig()   // replication_factor.go: an even configured factor is lowered
-	n.checkEvenFactors() // replication_factor.go: warns of even-factor topics at start
+	n.repl.WarnEvenConfig()   // node/replication's factor.go: an even configured factor is lowered
+	n.repl.CheckEvenFactors() // node/replication's factor.go: warns of even-factor topics at start
 	n.startLoops()
 	n.ready.Store(true)
 	return nil
@@ -320,7 +310,7 @@ func (n *Node) startLoops() {
 	n.console = n.newConsole()
 	n.adminAPI = admin.New(admin.Config{
 		Node: adminView{n}, Agent: n.agent, Quarantine: n.quarantine, Scrub: n.scrub,
-		Metrics: n.metrics, Leadership: n.leaders.local, Snapshots: http.HandlerFunc(n.serveReplicaSnapshot), CaughtUp: http.HandlerFunc(n.serveReplicaCaughtUp), Txn: n.coords.Txns, Share: http.HandlerFunc(n.coords.Shares.ServeState), Pprof: n.cfg.EnablePprof, Log: n.log, Closing: n.closing,
+		Metrics: n.metrics, Leadership: n.leaders.Local(), Snapshots: http.HandlerFunc(n.repl.ServeSnapshot), CaughtUp: http.HandlerFunc(n.repl.ServeCaughtUp), Txn: n.coords.Txns, Share: http.HandlerFunc(n.coords.Shares.ServeState), Pprof: n.cfg.EnablePprof, Log: n.log, Closing: n.closing,
 		Access: n.adminAccess(), Rebalance: adminView{n}, Console: n.console,
 	})
 	n.loops.Go(n.recordMemberEvents) // console.go: the console's timeline
@@ -348,16 +338,17 @@ func (n *Node) startLoops() {
 	n.loops.Go(n.mover.RunStarts) // node/moves: drains, and rebalancing with AutoRebalance
 	n.loops.Go(func(ctx context.Context) { n.membershipLoop(ctx, memberEvents) })
 	n.loops.Every(admin.FlushInterval, n.flushMetrics)
-	n.startReplicationMetrics() // replication_metrics.go
+	n.repl.MarkStartup() // node/replication's metrics.go: the replicas that hold readiness
+	n.loops.Every(replication.SampleInterval, n.repl.Sample)
 	n.loops.Every(n.cfg.RetentionCheckInterval, n.enforceRetention)
 	n.loops.Every(txnCheckpointInterval, n.flushTxnIndexes)
-	n.startCleaner()                                    // compaction.go: the log cleaner runs beside retention
-	n.loops.Every(hosted.MendInterval, n.mendStopped)   // replicas stopped by a full disk (node/hosted's mend.go)
-	n.loops.Every(hosted.MendInterval, n.repairDamaged) // damaged replicas rebuilt from peers (node/hosted's repair.go)
+	n.loops.Go(n.cleaner.Run)                                                  // node/compaction: the log cleaner runs beside retention
+	n.loops.Every(hosted.MendInterval, n.mendStopped)                          // replicas stopped by a full disk (node/hosted's mend.go)
+	n.loops.Every(hosted.MendInterval, func() { n.parts.Repair(n.loops.ctx) }) // damaged replicas rebuilt from peers (node/hosted's repair.go)
 	n.loops.Go(n.scrub.Run)
 	n.loops.Every(coord.LoadInterval, n.coords.Txns.LoadLed) // a new coordinator finishes what it inherits
 	n.loops.Go(func(ctx context.Context) { n.quarantine.Reclaim(ctx, n.cfg.QuarantineRetention) })
-	n.startLeadershipLoops()
+	n.leaders.Start(n.agent, n.loops.Go)
 	n.loops.Go(n.announceServing) // serving.go
 	n.startTierLoops()            // tier.go: the uploader
 }
@@ -446,15 +437,13 @@ func (n *Node) stopParts() error {
 	// The groups stop before their partitions close: a group still
 	// running would answer the elections this node's leave starts
 	// with a hard state fsync each, beside the closes.
-	if n.raft != nil {
-		n.raft.Stop()
-	}
+	n.repl.StopGroups()
 	closeStart := time.Now()
 	if e := n.closePartitions(); e != nil {
 		errs = append(errs, e)
 	}
 	n.closeTook = time.Since(closeStart)
-	if e := n.stopReplication(); e != nil {
+	if e := n.repl.Stop(); e != nil {
 		errs = append(errs, e)
 	}
 	if e := n.stopMembership(); e != nil {
@@ -500,7 +489,7 @@ func (n *Node) catalogLoop(ctx context.Context) {
 		}
 		n.applyTopicConfigs()
 		n.metrics.SetGauge([]string{"partitions"}, float32(len(n.localPartitions())))
-		n.leadershipChanged() // partitions opened here lead at once
+		n.leaders.Changed() // partitions opened here lead at once
 	}
 }
 

@@ -88,7 +88,7 @@ func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, erro
 	// A replica with no Raft state starts the group from the partition's
 	// replica list, with a vote, only when the group is new: the list
 	// names it and the catalog records no leader of the partition yet
-	// (led.go). The configuration is the one the group began with or
+	// (node/topics' led.go). The configuration is the one the group began with or
 	// ended its last move on, never a move's target, which the group
 	// does not have yet (raft would take it as the voters, and a replica
 	// first in it would campaign at once with a learner's vote); a move
@@ -109,7 +109,7 @@ func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, erro
 		return nil, fmt.Errorf("open partition %s: %w", dir, err)
 	}
 	rep, err := replica.Open(log, replica.Config{Self: n.cfg.NodeID, Replicas: spec.Preferred(index), Voters: spec.Replicas[index],
-		Alive: n.agent.IsAlive, Driver: n.raft, Group: replica.GroupKey{Topic: spec.ID, Partition: index}, Join: join,
+		Alive: n.agent.IsAlive, Driver: n.repl.Driver(), Group: replica.GroupKey{Topic: spec.ID, Partition: index}, Join: join,
 		ShutdownCommit: shutdownCommit, Remote: remote})
 	if err != nil {
 		log.Close()

@@ -57,7 +57,7 @@ func TestRaftTLSReplicatedProduce(t *testing.T) {
 		return nil
 	})
 	for _, n := range nodes {
-		if r := n.raftNet.Stats().Refused; r != 0 {
+		if r := n.repl.Transport().Stats().Refused; r != 0 {
 			t.Errorf("node %d refused %d raft connections from its peers", n.NodeID(), r)
 		}
 	}
@@ -65,7 +65,7 @@ func TestRaftTLSReplicatedProduce(t *testing.T) {
 		t.Fatalf("consumed %d records, want 20", got)
 	}
 
-	addr := nodes[0].raftNet.Addr().String()
+	addr := nodes[0].repl.Transport().Addr().String()
 	conn, err := tls.Dial("tcp", addr, testcerts.ClientConfig(ca, ca.Client(t, "probe").TLS(t)))
 	if err != nil {
 		t.Fatalf("TLS to the raft port with a certificate of its CA: %v", err)
@@ -75,7 +75,7 @@ func TestRaftTLSReplicatedProduce(t *testing.T) {
 	}
 	conn.Close()
 	other := testcerts.NewCA(t, "other-ca")
-	before := nodes[0].raftNet.Stats().Refused
+	before := nodes[0].repl.Transport().Stats().Refused
 	if conn, err := tls.Dial("tcp", addr, testcerts.ClientConfig(ca, other.Client(t, "stranger").TLS(t))); err == nil {
 		// TLS 1.3: the server's verdict on the client certificate comes
 		// with the first read.
@@ -86,7 +86,7 @@ func TestRaftTLSReplicatedProduce(t *testing.T) {
 		conn.Close()
 	}
 	retry.Run(t, 10*time.Second, func() error {
-		if nodes[0].raftNet.Stats().Refused == before {
+		if nodes[0].repl.Transport().Stats().Refused == before {
 			return fmt.Errorf("the stranger's connection was not counted as refused")
 		}
 		return nil

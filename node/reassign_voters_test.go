@@ -52,9 +52,9 @@ func TestReassignKeepsALaggingVoter(t *testing.T) {
 	h := startAckedHistory(t, nodes, topic)
 	defer h.finish(t)
 	h.waitMore(t, 5)
-	lag.raft.SetTransport(mutedTransport{})
+	lag.repl.Driver().SetTransport(mutedTransport{})
 	outOfISR := func() error {
-		c, ok := lag.leaders.table.Lookup(spec.ID, 0)
+		c, ok := lag.leaders.Lookup(spec.ID, 0)
 		if !ok {
 			return errors.New("no leadership claim")
 		}
@@ -123,7 +123,7 @@ func TestReassignLeaderOutsideTheCatalog(t *testing.T) {
 		}
 	}
 	// The one voter the catalog will name lags: nobody to hand over to.
-	lag.raft.SetTransport(mutedTransport{})
+	lag.repl.Driver().SetTransport(mutedTransport{})
 	target := []int32{98, 99, lag.NodeID()} // never started: the move waits
 	if _, err := lead.catalog.Alter(topic, func(e *membership.TopicEntry) error {
 		e.Replicas[0] = slices.Clone(target)
@@ -144,12 +144,12 @@ func TestReassignLeaderOutsideTheCatalog(t *testing.T) {
 		if l, err := partitionLeader(nodes, topic, 0); err != nil || l != lead {
 			t.Fatalf("leadership moved before the voter the catalog names caught up: %v %v", l, err)
 		}
-		st := outside.partitionLeadership(s, 0, func(id int32) bool { return live[id] })
+		st := outside.leaders.Of(s, 0, func(id int32) bool { return live[id] })
 		return retry.Check(st.Leader == lead.NodeID(), "node %d answers leader %d, the leader is %d", outside.NodeID(), st.Leader, lead.NodeID())
 	})
 	h.waitMore(t, 5)
 
-	lag.raft.SetTransport(lag.raftNet)
+	lag.repl.Driver().SetTransport(lag.repl.Transport())
 	retry.Run(t, 60*time.Second, func() error {
 		l, err := partitionLeader(nodes, topic, 0)
 		if err != nil {

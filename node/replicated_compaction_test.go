@@ -95,7 +95,7 @@ func testReplicatedCompactionCopy(t *testing.T, adminTLS *tlsfiles.Files) {
 		// A leader holds its Raft log for a follower it heard from
 		// lately, until an election timeout says it is gone.
 		retry.Run(t, 20*time.Second, func() error {
-			if n.cleanLog(p); p.Replica.Size() >= before/2 {
+			if n.cleaner.CleanLog(p); p.Replica.Size() >= before/2 {
 				return fmt.Errorf("node %d: cleaning left %d of %d bytes", n.NodeID(), p.Replica.Size(), before)
 			}
 			return nil

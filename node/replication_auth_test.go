@@ -26,7 +26,7 @@ func TestReplicationAuthenticatesWithTheGossipKey(t *testing.T) {
 	startReplicatedTopic(t, nodes, topic, 1, 3)
 	cid := nodes[0].Membership().ClusterID()
 	shake := func(keys ...[]byte) error {
-		conn, err := net.Dial("tcp", nodes[0].raftNet.Addr().String())
+		conn, err := net.Dial("tcp", nodes[0].repl.Transport().Addr().String())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,11 +10,11 @@ import (
 func TestRaftPortKeptAcrossRestart(t *testing.T) {
 	dir := t.TempDir()
 	n := startNode(t, testConfig(t, dir))
-	first := n.raftNet.Addr().String()
+	first := n.repl.Transport().Addr().String()
 	stopNode(t, n)
 
 	n = startNode(t, testConfig(t, dir))
-	if got := n.raftNet.Addr().String(); got != first {
+	if got := n.repl.Transport().Addr().String(); got != first {
 		t.Fatalf("restart bound the Raft transport on %s, the last run on %s", got, first)
 	}
 	stopNode(t, n)
@@ -25,7 +25,7 @@ func TestRaftPortKeptAcrossRestart(t *testing.T) {
 	}
 	defer ln.Close()
 	n = startNode(t, testConfig(t, dir))
-	if got := n.raftNet.Addr().String(); got == first {
+	if got := n.repl.Transport().Addr().String(); got == first {
 		t.Fatalf("bound %s, which another listener holds", got)
 	}
 }

@@ -199,7 +199,11 @@ func TestReplicatedProduceChecks(t *testing.T) {
 			return fmt.Errorf("leader %d, preferred %d", lead.NodeID(), spec.Replicas[0][0])
 		}
 		for _, n := range nodes {
-			if l := n.partition("strict", 0).Replica.Leader(); l != lead.NodeID() {
+			p := n.partition("strict", 0)
+			if p == nil { // the topic is known, the partition not yet open
+				return fmt.Errorf("node %d has not opened strict-0 yet", n.NodeID())
+			}
+			if l := p.Replica.Leader(); l != lead.NodeID() {
 				return fmt.Errorf("node %d sees leader %d", n.NodeID(), l)
 			}
 		}

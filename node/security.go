@@ -126,7 +126,7 @@ func (n *Node) startTLSReload() {
 // AdminTLSPeerCAFile (else the admin client CA bundle, else the system's
 // roots) and presenting the admin certificate, so that peers requiring
 // client certificates accept it. It also sets the client and scheme of
-// the replica snapshot copies (replication_snapshots.go), which travel
+// the replica snapshot copies (node/replication/snapshots.go), which travel
 // the same way but may stream for long. Both present the admin token, if
 // the node has one (withAdminToken).
 func (n *Node) peerFetch() (membership.FetchFunc, error) {

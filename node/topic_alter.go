@@ -10,6 +10,7 @@ import (
 
 	"github.com/spool-log/spool/internal/recordbatch/compression"
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/replication"
 	"github.com/spool-log/spool/node/topicconfig"
 )
 
@@ -37,9 +38,9 @@ func (n *Node) growTopic(name string, total int32, assignment [][]int32, validat
 	add := n.agent.GrowPartitions(total, assignment)
 	grow := func(e *membership.TopicEntry) error {
 		// More partitions of an even factor would be more partitions
-		// that survive no more than one copy fewer (replication_factor.go).
+		// that survive no more than one copy fewer (node/replication's factor.go).
 		if e.ReplicationFactor%2 == 0 {
-			return fmt.Errorf("%w: %s", membership.ErrInvalidReplicationFactor, evenFactorReason(int(e.ReplicationFactor)))
+			return fmt.Errorf("%w: %s", membership.ErrInvalidReplicationFactor, replication.EvenFactorReason(int(e.ReplicationFactor)))
 		}
 		return add(e)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/node/compaction"
 	"github.com/spool-log/spool/partition"
 )
 
@@ -112,11 +113,11 @@ func TestTxnCompactedTopicCleaned(t *testing.T) {
 	lp := n.partition(topic, 0)
 	lp.Replica.Flush()
 	before, size := countMarkers(t, lp), lp.Replica.Size()
-	st1, err := lp.Replica.Clean(cleanerMapBytes)
+	st1, err := lp.Replica.Clean(compaction.MapBytes)
 	if err != nil || st1.AbortedRemoved == 0 {
 		t.Fatalf("first clean: %+v, %v", st1, err)
 	}
-	st2, err := lp.Replica.Clean(cleanerMapBytes)
+	st2, err := lp.Replica.Clean(compaction.MapBytes)
 	if err != nil {
 		t.Fatalf("second clean: %v", err)
 	}

@@ -91,11 +91,11 @@ func New(cfg Config) *API { return &API{cfg: cfg} }
 //	                by the cluster (node/admission.go), and every replica open
 //	                at start caught up with its leader's commit point (a
 //	                replica with no known leader only for two election
-//	                timeouts; node/replication_readiness.go), else 503 with
+//	                timeouts; node/replication/readiness.go), else 503 with
 //	                the reason
 //	/metrics        Prometheus text of the node's go-metrics, Serf's and
 //	                memberlist's included; the replication ones are listed
-//	                in node/replication_metrics.go
+//	                in node/replication/metrics.go
 //	/v1/stats       JSON counters (wire's sendfile and copy bytes included)
 //	/v1/topics      JSON topic catalog
 //	/v1/members     JSON members as gossip sees them (status, addresses, rack,

@@ -64,4 +64,19 @@
 // pulls from it keep failing, after DropAfter (a failure may be a false
 // suspicion), so a dead leader is not advertised for long; the node then
 // answers from its cluster view, as without a claim.
+//
+// # The node's leaders: publisher and answer
+//
+// Leaders is the node's whole leadership: it publishes this node's claims
+// from the replicas it hosts (a scan every 5 s, at most every 100 ms when
+// told of a change: Changed, or a membership event), records the
+// partitions' first leaders through topics.LedMarks, runs the Syncer, and
+// answers who leads a partition (Of, and LeaderOf, Current over it) for
+// every handler and the admin API: the replica here where it leads, else
+// the newer of the replica's view and a live leader's claim, else the
+// node's cluster view. Its loops run under the node's one owner of
+// background loops (Start takes its Go).
+//
+// Locks: Local's mu and Table's mu, leaves, held only over memory; none is
+// held while publishing the tag, pulling from a peer or writing led marks.
 package leadership

@@ -15,7 +15,7 @@ import (
 
 // rateLimiter grants bytes at rate per second, scheduled one after the
 // other, while what it granted goes out within ahead of now: the node's
-// copy throttle's Take (node/copy_throttle.go), which this package cannot
+// copy throttle's Take (node/replication/throttle.go), which this package cannot
 // import.
 type rateLimiter struct {
 	rate  float64

@@ -27,7 +27,7 @@ var Keys = map[string]kmsg.ConfigType{
 	"message.timestamp.type": kmsg.ConfigTypeString,
 	"max.message.bytes":      kmsg.ConfigTypeInt,
 	"cleanup.policy":         kmsg.ConfigTypeList,
-	// Compaction (node/compaction.go).
+	// Compaction (node/compaction).
 	"delete.retention.ms":       kmsg.ConfigTypeLong,
 	"min.cleanable.dirty.ratio": kmsg.ConfigTypeDouble,
 	// Replication: acks=all needs this many in-sync replicas.

@@ -107,7 +107,7 @@ func (c *Catalog) Watch(ctx context.Context) {
 			logLostGrowth(c.log, ch)
 		}
 		if ch.Old != nil && membership.LedOnly(*ch.Old, ch.New) {
-			continue // nothing to open or close (led.go)
+			continue // nothing to open or close (led.go: first leaders' marks)
 		}
 		c.Signal()
 	}

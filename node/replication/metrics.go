@@ -1,4 +1,4 @@
-package node
+package replication
 
 import (
 	"sync"
@@ -10,7 +10,7 @@ import (
 )
 
 // Replication metrics, sampled from this node's replicas once a second on
-// the node's background lifetime (n.loops), as go-metrics gauges and
+// the node's background lifetime (Sample, every SampleInterval), as go-metrics gauges and
 // counters, which /metrics serves in Prometheus form:
 //
 //	spool_partitions_led                          replicas here that lead their partition
@@ -39,18 +39,18 @@ import (
 // an acks=all batch's append to its commit, labelled replicated="true"
 // (a Raft group) or "false" (a single copy, where it is the append).
 
-// replicationSample is how often the gauges are sampled.
-const replicationSample = time.Second
+// SampleInterval is how often the gauges are sampled (Sample).
+const SampleInterval = time.Second
 
 // commitLatencyBuckets: a Raft round on loopback with an fsync on each
 // replica (hundreds of microseconds to milliseconds) up to a request's
 // timeout.
 var commitLatencyBuckets = prometheus.ExponentialBuckets(100e-6, 2, 18) // 100 µs .. ~13 s
 
-// replicationTracker holds what the replication metrics and /readyz need
+// tracker holds what the replication metrics and /readyz need
 // beyond what a replica answers: the leader's commit point as this node's
 // followers last heard it, and per replica whether it has caught up.
-type replicationTracker struct {
+type tracker struct {
 	commit  [2]prometheus.Observer // single copy, replicated
 	startup time.Time              // when the node's startup replicas opened
 	elected float32                // elections counted, not yet flushed; under mu
@@ -65,7 +65,7 @@ type replicationTracker struct {
 type replicaTrack struct {
 	opened time.Time
 	// startup: open when the node started; only these hold readiness
-	// (replication_readiness.go).
+	// (readiness.go).
 	startup bool
 	// caughtUp is sticky: the replica's applied index reached its
 	// leader's commit point once since it opened (or it led).
@@ -76,7 +76,7 @@ type replicaTrack struct {
 	applied, target uint64
 }
 
-func newReplicationTracker(reg prometheus.Registerer) (*replicationTracker, error) {
+func newTracker(reg prometheus.Registerer) (*tracker, error) {
 	vec := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "spool_replication_commit_seconds",
 		Help:    "Time from an acks=all batch's append to its commit on the leader; replicated=false is a single copy.",
@@ -85,14 +85,15 @@ func newReplicationTracker(reg prometheus.Registerer) (*replicationTracker, erro
 	if err := reg.Register(vec); err != nil {
 		return nil, err
 	}
-	return &replicationTracker{
+	return &tracker{
 		commit:   [2]prometheus.Observer{vec.WithLabelValues("false"), vec.WithLabelValues("true")},
 		replicas: map[*replica.Replica]*replicaTrack{},
 	}, nil
 }
 
-// observeCommit records an acks=all batch committed since start.
-func (t *replicationTracker) observeCommit(replicated bool, start time.Time) {
+// ObserveCommit records an acks=all batch committed since start.
+func (r *Replication) ObserveCommit(replicated bool, start time.Time) {
+	t := r.track
 	i := 0
 	if replicated {
 		i = 1
@@ -100,21 +101,21 @@ func (t *replicationTracker) observeCommit(replicated bool, start time.Time) {
 	t.commit[i].Observe(time.Since(start).Seconds())
 }
 
-// startReplicationMetrics marks the replicas open now as the startup ones
-// and samples every replicationSample until the node stops.
-func (n *Node) startReplicationMetrics() {
-	t := n.repl
+// MarkStartup marks the replicas open now as the startup ones, those
+// that hold readiness; the node then calls Sample every SampleInterval
+// until it stops.
+func (r *Replication) MarkStartup() {
+	t := r.track
 	t.mu.Lock()
 	t.startup = time.Now()
-	for _, p := range n.localPartitions() {
+	for _, p := range r.cfg.Partitions() {
 		t.trackLocked(p.Replica, t.startup).startup = true
 	}
 	t.mu.Unlock()
-	n.loops.Every(replicationSample, n.sampleReplication)
 }
 
 // trackLocked is r's track, made on first sight.
-func (t *replicationTracker) trackLocked(r *replica.Replica, now time.Time) *replicaTrack {
+func (t *tracker) trackLocked(r *replica.Replica, now time.Time) *replicaTrack {
 	tr, ok := t.replicas[r]
 	if !ok {
 		tr = &replicaTrack{opened: now, ledEpoch: -1}
@@ -123,28 +124,28 @@ func (t *replicationTracker) trackLocked(r *replica.Replica, now time.Time) *rep
 	return tr
 }
 
-// sampleReplication sets the replication gauges and counts elections won.
-func (n *Node) sampleReplication() {
-	t := n.repl
+// Sample sets the replication gauges and counts elections won.
+func (r *Replication) Sample() {
+	t := r.track
 	now := time.Now()
-	parts := n.localPartitions()
+	parts := r.cfg.Partitions()
 	var led, under, offline, catching, quiesced int
 	t.mu.Lock()
 	seen := make(map[*replica.Replica]bool, len(parts))
 	for _, p := range parts {
-		r := p.Replica
-		seen[r] = true
-		tr := t.trackLocked(r, now)
-		if r.Asleep() {
+		rep := p.Replica
+		seen[rep] = true
+		tr := t.trackLocked(rep, now)
+		if rep.Asleep() {
 			quiesced++
 		}
-		st := r.State()
+		st := rep.State()
 		switch {
 		case st.Leader < 0:
 			offline++
-		case st.Leader == n.cfg.NodeID:
+		case st.Leader == r.cfg.NodeID:
 			led++
-			if len(st.ISR) < len(r.Replicas()) {
+			if len(st.ISR) < len(rep.Replicas()) {
 				under++
 			}
 			if st.LeaderEpoch >= 0 && st.LeaderEpoch != tr.ledEpoch {
@@ -152,32 +153,32 @@ func (n *Node) sampleReplication() {
 				t.elected++
 			}
 		}
-		if n.checkCaughtUpLocked(p, tr, st.Leader) == catchingUp {
+		if r.checkCaughtUpLocked(p, tr, st.Leader) == catchingUp {
 			catching++
 		}
 	}
-	for r := range t.replicas {
-		if !seen[r] {
-			delete(t.replicas, r)
+	for rep := range t.replicas {
+		if !seen[rep] {
+			delete(t.replicas, rep)
 		}
 	}
 	elected := t.elected
 	t.elected = 0
 	var sent, held int64
-	if n.raft != nil {
-		sent, held = n.raft.LearnerBytes()
+	if r.driver != nil {
+		sent, held = r.driver.LearnerBytes()
 	}
 	sentNew, heldNew := sent-t.learnerSent, held-t.learnerHeld
 	t.learnerSent, t.learnerHeld = sent, held
 	t.mu.Unlock()
-	n.metrics.SetGauge([]string{"partitions", "led"}, float32(led))
-	n.metrics.SetGauge([]string{"replication", "under_replicated_partitions"}, float32(under))
-	n.metrics.SetGauge([]string{"replication", "offline_partitions"}, float32(offline))
-	n.metrics.SetGauge([]string{"replication", "replicas_catching_up"}, float32(catching))
-	n.metrics.SetGauge([]string{"replication", "quiesced_replicas"}, float32(quiesced))
+	r.cfg.Gauges.SetGauge([]string{"partitions", "led"}, float32(led))
+	r.cfg.Gauges.SetGauge([]string{"replication", "under_replicated_partitions"}, float32(under))
+	r.cfg.Gauges.SetGauge([]string{"replication", "offline_partitions"}, float32(offline))
+	r.cfg.Gauges.SetGauge([]string{"replication", "replicas_catching_up"}, float32(catching))
+	r.cfg.Gauges.SetGauge([]string{"replication", "quiesced_replicas"}, float32(quiesced))
 	// Incremented every sample, by zero too, so the counter is on
 	// /metrics from the start.
-	n.metrics.IncrCounter([]string{"replication", "leader_elections_won"}, elected)
-	n.metrics.IncrCounter([]string{"replication", "learner_bytes_sent"}, float32(sentNew))
-	n.metrics.IncrCounter([]string{"replication", "learner_bytes_held"}, float32(heldNew))
+	r.cfg.Gauges.IncrCounter([]string{"replication", "leader_elections_won"}, elected)
+	r.cfg.Gauges.IncrCounter([]string{"replication", "learner_bytes_sent"}, float32(sentNew))
+	r.cfg.Gauges.IncrCounter([]string{"replication", "learner_bytes_held"}, float32(heldNew))
 }

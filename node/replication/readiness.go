@@ -1,4 +1,4 @@
-package node
+package replication
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/spool-log/spool/node/hosted"
 	"github.com/spool-log/spool/node/replica"
 )
 
@@ -16,7 +17,7 @@ import (
 // without an up-to-date majority).
 //
 //   - Caught up: the replica's applied Raft index reached the leader's
-//     commit index as the leader's messages told it (deliverRaft), once
+//     commit index as the leader's messages told it (LeaderCommitHeard), once
 //     since the node started; from then on it counts as caught up (a
 //     follower under load is always a message behind, and /readyz must not
 //     flap with it). A replica that leads, and a single copy, are caught up.
@@ -46,8 +47,8 @@ const (
 // leaderlessGrace is how long a replica with no known leader holds
 // readiness after the node started: two of the longest randomized election
 // timeouts (2 × ElectionTick ticks each).
-func (n *Node) leaderlessGrace() time.Duration {
-	cfg, def := n.cfg.Raft, replica.DefaultDriverConfig()
+func (r *Replication) leaderlessGrace() time.Duration {
+	cfg, def := r.cfg.Raft, replica.DefaultDriverConfig()
 	tick, election := cfg.Tick, cfg.ElectionTick
 	if tick <= 0 {
 		tick = def.Tick
@@ -59,29 +60,29 @@ func (n *Node) leaderlessGrace() time.Duration {
 }
 
 // checkCaughtUpLocked updates and returns where p's replica stands; leader
-// is its State().Leader. Holds n.repl.mu.
-func (n *Node) checkCaughtUpLocked(p *localPartition, tr *replicaTrack, leader int32) catchUp {
-	r := p.Replica
+// is its State().Leader. Holds the tracker's mu.
+func (r *Replication) checkCaughtUpLocked(p *hosted.Partition, tr *replicaTrack, leader int32) catchUp {
+	rep := p.Replica
 	if tr.caughtUp {
 		return caughtUp
 	}
-	if !r.Replicated() || leader == n.cfg.NodeID {
+	if !rep.Replicated() || leader == r.cfg.NodeID {
 		tr.caughtUp = true
 		return caughtUp
 	}
-	applied, _ := r.AppliedIndex()
-	target, known := r.LeaderCommitHeard()
+	applied, _ := rep.AppliedIndex()
+	target, known := rep.LeaderCommitHeard()
 	tr.applied, tr.target = applied, target
 	if known && leader >= 0 && applied >= target {
 		tr.caughtUp = true
-		n.log.WithFields(logrus.Fields{"topic": p.Topic, "partition": p.Index, "applied": applied, "leader_commit": target}).
+		r.log.WithFields(logrus.Fields{"topic": p.Topic, "partition": p.Index, "applied": applied, "leader_commit": target}).
 			Debug("replica caught up with its leader")
 		return caughtUp
 	}
-	if leader >= 0 || n.claimedLeader(p) {
+	if leader >= 0 || r.claimedLeader(p) {
 		return catchingUp
 	}
-	if time.Since(n.repl.startup) < n.leaderlessGrace() {
+	if time.Since(r.track.startup) < r.leaderlessGrace() {
 		return noLeaderYet
 	}
 	return noLeaderGone
@@ -89,37 +90,37 @@ func (n *Node) checkCaughtUpLocked(p *localPartition, tr *replicaTrack, leader i
 
 // claimedLeader tells whether the leadership table names another live
 // replica of p as its leader.
-func (n *Node) claimedLeader(p *localPartition) bool {
-	if n.agent == nil {
+func (r *Replication) claimedLeader(p *hosted.Partition) bool {
+	a := r.agentOrNil()
+	if a == nil {
 		return false
 	}
-	c, ok := n.leaders.table.Lookup(p.TopicID, p.Index)
-	if !ok || c.Leader == n.cfg.NodeID || !n.agent.IsAlive(c.Leader) {
+	leader, ok := r.cfg.Claimed(p.TopicID, p.Index)
+	if !ok || leader == r.cfg.NodeID || !a.IsAlive(leader) {
 		return false
 	}
 	for _, id := range p.Replica.Replicas() {
-		if id == c.Leader {
+		if id == leader {
 			return true
 		}
 	}
 	return false
 }
 
-// replicationReadiness is nil once every replica open at startup has
-// caught up with its leader (or has had no leader past the grace), else
-// why not.
-func (n *Node) replicationReadiness() error {
-	t := n.repl
+// Readiness is nil once every replica open at startup has caught up with
+// its leader (or has had no leader past the grace), else why not.
+func (r *Replication) Readiness() error {
+	t := r.track
 	var behind, waiting int
 	var first string
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, p := range n.localPartitions() {
+	for _, p := range r.cfg.Partitions() {
 		tr, ok := t.replicas[p.Replica]
 		if !ok || !tr.startup || tr.caughtUp {
 			continue
 		}
-		switch n.checkCaughtUpLocked(p, tr, p.Replica.Leader()) {
+		switch r.checkCaughtUpLocked(p, tr, p.Replica.Leader()) {
 		case catchingUp:
 			if behind == 0 && waiting == 0 {
 				first = fmt.Sprintf("%s-%d at Raft index %d of its leader's commit %d", p.Topic, p.Index, tr.applied, tr.target)

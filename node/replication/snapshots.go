@@ -1,4 +1,4 @@
-package node
+package replication
 
 import (
 	"context"
@@ -17,45 +17,48 @@ import (
 
 // A follower given a snapshot that holds records (a compacted log's
 // cleaned part, below the Raft log) copies them from the sender: the
-// sender's admin listener streams them (serveReplicaSnapshot), the
-// follower's driver reads them (fetchReplicaSnapshot), as catalog and
+// sender's admin listener streams them (ServeSnapshot), the
+// follower's driver reads them (fetchSnapshot), as catalog and
 // leadership pulls travel. The stream is raw batches behind the snapshot's
 // metadata, validated batch by batch by the reader (raftlog.StageSnapshot).
 
-func (n *Node) serveReplicaSnapshot(w http.ResponseWriter, r *http.Request) {
+// ServeSnapshot streams a snapshot's records (admin.ReplicaSnapshotPath)
+// under the copy throttle.
+func (rp *Replication) ServeSnapshot(w http.ResponseWriter, r *http.Request) {
 	k, err := parseGroupKey(r.URL.Query().Get("group"))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	if n.raft == nil {
+	if rp.driver == nil {
 		http.Error(w, "replication is not running", http.StatusServiceUnavailable)
 		return
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")
-	if err := n.raft.WriteSnapshot(k, throttledWriter{r.Context(), w, n.copyThrottle}); err != nil {
+	if err := rp.driver.WriteSnapshot(k, throttledWriter{r.Context(), w, rp.throttle}); err != nil {
 		if errors.Is(err, replica.ErrNotHosted) {
 			http.Error(w, err.Error(), http.StatusNotFound)
 			return
 		}
 		// Past the first byte the status is sent: the reader sees a
 		// short stream, which its checks refuse.
-		n.log.WithError(err).WithField("partition", k.String()).Warn("serving a replica snapshot failed")
+		rp.log.WithError(err).WithField("partition", k.String()).Warn("serving a replica snapshot failed")
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 	}
 }
 
-// fetchReplicaSnapshot opens broker from's snapshot of group k
+// fetchSnapshot opens broker from's snapshot of group k
 // (replica.DriverConfig.FetchSnapshot).
-func (n *Node) fetchReplicaSnapshot(ctx context.Context, k replica.GroupKey, from int32) (io.ReadCloser, error) {
-	if n.agent == nil {
+func (rp *Replication) fetchSnapshot(ctx context.Context, k replica.GroupKey, from int32) (io.ReadCloser, error) {
+	a := rp.agentOrNil()
+	if a == nil {
 		return nil, errors.New("membership is not running")
 	}
-	m, ok := n.agent.LiveBrokers()[from]
+	m, ok := a.LiveBrokers()[from]
 	if !ok || m.AdminAddr == "" {
 		return nil, fmt.Errorf("broker %d: no admin address known", from)
 	}
-	body, err := n.peers.Open(ctx, m.AdminAddr, admin.ReplicaSnapshotPath, url.Values{"group": {k.String()}})
+	body, err := rp.cfg.Peers.Open(ctx, m.AdminAddr, admin.ReplicaSnapshotPath, url.Values{"group": {k.String()}})
 	if err != nil {
 		return nil, fmt.Errorf("broker %d: %w", from, err)
 	}

@@ -1,8 +1,7 @@
-package node
+package replication
 
 import (
 	"net"
-	"path/filepath"
 
 	"github.com/sirupsen/logrus"
 
@@ -20,18 +19,18 @@ import (
 // gossip, as they did before. With --advertise-raft-addr set, the
 // advertised port need not be the bound one, so none is reused.
 
-// bindRaftTransport starts the transport cfg describes, on the last run's
+// bindTransport starts the transport cfg describes, on the last run's
 // port when cfg.ListenAddr leaves the port free.
-func (n *Node) bindRaftTransport(cfg transport.Config) (*transport.Transport, error) {
-	if reuse, ok := n.lastRaftListenAddr(cfg.ListenAddr); ok {
+func (r *Replication) bindTransport(cfg transport.Config) (*transport.Transport, error) {
+	if reuse, ok := r.lastRaftListenAddr(cfg.ListenAddr); ok {
 		first := cfg
 		first.ListenAddr = reuse
 		tr, err := transport.New(first)
 		if err == nil {
-			n.log.WithField("raft_addr", reuse).Debug("raft transport bound the port of the last run")
+			r.log.WithField("raft_addr", reuse).Debug("raft transport bound the port of the last run")
 			return tr, nil
 		}
-		n.log.WithError(err).WithFields(logrus.Fields{"raft_addr": reuse}).
+		r.log.WithError(err).WithFields(logrus.Fields{"raft_addr": reuse}).
 			Warn("could not bind the Raft port of the last run; peers learn the new one from gossip")
 	}
 	return transport.New(cfg)
@@ -39,15 +38,15 @@ func (n *Node) bindRaftTransport(cfg transport.Config) (*transport.Transport, er
 
 // lastRaftListenAddr is listen with the port of the last run, when listen
 // leaves the port to the system and the last run's is known.
-func (n *Node) lastRaftListenAddr(listen string) (string, bool) {
-	if n.cfg.AdvertisedRaftAddr != "" {
+func (r *Replication) lastRaftListenAddr(listen string) (string, bool) {
+	if r.cfg.AdvertisedRaftAddr != "" {
 		return "", false
 	}
 	host, port, err := net.SplitHostPort(listen)
 	if err != nil || port != "0" {
 		return "", false
 	}
-	last, ok := membership.LastOwnRaftAddr(filepath.Join(n.cfg.DataDir, membershipDir), n.cfg.NodeID)
+	last, ok := membership.LastOwnRaftAddr(r.cfg.MembershipDir, r.cfg.NodeID)
 	if !ok {
 		return "", false
 	}

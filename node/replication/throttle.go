@@ -1,4 +1,4 @@
-package node
+package replication
 
 import (
 	"context"
@@ -7,28 +7,28 @@ import (
 	"time"
 )
 
-// copyThrottle bounds the bytes per second this node serves to replicas
+// CopyThrottle bounds the bytes per second this node serves to replicas
 // copying a snapshot's records (a new replica of a reassignment, or a
 // follower far behind), all streams together, and the Raft appends its
 // leaders send to learners (the catch-up after the copy, Take), so a move
 // does not take the disk and network from the partitions' own traffic
-// (Config.ReplicaCopyBytesPerSecond; 0 is no bound). Each write is
+// (the node's Config.ReplicaCopyBytesPerSecond; 0 is no bound). Each write is
 // scheduled after the bytes before it at the rate: the first goes at once.
-type copyThrottle struct {
+type CopyThrottle struct {
 	rate float64 // bytes per second
 	mu   sync.Mutex
 	next time.Time
 }
 
-func newCopyThrottle(bytesPerSecond int64) *copyThrottle {
+func NewCopyThrottle(bytesPerSecond int64) *CopyThrottle {
 	if bytesPerSecond <= 0 {
 		return nil
 	}
-	return &copyThrottle{rate: float64(bytesPerSecond)}
+	return &CopyThrottle{rate: float64(bytesPerSecond)}
 }
 
 // wait returns when n more bytes may go, or ctx ends.
-func (t *copyThrottle) wait(ctx context.Context, n int) error {
+func (t *CopyThrottle) wait(ctx context.Context, n int) error {
 	t.mu.Lock()
 	now := time.Now()
 	if t.next.Before(now) {
@@ -51,26 +51,26 @@ func (t *copyThrottle) wait(ctx context.Context, n int) error {
 	}
 }
 
-// learnerAhead is how far ahead of now the schedule may already be for
+// LearnerAhead is how far ahead of now the schedule may already be for
 // Take to grant more: the Raft appends to learners it bounds
 // (replica.DriverConfig.LearnerLimiter) are held back, not waited for,
 // and raft offers a held one again about every heartbeat (200 ms at the
 // default ticks); with less room than that the catch-up would run well
 // below the rate. What it lets past the rate is at most this much of it.
-const learnerAhead = 500 * time.Millisecond
+const LearnerAhead = 500 * time.Millisecond
 
 // Take schedules n bytes, without waiting, when the bytes already
-// scheduled go out within learnerAhead; it reports whether it did. The
+// scheduled go out within LearnerAhead; it reports whether it did. The
 // Raft appends to learners draw on it (replica.Limiter), the snapshot
 // copies on wait: one budget for both.
-func (t *copyThrottle) Take(n int) bool {
+func (t *CopyThrottle) Take(n int) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := time.Now()
 	if t.next.Before(now) {
 		t.next = now
 	}
-	if t.next.Sub(now) > learnerAhead {
+	if t.next.Sub(now) > LearnerAhead {
 		return false
 	}
 	t.next = t.next.Add(time.Duration(float64(n) / t.rate * float64(time.Second)))
@@ -78,23 +78,23 @@ func (t *copyThrottle) Take(n int) bool {
 }
 
 // Ready tells whether the bytes scheduled go out within half of
-// learnerAhead, so that Take would grant the other half at least
+// LearnerAhead, so that Take would grant the other half at least
 // (replica.Limiter: a held learner resumes then). Half, not none: the
 // snapshot copies drawing on the budget keep a chunk or so scheduled.
-func (t *copyThrottle) Ready() bool {
+func (t *CopyThrottle) Ready() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.next.Sub(time.Now()) <= learnerAhead/2
+	return t.next.Sub(time.Now()) <= LearnerAhead/2
 }
 
 // copyChunk is the most a throttled write sends at once.
 const copyChunk = 64 << 10
 
-// throttledWriter writes through a copyThrottle (nil: no bound).
+// throttledWriter writes through a CopyThrottle (nil: no bound).
 type throttledWriter struct {
 	ctx context.Context
 	w   io.Writer
-	t   *copyThrottle
+	t   *CopyThrottle
 }
 
 func (tw throttledWriter) Write(p []byte) (int, error) {

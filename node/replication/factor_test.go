@@ -1,11 +1,11 @@
-package node
+package replication
 
 import (
 	"errors"
 	"strings"
 	"testing"
 
-	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/spool-log/spool/node/topics"
 )
 
 func TestOddFactorAtMost(t *testing.T) {
@@ -29,8 +29,8 @@ func TestOddFactorAtMost(t *testing.T) {
 		{0, 3, 1},
 		{-1, 3, 1},
 	} {
-		if got := oddFactorAtMost(c.asked, c.brokers); got != c.want {
-			t.Errorf("oddFactorAtMost(%d asked, %d brokers) = %d, want %d", c.asked, c.brokers, got, c.want)
+		if got := OddFactorAtMost(c.asked, c.brokers); got != c.want {
+			t.Errorf("OddFactorAtMost(%d asked, %d brokers) = %d, want %d", c.asked, c.brokers, got, c.want)
 		}
 	}
 }
@@ -49,38 +49,38 @@ func TestCheckOddFactor(t *testing.T) {
 		{6, true, []string{"replication factor 6 is even", "4 of 6"}},
 		{64, true, []string{"replication factor 64 is even"}},
 	} {
-		err := checkOddFactor(c.rf)
+		err := CheckOddFactor(c.rf)
 		if !c.refused {
 			if err != nil {
 				t.Errorf("factor %d refused: %v", c.rf, err)
 			}
 			continue
 		}
-		var te *topicError
-		if !errors.As(err, &te) || te.err != kerr.InvalidReplicationFactor {
-			t.Errorf("factor %d: %v, want INVALID_REPLICATION_FACTOR", c.rf, err)
+		var ee *EvenFactorError
+		if !errors.As(err, &ee) || ee.Factor != c.rf {
+			t.Errorf("factor %d: %v, want an EvenFactorError (INVALID_REPLICATION_FACTOR)", c.rf, err)
 			continue
 		}
 		for _, s := range c.says {
-			if !strings.Contains(te.msg, s) {
-				t.Errorf("factor %d: message %q does not say %q", c.rf, te.msg, s)
+			if !strings.Contains(ee.Error(), s) {
+				t.Errorf("factor %d: message %q does not say %q", c.rf, ee.Error(), s)
 			}
 		}
 	}
 }
 
 func TestEvenFactorCount(t *testing.T) {
-	topics := []TopicSpec{
+	specs := []topics.Spec{
 		{Name: "one", Partitions: 4, ReplicationFactor: 1},
 		{Name: "two", Partitions: 3, ReplicationFactor: 2},
 		{Name: "three", Partitions: 6, ReplicationFactor: 3},
 		{Name: "four", Partitions: 2, ReplicationFactor: 4},
 	}
-	ts, ps, names := evenFactorCount(topics)
+	ts, ps, names := evenFactorCount(specs)
 	if ts != 2 || ps != 5 || strings.Join(names, ",") != "two,four" {
 		t.Fatalf("even factors: %d topics, %d partitions %v; want 2 topics (two,four), 5 partitions", ts, ps, names)
 	}
-	if ts, ps, names := evenFactorCount(topics[:1]); ts != 0 || ps != 0 || names != nil {
+	if ts, ps, names := evenFactorCount(specs[:1]); ts != 0 || ps != 0 || names != nil {
 		t.Fatalf("no even factor: %d topics, %d partitions %v", ts, ps, names)
 	}
 }

@@ -1,4 +1,4 @@
-package node
+package replication
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 // A throttled copy of 1 MiB at 4 MiB/s takes about a quarter second, and
 // two streams share the rate; an unthrottled one is not held back.
 func TestCopyThrottle(t *testing.T) {
-	th := newCopyThrottle(4 << 20)
+	th := NewCopyThrottle(4 << 20)
 	data := make([]byte, 1<<20)
 	var a, b bytes.Buffer
 	start := time.Now()
@@ -36,24 +36,24 @@ func TestCopyThrottle(t *testing.T) {
 		t.Errorf("2 MiB at 4 MiB/s took %v", took)
 	}
 	start = time.Now()
-	if _, err := (throttledWriter{context.Background(), &a, newCopyThrottle(0)}).Write(data); err != nil || time.Since(start) > time.Second {
+	if _, err := (throttledWriter{context.Background(), &a, NewCopyThrottle(0)}).Write(data); err != nil || time.Since(start) > time.Second {
 		t.Errorf("unthrottled write: %v in %v", err, time.Since(start))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	slow := newCopyThrottle(1)
+	slow := NewCopyThrottle(1)
 	if _, err := (throttledWriter{ctx, &a, slow}).Write(data); err == nil {
 		t.Error("a throttled write went on after its context ended")
 	}
 }
 
 // The Raft appends to learners draw on the copy's budget without waiting
-// (Take): granted while what was granted goes out within learnerAhead,
+// (Take): granted while what was granted goes out within LearnerAhead,
 // refused beyond; Ready once half of it has gone; and a copy waits behind
 // them.
 func TestCopyThrottleTake(t *testing.T) {
 	const rate = 4 << 20
-	th := newCopyThrottle(rate)
+	th := NewCopyThrottle(rate)
 	if !th.Ready() {
 		t.Fatal("a new throttle is not ready")
 	}
@@ -64,8 +64,8 @@ func TestCopyThrottleTake(t *testing.T) {
 			t.Fatal("Take never refuses")
 		}
 	}
-	// learnerAhead of the rate, plus the grant that crossed it.
-	if limit := int(rate*learnerAhead.Seconds()) + 256<<10; granted > limit || granted < limit-256<<10 {
+	// LearnerAhead of the rate, plus the grant that crossed it.
+	if limit := int(rate*LearnerAhead.Seconds()) + 256<<10; granted > limit || granted < limit-256<<10 {
 		t.Errorf("granted %d bytes at once, want about %d", granted, limit)
 	}
 	if th.Ready() {
