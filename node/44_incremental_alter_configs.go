@@ -40,7 +40,7 @@ import (
 func (n *Node) handleIncrementalAlterConfigs(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.IncrementalAlterConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
-	who := n.requesterOf(ctx, wreq)
+	who := n.access.Requester(ctx, wreq)
 	for _, rr := range req.Resources {
 		sr := kmsg.NewIncrementalAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName

@@ -5,13 +5,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/spool-log/spool/internal/retry"
 	"io"
 	"net"
 	"slices"
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/spool-log/spool/internal/retry"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"

@@ -95,7 +95,7 @@ func (n *Node) membershipConfig() (*membership.Config, error) {
 		}
 	}
 	mc.KafkaAddr = n.AdvertisedKafkaAddr()
-	mc.Listeners = n.advertisedListeners()
+	mc.Listeners = n.access.AdvertisedListeners()
 	mc.Fetch = n.peerFetchFunc
 	mc.AdminAddr = n.advertisedAdminAddr()
 	if a := g.AdvertiseAdminAddr; a != "" {

@@ -22,9 +22,9 @@ func (n *Node) flushMetrics() {
 	if n.mover != nil {
 		n.mover.FlushMetrics() // node/moves
 	}
-	n.flushQuotaMetrics() // quota_enforce.go
-	n.flushShareMetrics() // shares.go
-	n.checkEvenFactors()  // replication_factor.go
+	n.access.FlushQuotaMetrics(n.metrics) // node/access
+	n.flushShareMetrics()                 // shares.go
+	n.checkEvenFactors()                  // replication_factor.go
 	for _, p := range n.localPartitions() {
 		bytes, records := p.ProducedBytes.Load(), p.ProducedRecords.Load()
 		db, dr := bytes-p.FlushedBytes, records-p.FlushedRecords

@@ -115,13 +115,13 @@ func (n *Node) startReplication() error {
 	if e, ok := n.log.(*logrus.Entry); ok {
 		tcfg.Log = e
 	}
-	if n.raftTLS != nil {
-		tcfg.TLS = &transport.TLSConfig{Server: n.raftTLS.ServerConfig(), Client: n.raftTLS.ClientConfig}
+	if n.access.RaftTLS() != nil {
+		tcfg.TLS = &transport.TLSConfig{Server: n.access.RaftTLS().ServerConfig(), Client: n.access.RaftTLS().ClientConfig}
 	}
 	if ring != nil {
 		tcfg.Auth = &transport.AuthConfig{Keys: n.gossipKeys}
 	}
-	if ring == nil && n.raftTLS == nil {
+	if ring == nil && n.access.RaftTLS() == nil {
 		n.log.WithField("raft_addr", addr).Warn("the Raft port takes votes, appends and snapshots from anyone who reaches it: give --gossip-key-file (or --keyring-file), which also authenticates replication peers, or Raft TLS (--raft-tls-cert-file)")
 	}
 	tr, err := n.bindRaftTransport(tcfg) // replication_port.go

@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/node/authz"
 	"github.com/spool-log/spool/node/share"
 )
 
@@ -16,8 +17,8 @@ import (
 
 // describeShareGroupConfigs lists group's configs through add, which
 // filters by the names asked for.
-func (n *Node) describeShareGroupConfigs(who requester, group string, add func(name, value string, src kmsg.ConfigSource, typ kmsg.ConfigType, readOnly bool, def ...string)) (int16, *string) {
-	if !who.mayGroup(kmsg.ACLOperationDescribeConfigs, group) {
+func (n *Node) describeShareGroupConfigs(who authz.Requester, group string, add func(name, value string, src kmsg.ConfigSource, typ kmsg.ConfigType, readOnly bool, def ...string)) (int16, *string) {
+	if !who.MayGroup(kmsg.ACLOperationDescribeConfigs, group) {
 		return kerr.GroupAuthorizationFailed.Code, kmsg.StringPtr("DESCRIBE_CONFIGS on the group is needed")
 	}
 	if group == "" {
@@ -43,8 +44,8 @@ func (n *Node) describeShareGroupConfigs(who requester, group string, add func(n
 
 // alterShareGroupConfigs applies IncrementalAlterConfigs' SET and DELETE
 // to group's configs, all or none.
-func (n *Node) alterShareGroupConfigs(who requester, rr kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) error {
-	if !who.mayGroup(kmsg.ACLOperationAlterConfigs, rr.ResourceName) {
+func (n *Node) alterShareGroupConfigs(who authz.Requester, rr kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) error {
+	if !who.MayGroup(kmsg.ACLOperationAlterConfigs, rr.ResourceName) {
 		return &topicError{kerr.GroupAuthorizationFailed, "ALTER_CONFIGS on the group is needed"}
 	}
 	if rr.ResourceName == "" {
