@@ -69,13 +69,13 @@ func (n *Node) handleRawSASLToken(ctx context.Context, req *wire.Request) wire.R
 	}
 	reply, done, err := cs.SASL.Step(req.RawSASL, n.cfg.SASL.SessionLifetime, time.Now())
 	if err != nil {
-		n.stats.saslFailures.Add(1)
+		n.access.SASLFailed()
 		n.log.WithError(err).WithFields(logrus.Fields{"listener": cs.ListenerName(), "mechanism": cs.SASL.Mechanism(),
 			"remote": addrString(req), "handshake": 0}).Info("SASL authentication failed")
 		return wire.CloseConnection
 	}
 	if done {
-		n.stats.saslAuthentications.Add(1)
+		n.access.SASLAuthenticated()
 	}
 	return wire.RawSASLToken(reply, done)
 }

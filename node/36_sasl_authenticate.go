@@ -44,7 +44,7 @@ func (n *Node) handleSaslAuthenticate(ctx context.Context, wreq *wire.Request) w
 		return wire.ThenClose(resp)
 	}
 	if err != nil {
-		n.stats.saslFailures.Add(1)
+		n.access.SASLFailed()
 		mechanism := cs.SASL.Mechanism()
 		n.log.WithError(err).WithFields(logrus.Fields{"listener": cs.ListenerName(), "mechanism": mechanism, "remote": addrString(wreq)}).
 			Info("SASL authentication failed")
@@ -55,7 +55,7 @@ func (n *Node) handleSaslAuthenticate(ctx context.Context, wreq *wire.Request) w
 	}
 	resp.SASLAuthBytes = reply
 	if done {
-		n.stats.saslAuthentications.Add(1)
+		n.access.SASLAuthenticated()
 		resp.SessionLifetimeMillis = lifetime.Milliseconds()
 		n.log.WithFields(logrus.Fields{"listener": cs.ListenerName(), "user": cs.SASL.User(), "remote": addrString(wreq)}).
 			Debug("SASL authenticated")

@@ -15,6 +15,7 @@ import (
 	"github.com/spool-log/spool/node/authz"
 	"github.com/spool-log/spool/node/group"
 	"github.com/spool-log/spool/node/sasl"
+	"github.com/spool-log/spool/wire"
 )
 
 type (
@@ -59,11 +60,11 @@ func (n *Node) newAccess() error {
 		AdminAddr: c.AdminAddr, TLSReloadInterval: c.TLSReloadInterval, SASL: c.SASL,
 		Authz:     authz.Config{SuperUsers: c.SuperUsers, AllowIfNoACL: c.AllowEveryoneIfNoACL},
 		AuthzHook: c.authzHook, Quota: c.Quota, Log: n.log,
-	}, access.Deps{Catalog: n.accessCatalog, Waits: requestWaits, ConnectionsThrottled: func() (int64, bool) {
+	}, access.Deps{Catalog: n.accessCatalog, Waits: requestWaits, ServerStats: func() (wire.Stats, bool) {
 		if n.server == nil {
-			return 0, false
+			return wire.Stats{}, false
 		}
-		return n.server.Stats().ConnectionsThrottled, true
+		return n.server.Stats(), true
 	}})
 	if err != nil {
 		return err

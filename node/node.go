@@ -106,8 +106,6 @@ type Node struct {
 	scrub   *scrub.Scrubber
 	// flushedBytesOut is stats.bytesOut as of the last flushMetrics.
 	flushedBytesOut int64
-	// flushedSecurity are the security counters as of the last flushMetrics.
-	flushedSecurity securityCounts
 	// evenFactorWarned is how many even-factor topics the node last
 	// warned of (replication_factor.go).
 	evenFactorWarned atomic.Int64
@@ -137,8 +135,6 @@ type Node struct {
 type counters struct {
 	bytesIn, recordsIn, batchesIn atomic.Int64
 	bytesOut                      atomic.Int64
-	saslAuthentications           atomic.Int64
-	saslFailures                  atomic.Int64
 }
 
 // New prepares a node: it creates the data directory and loads the catalog

@@ -77,9 +77,10 @@ type Deps struct {
 	// Waits reports a request that may wait (a long poll), whose time a
 	// request_percentage does not count.
 	Waits func(*wire.Request) bool
-	// ConnectionsThrottled is wire's count of connections refused for a
-	// connection_creation_rate; ok is false before the server exists.
-	ConnectionsThrottled func() (n int64, ok bool)
+	// ServerStats are the node's wire server's counts (TLS handshake
+	// failures, connections refused for a connection_creation_rate); ok
+	// is false before the server exists.
+	ServerStats func() (st wire.Stats, ok bool)
 }
 
 // Guard is one node's access control; see the package doc.
@@ -106,10 +107,15 @@ type Guard struct {
 
 	bound []*Bound // every Kafka listener once bound, the main one first
 
+	sasl saslCounts // authentications completed and refused (metrics.go)
+
 	// flushedQuotas are the quota rates' totals, and flushedConnsThrottled
-	// wire's ConnectionsThrottled, as of the last FlushQuotaMetrics.
+	// wire's ConnectionsThrottled, as of the last FlushQuotaMetrics;
+	// flushedSecurity the security counters as of the last
+	// FlushSecurityMetrics.
 	flushedQuotas         map[quotaMetricKey]quota.Total
 	flushedConnsThrottled int64
+	flushedSecurity       securityCounts
 }
 
 // New loads the material cfg names and makes the views over the

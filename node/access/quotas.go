@@ -242,12 +242,6 @@ func (g *Guard) RequestQuotaWritten(ctx context.Context, wreq *wire.Request, too
 	g.quotas.RecordNoThrottle(quota.Request, user, clientID, int64(took))
 }
 
-// Counters is where metrics go (node/admin's Metrics).
-type Counters interface {
-	IncrCounter(key []string, val float32)
-	IncrCounterWithLabels(key []string, val float32, labels []metrics.Label)
-}
-
 // quotaMetricKey names one quota rate in the metrics.
 type quotaMetricKey struct {
 	kind           quota.Kind
@@ -291,7 +285,8 @@ func (g *Guard) FlushQuotaMetrics(out Counters) {
 		}
 	}
 	g.flushedQuotas = next
-	if now, ok := g.deps.ConnectionsThrottled(); ok {
+	if st, ok := g.deps.ServerStats(); ok {
+		now := st.ConnectionsThrottled
 		if d := now - g.flushedConnsThrottled; d > 0 {
 			out.IncrCounter([]string{"quota", "connections", "throttled"}, float32(d))
 		}
