@@ -60,7 +60,7 @@ func (n *Node) newAccess() error {
 		AdminAddr: c.AdminAddr, TLSReloadInterval: c.TLSReloadInterval, SASL: c.SASL,
 		Authz:     authz.Config{SuperUsers: c.SuperUsers, AllowIfNoACL: c.AllowEveryoneIfNoACL},
 		AuthzHook: c.authzHook, Quota: c.Quota, Log: n.log,
-	}, access.Deps{Catalog: n.accessCatalog, Waits: requestWaits, ServerStats: func() (wire.Stats, bool) {
+	}, access.Deps{Waits: requestWaits, ServerStats: func() (wire.Stats, bool) {
 		if n.server == nil {
 			return wire.Stats{}, false
 		}
@@ -83,14 +83,6 @@ func (n *Node) Reload() error { return n.access.Reload() }
 // ListenerAddrs maps each Kafka listener's name to its bound address
 // (after Start).
 func (n *Node) ListenerAddrs() map[string]string { return n.access.ListenerAddrs() }
-
-// accessCatalog is the membership agent, nil before Start makes it.
-func (n *Node) accessCatalog() access.Catalog {
-	if n.agent == nil {
-		return nil
-	}
-	return n.agent
-}
 
 // groupCoordinatorAs is groupCoordinatorFor behind Kafka's group rule:
 // op on the group, else GROUP_AUTHORIZATION_FAILED, asked first.

@@ -171,6 +171,7 @@ func (n *Node) startMembership() error {
 		return err
 	}
 	n.agent = agent
+	n.access.SetCatalog(agent) // node/access: the cluster's ACLs, users and quotas
 	n.raftAgent.Store(agent)
 	if local := agent.Local(); membership.LoopbackAdminOfRemotePeer(local) {
 		n.log.WithFields(logrus.Fields{"admin": local.AdminAddr, "gossip": local.GossipAddr}).

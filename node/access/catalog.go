@@ -1,31 +1,65 @@
 package access
 
-import "github.com/spool-log/spool/membership"
+import (
+	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/authz"
+)
+
+// catalogRef holds the node's catalog once SetCatalog gave it.
+type catalogRef struct{ Catalog }
+
+// SetCatalog hands the Guard the node's catalog, once it exists (the
+// node's Start). Until then the cluster has no ACLs, users or quotas.
+func (g *Guard) SetCatalog(c Catalog) {
+	g.catalog.Store(&catalogRef{c})
+	g.authz.Store(authz.NewView(g.cfg.Authz, c))
+}
 
 // lateCatalog is the node's catalog once it has one, and an empty one
 // before. Its generations are the catalog's plus one, so that a view
 // built before the catalog existed is rebuilt once it does, whatever its
-// generation.
-type lateCatalog struct{ get func() Catalog }
+// generation. The quotas' generation is read on every request a quota
+// may apply to: one atomic load and one call to the catalog.
+type lateCatalog struct{ g *Guard }
 
-func (c lateCatalog) ACLsGeneration() uint64   { return genOf(c.get(), Catalog.ACLsGeneration) }
-func (c lateCatalog) UsersGeneration() uint64  { return genOf(c.get(), Catalog.UsersGeneration) }
-func (c lateCatalog) QuotasGeneration() uint64 { return genOf(c.get(), Catalog.QuotasGeneration) }
-
-func (c lateCatalog) ACLs() []membership.ACLBinding   { return listOf(c.get(), Catalog.ACLs) }
-func (c lateCatalog) Users() []membership.UserEntry   { return listOf(c.get(), Catalog.Users) }
-func (c lateCatalog) Quotas() []membership.QuotaEntry { return listOf(c.get(), Catalog.Quotas) }
-
-func genOf(c Catalog, gen func(Catalog) uint64) uint64 {
-	if c == nil {
-		return 0
+func (l lateCatalog) ACLsGeneration() uint64 {
+	if c := l.g.catalog.Load(); c != nil {
+		return c.ACLsGeneration() + 1
 	}
-	return gen(c) + 1
+	return 0
 }
 
-func listOf[T any](c Catalog, list func(Catalog) []T) []T {
-	if c == nil {
-		return nil
+func (l lateCatalog) UsersGeneration() uint64 {
+	if c := l.g.catalog.Load(); c != nil {
+		return c.UsersGeneration() + 1
 	}
-	return list(c)
+	return 0
+}
+
+func (l lateCatalog) QuotasGeneration() uint64 {
+	if c := l.g.catalog.Load(); c != nil {
+		return c.QuotasGeneration() + 1
+	}
+	return 0
+}
+
+func (l lateCatalog) ACLs() []membership.ACLBinding {
+	if c := l.g.catalog.Load(); c != nil {
+		return c.ACLs()
+	}
+	return nil
+}
+
+func (l lateCatalog) Users() []membership.UserEntry {
+	if c := l.g.catalog.Load(); c != nil {
+		return c.Users()
+	}
+	return nil
+}
+
+func (l lateCatalog) Quotas() []membership.QuotaEntry {
+	if c := l.g.catalog.Load(); c != nil {
+		return c.Quotas()
+	}
+	return nil
 }

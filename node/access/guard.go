@@ -21,6 +21,7 @@ package access
 import (
 	"context"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -72,8 +73,6 @@ type Catalog interface {
 
 // Deps is what the Guard asks of the rest of the node.
 type Deps struct {
-	// Catalog is the catalog, nil until the node has one (its Start).
-	Catalog func() Catalog
 	// Waits reports a request that may wait (a long poll), whose time a
 	// request_percentage does not count.
 	Waits func(*wire.Request) bool
@@ -101,9 +100,14 @@ type Guard struct {
 	peerFetch  membership.FetchFunc
 	peers      *peers.Client
 
-	users  *sasl.Users // the node's SASL users over the cluster's
-	authz  *authz.View // the authorizer over the cluster's ACLs
-	quotas *quota.Manager
+	// catalog is the node's (SetCatalog), nil before it has one; the
+	// views below read it through lateCatalog. authz is the authorizer
+	// over its ACLs, a new View once the catalog is set, so that a
+	// request asks the catalog directly.
+	catalog atomic.Pointer[catalogRef]
+	authz   atomic.Pointer[authz.View]
+	users   *sasl.Users // the node's SASL users over the cluster's
+	quotas  *quota.Manager
 
 	bound []*Bound // every Kafka listener once bound, the main one first
 
@@ -124,10 +128,9 @@ type Guard struct {
 // drop its own copy too.
 func New(cfg Config, deps Deps) (*Guard, error) {
 	g := &Guard{cfg: cfg, deps: deps, log: cfg.Log}
-	catalog := lateCatalog{deps.Catalog}
-	g.users = sasl.NewUsers(catalog, nil)
-	g.authz = authz.NewView(cfg.Authz, catalog)
-	g.quotas = quota.New(cfg.Quota, catalog)
+	g.users = sasl.NewUsers(lateCatalog{g}, nil)
+	g.authz.Store(authz.NewView(cfg.Authz, lateCatalog{g}))
+	g.quotas = quota.New(cfg.Quota, lateCatalog{g})
 	if err := g.loadMaterial(); err != nil {
 		return nil, err
 	}
@@ -136,15 +139,15 @@ func New(cfg Config, deps Deps) (*Guard, error) {
 
 // Authorizer is the authorizer for the cluster's ACLs as this node holds
 // them now.
-func (g *Guard) Authorizer() *authz.Authorizer { return g.authz.Authorizer() }
+func (g *Guard) Authorizer() *authz.Authorizer { return g.authz.Load().Authorizer() }
 
 // Bindings are the cluster's ACLs as this node holds them.
-func (g *Guard) Bindings() []authz.Binding { return g.authz.Bindings() }
+func (g *Guard) Bindings() []authz.Binding { return g.authz.Load().Bindings() }
 
 // Requester is the request's principal and host for the authorizer; the
 // principal is only worked out when some ACL could refuse it.
 func (g *Guard) Requester(ctx context.Context, req *wire.Request) authz.Requester {
-	r := authz.Requester{Authorizer: g.authz.Authorizer(), APIKey: req.APIKey, Hook: g.cfg.AuthzHook}
+	r := authz.Requester{Authorizer: g.authz.Load().Authorizer(), APIKey: req.APIKey, Hook: g.cfg.AuthzHook}
 	if r.Authorizer.Open() && r.Hook == nil {
 		return r
 	}
@@ -164,5 +167,5 @@ func (g *Guard) SASLStore() *sasl.Store { return g.users.Store() }
 // QuotasByEntity groups the cluster's client quotas by entity, in entity
 // order (DescribeClientQuotas).
 func (g *Guard) QuotasByEntity() ([]membership.QuotaEntity, map[membership.QuotaEntity]map[string]float64) {
-	return quota.ByEntity(lateCatalog{g.deps.Catalog}.Quotas())
+	return quota.ByEntity(lateCatalog{g}.Quotas())
 }
