@@ -9,6 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/access"
+	"github.com/spool-log/spool/node/authz"
 	"github.com/spool-log/spool/node/hosted"
 	"github.com/spool-log/spool/node/replica"
 	"github.com/spool-log/spool/partition"
@@ -50,7 +52,7 @@ import (
 // * Unknown topics are auto-created when allowed, as Kafka does.
 // * Internal topics (__consumer_offsets) get INVALID_TOPIC_EXCEPTION, as in
 //   Kafka: only the group coordinator appends to them.
-// * Quotas (node/quota, quota_enforce.go): the record bytes of the request
+// * Quotas (node/quota, node/access/quotas.go): the record bytes of the request
 //   count against the client's producer_byte_rate; over it, the response
 //   carries ThrottleMillis and the connection is muted for as long after
 //   it (KIP-219; acks=0 too, with no response). Every version is muted
@@ -89,7 +91,7 @@ func (n *Node) handleProduce(ctx context.Context, wreq *wire.Request) wire.Respo
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	failed := false
 	var leaders map[int32]bool // brokers named by a CurrentLeader (v10+)
-	who := n.requesterOf(ctx, wreq)
+	who := n.access.Requester(ctx, wreq)
 	var bytes int64 // what the client's producer_byte_rate counts
 
 	for _, rt := range req.Topics {
@@ -122,7 +124,7 @@ func (n *Node) handleProduce(ctx context.Context, wreq *wire.Request) wire.Respo
 		resp.Topics = append(resp.Topics, st)
 	}
 	if len(leaders) > 0 {
-		for _, b := range n.brokersFor(ctx) {
+		for _, b := range n.cluster.BrokersOn(n.access.ListenerName(ctx)) {
 			if leaders[b.ID] {
 				pb := kmsg.NewProduceResponseBroker()
 				pb.NodeID, pb.Host, pb.Port = b.ID, b.Host, b.Port
@@ -134,8 +136,8 @@ func (n *Node) handleProduce(ctx context.Context, wreq *wire.Request) wire.Respo
 		}
 	}
 
-	if d := n.produceQuota(ctx, wreq, bytes); d > 0 {
-		resp.ThrottleMillis = max(resp.ThrottleMillis, throttleMillis(d))
+	if d := n.access.ProduceQuota(ctx, wreq, bytes); d > 0 {
+		resp.ThrottleMillis = max(resp.ThrottleMillis, access.ThrottleMillis(d))
 	}
 	if req.Acks == 0 {
 		if failed {
@@ -147,7 +149,7 @@ func (n *Node) handleProduce(ctx context.Context, wreq *wire.Request) wire.Respo
 }
 
 // produceTopicError checks what applies to a whole topic.
-func (n *Node) produceTopicError(who requester, req *kmsg.ProduceRequest, topic string) *kerr.Error {
+func (n *Node) produceTopicError(who authz.Requester, req *kmsg.ProduceRequest, topic string) *kerr.Error {
 	if req.Version < 3 {
 		return kerr.UnsupportedForMessageFormat
 	}
@@ -156,10 +158,10 @@ func (n *Node) produceTopicError(who requester, req *kmsg.ProduceRequest, topic 
 	default:
 		return kerr.InvalidRequiredAcks
 	}
-	if req.TransactionID != nil && *req.TransactionID != "" && !who.mayTransactionalID(kmsg.ACLOperationWrite, *req.TransactionID) {
+	if req.TransactionID != nil && *req.TransactionID != "" && !who.MayTransactionalID(kmsg.ACLOperationWrite, *req.TransactionID) {
 		return kerr.TransactionalIDAuthorizationFailed
 	}
-	if !who.mayTopic(kmsg.ACLOperationWrite, topic) {
+	if !who.MayTopic(kmsg.ACLOperationWrite, topic) {
 		return kerr.TopicAuthorizationFailed
 	}
 	if err := membership.ValidateTopicName(topic); err != nil || isInternalTopic(topic) {
@@ -169,7 +171,7 @@ func (n *Node) produceTopicError(who requester, req *kmsg.ProduceRequest, topic 
 	// entry, which for a topic of thousands of partitions is thousands of
 	// replica lists per request.
 	if _, _, ok := n.catalog.Partition(topic, 0); !ok {
-		if !n.cfg.AutoCreateTopics || !who.mayCreateTopic(topic) {
+		if !n.cfg.AutoCreateTopics || !who.MayCreateTopic(topic) {
 			return kerr.UnknownTopicOrPartition
 		}
 		if kerrOf(n.autoCreateTopic(topic)) != nil {

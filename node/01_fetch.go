@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/node/authz"
 	"github.com/spool-log/spool/partition"
 	"github.com/spool-log/spool/wire"
 )
@@ -23,7 +24,7 @@ import (
 //   partition, except that the first partition with data always gets at
 //   least one whole batch (KIP-74), so a batch larger than the limits is
 //   never stuck.
-// * Quotas (node/quota, quota_enforce.go): the record bytes of the
+// * Quotas (node/quota, node/access/quotas.go): the record bytes of the
 //   response count against the client's consumer_byte_rate, and MaxBytes
 //   is bounded by what the quota lets through in its window. A response
 //   that takes the rate over the quota is not sent, as in Kafka: its
@@ -89,7 +90,7 @@ func (n *Node) handleFetch(ctx context.Context, wreq *wire.Request) wire.Respons
 		return &wire.FetchResponse{ErrorCode: kerr.FetchSessionIDNotFound.Code}
 	}
 	names := n.fetchTopicNames(req)
-	denied := n.fetchDenied(n.requesterOf(ctx, wreq), req, names)
+	denied := n.fetchDenied(n.access.Requester(ctx, wreq), req, names)
 	waitNames := names // those a long poll waits on: the readable ones
 	if denied != nil {
 		waitNames = append([]string(nil), names...)
@@ -114,12 +115,12 @@ func (n *Node) handleFetch(ctx context.Context, wreq *wire.Request) wire.Respons
 		}
 	}()
 
-	applied, quotaed := n.fetchQuotaBound(ctx, wreq, req)
+	applied, quotaed := n.access.FetchQuotaBound(ctx, wreq, req)
 	for {
-		resp, size, anyErr := n.fetchOnce(req, names, denied, n.listenerNameOf(ctx))
+		resp, size, anyErr := n.fetchOnce(req, names, denied, n.access.ListenerName(ctx))
 		if size >= int64(req.MinBytes) || anyErr || !time.Now().Before(deadline) || n.isClosing() || ctx.Err() != nil {
 			if quotaed {
-				resp, size = n.fetchQuota(ctx, applied, resp, size)
+				resp, size = n.access.FetchQuota(ctx, applied, resp, size)
 			}
 			n.stats.bytesOut.Add(size) // metricsLoop hands it to go-metrics
 			n.countFetched(resp, names)
@@ -165,14 +166,14 @@ func (n *Node) fetchTopicNames(req *kmsg.FetchRequest) []string {
 
 // fetchDenied tells, per topic of the request, whether the requester may
 // not READ it; nil when it may read them all.
-func (n *Node) fetchDenied(who requester, req *kmsg.FetchRequest, names []string) []bool {
+func (n *Node) fetchDenied(who authz.Requester, req *kmsg.FetchRequest, names []string) []bool {
 	var denied []bool
 	for i, rt := range req.Topics {
 		name := names[i]
 		if req.Version < 13 {
 			name = rt.Topic
 		}
-		if !who.mayTopic(kmsg.ACLOperationRead, name) {
+		if !who.MayTopic(kmsg.ACLOperationRead, name) {
 			if denied == nil {
 				denied = make([]bool, len(req.Topics))
 			}

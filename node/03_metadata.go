@@ -66,7 +66,7 @@ func (n *Node) handleMetadata(ctx context.Context, wreq *wire.Request) wire.Resp
 	req := wreq.Body.(*kmsg.MetadataRequest)
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 
-	brokers := n.brokersFor(ctx)
+	brokers := n.cluster.BrokersOn(n.access.ListenerName(ctx))
 	live := make(map[int32]bool, len(brokers))
 	for _, b := range brokers {
 		live[b.ID] = true
@@ -85,9 +85,9 @@ func (n *Node) handleMetadata(ctx context.Context, wreq *wire.Request) wire.Resp
 	resp.ControllerID = n.cluster.ControllerID()
 
 	allowAuto := n.cfg.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
-	who := n.requesterOf(ctx, wreq)
+	who := n.access.Requester(ctx, wreq)
 	if req.IncludeClusterAuthorizedOperations && req.Version <= 10 {
-		resp.AuthorizedOperations = who.authorizedOperations(clusterAuthorizedOperations, kmsg.ACLResourceTypeCluster, authz.ClusterName)
+		resp.AuthorizedOperations = who.AuthorizedOperations(clusterAuthorizedOperations, kmsg.ACLResourceTypeCluster, authz.ClusterName)
 	}
 
 	addTopic := func(spec TopicSpec) {
@@ -96,7 +96,7 @@ func (n *Node) handleMetadata(ctx context.Context, wreq *wire.Request) wire.Resp
 		st.TopicID = spec.ID
 		st.IsInternal = isInternalTopic(spec.Name)
 		if req.IncludeTopicAuthorizedOperations {
-			st.AuthorizedOperations = who.authorizedOperations(topicOperations, kmsg.ACLResourceTypeTopic, spec.Name)
+			st.AuthorizedOperations = who.AuthorizedOperations(authz.TopicOperations, kmsg.ACLResourceTypeTopic, spec.Name)
 		}
 		for i, replicas := range spec.Replicas {
 			sp := kmsg.NewMetadataResponseTopicPartition()
@@ -121,7 +121,7 @@ func (n *Node) handleMetadata(ctx context.Context, wreq *wire.Request) wire.Resp
 
 	if req.Topics == nil {
 		for _, spec := range n.catalog.Topics() {
-			if who.mayTopic(kmsg.ACLOperationDescribe, spec.Name) {
+			if who.MayTopic(kmsg.ACLOperationDescribe, spec.Name) {
 				addTopic(spec)
 			}
 		}
@@ -133,7 +133,7 @@ func (n *Node) handleMetadata(ctx context.Context, wreq *wire.Request) wire.Resp
 		var ok bool
 		switch {
 		case rt.Topic == nil && rt.TopicID != (TopicID{}):
-			if spec, ok = n.catalog.TopicByID(rt.TopicID); !ok || !who.mayTopic(kmsg.ACLOperationDescribe, spec.Name) {
+			if spec, ok = n.catalog.TopicByID(rt.TopicID); !ok || !who.MayTopic(kmsg.ACLOperationDescribe, spec.Name) {
 				addError(nil, rt.TopicID, kerr.UnknownTopicID)
 				continue
 			}
@@ -145,12 +145,12 @@ func (n *Node) handleMetadata(ctx context.Context, wreq *wire.Request) wire.Resp
 				addError(kmsg.StringPtr(name), TopicID{}, kerr.InvalidTopicException)
 				continue
 			}
-			if !who.mayTopic(kmsg.ACLOperationDescribe, name) {
+			if !who.MayTopic(kmsg.ACLOperationDescribe, name) {
 				addError(kmsg.StringPtr(name), TopicID{}, kerr.TopicAuthorizationFailed)
 				continue
 			}
 			if spec, ok = n.catalog.Topic(name); !ok {
-				if allowAuto && !who.mayCreateTopic(name) {
+				if allowAuto && !who.MayCreateTopic(name) {
 					addError(kmsg.StringPtr(name), TopicID{}, kerr.TopicAuthorizationFailed)
 					continue
 				}

@@ -40,14 +40,14 @@ import (
 
 func (n *Node) handleOffsetCommit(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.OffsetCommitRequest)
-	who := n.requesterOf(ctx, wreq)
-	if !who.mayGroup(kmsg.ACLOperationRead, req.Group) {
+	who := n.access.Requester(ctx, wreq)
+	if !who.MayGroup(kmsg.ACLOperationRead, req.Group) {
 		return offsetCommitErrors(req, req.Topics, kerr.GroupAuthorizationFailed.Code)
 	}
 	var denied []kmsg.OffsetCommitRequestTopic
 	allowed := req.Topics
 	for i, t := range req.Topics {
-		if !who.mayTopic(kmsg.ACLOperationRead, t.Topic) {
+		if !who.MayTopic(kmsg.ACLOperationRead, t.Topic) {
 			if denied == nil {
 				allowed = append([]kmsg.OffsetCommitRequestTopic(nil), req.Topics[:i]...)
 			}

@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/node/authz"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -42,10 +43,10 @@ import (
 
 func (n *Node) handleOffsetFetch(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.OffsetFetchRequest)
-	who := n.requesterOf(ctx, wreq)
+	who := n.access.Requester(ctx, wreq)
 	if req.Version < 8 {
 		coord, code := n.coords.Groups.For(req.Group)
-		if !who.mayGroup(kmsg.ACLOperationDescribe, req.Group) {
+		if !who.MayGroup(kmsg.ACLOperationDescribe, req.Group) {
 			code = kerr.GroupAuthorizationFailed.Code
 		}
 		if code == 0 {
@@ -76,7 +77,7 @@ func (n *Node) handleOffsetFetch(ctx context.Context, wreq *wire.Request) wire.R
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	for _, rg := range req.Groups {
 		coord, code := n.coords.Groups.For(rg.Group)
-		if !who.mayGroup(kmsg.ACLOperationDescribe, rg.Group) {
+		if !who.MayGroup(kmsg.ACLOperationDescribe, rg.Group) {
 			code = kerr.GroupAuthorizationFailed.Code
 		}
 		if code == 0 {
@@ -103,10 +104,10 @@ func (n *Node) handleOffsetFetch(ctx context.Context, wreq *wire.Request) wire.R
 // DESCRIBE on a topic, else its partitions answer
 // TOPIC_AUTHORIZATION_FAILED when asked for by name, and are left out of
 // an "all topics" answer.
-func offsetFetchVisible(who requester, named bool, topics []kmsg.OffsetFetchResponseTopic) []kmsg.OffsetFetchResponseTopic {
+func offsetFetchVisible(who authz.Requester, named bool, topics []kmsg.OffsetFetchResponseTopic) []kmsg.OffsetFetchResponseTopic {
 	out := topics[:0]
 	for _, t := range topics {
-		if who.mayTopic(kmsg.ACLOperationDescribe, t.Topic) {
+		if who.MayTopic(kmsg.ACLOperationDescribe, t.Topic) {
 			out = append(out, t)
 			continue
 		}
@@ -123,10 +124,10 @@ func offsetFetchVisible(who requester, named bool, topics []kmsg.OffsetFetchResp
 }
 
 // offsetFetchGroupVisible is offsetFetchVisible for a v8+ group.
-func offsetFetchGroupVisible(who requester, named bool, topics []kmsg.OffsetFetchResponseGroupTopic) []kmsg.OffsetFetchResponseGroupTopic {
+func offsetFetchGroupVisible(who authz.Requester, named bool, topics []kmsg.OffsetFetchResponseGroupTopic) []kmsg.OffsetFetchResponseGroupTopic {
 	out := topics[:0]
 	for _, t := range topics {
-		if who.mayTopic(kmsg.ACLOperationDescribe, t.Topic) {
+		if who.MayTopic(kmsg.ACLOperationDescribe, t.Topic) {
 			out = append(out, t)
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/node/authz"
 	"github.com/spool-log/spool/node/coord"
 	"github.com/spool-log/spool/node/group"
 	"github.com/spool-log/spool/node/txn"
@@ -37,12 +38,12 @@ import (
 func (n *Node) handleFindCoordinator(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.FindCoordinatorRequest)
 	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
-	who := n.requesterOf(ctx, wreq)
+	who := n.access.Requester(ctx, wreq)
 	find := func(key string) kmsg.FindCoordinatorResponseCoordinator {
 		if c, denied := coordinatorDenied(who, req.CoordinatorType, key); denied {
 			return c
 		}
-		return n.findCoordinator(req.CoordinatorType, key, n.listenerNameOf(ctx))
+		return n.findCoordinator(req.CoordinatorType, key, n.access.ListenerName(ctx))
 	}
 	if req.Version < 4 {
 		c := find(req.CoordinatorKey)
@@ -61,17 +62,17 @@ func (n *Node) handleFindCoordinator(ctx context.Context, wreq *wire.Request) wi
 // coordinatorDenied is Kafka's check before looking a coordinator up:
 // DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED) or the
 // transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
-func coordinatorDenied(who requester, keyType int8, key string) (kmsg.FindCoordinatorResponseCoordinator, bool) {
+func coordinatorDenied(who authz.Requester, keyType int8, key string) (kmsg.FindCoordinatorResponseCoordinator, bool) {
 	c := kmsg.NewFindCoordinatorResponseCoordinator()
 	c.Key, c.NodeID, c.Port = key, -1, -1
 	var e *kerr.Error
 	switch keyType {
 	case 0:
-		if !who.mayGroup(kmsg.ACLOperationDescribe, key) {
+		if !who.MayGroup(kmsg.ACLOperationDescribe, key) {
 			e = kerr.GroupAuthorizationFailed
 		}
 	case 1:
-		if !who.mayTransactionalID(kmsg.ACLOperationDescribe, key) {
+		if !who.MayTransactionalID(kmsg.ACLOperationDescribe, key) {
 			e = kerr.TransactionalIDAuthorizationFailed
 		}
 	}

@@ -37,7 +37,7 @@ import (
 
 func (n *Node) handleJoinGroup(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.JoinGroupRequest)
-	coord, code := n.groupCoordinatorAs(n.requesterOf(ctx, wreq), kmsg.ACLOperationRead, req.Group)
+	coord, code := n.groupCoordinatorAs(n.access.Requester(ctx, wreq), kmsg.ACLOperationRead, req.Group)
 	if code != 0 {
 		resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
 		resp.ErrorCode = code

@@ -24,7 +24,7 @@ import (
 
 func (n *Node) handleHeartbeat(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.HeartbeatRequest)
-	coord, code := n.groupCoordinatorAs(n.requesterOf(ctx, wreq), kmsg.ACLOperationRead, req.Group)
+	coord, code := n.groupCoordinatorAs(n.access.Requester(ctx, wreq), kmsg.ACLOperationRead, req.Group)
 	if code != 0 {
 		resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
 		resp.ErrorCode = code

@@ -24,7 +24,7 @@ import (
 
 func (n *Node) handleLeaveGroup(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.LeaveGroupRequest)
-	coord, code := n.groupCoordinatorAs(n.requesterOf(ctx, wreq), kmsg.ACLOperationRead, req.Group)
+	coord, code := n.groupCoordinatorAs(n.access.Requester(ctx, wreq), kmsg.ACLOperationRead, req.Group)
 	if code != 0 {
 		resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
 		resp.ErrorCode = code

@@ -25,7 +25,7 @@ import (
 
 func (n *Node) handleSyncGroup(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.SyncGroupRequest)
-	coord, code := n.groupCoordinatorAs(n.requesterOf(ctx, wreq), kmsg.ACLOperationRead, req.Group)
+	coord, code := n.groupCoordinatorAs(n.access.Requester(ctx, wreq), kmsg.ACLOperationRead, req.Group)
 	if code != 0 {
 		resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
 		resp.ErrorCode = code

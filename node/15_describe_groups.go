@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/node/authz"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -37,7 +38,7 @@ import (
 func (n *Node) handleDescribeGroups(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.DescribeGroupsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
-	who := n.requesterOf(ctx, wreq)
+	who := n.access.Requester(ctx, wreq)
 	for _, id := range req.Groups {
 		coord, code := n.groupCoordinatorAs(who, kmsg.ACLOperationDescribe, id)
 		if code == 0 {
@@ -58,7 +59,7 @@ func (n *Node) handleDescribeGroups(ctx context.Context, wreq *wire.Request) wir
 				g.ErrorMessage = kmsg.StringPtr("Group " + g.Group + " not found.")
 			}
 			if req.IncludeAuthorizedOperations && g.ErrorCode == 0 {
-				g.AuthorizedOperations = who.authorizedOperations(groupOperations, kmsg.ACLResourceTypeGroup, g.Group)
+				g.AuthorizedOperations = who.AuthorizedOperations(authz.GroupOperations, kmsg.ACLResourceTypeGroup, g.Group)
 			}
 			resp.Groups = append(resp.Groups, g)
 		}

@@ -30,8 +30,8 @@ import (
 
 func (n *Node) handleListGroups(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.ListGroupsRequest)
-	who := n.requesterOf(ctx, wreq)
-	all := who.mayCluster(kmsg.ACLOperationDescribe)
+	who := n.access.Requester(ctx, wreq)
+	all := who.MayCluster(kmsg.ACLOperationDescribe)
 	coord, code := n.coords.Groups.LoadAll()
 	if coord == nil {
 		resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
@@ -46,7 +46,7 @@ func (n *Node) handleListGroups(ctx context.Context, wreq *wire.Request) wire.Re
 	if !all {
 		visible := resp.Groups[:0]
 		for _, g := range resp.Groups {
-			if who.mayGroup(kmsg.ACLOperationDescribe, g.Group) {
+			if who.MayGroup(kmsg.ACLOperationDescribe, g.Group) {
 				visible = append(visible, g)
 			}
 		}

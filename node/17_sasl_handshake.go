@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/node/access"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -17,7 +18,7 @@ import (
 // Behavior:
 // * Answers with the mechanisms enabled (SASLConfig.Mechanisms) and starts
 //   an authentication with the one asked for; the SaslAuthenticate
-//   requests that follow carry its messages (sasl_session.go).
+//   requests that follow carry its messages (node/access/gate.go).
 // * An unknown or disabled mechanism gets UNSUPPORTED_SASL_MECHANISM, a
 //   handshake on a listener that is not SASL_* or while an authentication
 //   is under way gets ILLEGAL_SASL_STATE; either closes the connection
@@ -38,16 +39,16 @@ func (n *Node) handleSaslHandshake(ctx context.Context, wreq *wire.Request) wire
 	req := wreq.Body.(*kmsg.SASLHandshakeRequest)
 	resp := req.ResponseKind().(*kmsg.SASLHandshakeResponse)
 	resp.SupportedMechanisms = append([]string(nil), n.cfg.SASL.Mechanisms...)
-	cs := connStateOf(ctx)
-	if cs == nil || cs.listener == nil || !cs.listener.Protocol.SASL() {
+	cs := access.ConnOf(ctx)
+	if !cs.OnSASLListener() {
 		resp.ErrorCode = kerr.IllegalSaslState.Code
 		return wire.ThenClose(resp)
 	}
-	if !n.cfg.SASL.offers(req.Mechanism) {
+	if !n.cfg.SASL.Offers(req.Mechanism) {
 		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
 		return wire.ThenClose(resp)
 	}
-	if err := cs.sasl.Handshake(req.Mechanism, n.authStore()); err != nil {
+	if err := cs.SASL.Handshake(req.Mechanism, n.access.SASLStore()); err != nil {
 		n.log.WithError(err).WithField("mechanism", req.Mechanism).Debug("SASL handshake refused")
 		resp.ErrorCode = kerr.IllegalSaslState.Code
 		return wire.ThenClose(resp)
@@ -62,19 +63,19 @@ func (n *Node) handleSaslHandshake(ctx context.Context, wreq *wire.Request) wire
 // v0 started: the server's token, the last one ending the raw mode; a
 // failure closes the connection.
 func (n *Node) handleRawSASLToken(ctx context.Context, req *wire.Request) wire.Response {
-	cs := connStateOf(ctx)
-	if cs == nil || cs.listener == nil || !cs.listener.Protocol.SASL() {
+	cs := access.ConnOf(ctx)
+	if !cs.OnSASLListener() {
 		return wire.CloseConnection
 	}
-	reply, done, err := cs.sasl.Step(req.RawSASL, n.cfg.SASL.SessionLifetime, time.Now())
+	reply, done, err := cs.SASL.Step(req.RawSASL, n.cfg.SASL.SessionLifetime, time.Now())
 	if err != nil {
-		n.stats.saslFailures.Add(1)
-		n.log.WithError(err).WithFields(logrus.Fields{"listener": cs.listener.Name, "mechanism": cs.sasl.Mechanism(),
+		n.access.SASLFailed()
+		n.log.WithError(err).WithFields(logrus.Fields{"listener": cs.ListenerName(), "mechanism": cs.SASL.Mechanism(),
 			"remote": addrString(req), "handshake": 0}).Info("SASL authentication failed")
 		return wire.CloseConnection
 	}
 	if done {
-		n.stats.saslAuthentications.Add(1)
+		n.access.SASLAuthenticated()
 	}
 	return wire.RawSASLToken(reply, done)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/access"
 	"github.com/spool-log/spool/node/replication"
 	"github.com/spool-log/spool/node/topicconfig"
 	"github.com/spool-log/spool/node/topics"
@@ -20,7 +21,7 @@ import (
 // returns; v7 returns the new topic's id)
 //
 // Behavior:
-// * Quota (KIP-599, quota_enforce.go): the partitions created or deleted
+// * Quota (KIP-599, node/access/quotas.go): the partitions created or deleted
 //   count against the client's controller_mutation_rate. From v6+
 //   (strict) a topic is refused with THROTTLING_QUOTA_EXCEEDED while the
 //   client is over it; earlier versions are let through. Either way the
@@ -95,8 +96,8 @@ func kerrOf(err error) *kerr.Error {
 func (n *Node) handleCreateTopics(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.CreateTopicsRequest)
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
-	who := n.requesterOf(ctx, wreq)
-	mq := n.mutationQuotaOf(ctx, wreq, req.Version >= 6)
+	who := n.access.Requester(ctx, wreq)
+	mq := n.access.MutationQuota(ctx, wreq, req.Version >= 6)
 	seen := make(map[string]int)
 	for _, rt := range req.Topics {
 		seen[rt.Topic]++
@@ -124,12 +125,12 @@ func (n *Node) handleCreateTopics(ctx context.Context, wreq *wire.Request) wire.
 		switch {
 		case seen[rt.Topic] > 1:
 			fail(kerr.InvalidRequest, "topic named more than once in the request")
-		case !who.mayCreateTopic(rt.Topic):
+		case !who.MayCreateTopic(rt.Topic):
 			fail(kerr.TopicAuthorizationFailed, "CREATE on the cluster or the topic is needed")
 		case cfgErr != "":
 			fail(kerr.InvalidConfig, cfgErr)
-		case !req.ValidateOnly && mq.refused() != nil:
-			fail(kerr.ThrottlingQuotaExceeded, mutationQuotaExceeded)
+		case !req.ValidateOnly && mq.Refused() != nil:
+			fail(kerr.ThrottlingQuotaExceeded, access.ErrMutationQuotaExceeded.Error())
 		default:
 			var spec TopicSpec
 			var err error
@@ -149,12 +150,12 @@ func (n *Node) handleCreateTopics(ctx context.Context, wreq *wire.Request) wire.
 				break
 			}
 			if !req.ValidateOnly {
-				mq.record(int(spec.Partitions))
+				mq.Record(int(spec.Partitions))
 			}
 			st.TopicID = spec.ID
 			st.NumPartitions = spec.Partitions
 			st.ReplicationFactor = spec.ReplicationFactor
-			if req.Version >= 5 && !who.mayTopic(kmsg.ACLOperationDescribeConfigs, rt.Topic) {
+			if req.Version >= 5 && !who.MayTopic(kmsg.ACLOperationDescribeConfigs, rt.Topic) {
 				st.ConfigErrorCode = kerr.TopicAuthorizationFailed.Code
 			} else if req.Version >= 5 {
 				settings, _ := topicconfig.Parse(n.cfg.Topic, spec.Configs)
@@ -173,7 +174,7 @@ func (n *Node) handleCreateTopics(ctx context.Context, wreq *wire.Request) wire.
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
-	resp.ThrottleMillis = mq.throttle(ctx)
+	resp.ThrottleMillis = mq.Throttle(ctx)
 	return resp
 }
 

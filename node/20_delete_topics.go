@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/access"
 	"github.com/spool-log/spool/node/topics"
 	"github.com/spool-log/spool/wire"
 )
@@ -15,7 +16,7 @@ import (
 // DeleteTopics: v1-6
 //
 // Behavior:
-// * Quota (KIP-599, quota_enforce.go): the partitions created or deleted
+// * Quota (KIP-599, node/access/quotas.go): the partitions created or deleted
 //   count against the client's controller_mutation_rate. From v5+
 //   (strict) a topic is refused with THROTTLING_QUOTA_EXCEEDED while the
 //   client is over it; earlier versions are let through. Either way the
@@ -49,15 +50,15 @@ import (
 func (n *Node) handleDeleteTopics(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.DeleteTopicsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
-	who := n.requesterOf(ctx, wreq)
+	who := n.access.Requester(ctx, wreq)
 	denied := &topicError{kerr.TopicAuthorizationFailed, "DELETE on the topic is needed"}
-	mq := n.mutationQuotaOf(ctx, wreq, req.Version >= 5)
-	defer func() { resp.ThrottleMillis = mq.throttle(ctx) }()
+	mq := n.access.MutationQuota(ctx, wreq, req.Version >= 5)
+	defer func() { resp.ThrottleMillis = mq.Throttle(ctx) }()
 	if req.Version < 6 {
 		for _, name := range req.TopicNames {
 			st := kmsg.NewDeleteTopicsResponseTopic()
 			st.Topic = kmsg.StringPtr(name)
-			if !who.mayTopic(kmsg.ACLOperationDelete, name) {
+			if !who.MayTopic(kmsg.ACLOperationDelete, name) {
 				deleteTopicResult(&st, denied, req.Version)
 				resp.Topics = append(resp.Topics, st)
 				continue
@@ -78,7 +79,7 @@ func (n *Node) handleDeleteTopics(ctx context.Context, wreq *wire.Request) wire.
 			continue
 		case rt.Topic != nil:
 			name = *rt.Topic
-			if !who.mayTopic(kmsg.ACLOperationDelete, name) {
+			if !who.MayTopic(kmsg.ACLOperationDelete, name) {
 				deleteTopicResult(&st, denied, req.Version)
 				resp.Topics = append(resp.Topics, st)
 				continue
@@ -92,14 +93,14 @@ func (n *Node) handleDeleteTopics(ctx context.Context, wreq *wire.Request) wire.
 			continue
 		default:
 			spec, ok := n.catalog.TopicByID(rt.TopicID)
-			if !ok || !who.mayTopic(kmsg.ACLOperationDescribe, spec.Name) {
+			if !ok || !who.MayTopic(kmsg.ACLOperationDescribe, spec.Name) {
 				deleteTopicResult(&st, &topicError{kerr.UnknownTopicID, "unknown topic id " + TopicID(rt.TopicID).String()}, req.Version)
 				resp.Topics = append(resp.Topics, st)
 				continue
 			}
 			name = spec.Name
 			st.Topic = kmsg.StringPtr(name)
-			if !who.mayTopic(kmsg.ACLOperationDelete, name) {
+			if !who.MayTopic(kmsg.ACLOperationDelete, name) {
 				deleteTopicResult(&st, denied, req.Version)
 				resp.Topics = append(resp.Topics, st)
 				continue
@@ -125,15 +126,15 @@ func deleteTopicResult(st *kmsg.DeleteTopicsResponseTopic, err error, version in
 // deleteTopicQuota is deleteTopic under the client's controller mutation
 // quota: refused while a strict request's client is over it, its
 // partitions counted once deleted.
-func (n *Node) deleteTopicQuota(mq mutationQuota, name string) error {
-	if err := mq.refused(); err != nil {
-		return err
+func (n *Node) deleteTopicQuota(mq access.MutationQuota, name string) error {
+	if err := mq.Refused(); err != nil {
+		return &topicError{kerr.ThrottlingQuotaExceeded, err.Error()}
 	}
 	spec, _ := n.catalog.Topic(name)
 	if err := n.deleteTopic(name); err != nil {
 		return err
 	}
-	mq.record(int(spec.Partitions))
+	mq.Record(int(spec.Partitions))
 	return nil
 }
 

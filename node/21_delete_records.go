@@ -46,11 +46,11 @@ func (n *Node) handleDeleteRecords(ctx context.Context, wreq *wire.Request) wire
 	req := wreq.Body.(*kmsg.DeleteRecordsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteRecordsResponse)
 	timeout := time.Duration(max(req.TimeoutMillis, 0)) * time.Millisecond
-	who := n.requesterOf(ctx, wreq)
+	who := n.access.Requester(ctx, wreq)
 	for _, rt := range req.Topics {
 		st := kmsg.NewDeleteRecordsResponseTopic()
 		st.Topic = rt.Topic
-		allowed := who.mayTopic(kmsg.ACLOperationDelete, rt.Topic)
+		allowed := who.MayTopic(kmsg.ACLOperationDelete, rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition = rp.Partition

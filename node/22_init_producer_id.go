@@ -48,14 +48,14 @@ func (n *Node) handleInitProducerID(ctx context.Context, wreq *wire.Request) wir
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID = -1
 	resp.ProducerEpoch = -1
-	who := n.requesterOf(ctx, wreq)
+	who := n.access.Requester(ctx, wreq)
 	transactional := req.TransactionalID != nil && *req.TransactionalID != ""
-	if transactional && !who.mayTransactionalID(kmsg.ACLOperationWrite, *req.TransactionalID) {
+	if transactional && !who.MayTransactionalID(kmsg.ACLOperationWrite, *req.TransactionalID) {
 		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
 		return resp
 	}
-	if !transactional && !who.mayCluster(kmsg.ACLOperationIdempotentWrite) &&
-		!who.mayAny(kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTopic) {
+	if !transactional && !who.MayCluster(kmsg.ACLOperationIdempotentWrite) &&
+		!who.MayAny(kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTopic) {
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		return resp
 	}

@@ -48,11 +48,11 @@ import (
 func (n *Node) handleOffsetForLeaderEpoch(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.OffsetForLeaderEpochRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
-	who := n.requesterOf(ctx, wreq)
+	who := n.access.Requester(ctx, wreq)
 	for _, rt := range req.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
-		allowed := who.mayTopic(kmsg.ACLOperationDescribe, rt.Topic)
+		allowed := who.MayTopic(kmsg.ACLOperationDescribe, rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition = rp.Partition

@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/node/authz"
 	"github.com/spool-log/spool/node/txn"
 	"github.com/spool-log/spool/wire"
 )
@@ -33,8 +34,8 @@ import (
 func (n *Node) handleAddPartitionsToTxn(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.AddPartitionsToTxnRequest)
 	resp := req.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
-	who := n.requesterOf(ctx, wreq)
-	if req.Version >= 4 && !who.mayCluster(kmsg.ACLOperationClusterAction) {
+	who := n.access.Requester(ctx, wreq)
+	if req.Version >= 4 && !who.MayCluster(kmsg.ACLOperationClusterAction) {
 		// v4+ is Kafka's broker-to-broker batch (KIP-890): CLUSTER_ACTION.
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		return resp
@@ -81,7 +82,7 @@ func (n *Node) handleAddPartitionsToTxn(ctx context.Context, wreq *wire.Request)
 // transactional id, else every partition TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
 // WRITE on each topic, else that topic's partitions
 // TOPIC_AUTHORIZATION_FAILED and the others OPERATION_NOT_ATTEMPTED.
-func (n *Node) addPartitionsToTxn(who requester, txnID string, pid int64, epoch int16, verifyOnly bool, topics []kmsg.AddPartitionsToTxnRequestTransactionTopic, knowsFenced bool) map[txn.TopicPartition]int16 {
+func (n *Node) addPartitionsToTxn(who authz.Requester, txnID string, pid int64, epoch int16, verifyOnly bool, topics []kmsg.AddPartitionsToTxnRequestTransactionTopic, knowsFenced bool) map[txn.TopicPartition]int16 {
 	var tps []txn.TopicPartition
 	for _, t := range topics {
 		for _, p := range t.Partitions {
@@ -89,7 +90,7 @@ func (n *Node) addPartitionsToTxn(who requester, txnID string, pid int64, epoch 
 		}
 	}
 	codes := make(map[txn.TopicPartition]int16, len(tps))
-	if !who.mayTransactionalID(kmsg.ACLOperationWrite, txnID) {
+	if !who.MayTransactionalID(kmsg.ACLOperationWrite, txnID) {
 		for _, tp := range tps {
 			codes[tp] = kerr.TransactionalIDAuthorizationFailed.Code
 		}
@@ -97,7 +98,7 @@ func (n *Node) addPartitionsToTxn(who requester, txnID string, pid int64, epoch 
 	}
 	denied := map[string]bool{}
 	for _, t := range topics {
-		if !who.mayTopic(kmsg.ACLOperationWrite, t.Topic) {
+		if !who.MayTopic(kmsg.ACLOperationWrite, t.Topic) {
 			denied[t.Topic] = true
 		}
 	}

@@ -27,12 +27,12 @@ import (
 func (n *Node) handleAddOffsetsToTxn(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.AddOffsetsToTxnRequest)
 	resp := req.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
-	who := n.requesterOf(ctx, wreq)
+	who := n.access.Requester(ctx, wreq)
 	switch {
-	case !who.mayTransactionalID(kmsg.ACLOperationWrite, req.TransactionalID):
+	case !who.MayTransactionalID(kmsg.ACLOperationWrite, req.TransactionalID):
 		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
 		return resp
-	case !who.mayGroup(kmsg.ACLOperationRead, req.Group):
+	case !who.MayGroup(kmsg.ACLOperationRead, req.Group):
 		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
 		return resp
 	}

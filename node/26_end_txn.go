@@ -41,7 +41,7 @@ const endTxnMarkerWait = 5 * time.Second
 func (n *Node) handleEndTxn(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.EndTxnRequest)
 	resp := req.ResponseKind().(*kmsg.EndTxnResponse)
-	if !n.requesterOf(ctx, wreq).mayTransactionalID(kmsg.ACLOperationWrite, req.TransactionalID) {
+	if !n.access.Requester(ctx, wreq).MayTransactionalID(kmsg.ACLOperationWrite, req.TransactionalID) {
 		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
 		return resp
 	}

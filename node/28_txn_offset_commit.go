@@ -38,20 +38,20 @@ import (
 
 func (n *Node) handleTxnOffsetCommit(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.TxnOffsetCommitRequest)
-	who := n.requesterOf(ctx, wreq)
+	who := n.access.Requester(ctx, wreq)
 	// As Kafka: WRITE on the transactional id, then READ on the group, then
 	// READ on each topic (only the refused topics' partitions fail).
 	var code int16
 	switch {
-	case !who.mayTransactionalID(kmsg.ACLOperationWrite, req.TransactionalID):
+	case !who.MayTransactionalID(kmsg.ACLOperationWrite, req.TransactionalID):
 		code = kerr.TransactionalIDAuthorizationFailed.Code
-	case !who.mayGroup(kmsg.ACLOperationRead, req.Group):
+	case !who.MayGroup(kmsg.ACLOperationRead, req.Group):
 		code = kerr.GroupAuthorizationFailed.Code
 	}
 	denied := map[string]bool{}
 	if code == 0 {
 		for _, t := range req.Topics {
-			if !who.mayTopic(kmsg.ACLOperationRead, t.Topic) {
+			if !who.MayTopic(kmsg.ACLOperationRead, t.Topic) {
 				denied[t.Topic] = true
 			}
 		}

@@ -30,7 +30,7 @@ import (
 func (n *Node) handleDescribeACLs(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.DescribeACLsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeACLsResponse)
-	if !n.requesterOf(ctx, wreq).mayCluster(kmsg.ACLOperationDescribe) {
+	if !n.access.Requester(ctx, wreq).MayCluster(kmsg.ACLOperationDescribe) {
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		resp.ErrorMessage = kmsg.StringPtr("DESCRIBE on the cluster is needed to describe ACLs")
 		return resp
@@ -51,7 +51,7 @@ func (n *Node) handleDescribeACLs(ctx context.Context, wreq *wire.Request) wire.
 		pt   kmsg.ACLResourcePatternType
 	}
 	at := map[pattern]int{}
-	for _, b := range n.liveBindings() { // in binding order: grouped by pattern already
+	for _, b := range n.access.Bindings() { // in binding order: grouped by pattern already
 		if !f.Matches(b) {
 			continue
 		}

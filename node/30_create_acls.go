@@ -44,7 +44,7 @@ func (n *Node) handleCreateACLs(ctx context.Context, wreq *wire.Request) wire.Re
 		resp.Results[i].ErrorCode = err.Code
 		resp.Results[i].ErrorMessage = &msg
 	}
-	if !n.requesterOf(ctx, wreq).mayCluster(kmsg.ACLOperationAlter) {
+	if !n.access.Requester(ctx, wreq).MayCluster(kmsg.ACLOperationAlter) {
 		for i := range resp.Results {
 			fail(i, kerr.ClusterAuthorizationFailed, "ALTER on the cluster is needed to create ACLs")
 		}
@@ -58,7 +58,7 @@ func (n *Node) handleCreateACLs(ctx context.Context, wreq *wire.Request) wire.Re
 		if req.Version == 0 {
 			b.PatternType = kmsg.ACLResourcePatternTypeLiteral
 		}
-		if why := checkNewBinding(b); why != "" {
+		if why := authz.CheckNewBinding(b); why != "" {
 			fail(i, kerr.InvalidRequest, why)
 			continue
 		}
@@ -88,5 +88,5 @@ func (n *Node) createACLs(bs []authz.Binding) error {
 	if n.agent == nil {
 		return errors.New("no cluster membership")
 	}
-	return n.agent.CreateACLs(catalogBindings(bs))
+	return n.agent.CreateACLs(authz.CatalogBindings(bs))
 }

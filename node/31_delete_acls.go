@@ -40,13 +40,13 @@ func (n *Node) handleDeleteACLs(ctx context.Context, wreq *wire.Request) wire.Re
 		resp.Results[i].ErrorMessage = &msg
 		resp.Results[i].MatchingACLs = nil
 	}
-	if !n.requesterOf(ctx, wreq).mayCluster(kmsg.ACLOperationAlter) {
+	if !n.access.Requester(ctx, wreq).MayCluster(kmsg.ACLOperationAlter) {
 		for i := range resp.Results {
 			fail(i, kerr.ClusterAuthorizationFailed, "ALTER on the cluster is needed to delete ACLs")
 		}
 		return resp
 	}
-	live := n.liveBindings()
+	live := n.access.Bindings()
 	var doomed []authz.Binding
 	seen := map[authz.Binding]bool{}
 	var valid []int
@@ -78,7 +78,7 @@ func (n *Node) handleDeleteACLs(ctx context.Context, wreq *wire.Request) wire.Re
 	if len(doomed) == 0 {
 		return resp
 	}
-	if err := n.agent.DeleteACLs(catalogBindings(doomed)); err != nil {
+	if err := n.agent.DeleteACLs(authz.CatalogBindings(doomed)); err != nil {
 		n.log.WithError(err).Warn("delete ACLs")
 		e, msg := kerr.UnknownServerError, "the ACLs could not be deleted"
 		if errors.Is(err, membership.ErrNotDurable) {

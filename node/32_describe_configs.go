@@ -40,7 +40,7 @@ import (
 func (n *Node) handleDescribeConfigs(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.DescribeConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
-	who := n.requesterOf(ctx, wreq)
+	who := n.access.Requester(ctx, wreq)
 	for _, rr := range req.Resources {
 		sr := kmsg.NewDescribeConfigsResponseResource()
 		sr.ResourceType = rr.ResourceType
@@ -84,7 +84,7 @@ func (n *Node) handleDescribeConfigs(ctx context.Context, wreq *wire.Request) wi
 
 		switch rr.ResourceType {
 		case kmsg.ConfigResourceTypeTopic:
-			if !who.mayTopic(kmsg.ACLOperationDescribeConfigs, rr.ResourceName) {
+			if !who.MayTopic(kmsg.ACLOperationDescribeConfigs, rr.ResourceName) {
 				sr.ErrorCode = kerr.TopicAuthorizationFailed.Code
 				sr.ErrorMessage = kmsg.StringPtr("DESCRIBE_CONFIGS on the topic is needed")
 				break
@@ -115,7 +115,7 @@ func (n *Node) handleDescribeConfigs(ctx context.Context, wreq *wire.Request) wi
 				add(e.Name, e.Value, src, topicconfig.Keys[e.Name], false)
 			}
 		case kmsg.ConfigResourceTypeBroker:
-			if !who.mayCluster(kmsg.ACLOperationDescribeConfigs) {
+			if !who.MayCluster(kmsg.ACLOperationDescribeConfigs) {
 				sr.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 				sr.ErrorMessage = kmsg.StringPtr("DESCRIBE_CONFIGS on the cluster is needed")
 				break
@@ -130,7 +130,7 @@ func (n *Node) handleDescribeConfigs(ctx context.Context, wreq *wire.Request) wi
 				add(c.name, c.value, c.source(), c.typ, c.readOnly, c.def)
 			}
 		case kmsg.ConfigResourceTypeGroupConfig:
-			if !who.mayGroup(kmsg.ACLOperationDescribeConfigs, rr.ResourceName) {
+			if !who.MayGroup(kmsg.ACLOperationDescribeConfigs, rr.ResourceName) {
 				sr.ErrorCode, sr.ErrorMessage = kerr.GroupAuthorizationFailed.Code, kmsg.StringPtr("DESCRIBE_CONFIGS on the group is needed")
 				break
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/node/authz"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -40,7 +41,7 @@ import (
 func (n *Node) handleAlterConfigs(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.AlterConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
-	who := n.requesterOf(ctx, wreq)
+	who := n.access.Requester(ctx, wreq)
 	for _, rr := range req.Resources {
 		sr := kmsg.NewAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
@@ -107,4 +108,22 @@ func (n *Node) configErrorCode(resource string, err error) (int16, *string) {
 	}
 	msg := te.msg
 	return te.err.Code, &msg
+}
+
+// alterConfigsDenied is the refusal of AlterConfigs and
+// IncrementalAlterConfigs for a resource the requester may not
+// ALTER_CONFIGS, nil when it may (or the resource type is one the
+// handler refuses anyway).
+func alterConfigsDenied(who authz.Requester, rt kmsg.ConfigResourceType, name string) error {
+	switch rt {
+	case kmsg.ConfigResourceTypeTopic:
+		if !who.MayTopic(kmsg.ACLOperationAlterConfigs, name) {
+			return &topicError{kerr.TopicAuthorizationFailed, "ALTER_CONFIGS on the topic is needed"}
+		}
+	case kmsg.ConfigResourceTypeBroker:
+		if !who.MayCluster(kmsg.ACLOperationAlterConfigs) {
+			return &topicError{kerr.ClusterAuthorizationFailed, "ALTER_CONFIGS on the cluster is needed"}
+		}
+	}
+	return nil
 }

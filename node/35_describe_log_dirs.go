@@ -41,7 +41,7 @@ import (
 func (n *Node) handleDescribeLogDirs(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.DescribeLogDirsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeLogDirsResponse)
-	if !n.requesterOf(ctx, wreq).mayCluster(kmsg.ACLOperationDescribe) {
+	if !n.access.Requester(ctx, wreq).MayCluster(kmsg.ACLOperationDescribe) {
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code // v3+; before, no dirs says it
 		return resp
 	}

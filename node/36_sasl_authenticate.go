@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/node/access"
 	"github.com/spool-log/spool/node/sasl"
 	"github.com/spool-log/spool/wire"
 )
@@ -31,21 +32,21 @@ import (
 func (n *Node) handleSaslAuthenticate(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.SASLAuthenticateRequest)
 	resp := req.ResponseKind().(*kmsg.SASLAuthenticateResponse)
-	cs := connStateOf(ctx)
-	if cs == nil || cs.listener == nil || !cs.listener.Protocol.SASL() {
+	cs := access.ConnOf(ctx)
+	if !cs.OnSASLListener() {
 		resp.ErrorCode = kerr.IllegalSaslState.Code
 		return wire.ThenClose(resp)
 	}
 	lifetime := n.cfg.SASL.SessionLifetime
-	reply, done, err := cs.sasl.Step(req.SASLAuthBytes, lifetime, time.Now())
+	reply, done, err := cs.SASL.Step(req.SASLAuthBytes, lifetime, time.Now())
 	if err == sasl.ErrOutOfOrder {
 		resp.ErrorCode = kerr.IllegalSaslState.Code
 		return wire.ThenClose(resp)
 	}
 	if err != nil {
-		n.stats.saslFailures.Add(1)
-		mechanism := cs.sasl.Mechanism()
-		n.log.WithError(err).WithFields(logrus.Fields{"listener": cs.listener.Name, "mechanism": mechanism, "remote": addrString(wreq)}).
+		n.access.SASLFailed()
+		mechanism := cs.SASL.Mechanism()
+		n.log.WithError(err).WithFields(logrus.Fields{"listener": cs.ListenerName(), "mechanism": mechanism, "remote": addrString(wreq)}).
 			Info("SASL authentication failed")
 		resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
 		msg := "Authentication failed during authentication due to invalid credentials with SASL mechanism " + mechanism
@@ -54,9 +55,9 @@ func (n *Node) handleSaslAuthenticate(ctx context.Context, wreq *wire.Request) w
 	}
 	resp.SASLAuthBytes = reply
 	if done {
-		n.stats.saslAuthentications.Add(1)
+		n.access.SASLAuthenticated()
 		resp.SessionLifetimeMillis = lifetime.Milliseconds()
-		n.log.WithFields(logrus.Fields{"listener": cs.listener.Name, "user": cs.sasl.User(), "remote": addrString(wreq)}).
+		n.log.WithFields(logrus.Fields{"listener": cs.ListenerName(), "user": cs.SASL.User(), "remote": addrString(wreq)}).
 			Debug("SASL authenticated")
 	}
 	return resp

@@ -7,13 +7,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/node/access"
 	"github.com/spool-log/spool/wire"
 )
 
 // CreatePartitions: v0-3
 //
 // Behavior:
-// * Quota (KIP-599, quota_enforce.go): the partitions created or deleted
+// * Quota (KIP-599, node/access/quotas.go): the partitions created or deleted
 //   count against the client's controller_mutation_rate. From v3+
 //   (strict) a topic is refused with THROTTLING_QUOTA_EXCEEDED while the
 //   client is over it; earlier versions are let through. Either way the
@@ -44,8 +45,8 @@ import (
 func (n *Node) handleCreatePartitions(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.CreatePartitionsRequest)
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
-	who := n.requesterOf(ctx, wreq)
-	mq := n.mutationQuotaOf(ctx, wreq, req.Version >= 3)
+	who := n.access.Requester(ctx, wreq)
+	mq := n.access.MutationQuota(ctx, wreq, req.Version >= 3)
 	seen := make(map[string]int, len(req.Topics))
 	for _, rt := range req.Topics {
 		seen[rt.Topic]++
@@ -56,7 +57,7 @@ func (n *Node) handleCreatePartitions(ctx context.Context, wreq *wire.Request) w
 		var err error
 		if seen[rt.Topic] > 1 {
 			err = &topicError{kerr.InvalidRequest, "topic named more than once in the request"}
-		} else if !who.mayTopic(kmsg.ACLOperationAlter, rt.Topic) {
+		} else if !who.MayTopic(kmsg.ACLOperationAlter, rt.Topic) {
 			err = &topicError{kerr.TopicAuthorizationFailed, "ALTER on the topic is needed"}
 		} else {
 			var assignment [][]int32
@@ -66,14 +67,14 @@ func (n *Node) handleCreatePartitions(ctx context.Context, wreq *wire.Request) w
 					assignment[i] = a.Replicas
 				}
 			}
-			if !req.ValidateOnly {
-				err = mq.refused()
+			if !req.ValidateOnly && mq.Refused() != nil {
+				err = &topicError{kerr.ThrottlingQuotaExceeded, access.ErrMutationQuotaExceeded.Error()}
 			}
 			if err == nil {
 				before, _ := n.catalog.Topic(rt.Topic)
 				err = n.growTopic(rt.Topic, rt.Count, assignment, req.ValidateOnly)
 				if err == nil && !req.ValidateOnly {
-					mq.record(int(rt.Count - before.Partitions))
+					mq.Record(int(rt.Count - before.Partitions))
 				}
 			}
 		}
@@ -89,6 +90,6 @@ func (n *Node) handleCreatePartitions(ctx context.Context, wreq *wire.Request) w
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
-	resp.ThrottleMillis = mq.throttle(ctx)
+	resp.ThrottleMillis = mq.Throttle(ctx)
 	return resp
 }

@@ -24,7 +24,7 @@ import (
 func (n *Node) handleDeleteGroups(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.DeleteGroupsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
-	who := n.requesterOf(ctx, wreq)
+	who := n.access.Requester(ctx, wreq)
 	for _, id := range req.Groups {
 		coord, code := n.groupCoordinatorAs(who, kmsg.ACLOperationDelete, id)
 		if code != 0 {

@@ -43,7 +43,7 @@ const maxElectWait = 30 * time.Second
 func (n *Node) handleElectLeaders(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.ElectLeadersRequest)
 	resp := req.ResponseKind().(*kmsg.ElectLeadersResponse)
-	if !n.requesterOf(ctx, wreq).mayCluster(kmsg.ACLOperationAlter) {
+	if !n.access.Requester(ctx, wreq).MayCluster(kmsg.ACLOperationAlter) {
 		// As Kafka: ALTER on the cluster; v1+ says so once, v0 per partition.
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		for _, rt := range req.Topics {

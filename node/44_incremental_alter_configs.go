@@ -42,7 +42,7 @@ import (
 func (n *Node) handleIncrementalAlterConfigs(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.IncrementalAlterConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
-	who := n.requesterOf(ctx, wreq)
+	who := n.access.Requester(ctx, wreq)
 	for _, rr := range req.Resources {
 		sr := kmsg.NewIncrementalAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
@@ -59,7 +59,7 @@ func (n *Node) handleIncrementalAlterConfigs(ctx context.Context, wreq *wire.Req
 				err = n.alterBrokerConfigs(rr.ResourceName, names)
 			case kmsg.ConfigResourceTypeGroupConfig:
 				var ce *share.ConfigError // KIP-932's share.* (node/share)
-				if !who.mayGroup(kmsg.ACLOperationAlterConfigs, rr.ResourceName) {
+				if !who.MayGroup(kmsg.ACLOperationAlterConfigs, rr.ResourceName) {
 					err = &topicError{kerr.GroupAuthorizationFailed, "ALTER_CONFIGS on the group is needed"}
 				} else if err = n.coords.Shares.AlterConfigs(rr, req.ValidateOnly); errors.As(err, &ce) {
 					err = &topicError{ce.Err, ce.Msg}

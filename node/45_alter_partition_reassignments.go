@@ -45,7 +45,7 @@ func (n *Node) handleAlterPartitionReassignments(ctx context.Context, wreq *wire
 	req := wreq.Body.(*kmsg.AlterPartitionAssignmentsRequest)
 	resp := req.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
 	resp.AllowReplicationFactorChange = req.AllowReplicationFactorChange
-	if !n.requesterOf(ctx, wreq).mayCluster(kmsg.ACLOperationAlter) {
+	if !n.access.Requester(ctx, wreq).MayCluster(kmsg.ACLOperationAlter) {
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code // as Kafka: ALTER on the cluster
 		return resp
 	}

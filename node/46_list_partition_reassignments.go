@@ -26,7 +26,7 @@ import (
 func (n *Node) handleListPartitionReassignments(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.ListPartitionReassignmentsRequest)
 	resp := req.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse)
-	if !n.requesterOf(ctx, wreq).mayCluster(kmsg.ACLOperationDescribe) {
+	if !n.access.Requester(ctx, wreq).MayCluster(kmsg.ACLOperationDescribe) {
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code // as Kafka: DESCRIBE on the cluster
 		return resp
 	}

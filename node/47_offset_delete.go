@@ -26,7 +26,7 @@ import (
 
 func (n *Node) handleOffsetDelete(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.OffsetDeleteRequest)
-	who := n.requesterOf(ctx, wreq)
+	who := n.access.Requester(ctx, wreq)
 	coord, code := n.groupCoordinatorAs(who, kmsg.ACLOperationDelete, req.Group)
 	if code != 0 {
 		resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
@@ -36,7 +36,7 @@ func (n *Node) handleOffsetDelete(ctx context.Context, wreq *wire.Request) wire.
 	var denied []kmsg.OffsetDeleteRequestTopic
 	allowed := req.Topics[:0:0]
 	for _, t := range req.Topics {
-		if who.mayTopic(kmsg.ACLOperationRead, t.Topic) {
+		if who.MayTopic(kmsg.ACLOperationRead, t.Topic) {
 			allowed = append(allowed, t)
 		} else {
 			denied = append(denied, t)

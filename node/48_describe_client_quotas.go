@@ -2,11 +2,13 @@ package node
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/quota"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -44,26 +46,26 @@ func (n *Node) handleDescribeClientQuotas(ctx context.Context, wreq *wire.Reques
 		resp.Entries = nil
 		return resp
 	}
-	if !n.requesterOf(ctx, wreq).mayCluster(kmsg.ACLOperationDescribeConfigs) {
+	if !n.access.Requester(ctx, wreq).MayCluster(kmsg.ACLOperationDescribeConfigs) {
 		return fail(kerr.ClusterAuthorizationFailed, "DESCRIBE_CONFIGS on the cluster is needed to describe client quotas")
 	}
 	f, why := quotaFilterOf(req)
 	if why != "" {
 		return fail(kerr.InvalidRequest, why)
 	}
-	order, values := n.quotaValues()
+	order, values := n.access.QuotasByEntity()
 	for _, e := range order {
 		if !f.matches(e) {
 			continue
 		}
 		entry := kmsg.NewDescribeClientQuotasResponseEntry()
-		for _, c := range quotaComponents(e) {
+		for _, c := range quota.ComponentsOf(e) {
 			ec := kmsg.NewDescribeClientQuotasResponseEntryEntity()
-			ec.Type, ec.Name = c.typ, c.name
+			ec.Type, ec.Name = c.Type, c.Name
 			entry.Entity = append(entry.Entity, ec)
 		}
 		vs := values[e]
-		for _, k := range sortedQuotaKeys(vs) {
+		for _, k := range quota.SortedKeys(vs) {
 			v := kmsg.NewDescribeClientQuotasResponseEntryValue()
 			v.Key, v.Value = k, vs[k]
 			entry.Values = append(entry.Values, v)
@@ -120,7 +122,7 @@ func quotaFilterOf(req *kmsg.DescribeClientQuotasRequest) (quotaFilter, string) 
 		switch c.EntityType {
 		case membership.QuotaEntityUser, membership.QuotaEntityClientID, membership.QuotaEntityIP:
 		default:
-			return f, "unknown quota entity type " + quote60(c.EntityType) + ": want user, client-id or ip"
+			return f, "unknown quota entity type " + fmt.Sprintf("%.60q", c.EntityType) + ": want user, client-id or ip"
 		}
 		if _, dup := f.by[c.EntityType]; dup {
 			return f, "entity type " + c.EntityType + " cannot appear more than once in the filter"

@@ -3,12 +3,14 @@ package node
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/quota"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -59,7 +61,7 @@ func (n *Node) handleAlterClientQuotas(ctx context.Context, wreq *wire.Request) 
 		resp.Entries[i].ErrorCode = err.Code
 		resp.Entries[i].ErrorMessage = &msg
 	}
-	if !n.requesterOf(ctx, wreq).mayCluster(kmsg.ACLOperationAlterConfigs) {
+	if !n.access.Requester(ctx, wreq).MayCluster(kmsg.ACLOperationAlterConfigs) {
 		for i := range resp.Entries {
 			fail(i, kerr.ClusterAuthorizationFailed, "ALTER_CONFIGS on the cluster is needed to alter client quotas")
 		}
@@ -99,11 +101,11 @@ func (n *Node) handleAlterClientQuotas(ctx context.Context, wreq *wire.Request) 
 // alterQuotaChanges checks one entry, returning its changes or why Kafka
 // would refuse it.
 func alterQuotaChanges(re kmsg.AlterClientQuotasRequestEntry) ([]membership.QuotaChange, error) {
-	cs := make([]quotaComponent, len(re.Entity))
+	cs := make([]quota.Component, len(re.Entity))
 	for i, c := range re.Entity {
-		cs[i] = quotaComponent{typ: c.Type, name: c.Name}
+		cs[i] = quota.Component{Type: c.Type, Name: c.Name}
 	}
-	e, err := quotaEntityOf(cs)
+	e, err := quota.EntityOf(cs)
 	if err != nil {
 		return nil, cleanQuotaError(err)
 	}
@@ -111,7 +113,7 @@ func alterQuotaChanges(re kmsg.AlterClientQuotasRequestEntry) ([]membership.Quot
 	var out []membership.QuotaChange
 	for _, op := range re.Ops {
 		if seen[op.Key] {
-			return nil, errors.New("key " + quote60(op.Key) + " appears more than once for the entity")
+			return nil, errors.New("key " + fmt.Sprintf("%.60q", op.Key) + " appears more than once for the entity")
 		}
 		seen[op.Key] = true
 		if op.Remove {

@@ -29,7 +29,7 @@ import (
 func (n *Node) handleDescribeUserScramCredentials(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.DescribeUserSCRAMCredentialsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeUserSCRAMCredentialsResponse)
-	if !n.requesterOf(ctx, wreq).mayCluster(kmsg.ACLOperationDescribe) {
+	if !n.access.Requester(ctx, wreq).MayCluster(kmsg.ACLOperationDescribe) {
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		resp.ErrorMessage = kmsg.StringPtr("DESCRIBE on the cluster is needed to describe users")
 		return resp

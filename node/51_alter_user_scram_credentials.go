@@ -33,7 +33,7 @@ import (
 // * Authorization: ALTER on the cluster, else every user's result is
 //   CLUSTER_AUTHORIZATION_FAILED. A credential the node's credentials file or bootstrap
 //   user defines for the same user and mechanism still wins on that node
-//   (sasl_users.go).
+//   (node/sasl/users.go).
 //
 // Version notes:
 // * v0: flexible versions (the only version)
@@ -80,7 +80,7 @@ func (n *Node) handleAlterUserScramCredentials(ctx context.Context, wreq *wire.R
 		}
 		return mech, true
 	}
-	denied := !n.requesterOf(ctx, wreq).mayCluster(kmsg.ACLOperationAlter)
+	denied := !n.access.Requester(ctx, wreq).MayCluster(kmsg.ACLOperationAlter)
 	for _, d := range req.Deletions {
 		if mech, ok := note(d.Name, d.Mechanism); ok {
 			alters[d.Name] = append(alters[d.Name], scramAlteration{mechanism: mech})

@@ -51,7 +51,7 @@ func (n *Node) handleDescribeCluster(ctx context.Context, wreq *wire.Request) wi
 	}
 	resp.ClusterID = n.cluster.ClusterID()
 	resp.ControllerID = n.cluster.ControllerID()
-	for _, b := range n.brokersFor(ctx) {
+	for _, b := range n.cluster.BrokersOn(n.access.ListenerName(ctx)) {
 		sb := kmsg.NewDescribeClusterResponseBroker()
 		sb.NodeID, sb.Host, sb.Port = b.ID, b.Host, b.Port
 		if b.Rack != "" {
@@ -62,8 +62,8 @@ func (n *Node) handleDescribeCluster(ctx context.Context, wreq *wire.Request) wi
 	}
 	if req.IncludeClusterAuthorizedOperations {
 		resp.ClusterAuthorizedOperations = 0
-		if who := n.requesterOf(ctx, wreq); who.mayCluster(kmsg.ACLOperationDescribe) {
-			resp.ClusterAuthorizedOperations = who.authorizedOperations(clusterAuthorizedOperations, kmsg.ACLResourceTypeCluster, authz.ClusterName)
+		if who := n.access.Requester(ctx, wreq); who.MayCluster(kmsg.ACLOperationDescribe) {
+			resp.ClusterAuthorizedOperations = who.AuthorizedOperations(clusterAuthorizedOperations, kmsg.ACLResourceTypeCluster, authz.ClusterName)
 		}
 	}
 	return resp

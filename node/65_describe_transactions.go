@@ -20,11 +20,11 @@ import (
 func (n *Node) handleDescribeTransactions(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.DescribeTransactionsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeTransactionsResponse)
-	who := n.requesterOf(ctx, wreq)
+	who := n.access.Requester(ctx, wreq)
 	for _, id := range req.TransactionalIDs {
 		st := kmsg.NewDescribeTransactionsResponseTransactionState()
 		st.TransactionalID, st.ProducerID, st.ProducerEpoch, st.StartTimestamp = id, -1, -1, -1
-		if !who.mayTransactionalID(kmsg.ACLOperationDescribe, id) {
+		if !who.MayTransactionalID(kmsg.ACLOperationDescribe, id) {
 			st.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
 			resp.TransactionStates = append(resp.TransactionStates, st)
 			continue
@@ -40,7 +40,7 @@ func (n *Node) handleDescribeTransactions(ctx context.Context, wreq *wire.Reques
 					st.StartTimestamp = t.Start.UnixMilli()
 				}
 				for _, tp := range t.Partitions {
-					if !who.mayTopic(kmsg.ACLOperationDescribe, tp.Topic) {
+					if !who.MayTopic(kmsg.ACLOperationDescribe, tp.Topic) {
 						continue // as Kafka: topics the requester may not see are left out
 					}
 					if k := len(st.Topics); k == 0 || st.Topics[k-1].Topic != tp.Topic {

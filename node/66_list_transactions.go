@@ -31,8 +31,8 @@ func (n *Node) handleListTransactions(ctx context.Context, wreq *wire.Request) w
 	resp := req.ResponseKind().(*kmsg.ListTransactionsResponse)
 	// Kafka lists the ids the requester may DESCRIBE; DESCRIBE on the
 	// cluster shows them all, as for ListGroups.
-	who := n.requesterOf(ctx, wreq)
-	all := who.mayCluster(kmsg.ACLOperationDescribe)
+	who := n.access.Requester(ctx, wreq)
+	all := who.MayCluster(kmsg.ACLOperationDescribe)
 	known := kmsg.TransactionStateStrings()
 	states := map[string]bool{}
 	for _, s := range req.StateFilters {
@@ -60,7 +60,7 @@ func (n *Node) handleListTransactions(ctx context.Context, wreq *wire.Request) w
 			continue
 		case req.Version >= 1 && req.DurationFilterMillis >= 0 && (t.Start.IsZero() || now.Sub(t.Start).Milliseconds() < req.DurationFilterMillis):
 			continue
-		case !all && !who.mayTransactionalID(kmsg.ACLOperationDescribe, t.ID):
+		case !all && !who.MayTransactionalID(kmsg.ACLOperationDescribe, t.ID):
 			continue
 		}
 		st := kmsg.NewListTransactionsResponseTransactionState()

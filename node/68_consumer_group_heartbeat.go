@@ -50,11 +50,11 @@ import (
 
 func (n *Node) handleConsumerGroupHeartbeat(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.ConsumerGroupHeartbeatRequest)
-	who := n.requesterOf(ctx, wreq)
+	who := n.access.Requester(ctx, wreq)
 	coord, code := n.groupCoordinatorAs(who, kmsg.ACLOperationRead, req.Group)
 	if code == 0 {
 		for _, topic := range req.SubscribedTopicNames {
-			if !who.mayTopic(kmsg.ACLOperationDescribe, topic) {
+			if !who.MayTopic(kmsg.ACLOperationDescribe, topic) {
 				code = kerr.TopicAuthorizationFailed.Code
 				break
 			}

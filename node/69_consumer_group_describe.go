@@ -5,6 +5,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/node/authz"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -32,7 +33,7 @@ import (
 func (n *Node) handleConsumerGroupDescribe(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.ConsumerGroupDescribeRequest)
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
-	who := n.requesterOf(ctx, wreq)
+	who := n.access.Requester(ctx, wreq)
 	for _, id := range req.Groups {
 		coord, code := n.groupCoordinatorAs(who, kmsg.ACLOperationDescribe, id)
 		if code == 0 {
@@ -48,7 +49,7 @@ func (n *Node) handleConsumerGroupDescribe(ctx context.Context, wreq *wire.Reque
 		one.Groups = []string{id}
 		for _, g := range coord.ConsumerGroupDescribe(&one).Groups {
 			if req.IncludeAuthorizedOperations && g.ErrorCode == 0 {
-				g.AuthorizedOperations = who.authorizedOperations(groupOperations, kmsg.ACLResourceTypeGroup, g.Group)
+				g.AuthorizedOperations = who.AuthorizedOperations(authz.GroupOperations, kmsg.ACLResourceTypeGroup, g.Group)
 			}
 			resp.Groups = append(resp.Groups, g)
 		}

@@ -47,11 +47,11 @@ func (n *Node) handleDescribeTopicPartitions(ctx context.Context, wreq *wire.Req
 		limit = maxDescribePartitions
 	}
 
-	who := n.requesterOf(ctx, wreq)
+	who := n.access.Requester(ctx, wreq)
 	var names []string
 	if len(req.Topics) == 0 {
 		for _, spec := range n.catalog.Topics() {
-			if who.mayTopic(kmsg.ACLOperationDescribe, spec.Name) {
+			if who.MayTopic(kmsg.ACLOperationDescribe, spec.Name) {
 				names = append(names, spec.Name)
 			}
 		}
@@ -92,7 +92,7 @@ func (n *Node) handleDescribeTopicPartitions(ctx context.Context, wreq *wire.Req
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}
-		if len(req.Topics) > 0 && !who.mayTopic(kmsg.ACLOperationDescribe, name) {
+		if len(req.Topics) > 0 && !who.MayTopic(kmsg.ACLOperationDescribe, name) {
 			st.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			resp.Topics = append(resp.Topics, st)
 			continue

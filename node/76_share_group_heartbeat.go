@@ -40,11 +40,11 @@ func (n *Node) handleShareGroupHeartbeat(ctx context.Context, wreq *wire.Request
 		resp.ErrorCode = kerr.InvalidRequest.Code
 		return resp
 	}
-	who := n.requesterOf(ctx, wreq)
+	who := n.access.Requester(ctx, wreq)
 	_, code := n.groupCoordinatorAs(who, kmsg.ACLOperationRead, req.GroupID)
 	if code == 0 {
 		for _, topic := range req.SubscribedTopicNames {
-			if !who.mayTopic(kmsg.ACLOperationDescribe, topic) {
+			if !who.MayTopic(kmsg.ACLOperationDescribe, topic) {
 				code = kerr.TopicAuthorizationFailed.Code
 				break
 			}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/node/authz"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -25,7 +26,7 @@ import (
 func (n *Node) handleShareGroupDescribe(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.ShareGroupDescribeRequest)
 	resp := req.ResponseKind().(*kmsg.ShareGroupDescribeResponse)
-	who := n.requesterOf(ctx, wreq)
+	who := n.access.Requester(ctx, wreq)
 	coord, _ := n.coords.Shares.Get()
 	for _, id := range req.GroupIDs {
 		if _, code := n.groupCoordinatorAs(who, kmsg.ACLOperationDescribe, id); code != 0 {
@@ -36,7 +37,7 @@ func (n *Node) handleShareGroupDescribe(ctx context.Context, wreq *wire.Request)
 		}
 		g := coord.Describe(id)
 		if g.ErrorCode == 0 && req.IncludeAuthorizedOperations {
-			g.AuthorizedOperations = who.authorizedOperations(groupOperations, kmsg.ACLResourceTypeGroup, id)
+			g.AuthorizedOperations = who.AuthorizedOperations(authz.GroupOperations, kmsg.ACLResourceTypeGroup, id)
 		}
 		resp.Groups = append(resp.Groups, g)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/node/authz"
 	"github.com/spool-log/spool/node/coord"
 	"github.com/spool-log/spool/node/share"
 	"github.com/spool-log/spool/wire"
@@ -85,8 +86,8 @@ func (n *Node) handleShareFetch(ctx context.Context, wreq *wire.Request) wire.Re
 	_, parts := n.coords.Shares.Get()
 	cfg := parts.GroupConfig(groupID)
 	resp.AcquisitionLockTimeoutMillis = int32(cfg.LockDuration.Milliseconds())
-	who := n.requesterOf(ctx, wreq)
-	if !who.mayGroup(kmsg.ACLOperationRead, groupID) {
+	who := n.access.Requester(ctx, wreq)
+	if !who.MayGroup(kmsg.ACLOperationRead, groupID) {
 		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
 		return resp
 	}
@@ -165,13 +166,13 @@ func (n *Node) handleShareFetch(ctx context.Context, wreq *wire.Request) wire.Re
 		return resp
 	}
 	n.shareFetchWait(ctx, req, who, groupID, memberID, session, out)
-	out.endpoints(n, n.listenerNameOf(ctx))
+	out.endpoints(n, n.access.ListenerName(ctx))
 	return resp
 }
 
 // shareFetchWait fetches the session's partitions, waiting as the
 // request allows while nothing is acquired.
-func (n *Node) shareFetchWait(ctx context.Context, req *kmsg.ShareFetchRequest, who requester, groupID, memberID string, session []share.TopicPartition, out *shareFetchOut) {
+func (n *Node) shareFetchWait(ctx context.Context, req *kmsg.ShareFetchRequest, who authz.Requester, groupID, memberID string, session []share.TopicPartition, out *shareFetchOut) {
 	_, parts := n.coords.Shares.Get()
 	deadline := time.Now().Add(time.Duration(max(req.MaxWaitMillis, 0)) * time.Millisecond)
 	var (
@@ -223,7 +224,7 @@ func (n *Node) shareFetchWait(ctx context.Context, req *kmsg.ShareFetchRequest, 
 // shareFetchOnce fetches every partition of the session once. It returns
 // the partitions this node leads and whether the response should go now
 // (records acquired, or a partition's error).
-func (n *Node) shareFetchOnce(req *kmsg.ShareFetchRequest, who requester, groupID, memberID string, session []share.TopicPartition, out *shareFetchOut) ([]*localPartition, bool) {
+func (n *Node) shareFetchOnce(req *kmsg.ShareFetchRequest, who authz.Requester, groupID, memberID string, session []share.TopicPartition, out *shareFetchOut) ([]*localPartition, bool) {
 	_, parts := n.coords.Shares.Get()
 	maxRecords := int(req.MaxRecords)
 	if req.Version < 1 || maxRecords <= 0 {
@@ -245,7 +246,7 @@ func (n *Node) shareFetchOnce(req *kmsg.ShareFetchRequest, who requester, groupI
 		switch {
 		case !ok:
 			code = kerr.UnknownTopicID.Code
-		case !who.mayTopic(kmsg.ACLOperationRead, name):
+		case !who.MayTopic(kmsg.ACLOperationRead, name):
 			code = kerr.TopicAuthorizationFailed.Code
 		default:
 			var e *kerr.Error
@@ -343,12 +344,12 @@ func (o *shareFetchOut) endpoints(n *Node, listener string) {
 
 // shareAcknowledge applies one partition's acknowledgements, as ShareFetch
 // and ShareAcknowledge both do, and returns the partition's error code.
-func (n *Node) shareAcknowledge(who requester, groupID, memberID string, tp share.TopicPartition, batches []share.AckBatch, renew bool) int16 {
+func (n *Node) shareAcknowledge(who authz.Requester, groupID, memberID string, tp share.TopicPartition, batches []share.AckBatch, renew bool) int16 {
 	name, ok := n.catalog.TopicName(tp.TopicID)
 	if !ok {
 		return kerr.UnknownTopicID.Code
 	}
-	if !who.mayTopic(kmsg.ACLOperationRead, name) {
+	if !who.MayTopic(kmsg.ACLOperationRead, name) {
 		return kerr.TopicAuthorizationFailed.Code
 	}
 	p, e := n.leaderPartition(name, tp.Partition)

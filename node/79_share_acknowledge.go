@@ -43,8 +43,8 @@ func (n *Node) handleShareAcknowledge(ctx context.Context, wreq *wire.Request) w
 	}
 	_, parts := n.coords.Shares.Get()
 	resp.AcquisitionLockTimeoutMillis = int32(parts.GroupConfig(groupID).LockDuration.Milliseconds())
-	who := n.requesterOf(ctx, wreq)
-	if !who.mayGroup(kmsg.ACLOperationRead, groupID) {
+	who := n.access.Requester(ctx, wreq)
+	if !who.MayGroup(kmsg.ACLOperationRead, groupID) {
 		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
 		return resp
 	}

@@ -30,7 +30,7 @@ import (
 func (n *Node) handleDescribeShareGroupOffsets(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.DescribeShareGroupOffsetsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeShareGroupOffsetsResponse)
-	who := n.requesterOf(ctx, wreq)
+	who := n.access.Requester(ctx, wreq)
 	coord, _ := n.coords.Shares.Get()
 	persist := n.coords.Shares.Persister()
 	for _, rg := range req.Groups {
@@ -68,7 +68,7 @@ func (n *Node) handleDescribeShareGroupOffsets(ctx context.Context, wreq *wire.R
 				rp := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopicPartition()
 				rp.Partition, rp.StartOffset, rp.LeaderEpoch, rp.Lag = p, -1, -1, -1
 				switch {
-				case !who.mayTopic(kmsg.ACLOperationDescribe, rt.Topic):
+				case !who.MayTopic(kmsg.ACLOperationDescribe, rt.Topic):
 					rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 				case !known || p < 0 || p >= spec.Partitions:
 					rp.ErrorCode = kerr.UnknownTopicOrPartition.Code

@@ -27,7 +27,7 @@ import (
 func (n *Node) handleAlterShareGroupOffsets(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.AlterShareGroupOffsetsRequest)
 	resp := req.ResponseKind().(*kmsg.AlterShareGroupOffsetsResponse)
-	who := n.requesterOf(ctx, wreq)
+	who := n.access.Requester(ctx, wreq)
 	if _, code := n.groupCoordinatorAs(who, kmsg.ACLOperationRead, req.GroupID); code != 0 {
 		resp.ErrorCode = code
 		return resp
@@ -55,7 +55,7 @@ func (n *Node) handleAlterShareGroupOffsets(ctx context.Context, wreq *wire.Requ
 			p := kmsg.NewAlterShareGroupOffsetsResponseTopicPartition()
 			p.Partition = rp.Partition
 			switch {
-			case !who.mayTopic(kmsg.ACLOperationRead, rt.Topic):
+			case !who.MayTopic(kmsg.ACLOperationRead, rt.Topic):
 				p.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case !known || isInternalTopic(rt.Topic):
 				p.ErrorCode = kerr.UnknownTopicOrPartition.Code

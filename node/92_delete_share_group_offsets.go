@@ -25,7 +25,7 @@ import (
 func (n *Node) handleDeleteShareGroupOffsets(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.DeleteShareGroupOffsetsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteShareGroupOffsetsResponse)
-	who := n.requesterOf(ctx, wreq)
+	who := n.access.Requester(ctx, wreq)
 	if _, code := n.groupCoordinatorAs(who, kmsg.ACLOperationDelete, req.GroupID); code != 0 {
 		resp.ErrorCode = code
 		return resp
@@ -45,7 +45,7 @@ func (n *Node) handleDeleteShareGroupOffsets(ctx context.Context, wreq *wire.Req
 		spec, known := n.catalog.Topic(rt.Topic)
 		t.TopicID = spec.ID
 		switch {
-		case !who.mayTopic(kmsg.ACLOperationRead, rt.Topic):
+		case !who.MayTopic(kmsg.ACLOperationRead, rt.Topic):
 			t.ErrorCode = kerr.TopicAuthorizationFailed.Code
 		case !known:
 			t.ErrorCode = kerr.UnknownTopicOrPartition.Code

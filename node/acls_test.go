@@ -291,7 +291,7 @@ func TestAllowEveryoneIfNoACLFound(t *testing.T) {
 func waitBindings(t *testing.T, n *Node, want int) {
 	t.Helper()
 	retry.Run(t, 20*time.Second, func() error {
-		if got := len(n.liveBindings()); got != want {
+		if got := len(n.access.Bindings()); got != want {
 			return fmt.Errorf("node %d holds %d ACL bindings, want %d", n.NodeID(), got, want)
 		}
 		return nil

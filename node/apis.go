@@ -143,19 +143,19 @@ func (n *Node) ServeKafka(ctx context.Context, req *wire.Request) wire.Response 
 		n.log.WithField("api_key", req.APIKey).WithField("api_version", req.APIVersion).Error("request outside the API table reached the handler")
 		return wire.CloseConnection
 	}
-	if resp, ok := n.saslGate(connStateOf(ctx), req); !ok {
+	if resp, ok := n.access.Gate(ctx, req); !ok {
 		return resp
 	}
 	start := time.Now()
 	resp := a.handle(n, ctx, req)
 	n.metrics.ObserveRequest(req.APIKey, start)
-	n.requestQuota(ctx, req, resp, time.Since(start)+req.DecodeTime) // quota_enforce.go
+	n.access.RequestQuota(ctx, req, resp, time.Since(start)+req.DecodeTime) // node/access
 	return resp
 }
 
 // ResponseWritten implements wire.WriteObserver: a response's encoding
 // counts against its client's request_percentage as Kafka counts its
-// network threads' time (quota_enforce.go).
+// network threads' time (node/access/quotas.go).
 func (n *Node) ResponseWritten(ctx context.Context, req *wire.Request, took time.Duration) {
-	n.requestQuotaWritten(ctx, req, took)
+	n.access.RequestQuotaWritten(ctx, req, took)
 }

@@ -20,7 +20,7 @@ func BenchmarkAuthorizeRequest(b *testing.B) {
 	ctx := context.Background()
 	run := func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			if !n.requesterOf(ctx, req).mayTopic(kmsg.ACLOperationWrite, "t-7") {
+			if !n.access.Requester(ctx, req).MayTopic(kmsg.ACLOperationWrite, "t-7") {
 				b.Fatal("refused")
 			}
 		}

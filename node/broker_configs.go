@@ -48,7 +48,7 @@ func (n *Node) brokerConfigs() []brokerConfig {
 	fromTopic := func(name, topicName string, typ kmsg.ConfigType) brokerConfig {
 		return brokerConfig{name, get(topic, topicName), get(topicDef, topicName), typ, true}
 	}
-	advertised := n.advertisedListenersConfig()
+	advertised := n.access.AdvertisedListenersConfig(n.AdvertisedKafkaAddr())
 	return []brokerConfig{
 		// A listener's address has no meaningful default: always the node's.
 		{"advertised.listeners", advertised, advertised, kmsg.ConfigTypeString, true},

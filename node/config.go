@@ -7,6 +7,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/node/authz"
 	"github.com/spool-log/spool/node/datadir"
 	"github.com/spool-log/spool/node/group"
 	"github.com/spool-log/spool/node/quota"
@@ -38,7 +39,7 @@ type Config struct {
 	AdvertisedKafkaAddr string
 	// KafkaListenerName and KafkaProtocol name the listener on KafkaAddr
 	// and its security protocol; empty means PLAINTEXT, named after its
-	// protocol (listeners.go).
+	// protocol (node/access/listeners.go).
 	KafkaListenerName string
 	KafkaProtocol     SecurityProtocol
 	// Listeners are Kafka listeners beside the main one, each with its own
@@ -313,14 +314,14 @@ func (c *Config) validate() error {
 	if err := c.AdminTLS.Validate(); err != nil {
 		return fmt.Errorf("admin %w", err)
 	}
-	if err := c.SASL.validate(); err != nil {
+	if err := c.SASL.Validate(); err != nil {
 		return err
 	}
 	if c.RaftTLS.Enabled() && (c.RaftTLS.CertFile == "" || c.RaftTLS.KeyFile == "" || c.RaftTLS.ClientCAFile == "") {
 		return fmt.Errorf("raft TLS needs a certificate file, a key file and a CA file")
 	}
 	for _, p := range c.SuperUsers {
-		if err := validPrincipal(p); err != nil {
+		if err := authz.ValidPrincipal(p); err != nil {
 			return fmt.Errorf("super user: %w", err)
 		}
 	}

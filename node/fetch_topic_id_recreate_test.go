@@ -51,7 +51,7 @@ func TestFetchByIDAcrossRecreate(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	resp, size, _ := n.fetchOnce(req, names, nil, n.listenerNameOf(context.Background()))
+	resp, size, _ := n.fetchOnce(req, names, nil, n.access.ListenerName(context.Background()))
 	defer resp.Release()
 	fp := resp.Topics[0].Partitions[0]
 	if fp.ErrorCode != kerr.UnknownTopicID.Code || size != 0 {

@@ -95,7 +95,7 @@ func (n *Node) membershipConfig() (*membership.Config, error) {
 		}
 	}
 	mc.KafkaAddr = n.AdvertisedKafkaAddr()
-	mc.Listeners = n.advertisedListeners()
+	mc.Listeners = n.access.AdvertisedListeners()
 	mc.Fetch = n.peerFetchFunc
 	mc.AdminAddr = n.advertisedAdminAddr()
 	if a := g.AdvertiseAdminAddr; a != "" {
@@ -172,6 +172,7 @@ func (n *Node) startMembership() error {
 	}
 	n.agent = agent
 	n.repl.SetAgent(agent)
+	n.access.SetCatalog(agent) // node/access: the cluster's ACLs, users and quotas
 	if local := agent.Local(); membership.LoopbackAdminOfRemotePeer(local) {
 		n.log.WithFields(logrus.Fields{"admin": local.AdminAddr, "gossip": local.GossipAddr}).
 			Warn("the admin API is advertised on loopback while gossip is not: peers on other machines cannot pull the topic catalog from this node (anti-entropy); bind the admin API where peers reach it, or set --advertise-admin-addr")

@@ -17,12 +17,12 @@ func (n *Node) flushMetrics() {
 		n.metrics.IncrCounter([]string{"fetch", "bytes"}, float32(d))
 	}
 	n.flushedBytesOut = out
-	n.flushSecurityMetrics()
+	n.access.FlushSecurityMetrics(n.metrics) // node/access
 	n.coords.Txns.FlushMetrics(n.metrics) // node/coord
 	if n.mover != nil {
 		n.mover.FlushMetrics() // node/moves
 	}
-	n.flushQuotaMetrics()                   // quota_enforce.go
+	n.access.FlushQuotaMetrics(n.metrics)   // node/access
 	n.coords.Shares.FlushMetrics(n.metrics) // node/share
 	n.repl.CheckEvenFactors()               // node/replication's factor.go
 	for _, p := range n.localPartitions() {
@@ -36,35 +36,4 @@ func (n *Node) flushMetrics() {
 		n.metrics.IncrCounterWithLabels([]string{"produce", "bytes"}, float32(db), labels)
 		n.metrics.IncrCounterWithLabels([]string{"produce", "records"}, float32(dr), labels)
 	}
-}
-
-// securityCounts are the totals behind the security metrics.
-type securityCounts struct{ tlsHandshakeFailures, saslAuthentications, saslFailures int64 }
-
-// flushSecurityMetrics emits the TLS handshake failures and SASL
-// authentications and failures counted since the last flush
-// (spool_tls_handshake_failures, spool_sasl_authentications,
-// spool_sasl_authentication_failures).
-func (n *Node) flushSecurityMetrics() {
-	now := securityCounts{
-		saslAuthentications: n.stats.saslAuthentications.Load(),
-		saslFailures:        n.stats.saslFailures.Load(),
-	}
-	if n.server != nil {
-		now.tlsHandshakeFailures = n.server.Stats().TLSHandshakeFailures
-	}
-	was := n.flushedSecurity
-	for _, c := range []struct {
-		name     []string
-		now, was int64
-	}{
-		{[]string{"tls", "handshake", "failures"}, now.tlsHandshakeFailures, was.tlsHandshakeFailures},
-		{[]string{"sasl", "authentications"}, now.saslAuthentications, was.saslAuthentications},
-		{[]string{"sasl", "authentication", "failures"}, now.saslFailures, was.saslFailures},
-	} {
-		if d := c.now - c.was; d > 0 {
-			n.metrics.IncrCounter(c.name, float32(d))
-		}
-	}
-	n.flushedSecurity = now
 }

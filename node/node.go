@@ -17,6 +17,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/access"
 	"github.com/spool-log/spool/node/admin"
 	"github.com/spool-log/spool/node/admin/console"
 	"github.com/spool-log/spool/node/admission"
@@ -27,11 +28,8 @@ import (
 	"github.com/spool-log/spool/node/leadership"
 	"github.com/spool-log/spool/node/moves"
 	"github.com/spool-log/spool/node/peers"
-	"github.com/spool-log/spool/node/quota"
 	"github.com/spool-log/spool/node/replication"
-	"github.com/spool-log/spool/node/sasl"
 	"github.com/spool-log/spool/node/scrub"
-	"github.com/spool-log/spool/node/tlsfiles"
 	"github.com/spool-log/spool/node/topics"
 	"github.com/spool-log/spool/node/txn"
 	"github.com/spool-log/spool/partition"
@@ -67,8 +65,6 @@ type Node struct {
 	// mover carries out moves: reassignments, drains, rebalancing
 	// (node/moves; made with the agent, in startMembership).
 	mover *moves.Mover
-	// quotas enforces the client byte-rate quotas (quota_enforce.go).
-	quotas *quota.Manager
 	// coords are the group, transaction and share-group coordinators,
 	// each made on first use (node/coord; coordinators.go).
 	coords *coord.Coordinators
@@ -76,30 +72,19 @@ type Node struct {
 	server    *wire.Server
 	kafkaLn   net.Listener // the main listener's, listeners[0]
 	kafkaAddr string
-	listeners []*kafkaListener // every Kafka listener, the main one first (listeners.go)
 	admin     *http.Server
 	adminLn   net.Listener
 
-	// kafkaTLS and adminTLS are the reloadable TLS configurations of the
-	// SSL/SASL_SSL listeners and the admin API; nil without TLS
-	// (security.go). saslStore holds the SASL credentials.
-	kafkaTLS *tlsfiles.Source
-	adminTLS *tlsfiles.Source
-	raftTLS  *tlsfiles.Source // the Raft transport's (replication.go)
+	// access is who a connection is and what it may do: the Kafka
+	// listeners, SASL, the authorizer, client quotas, and the TLS, admin
+	// token and SASL material with its reload (node/access; access.go).
+	access *access.Guard
 	// gossipRing is the gossip keyring (nil: plaintext gossip), shared by
 	// Serf and the Raft transport's handshake (replication.go).
 	gossipRing *memberlist.Keyring
-	// adminToken is the admin API's bearer token (nil: none), which the
-	// node also presents to its peers (admin_access.go).
-	adminToken *admin.Token
-	saslStore  atomic.Pointer[sasl.Store]
-	// saslView is saslStore with the cluster's users beneath (sasl_users.go).
-	saslView atomic.Pointer[saslView]
-	// authzView is the authorizer over the cluster's ACLs (authorize.go).
-	authzView atomic.Pointer[authzView]
 	// peerFetchFunc pulls state from peers' admin APIs (HTTP or HTTPS);
 	// peers makes this node's other calls to them: replica snapshots,
-	// transaction markers, move status (security.go: peerFetch).
+	// transaction markers, move status (both made by node/access).
 	peerFetchFunc membership.FetchFunc
 	peers         *peers.Client
 
@@ -111,14 +96,6 @@ type Node struct {
 	scrub   *scrub.Scrubber
 	// flushedBytesOut is stats.bytesOut as of the last flushMetrics.
 	flushedBytesOut int64
-	// flushedQuotas are the quota rates' totals as of the last
-	// flushMetrics (quota_enforce.go).
-	flushedQuotas map[quotaMetricKey]quota.Total
-	// flushedConnsThrottled is wire's ConnectionsThrottled as of the last
-	// flushMetrics.
-	flushedConnsThrottled int64
-	// flushedSecurity are the security counters as of the last flushMetrics.
-	flushedSecurity securityCounts
 	// repl is the Raft driver and transport with the replication metrics
 	// and /readyz's catch-up gate (node/replication; replication.go).
 	repl *replication.Replication
@@ -148,8 +125,6 @@ type Node struct {
 type counters struct {
 	bytesIn, recordsIn, batchesIn atomic.Int64
 	bytesOut                      atomic.Int64
-	saslAuthentications           atomic.Int64
-	saslFailures                  atomic.Int64
 }
 
 // New prepares a node: it creates the data directory and loads the catalog
@@ -188,13 +163,12 @@ func New(cfg Config) (_ *Node, err error) {
 	}
 	n.leaders = n.newLeaders()
 	n.closing = n.loops.ctx.Done()
-	n.quotas = quota.New(cfg.Quota, quotaSource{n})
 	n.parts = n.newPartitionSet()
 	// Before any partition opens: the file vouches only for logs unchanged
 	// since it was written.
 	n.shutdownPoints = hosted.TakeShutdownCheckpoint(cfg.DataDir, log)
 
-	if err := n.loadSecurity(); err != nil {
+	if err := n.newAccess(); err != nil { // access.go
 		return nil, err
 	}
 
@@ -232,16 +206,16 @@ func (n *Node) Start() (err error) {
 	if !n.started.CompareAndSwap(false, true) {
 		return errors.New("node already started")
 	}
-	if err := n.bindListeners(); err != nil {
+	if err := n.access.BindListeners(); err != nil {
 		return err
 	}
-	ln := n.listeners[0].ln
+	ln := n.access.Listeners()[0].Net
 	n.kafkaLn = ln
 	n.kafkaAddr = ln.Addr().String()
 	defer func() {
 		if err != nil {
 			n.loops.stop()
-			n.closeListeners()
+			n.access.CloseListeners()
 			if n.adminLn != nil {
 				n.adminLn.Close()
 			}
@@ -254,8 +228,8 @@ func (n *Node) Start() (err error) {
 			return fmt.Errorf("listen for admin http on %s: %w", n.cfg.AdminAddr, err)
 		}
 		n.adminLn = aln
-		if n.adminTLS != nil {
-			n.adminLn = tls.NewListener(aln, n.adminTLS.ServerConfig())
+		if adminTLS := n.access.AdminTLS(); adminTLS != nil {
+			n.adminLn = tls.NewListener(aln, adminTLS.ServerConfig())
 		}
 	}
 	// Tags carry the bound addresses, so the agent starts after the
@@ -311,7 +285,7 @@ func (n *Node) startLoops() {
 	n.adminAPI = admin.New(admin.Config{
 		Node: adminView{n}, Agent: n.agent, Quarantine: n.quarantine, Scrub: n.scrub,
 		Metrics: n.metrics, Leadership: n.leaders.Local(), Snapshots: http.HandlerFunc(n.repl.ServeSnapshot), CaughtUp: http.HandlerFunc(n.repl.ServeCaughtUp), Txn: n.coords.Txns, Share: http.HandlerFunc(n.coords.Shares.ServeState), Pprof: n.cfg.EnablePprof, Log: n.log, Closing: n.closing,
-		Access: n.adminAccess(), Rebalance: adminView{n}, Console: n.console,
+		Access: n.access.AdminAccess(), Rebalance: adminView{n}, Console: n.console,
 	})
 	n.loops.Go(n.recordMemberEvents) // console.go: the console's timeline
 	if n.adminLn != nil {
@@ -322,15 +296,15 @@ func (n *Node) startLoops() {
 			}
 		})
 	}
-	for _, l := range n.listeners {
-		opts := n.listenerOptions(l)
+	for _, l := range n.access.Listeners() {
+		opts := n.access.ListenerOptions(l)
 		n.loops.Go(func(context.Context) {
-			if err := n.server.ServeListener(l.ln, opts); err != nil && !n.isClosing() {
+			if err := n.server.ServeListener(l.Net, opts); err != nil && !n.isClosing() {
 				n.log.WithError(err).WithField("listener", l.Name).Error("kafka listener stopped")
 			}
 		})
 	}
-	n.startTLSReload()
+	n.access.WatchTLS(n.loops.Go)
 	memberEvents, _ := n.agent.Subscribe() // closed by the agent's Shutdown
 	n.loops.Go(n.catalog.Watch)
 	n.loops.Go(n.catalogLoop)

@@ -17,8 +17,6 @@ import (
 
 	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/node/quota"
-	"github.com/spool-log/spool/node/sasl"
-	"github.com/spool-log/spool/wire"
 )
 
 // throttleCount is a kgo hook counting the throttles brokers report.
@@ -33,7 +31,7 @@ func (h *throttleCount) OnBrokerThrottle(_ kgo.BrokerMetadata, d time.Duration, 
 // quotaTotal is the broker's own count of what kind's rate for clientID
 // (kept per client id alone) took.
 func quotaTotal(n *Node, kind quota.Kind, clientID string) quota.Total {
-	for _, t := range n.quotas.Totals() {
+	for _, t := range n.access.Quotas().Totals() {
 		if t.Kind == kind && t.ClientID == clientID && t.User == "" {
 			return t
 		}
@@ -266,12 +264,12 @@ func TestQuotaControllerMutationRate(t *testing.T) {
 	}
 	// Deletes count too: strict DeleteTopics refuses while over, once the
 	// first topic took the client back over.
-	applied, ok := n.quotas.Lookup(quota.Mutation, "ANONYMOUS", "mutator")
+	applied, ok := n.access.Quotas().Lookup(quota.Mutation, "ANONYMOUS", "mutator")
 	if !ok {
 		t.Fatal("no mutation quota applies to the client id mutator")
 	}
 	retry.Run(t, 10*time.Second, func() error {
-		return retry.Check(!n.quotas.MutationsExceeded(applied), "the bucket back at zero")
+		return retry.Check(!n.access.Quotas().MutationsExceeded(applied), "the bucket back at zero")
 	})
 	del := kmsg.NewPtrDeleteTopicsRequest()
 	del.Version, del.TimeoutMillis = 6, 10000
@@ -389,45 +387,4 @@ func TestQuotaRequestPercentage(t *testing.T) {
 	if flooded*2 > calm {
 		t.Errorf("the throttled client made %d requests, the one without a quota %d: not held back", flooded, calm)
 	}
-}
-
-// quotaClientOf names a client as principalOf does, less "User:", and
-// without allocating: it runs on every request while a quota is set.
-func TestQuotaClientOf(t *testing.T) {
-	id := "app"
-	wreq := &wire.Request{ClientID: &id}
-	sasl := authenticatedAs(t, "alice")
-	tlsPeer := &connState{tlsPeer: "CN=bob"}
-	for _, cs := range []*connState{nil, {}, sasl, tlsPeer} {
-		user, clientID := quotaClientOf(cs, wreq)
-		if want := strings.TrimPrefix(principalOf(cs), "User:"); user != want || clientID != "app" {
-			t.Errorf("%+v: user %q client id %q, want %q and app", cs, user, clientID, want)
-		}
-		if n := testing.AllocsPerRun(100, func() { quotaClientOf(cs, wreq) }); n != 0 {
-			t.Errorf("%+v: %v allocations", cs, n)
-		}
-	}
-	if user, clientID := quotaClientOf(nil, &wire.Request{}); user != "ANONYMOUS" || clientID != "" {
-		t.Errorf("a null client id of an anonymous client: %q %q", user, clientID)
-	}
-}
-
-// authenticatedAs is a connection whose SASL session authenticated user
-// (PLAIN, against a store that has it).
-func authenticatedAs(t *testing.T, user string) *connState {
-	t.Helper()
-	store := sasl.NewStore()
-	c, err := sasl.NewScramCredential(sasl.ScramSHA256, "pw", 4096)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store.Set(user, c)
-	cs := &connState{}
-	if err := cs.sasl.Handshake(sasl.Plain, store); err != nil {
-		t.Fatal(err)
-	}
-	if _, done, err := cs.sasl.Step([]byte("\x00"+user+"\x00pw"), 0, time.Now()); err != nil || !done {
-		t.Fatalf("authenticate %s: %v %v", user, done, err)
-	}
-	return cs
 }

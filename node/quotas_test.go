@@ -267,7 +267,7 @@ func TestClientQuotasAcrossClusterAndRestart(t *testing.T) {
 	})
 
 	// And node 3 enforces it: its producers named alice find the quota.
-	if a, ok := nodes[2].quotas.Lookup(quota.Produce, "alice", "any-client"); !ok || a.Limit != 1048576 {
+	if a, ok := nodes[2].access.Quotas().Lookup(quota.Produce, "alice", "any-client"); !ok || a.Limit != 1048576 {
 		t.Errorf("node 3 applies %+v (%v) to alice, want her 1 MiB/s", a, ok)
 	}
 

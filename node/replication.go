@@ -31,7 +31,7 @@ func (n *Node) newReplication() (*replication.Replication, error) {
 		RaftAddr: n.cfg.RaftAddr, AdvertisedRaftAddr: n.cfg.AdvertisedRaftAddr,
 		MembershipDir: filepath.Join(n.cfg.DataDir, membershipDir),
 		KafkaAddr:     n.KafkaAddr, AdvertisedKafkaAddr: n.AdvertisedKafkaAddr,
-		TLS:                n.raftTLS,
+		TLS:                n.access.RaftTLS(),
 		CopyBytesPerSecond: n.cfg.ReplicaCopyBytesPerSecond,
 		OnLeaderChange:     func() { n.leaders.Changed() },
 		Partitions:         n.localPartitions,

@@ -27,8 +27,7 @@ func (n *Node) Stats() admin.Stats {
 		s.OpenConnections = int64(ws.OpenConnections)
 		s.TLSHandshakeFailures = ws.TLSHandshakeFailures
 	}
-	s.SASLAuthentications = n.stats.saslAuthentications.Load()
-	s.SASLAuthenticationFailures = n.stats.saslFailures.Load()
+	s.SASLAuthentications, s.SASLAuthenticationFailures = n.access.SASLCounts()
 	for _, p := range n.localPartitions() {
 		s.PartitionStats = append(s.PartitionStats, admin.PartitionStats{
 			Topic: p.Topic, Partition: p.Index,

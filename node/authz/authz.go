@@ -16,10 +16,14 @@
 // with no ACLs under allow.everyone.if.no.acl.found=false; here that takes
 // one ACL.
 //
-// An Authorizer never changes; the node builds a new one when the
-// cluster's ACLs do. Open reports the common case of no ACLs, which
-// callers test first so that a cluster without ACLs pays nothing per
-// request.
+// An Authorizer never changes; a View (view.go) builds a new one on the
+// first request after the cluster's ACLs change. Open reports the common
+// case of no ACLs, which callers test first so that a cluster without
+// ACLs pays nothing per request. A Requester (requester.go) is one
+// request's principal and host, which its handler asks; check.go holds
+// Kafka's rules for a binding a client asks to create.
+//
+// Locks: none; View swaps its build behind an atomic pointer.
 package authz
 
 import (

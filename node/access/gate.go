@@ -1,14 +1,14 @@
-package node
+package access
 
-// A connection's SASL session on a SASL listener, and the gate in front of
-// every other request: before authentication only ApiVersions (which wire
-// answers), SaslHandshake and SaslAuthenticate pass; anything else gets
-// Kafka's ILLEGAL_SASL_STATE where its response has a top-level error code,
-// and the connection is closed either way, so no data ever reaches an
-// unauthenticated client. Once the session's lifetime (KIP-368) has passed,
-// the next request other than re-authentication closes the connection, as
-// Kafka does; re-authenticating (SaslHandshake + SaslAuthenticate on the
-// same connection, same mechanism and user) starts a new lifetime.
+// The gate in front of every request on a SASL listener: before
+// authentication only ApiVersions (which wire answers), SaslHandshake and
+// SaslAuthenticate pass; anything else gets Kafka's ILLEGAL_SASL_STATE
+// where its response has a top-level error code, and the connection is
+// closed either way, so no data ever reaches an unauthenticated client.
+// Once the session's lifetime (KIP-368) has passed, the next request other
+// than re-authentication closes the connection, as Kafka does;
+// re-authenticating (SaslHandshake + SaslAuthenticate on the same
+// connection, same mechanism and user) starts a new lifetime.
 
 import (
 	"bytes"
@@ -31,7 +31,7 @@ const maxUnauthenticatedRequestBytes = 512 << 10
 
 // unauthenticatedRequestLimit is SASL listeners' wire.ListenerOptions.RequestLimit.
 func unauthenticatedRequestLimit(ctx context.Context) int32 {
-	if cs := connStateOf(ctx); cs != nil && cs.sasl.User() == "" {
+	if c := ConnOf(ctx); c != nil && c.SASL.User() == "" {
 		return maxUnauthenticatedRequestBytes
 	}
 	return 0
@@ -43,21 +43,25 @@ func isSASLRequest(key int16) bool {
 	return key == int16(kmsg.SASLHandshake) || key == int16(kmsg.SASLAuthenticate) || key == wire.APIKeyRawSASL
 }
 
-// saslGate answers a request that may not pass on this connection; ok is
-// true when it may.
-func (n *Node) saslGate(cs *connState, req *wire.Request) (wire.Response, bool) {
-	if cs == nil || cs.listener == nil || !cs.listener.Protocol.SASL() || isSASLRequest(req.APIKey) {
+// Gate answers a request that may not pass on its connection; ok is true
+// when it may.
+func (g *Guard) Gate(ctx context.Context, req *wire.Request) (wire.Response, bool) {
+	return g.gate(ConnOf(ctx), req)
+}
+
+func (g *Guard) gate(c *Conn, req *wire.Request) (wire.Response, bool) {
+	if !c.OnSASLListener() || isSASLRequest(req.APIKey) {
 		return nil, true
 	}
-	switch cs.sasl.State(time.Now()) {
+	switch c.SASL.State(time.Now()) {
 	case sasl.Authenticated:
 		return nil, true
 	case sasl.Expired:
-		n.log.WithField("user", cs.sasl.User()).WithField("api_key", req.APIKey).
+		g.log.WithField("user", c.SASL.User()).WithField("api_key", req.APIKey).
 			Debug("closing a Kafka connection whose SASL session expired")
 		return wire.CloseConnection, false
 	}
-	n.log.WithField("api_key", req.APIKey).WithField("listener", cs.listener.Name).
+	g.log.WithField("api_key", req.APIKey).WithField("listener", c.listener.Name).
 		Debug("closing a Kafka connection that sent a request before authenticating")
 	if resp := errorResponse(req.Body, kerr.IllegalSaslState.Code); resp != nil {
 		return wire.ThenClose(resp), false

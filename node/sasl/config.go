@@ -1,24 +1,21 @@
-package node
+package sasl
 
 // The SASL settings and the node-local credential store they fill: a file
 // of SCRAM credentials (salted and hashed, never passwords) and a bootstrap
-// user whose password is hashed at start and then forgotten. Credentials
-// are per node: the cluster-wide management of Kafka's
-// AlterUserScramCredentials is not built yet, so every node must be given
-// the same file.
+// user whose password is hashed at start and then forgotten. The cluster's
+// users (AlterUserScramCredentials, spread by the catalog) lie beneath
+// them (users.go).
 
 import (
 	"fmt"
 	"os"
 	"slices"
 	"time"
-
-	"github.com/spool-log/spool/node/sasl"
 )
 
-// SASLConfig configures authentication on SASL_PLAINTEXT and SASL_SSL
-// listeners.
-type SASLConfig struct {
+// Config configures authentication on SASL_PLAINTEXT and SASL_SSL
+// listeners (node.Config.SASL).
+type Config struct {
 	// Mechanisms are the mechanisms offered in SaslHandshake: any of PLAIN,
 	// SCRAM-SHA-256, SCRAM-SHA-512. PLAIN sends the password itself, so
 	// offer it on SASL_SSL listeners only.
@@ -43,15 +40,17 @@ type SASLConfig struct {
 	SessionLifetime time.Duration
 }
 
-// DefaultSASLConfig offers both SCRAM mechanisms, no PLAIN, and sessions
+// DefaultConfig offers both SCRAM mechanisms, no PLAIN, and sessions
 // that do not end.
-func DefaultSASLConfig() SASLConfig {
-	return SASLConfig{Mechanisms: []string{sasl.ScramSHA256, sasl.ScramSHA512}}
+func DefaultConfig() Config {
+	return Config{Mechanisms: []string{ScramSHA256, ScramSHA512}}
 }
 
-func (c *SASLConfig) validate() error {
+// Validate refuses unknown mechanisms, a negative lifetime and a
+// bootstrap user without a password.
+func (c *Config) Validate() error {
 	for _, m := range c.Mechanisms {
-		if m != sasl.Plain && !sasl.IsScram(m) {
+		if m != Plain && !IsScram(m) {
 			return fmt.Errorf("SASL mechanism %q: want PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", m)
 		}
 	}
@@ -64,20 +63,20 @@ func (c *SASLConfig) validate() error {
 	return nil
 }
 
-// offers reports whether mechanism is enabled.
-func (c *SASLConfig) offers(mechanism string) bool { return slices.Contains(c.Mechanisms, mechanism) }
+// Offers reports whether mechanism is enabled.
+func (c *Config) Offers(mechanism string) bool { return slices.Contains(c.Mechanisms, mechanism) }
 
-// loadCredentials builds the store: the file's credentials, then the
-// bootstrap user's.
-func (c *SASLConfig) loadCredentials() (*sasl.Store, error) {
-	store := sasl.NewStore()
+// LoadCredentials builds the node's own store: the file's credentials,
+// then the bootstrap user's.
+func (c *Config) LoadCredentials() (*Store, error) {
+	store := NewStore()
 	if c.CredentialsFile != "" {
 		f, err := os.Open(c.CredentialsFile)
 		if err != nil {
 			return nil, fmt.Errorf("SASL credentials: %w", err)
 		}
 		defer f.Close()
-		creds, err := sasl.ParseCredentials(f)
+		creds, err := ParseCredentials(f)
 		if err != nil {
 			return nil, fmt.Errorf("SASL credentials %s: %w", c.CredentialsFile, err)
 		}
@@ -86,8 +85,8 @@ func (c *SASLConfig) loadCredentials() (*sasl.Store, error) {
 		}
 	}
 	if c.BootstrapUser != "" {
-		for _, m := range []string{sasl.ScramSHA256, sasl.ScramSHA512} {
-			cred, err := sasl.NewScramCredential(m, c.BootstrapPassword, sasl.MinIteration)
+		for _, m := range []string{ScramSHA256, ScramSHA512} {
+			cred, err := NewScramCredential(m, c.BootstrapPassword, MinIteration)
 			if err != nil {
 				return nil, fmt.Errorf("SASL bootstrap user: %w", err)
 			}
@@ -97,12 +96,15 @@ func (c *SASLConfig) loadCredentials() (*sasl.Store, error) {
 	return store, nil
 }
 
-// usesSASL reports whether any listener authenticates with SASL.
-func (c *Config) usesSASL() bool {
-	for _, l := range c.kafkaListeners() {
-		if l.Protocol.SASL() {
-			return true
+// KeepBootstrapUser copies the bootstrap user's credentials from old into
+// a reloaded store: its password is gone, so they cannot be made again.
+func (c *Config) KeepBootstrapUser(old, reloaded *Store) {
+	if c.BootstrapUser == "" {
+		return
+	}
+	for _, m := range []string{ScramSHA256, ScramSHA512} {
+		if cred, ok := old.Lookup(c.BootstrapUser, m); ok {
+			reloaded.Set(c.BootstrapUser, cred)
 		}
 	}
-	return false
 }

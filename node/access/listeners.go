@@ -1,10 +1,10 @@
-package node
+package access
 
 // Kafka listeners, as Kafka's `listeners` and `advertised.listeners`: each
 // has a name, a security protocol and an address clients are told to use.
-// The main listener is Config.KafkaAddr (its name and protocol
-// Config.KafkaListenerName and Config.KafkaProtocol, PLAINTEXT by default);
-// Config.Listeners adds more. Every listener's advertised address is
+// The main listener is node.Config.KafkaAddr (its name and protocol
+// KafkaListenerName and KafkaProtocol, PLAINTEXT by default);
+// node.Config.Listeners adds more. Every listener's advertised address is
 // gossiped in an "l.<NAME>" tag, so that Metadata, FindCoordinator and
 // DescribeCluster answer a client with every broker's address on the
 // listener the client came in on (a client inside the network gets the
@@ -17,6 +17,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/spool-log/spool/node/sasl"
+	"github.com/spool-log/spool/node/tlsfiles"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -60,27 +62,26 @@ type Listener struct {
 	// Protocol is its security protocol; empty means PLAINTEXT.
 	Protocol SecurityProtocol
 	// NoClientCerts makes an SSL or SASL_SSL listener ask for no client
-	// certificate even when Config.TLS names a client CA bundle (Kafka's
-	// listener.name.NAME.ssl.client.auth=none): its clients authenticate
-	// with SASL, or not at all. Otherwise, with a client CA, every TLS
-	// listener requires a certificate from it.
+	// certificate even when node.Config.TLS names a client CA bundle
+	// (Kafka's listener.name.NAME.ssl.client.auth=none): its clients
+	// authenticate with SASL, or not at all. Otherwise, with a client CA,
+	// every TLS listener requires a certificate from it.
 	NoClientCerts bool
 }
 
 var listenerNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
 
-// kafkaListeners are the configured listeners, the main one first.
-func (c *Config) kafkaListeners() []Listener {
-	proto := c.KafkaProtocol
-	if proto == "" {
-		proto = Plaintext
+// ListenersOf are the configured listeners, the main one first: main with
+// its name and protocol defaulted, then more, each PLAINTEXT unless told.
+func ListenersOf(main Listener, more []Listener) []Listener {
+	if main.Protocol == "" {
+		main.Protocol = Plaintext
 	}
-	name := c.KafkaListenerName
-	if name == "" {
-		name = string(proto)
+	if main.Name == "" {
+		main.Name = string(main.Protocol)
 	}
-	out := []Listener{{Name: name, Addr: c.KafkaAddr, AdvertisedAddr: c.AdvertisedKafkaAddr, Protocol: proto}}
-	for _, l := range c.Listeners {
+	out := []Listener{main}
+	for _, l := range more {
 		if l.Protocol == "" {
 			l.Protocol = Plaintext
 		}
@@ -89,12 +90,12 @@ func (c *Config) kafkaListeners() []Listener {
 	return out
 }
 
-// validateListeners refuses listeners that cannot be served: duplicate or
+// ValidateListeners refuses listeners that cannot be served: duplicate or
 // bad names, unknown protocols, TLS without certificates, SASL without a
 // mechanism.
-func (c *Config) validateListeners() error {
+func ValidateListeners(ls []Listener, tls tlsfiles.Files, sasl sasl.Config) error {
 	seen := map[string]bool{}
-	for _, l := range c.kafkaListeners() {
+	for _, l := range ls {
 		if !listenerNameRE.MatchString(l.Name) {
 			return fmt.Errorf("listener name %q: want 1-32 letters, digits, '_' or '-'", l.Name)
 		}
@@ -108,77 +109,102 @@ func (c *Config) validateListeners() error {
 		if _, err := ParseSecurityProtocol(string(l.Protocol)); err != nil {
 			return fmt.Errorf("listener %s: %w", l.Name, err)
 		}
-		if l.Protocol.TLS() && !c.TLS.Enabled() {
+		if l.Protocol.TLS() && !tls.Enabled() {
 			return fmt.Errorf("listener %s is %s but no TLS certificate and key are configured", l.Name, l.Protocol)
 		}
 		if l.NoClientCerts && !l.Protocol.TLS() {
 			return fmt.Errorf("listener %s is %s: no TLS, so no client certificates to turn off", l.Name, l.Protocol)
 		}
-		if l.Protocol.SASL() && len(c.SASL.Mechanisms) == 0 {
+		if l.Protocol.SASL() && len(sasl.Mechanisms) == 0 {
 			return fmt.Errorf("listener %s is %s but no SASL mechanism is enabled", l.Name, l.Protocol)
 		}
 	}
-	return c.TLS.Validate()
+	return tls.Validate()
 }
 
-// kafkaListener is a bound listener.
-type kafkaListener struct {
+// usesSASL reports whether any listener authenticates with SASL.
+func usesSASL(ls []Listener) bool {
+	for _, l := range ls {
+		if l.Protocol.SASL() {
+			return true
+		}
+	}
+	return false
+}
+
+// Bound is a bound listener.
+type Bound struct {
 	Listener
-	ln net.Listener
+	// Net is the socket, which the node's wire server serves.
+	Net net.Listener
 }
 
 // advertised is the address clients of this listener are told.
-func (l *kafkaListener) advertised() string {
+func (l *Bound) advertised() string {
 	if l.AdvertisedAddr != "" {
 		return l.AdvertisedAddr
 	}
-	return l.ln.Addr().String()
+	return l.Net.Addr().String()
 }
 
-// bindListeners binds every listener, or none.
-func (n *Node) bindListeners() error {
-	for _, l := range n.cfg.kafkaListeners() {
+// BindListeners binds every listener, or none.
+func (g *Guard) BindListeners() error {
+	for _, l := range g.cfg.Listeners {
 		ln, err := net.Listen("tcp", l.Addr)
 		if err != nil {
-			n.closeListeners()
+			g.CloseListeners()
 			return fmt.Errorf("listen for kafka listener %s on %s: %w", l.Name, l.Addr, err)
 		}
-		n.listeners = append(n.listeners, &kafkaListener{Listener: l, ln: ln})
+		g.bound = append(g.bound, &Bound{Listener: l, Net: ln})
 	}
 	return nil
 }
 
-func (n *Node) closeListeners() {
-	for _, l := range n.listeners {
-		l.ln.Close()
+// CloseListeners closes every bound listener.
+func (g *Guard) CloseListeners() {
+	for _, l := range g.bound {
+		l.Net.Close()
 	}
 }
 
-// advertisedListeners maps every listener's name to its advertised
+// Listeners are the bound listeners, the main one first (after
+// BindListeners).
+func (g *Guard) Listeners() []*Bound { return g.bound }
+
+// AdvertisedListeners maps every listener's name to its advertised
 // address, for the "l.<NAME>" gossip tags.
-func (n *Node) advertisedListeners() map[string]string {
-	out := make(map[string]string, len(n.listeners))
-	for _, l := range n.listeners {
+func (g *Guard) AdvertisedListeners() map[string]string {
+	out := make(map[string]string, len(g.bound))
+	for _, l := range g.bound {
 		out[l.Name] = l.advertised()
 	}
 	return out
 }
 
-// listenerOptions are wire's options for l: TLS for SSL and SASL_SSL,
-// every connection's state (connState) in its context, and the per-ip
+// ListenerAddrs maps each listener's name to its bound address.
+func (g *Guard) ListenerAddrs() map[string]string {
+	out := make(map[string]string, len(g.bound))
+	for _, l := range g.bound {
+		out[l.Name] = l.Net.Addr().String()
+	}
+	return out
+}
+
+// ListenerOptions are wire's options for l: TLS for SSL and SASL_SSL,
+// every connection's state (Conn) in its context, and the per-ip
 // connection quota.
-func (n *Node) listenerOptions(l *kafkaListener) wire.ListenerOptions {
+func (g *Guard) ListenerOptions(l *Bound) wire.ListenerOptions {
 	opts := wire.ListenerOptions{
 		ConnContext: func(ctx context.Context, nc net.Conn) context.Context {
-			return withConnState(ctx, newConnState(l, nc))
+			return withConn(ctx, newConn(l, nc))
 		},
-		Admit: n.admitConnection, // quota_enforce.go
+		Admit: g.admitConnection, // quotas.go
 	}
 	switch {
 	case l.Protocol.TLS() && l.NoClientCerts:
-		opts.TLS = n.kafkaTLS.ServerConfigWithoutClientCerts()
+		opts.TLS = g.kafkaTLS.ServerConfigWithoutClientCerts()
 	case l.Protocol.TLS():
-		opts.TLS = n.kafkaTLS.ServerConfig()
+		opts.TLS = g.kafkaTLS.ServerConfig()
 	}
 	if l.Protocol.SASL() {
 		opts.RequestLimit = unauthenticatedRequestLimit
@@ -186,43 +212,28 @@ func (n *Node) listenerOptions(l *kafkaListener) wire.ListenerOptions {
 	return opts
 }
 
-// ListenerAddrs maps each Kafka listener's name to its bound address
-// (after Start).
-func (n *Node) ListenerAddrs() map[string]string {
-	out := make(map[string]string, len(n.listeners))
-	for _, l := range n.listeners {
-		out[l.Name] = l.ln.Addr().String()
-	}
-	return out
-}
-
-// brokersFor lists the live brokers with their addresses on the listener
-// the request came in on.
-func (n *Node) brokersFor(ctx context.Context) []Broker {
-	return n.cluster.BrokersOn(n.listenerNameOf(ctx))
-}
-
-// listenerNameOf is the name of the listener a request came in on; the
+// ListenerName is the name of the listener a request came in on; the
 // main listener's when the context carries none (tests calling handlers
 // directly).
-func (n *Node) listenerNameOf(ctx context.Context) string {
-	if cs := connStateOf(ctx); cs != nil && cs.listener != nil {
-		return cs.listener.Name
+func (g *Guard) ListenerName(ctx context.Context) string {
+	if c := ConnOf(ctx); c != nil && c.listener != nil {
+		return c.listener.Name
 	}
-	if len(n.listeners) > 0 {
-		return n.listeners[0].Name
+	if len(g.bound) > 0 {
+		return g.bound[0].Name
 	}
-	return n.cfg.kafkaListeners()[0].Name
+	return g.cfg.Listeners[0].Name
 }
 
-// advertisedListenersConfig is Kafka's advertised.listeners value:
-// NAME://host:port, comma-separated, the main listener first.
-func (n *Node) advertisedListenersConfig() string {
-	if len(n.listeners) == 0 {
-		return "PLAINTEXT://" + n.AdvertisedKafkaAddr()
+// AdvertisedListenersConfig is Kafka's advertised.listeners value:
+// NAME://host:port, comma-separated, the main listener first; before
+// the listeners are bound, PLAINTEXT://fallback.
+func (g *Guard) AdvertisedListenersConfig(fallback string) string {
+	if len(g.bound) == 0 {
+		return "PLAINTEXT://" + fallback
 	}
-	parts := make([]string, len(n.listeners))
-	for i, l := range n.listeners {
+	parts := make([]string, len(g.bound))
+	for i, l := range g.bound {
 		parts[i] = l.Name + "://" + l.advertised()
 	}
 	return strings.Join(parts, ",")
