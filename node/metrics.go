@@ -18,7 +18,7 @@ func (n *Node) flushMetrics() {
 	}
 	n.flushedBytesOut = out
 	n.access.FlushSecurityMetrics(n.metrics) // node/access
-	n.coords.Txns.FlushMetrics(n.metrics) // node/coord
+	n.coords.Txns.FlushMetrics(n.metrics)    // node/coord
 	if n.mover != nil {
 		n.mover.FlushMetrics() // node/moves
 	}
