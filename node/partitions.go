@@ -104,6 +104,12 @@ func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, erro
 	// replica.
 	// A replica rebuilt from its peers (node/hosted's repair.go) joins too.
 	join := !containsID(spec.Replicas[index], n.cfg.NodeID) || spec.HadLeader(index) || hosted.Rebuilding(dir)
+	if settings.RemoteRecovery && !join {
+		if err := n.restorePartition(dir, spec.Name, index, log); err != nil {
+			log.Close()
+			return nil, fmt.Errorf("open partition %s: %w", dir, err)
+		}
+	}
 	var remote replica.RemoteLog
 	m, err := n.tier.OpenManifest(dir, settings.RemoteStorage)
 	if m != nil {
@@ -328,6 +334,18 @@ func (n *Node) tierHosted() []tier.Hosted {
 			TxnIndexPath: filepath.Join(p.Dir, hosted.TxnIndexFile), Settings: p.CurrentSettings})
 	}
 	return out
+}
+
+// restorePartition restores a new partition of a topic with
+// remote.storage.recovery from the store (node/tier's restore.go), when
+// this replica starts its group afresh: no Raft state and an empty log.
+func (n *Node) restorePartition(dir, topic string, index int32, log *partition.Log) error {
+	started, err := raftlog.HasState(dir)
+	if err != nil || started || log.EndOffset() > 0 {
+		return err
+	}
+	_, err = n.tier.Restore(dir, topic, index, log)
+	return err
 }
 
 // remote is p's remote side in the store (node/tier), below its local start.
