@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/spool-log/spool/client"
 	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/node"
 	"github.com/spool-log/spool/node/tier"
@@ -69,9 +71,26 @@ func TestTopicRestore(t *testing.T) {
 		t.Fatalf("restore: %v\n%s", err, out)
 	}
 	out, _, err = runCLI(t, "", append([]string{"topic", "describe", "orders"}, b...)...)
-	if err != nil || !strings.Contains(out, "remote.storage.recovery=true") {
+	if err != nil || !strings.Contains(out, "remote.storage.recovery=true") || !strings.Contains(out, "REMOTE START") {
 		t.Fatalf("describe after restore: %v\n%s", err, out)
 	}
+	// The remote and local starts and sizes, as describe shows them.
+	retry.Run(t, 10*time.Second, func() error {
+		out, _, err := runCLI(t, "", append([]string{"topic", "describe", "orders", "-o", "json"}, b...)...)
+		if err != nil {
+			return err
+		}
+		var ds client.DescribedTopics
+		if err := json.Unmarshal([]byte(out), &ds); err != nil {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		p := ds[0].Partitions[0]
+		if !p.Tiered || p.RemoteStart == nil || *p.RemoteStart != 0 || p.LocalStart == nil || *p.LocalStart != uploaded ||
+			p.RemoteBytes == nil || *p.RemoteBytes < 5*16384/2 || p.LocalBytes == nil {
+			return fmt.Errorf("described %s", out)
+		}
+		return nil
+	})
 	cl, err = kgo.NewClient(kgo.SeedBrokers(second.KafkaAddr()), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"orders": {0: kgo.NewOffset().AtStart()}}),
 		kgo.DefaultProduceTopic("orders"))
 	if err != nil {

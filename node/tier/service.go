@@ -20,6 +20,7 @@ const CacheDir = "remote-chunk-cache"
 // that is not tiered.
 type Service struct {
 	store    *S3
+	bucket   string
 	layout   Layout
 	uploader *Uploader
 	reader   *Reader
@@ -59,11 +60,25 @@ func New(ctx context.Context, s Settings, dataDir string, hosted func() []Hosted
 	if err != nil {
 		return nil, err
 	}
-	t := &Service{store: store, layout: layout, cache: cache, reader: NewReader(cache, layout), hosted: hosted,
+	t := &Service{store: store, bucket: s.Store.Bucket, layout: layout, cache: cache, reader: NewReader(cache, layout), hosted: hosted,
 		log: log, m: m, ctx: ctx, manifests: make(map[string]*Manifest)}
 	t.uploader = NewUploader(s.Upload, store, layout, t.partitions, log, m)
 	log.WithField("store", s.Store.String()).Info("tiered storage on")
 	return t, nil
+}
+
+// RemoteLogDirPrefix starts the name of the store's entry in
+// DescribeLogDirs (LogDir), which clients tell from a local directory by it.
+const RemoteLogDirPrefix = "s3://"
+
+// LogDir is the store as a log dir of DescribeLogDirs: s3://bucket/prefix,
+// listing the node's tiered partitions with their remote bytes ("" when
+// off).
+func (t *Service) LogDir() string {
+	if t == nil {
+		return ""
+	}
+	return RemoteLogDirPrefix + t.bucket + "/" + t.layout.Prefix
 }
 
 // RunUploader uploads until ctx ends (the node's background loop).

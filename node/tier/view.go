@@ -87,6 +87,15 @@ func (v View) OffsetForTime(ts int64) (offset, timestamp int64, ok bool, err err
 	return off, t, ok, err
 }
 
+// Bytes is the size of the remote segments, and whether the partition is
+// tiered.
+func (v View) Bytes() (int64, bool) {
+	if v.m == nil {
+		return 0, false
+	}
+	return v.m.Bytes(), true
+}
+
 // End is the offset after the last uploaded record, if any.
 func (v View) End() (int64, bool) {
 	if v.m == nil || len(v.m.Segments()) == 0 {
