@@ -34,7 +34,7 @@ func TestTopicRestore(t *testing.T) {
 		"-c", "remote.storage.enable=true", "-c", "local.retention.bytes=1", "-c", "segment.bytes=16384"); err != nil {
 		t.Fatal(err)
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(first.KafkaAddr()), kgo.DefaultProduceTopic("orders"))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(first.KafkaAddr()), kgo.DefaultProduceTopic("orders"), kgo.ProducerBatchCompression(kgo.NoCompression()))
 	if err != nil {
 		t.Fatal(err)
 	}
