@@ -30,7 +30,7 @@ func TestTierRestoreAfterAllDisksLost(t *testing.T) {
 	const parts = 2
 	createTieredTopic(t, nodes, topic, parts)
 	h := history.New()
-	bulkProduceInto(t, h, seeds, topic, parts, "pre", 4<<20)
+	bulkProduceInto(t, h, seeds, topic, parts, "pre", 2<<20) // four segments a partition
 	remoteEnd := func(p int32) int64 {
 		_, segs, err := storeManifest(t, store, topic, p)
 		if err != nil || len(segs) == 0 {
