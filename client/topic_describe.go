@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,6 +50,15 @@ type DescribedPartition struct {
 	Offline     []int32 `json:"offline"`
 	Start       *int64  `json:"start"`
 	End         *int64  `json:"end"`
+	// Tiered storage (remote.storage.enable=true) only, each null when its
+	// leader could not be asked: where the remote log (in the store)
+	// starts and the local one (on the replicas' disks), and their sizes
+	// on the leader. RemoteStart is null while nothing is uploaded.
+	Tiered      bool   `json:"tiered,omitempty"`
+	RemoteStart *int64 `json:"remote_start,omitempty"`
+	LocalStart  *int64 `json:"local_start,omitempty"`
+	RemoteBytes *int64 `json:"remote_bytes,omitempty"`
+	LocalBytes  *int64 `json:"local_bytes,omitempty"`
 }
 
 type DescribedConfig struct {
@@ -114,8 +124,79 @@ func describeTopics(ctx context.Context, adm *kadm.Client, names []string) (Desc
 		}
 		out = append(out, d)
 	}
+	if err := describeTiered(ctx, adm, out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
+
+// ListOffsets' special timestamps for tiered storage (KIP-405, KIP-1005).
+const (
+	listEarliestLocal = -4 // the local log start
+	listLatestTiered  = -5 // the last offset in the store (-1: none)
+)
+
+// describeTiered fills the tiered storage columns of the topics with
+// remote.storage.enable=true: remote and local starts by ListOffsets (the
+// earliest offset is the remote start once anything is uploaded), local
+// and remote bytes from the leader's DescribeLogDirs (Spool lists the
+// store as a log dir named s3://bucket/prefix).
+func describeTiered(ctx context.Context, adm *kadm.Client, ds DescribedTopics) error {
+	var names []string
+	for _, d := range ds {
+		for _, c := range d.Configs {
+			if c.Key == "remote.storage.enable" && c.Value == "true" {
+				names = append(names, d.Topic)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	local, err := adm.ListOffsetsAfterMilli(ctx, listEarliestLocal, names...)
+	if err != nil && !isShardErrors(err) {
+		return fmt.Errorf("list local start offsets: %w", err)
+	}
+	tiered, err := adm.ListOffsetsAfterMilli(ctx, listLatestTiered, names...)
+	if err != nil && !isShardErrors(err) {
+		return fmt.Errorf("list tiered offsets: %w", err)
+	}
+	dirs, err := adm.DescribeAllLogDirs(ctx, kadm.TopicsSet{})
+	if err != nil && !isShardErrors(err) {
+		return fmt.Errorf("describe log dirs: %w", err)
+	}
+	for i := range ds {
+		d := &ds[i]
+		if !slices.Contains(names, d.Topic) {
+			continue
+		}
+		for j := range d.Partitions {
+			p := &d.Partitions[j]
+			p.Tiered = true
+			p.LocalStart = listedOffsetPtr(local, d.Topic, p.Partition)
+			if last := listedOffsetPtr(tiered, d.Topic, p.Partition); last != nil && *last >= 0 {
+				p.RemoteStart = p.Start
+			}
+			for dir, ld := range dirs[p.Leader] {
+				lp, ok := ld.Topics[d.Topic][p.Partition]
+				if !ok || ld.Err != nil {
+					continue
+				}
+				size := lp.Size
+				if strings.HasPrefix(dir, remoteLogDirPrefix) {
+					p.RemoteBytes = &size
+				} else {
+					p.LocalBytes = &size
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// remoteLogDirPrefix starts the name of the store's DescribeLogDirs entry
+// (node/tier's RemoteLogDirPrefix).
+const remoteLogDirPrefix = "s3://"
 
 // DescribedTopics is the topics DescribeTopics describes.
 type DescribedTopics []DescribedTopic
@@ -135,14 +216,23 @@ func (d DescribedTopic) WriteTable(out io.Writer) {
 		fmt.Fprintf(out, "note: %s\n", d.Note)
 	}
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "PARTITION\tLEADER\tEPOCH\tREPLICAS\tISR\tOFFLINE\tSTART\tEND")
+	tiered := len(d.Partitions) > 0 && d.Partitions[0].Tiered
+	head := "PARTITION\tLEADER\tEPOCH\tREPLICAS\tISR\tOFFLINE\tSTART\tEND"
+	if tiered {
+		head += "\tREMOTE START\tLOCAL START\tREMOTE BYTES\tLOCAL BYTES"
+	}
+	fmt.Fprintln(w, head)
 	for _, p := range d.Partitions {
 		leader := strconv.Itoa(int(p.Leader))
 		if p.Leader < 0 {
 			leader = "none"
 		}
-		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Partition, leader, epochOrDash(p.LeaderEpoch),
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s", p.Partition, leader, epochOrDash(p.LeaderEpoch),
 			formatBrokers(p.Replicas), formatBrokers(p.ISR), formatBrokers(p.Offline), offsetOrDash(p.Start), offsetOrDash(p.End))
+		if tiered {
+			fmt.Fprintf(w, "\t%s\t%s\t%s\t%s", offsetOrDash(p.RemoteStart), offsetOrDash(p.LocalStart), offsetOrDash(p.RemoteBytes), offsetOrDash(p.LocalBytes))
+		}
+		fmt.Fprintln(w)
 	}
 	w.Flush()
 	if len(d.Configs) > 0 {

@@ -274,13 +274,13 @@ func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, 
 		return e
 	}
 	hwm := p.Replica.HighWatermark()
-	start := n.logStart(p) // below the local start for a tiered partition (tier.go)
+	start := n.remote(p).LogStart() // below the local start for a tiered partition (node/tier)
 	fp.HighWatermark, fp.LastStableOffset, fp.LogStartOffset = hwm, hwm, start
 	// Above the high watermark but within the log is no error, as in
 	// Kafka: a new Raft leader's high watermark may briefly lag the one
 	// consumers saw from the old leader until it commits in its own term.
-	if rp.FetchOffset < p.Replica.LogStartOffset() && n.remoteGap(p, rp.FetchOffset) {
-		return kerr.OffsetNotAvailable // retried: this replica's record of the store catches up (tier.go)
+	if rp.FetchOffset < p.Replica.LogStartOffset() && n.remote(p).Gap(rp.FetchOffset) {
+		return kerr.OffsetNotAvailable // retried: this replica's record of the store catches up (node/tier)
 	}
 	if rp.FetchOffset < start || rp.FetchOffset > max(hwm, p.Replica.LogEndOffset()) {
 		return kerr.OffsetOutOfRange
@@ -310,8 +310,8 @@ func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, 
 	var s *partition.Slice
 	var err error
 	if rp.FetchOffset < p.Replica.LogStartOffset() {
-		// Tiered: from the store through the chunk cache (tier.go).
-		s, err = n.remoteRead(p, rp.FetchOffset, int(min(limit, 1<<30)), upTo)
+		// Tiered: from the store through the chunk cache (node/tier).
+		s, err = n.remote(p).Read(rp.FetchOffset, int(min(limit, 1<<30)), upTo)
 	} else {
 		s, err = p.Replica.ReadUpTo(rp.FetchOffset, int(min(limit, 1<<30)), upTo)
 	}

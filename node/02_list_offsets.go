@@ -96,15 +96,15 @@ func (n *Node) listOffset(topic string, rp kmsg.ListOffsetsRequestTopicPartition
 	}
 	switch ts := rp.Timestamp; {
 	case ts == listEarliest:
-		if n.remoteBehind(p) {
+		if n.remote(p).Behind() {
 			sp.LeaderEpoch = -1
-			return kerr.OffsetNotAvailable // the remote start is not known here yet (tier.go)
+			return kerr.OffsetNotAvailable // the remote start is not known here yet (node/tier)
 		}
-		sp.Offset = n.logStart(p) // the remote start when tiered (tier.go)
+		sp.Offset = n.remote(p).LogStart() // the remote start when tiered (node/tier)
 	case ts == listEarliestLocal && version >= 8:
 		sp.Offset = p.Replica.LogStartOffset()
 	case ts == listLatestTiered && version >= 9:
-		if end, ok := n.remoteEnd(p); ok {
+		if end, ok := n.remote(p).End(); ok {
 			sp.Offset = end - 1
 		} else {
 			sp.LeaderEpoch = -1 // offset and timestamp stay -1: nothing is tiered
@@ -131,7 +131,7 @@ func (n *Node) listOffset(topic string, rp kmsg.ListOffsetsRequestTopicPartition
 		}
 		sp.Offset, sp.Timestamp = off, t
 	case ts >= 0:
-		if off, t, ok, err := n.remoteOffsetForTime(p, ts); err != nil {
+		if off, t, ok, err := n.remote(p).OffsetForTime(ts); err != nil {
 			return n.readError(topic, rp.Partition, err)
 		} else if ok {
 			sp.Offset, sp.Timestamp = off, t

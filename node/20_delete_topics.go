@@ -155,7 +155,7 @@ func (n *Node) deleteTopic(name string) error {
 	if err := n.reconcileTopic(name); err != nil {
 		n.log.WithError(err).Warn("reconcile after delete")
 	}
-	n.deleteRemoteTopic(name) // tier.go: its objects in the store
+	n.loops.Go(func(ctx context.Context) { n.tier.DeleteTopic(ctx, name) }) // node/tier: its objects in the store
 	n.log.WithField("topic", name).Info("topic deleted")
 	return nil
 }

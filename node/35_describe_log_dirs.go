@@ -29,6 +29,10 @@ import (
 //   Clients send the request to every broker they want to know about.
 // * TotalBytes and UsableBytes are from statfs(2) of the data directory;
 //   when statfs fails the dir gets KAFKA_STORAGE_ERROR.
+// * On a node with tiered storage a second dir, s3://<bucket>/<prefix>
+//   (tier.Service.LogDir), lists the hosted tiered partitions with the
+//   size of their remote segments (TotalBytes and UsableBytes -1: not
+//   known), so `spool topic describe` can show local and remote bytes.
 //
 // Version notes:
 // * v0 is not advertised (KIP-896 removed it in Kafka 4.0).
@@ -69,28 +73,48 @@ func (n *Node) handleDescribeLogDirs(ctx context.Context, wreq *wire.Request) wi
 		}
 	}
 	byTopic := make(map[string]*kmsg.DescribeLogDirsResponseDirTopic)
+	remote := kmsg.NewDescribeLogDirsResponseDir()
+	remote.Dir, remote.TotalBytes, remote.UsableBytes = n.tier.LogDir(), -1, -1
+	remoteByTopic := make(map[string]*kmsg.DescribeLogDirsResponseDirTopic)
 	for _, p := range n.localPartitions() {
 		if want != nil && !want[tp{p.Topic, p.Index}] {
 			continue
-		}
-		t := byTopic[p.Topic]
-		if t == nil {
-			nt := kmsg.NewDescribeLogDirsResponseDirTopic()
-			nt.Topic = p.Topic
-			t = &nt
-			byTopic[p.Topic] = t
 		}
 		sp := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
 		sp.Partition = p.Index
 		sp.Size = p.Replica.Size()
 		sp.OffsetLag = max(p.Replica.HighWatermark()-p.Replica.LogEndOffset(), 0)
-		t.Partitions = append(t.Partitions, sp)
+		addLogDirPartition(byTopic, p.Topic, sp)
+		if bytes, tiered := n.remote(p).Bytes(); tiered {
+			rp := sp
+			rp.Size, rp.OffsetLag = bytes, 0
+			addLogDirPartition(remoteByTopic, p.Topic, rp)
+		}
 	}
+	resp.Dirs = append(resp.Dirs, logDirTopics(dir, byTopic))
+	if remote.Dir != "" {
+		resp.Dirs = append(resp.Dirs, logDirTopics(remote, remoteByTopic))
+	}
+	return resp
+}
+
+func addLogDirPartition(byTopic map[string]*kmsg.DescribeLogDirsResponseDirTopic, topic string, sp kmsg.DescribeLogDirsResponseDirTopicPartition) {
+	t := byTopic[topic]
+	if t == nil {
+		nt := kmsg.NewDescribeLogDirsResponseDirTopic()
+		nt.Topic = topic
+		t = &nt
+		byTopic[topic] = t
+	}
+	t.Partitions = append(t.Partitions, sp)
+}
+
+// logDirTopics is dir with byTopic's topics, each sorted.
+func logDirTopics(dir kmsg.DescribeLogDirsResponseDir, byTopic map[string]*kmsg.DescribeLogDirsResponseDirTopic) kmsg.DescribeLogDirsResponseDir {
 	for _, t := range byTopic {
 		slices.SortFunc(t.Partitions, func(a, b kmsg.DescribeLogDirsResponseDirTopicPartition) int { return int(a.Partition - b.Partition) })
 		dir.Topics = append(dir.Topics, *t)
 	}
 	slices.SortFunc(dir.Topics, func(a, b kmsg.DescribeLogDirsResponseDirTopic) int { return strings.Compare(a.Topic, b.Topic) })
-	resp.Dirs = append(resp.Dirs, dir)
-	return resp
+	return dir
 }

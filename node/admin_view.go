@@ -34,3 +34,6 @@ func (v adminView) Leadership(topic string, partition int32) admin.Leadership {
 	st := v.n.leaders.Of(spec, partition, v.n.agent.IsAlive)
 	return admin.Leadership{Leader: st.Leader, LeaderEpoch: st.LeaderEpoch, ISR: st.ISR, Offline: st.Offline}
 }
+
+// ReadyDetails are /readyz's lines beside "ready": tiered storage's backlog.
+func (v adminView) ReadyDetails() []string { return v.n.tier.ReadyDetails() }

@@ -13,6 +13,7 @@ import (
 	"github.com/spool-log/spool/node/quota"
 	"github.com/spool-log/spool/node/replica"
 	"github.com/spool-log/spool/node/scrub"
+	"github.com/spool-log/spool/node/tier"
 	"github.com/spool-log/spool/node/tlsfiles"
 	"github.com/spool-log/spool/node/topicconfig"
 	"github.com/spool-log/spool/partition"
@@ -23,8 +24,8 @@ import (
 // broker on 127.0.0.1:9092 keeping its data in ./spool-data.
 type Config struct {
 	// Tier is tiered storage: the object store tiered topics copy their
-	// closed segments to (node/tier.go). Off without an endpoint.
-	Tier TierSettings
+	// closed segments to (node/tier). Off without an endpoint.
+	Tier tier.Settings
 
 	// DataDir holds one directory per local partition (<topic>-<n>) plus
 	// the node's own small files: the topic catalog and the producer-id
@@ -239,7 +240,7 @@ func DefaultConfig() Config {
 	pc := partition.DefaultConfig()
 	gc := group.DefaultConfig()
 	return Config{
-		Tier:                     DefaultTierSettings(),
+		Tier:                     tier.DefaultSettings(),
 		DataDir:                  "./spool-data",
 		KafkaAddr:                "127.0.0.1:9092",
 		AdminAddr:                "127.0.0.1:9644",
@@ -358,7 +359,7 @@ func (c *Config) validate() error {
 	if err := c.Groups.validate(); err != nil {
 		return err
 	}
-	if err := c.Tier.validate(); err != nil {
+	if err := c.Tier.Validate(); err != nil {
 		return err
 	}
 	// The same bounds as a topic's own segment.bytes and retention.bytes.

@@ -30,6 +30,7 @@ import (
 	"github.com/spool-log/spool/node/peers"
 	"github.com/spool-log/spool/node/replication"
 	"github.com/spool-log/spool/node/scrub"
+	"github.com/spool-log/spool/node/tier"
 	"github.com/spool-log/spool/node/topics"
 	"github.com/spool-log/spool/node/txn"
 	"github.com/spool-log/spool/partition"
@@ -117,8 +118,8 @@ type Node struct {
 	// its lifetime, closed when Shutdown begins, which also ends long polls.
 	loops   *background
 	closing <-chan struct{}
-	// tier is tiered storage (tier.go), nil when off.
-	tier *tierNode
+	// tier is tiered storage (node/tier), nil when off.
+	tier *tier.Service
 }
 
 // counters are the totals /v1/stats reports.
@@ -244,7 +245,8 @@ func (n *Node) Start() (err error) {
 	n.loops.Go(func(ctx context.Context) {
 		n.adm.Run(ctx, n.agent, len(n.cfg.Gossip.Join) > 0, n.loops.Go)
 	})
-	if err := n.startTier(); err != nil { // tier.go: before the partitions open
+	// Tiered storage before the partitions open: each gets its manifest.
+	if n.tier, err = tier.New(n.loops.ctx, n.cfg.Tier, n.cfg.DataDir, n.tierHosted, n.log.WithField("part", "tier"), n.metrics.Metrics); err != nil {
 		return err
 	}
 	if err := n.removeOrphans(); err != nil {
@@ -323,8 +325,9 @@ func (n *Node) startLoops() {
 	n.loops.Every(coord.LoadInterval, n.coords.Txns.LoadLed) // a new coordinator finishes what it inherits
 	n.loops.Go(func(ctx context.Context) { n.quarantine.Reclaim(ctx, n.cfg.QuarantineRetention) })
 	n.leaders.Start(n.agent, n.loops.Go)
-	n.loops.Go(n.announceServing) // serving.go
-	n.startTierLoops()            // tier.go: the uploader
+	n.loops.Go(n.announceServing)  // serving.go
+	n.loops.Go(n.tier.RunUploader) // node/tier
+	n.loops.Every(admin.FlushInterval, n.tier.FlushMetrics)
 }
 
 // KafkaAddr is the bound Kafka listener address (after Start) or the

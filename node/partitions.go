@@ -13,6 +13,7 @@ import (
 	"github.com/spool-log/spool/node/hosted"
 	"github.com/spool-log/spool/node/replica"
 	"github.com/spool-log/spool/node/replica/raftlog"
+	"github.com/spool-log/spool/node/tier"
 	"github.com/spool-log/spool/node/topicconfig"
 	"github.com/spool-log/spool/partition"
 )
@@ -103,7 +104,17 @@ func (n *Node) openPartition(spec TopicSpec, index int32) (*localPartition, erro
 	// replica.
 	// A replica rebuilt from its peers (node/hosted's repair.go) joins too.
 	join := !containsID(spec.Replicas[index], n.cfg.NodeID) || spec.HadLeader(index) || hosted.Rebuilding(dir)
-	remote, err := n.remoteLog(dir, settings) // tier.go
+	if settings.RemoteRecovery && !join {
+		if err := n.restorePartition(dir, spec.Name, index, log); err != nil {
+			log.Close()
+			return nil, fmt.Errorf("open partition %s: %w", dir, err)
+		}
+	}
+	var remote replica.RemoteLog
+	m, err := n.tier.OpenManifest(dir, settings.RemoteStorage)
+	if m != nil {
+		remote = m
+	}
 	if err != nil {
 		log.Close()
 		return nil, fmt.Errorf("open partition %s: %w", dir, err)
@@ -312,6 +323,34 @@ func (n *Node) mendStopped() {
 // localPartitions returns a snapshot of the open partitions.
 func (n *Node) localPartitions() []*localPartition {
 	return n.parts.All()
+}
+
+// tierHosted are the open partitions as node/tier sees them.
+func (n *Node) tierHosted() []tier.Hosted {
+	parts := n.localPartitions()
+	out := make([]tier.Hosted, 0, len(parts))
+	for _, p := range parts {
+		out = append(out, tier.Hosted{Dir: p.Dir, Topic: p.Topic, Index: p.Index, Source: p.Replica,
+			TxnIndexPath: filepath.Join(p.Dir, hosted.TxnIndexFile), Settings: p.CurrentSettings})
+	}
+	return out
+}
+
+// restorePartition restores a new partition of a topic with
+// remote.storage.recovery from the store (node/tier's restore.go), when
+// this replica starts its group afresh: no Raft state and an empty log.
+func (n *Node) restorePartition(dir, topic string, index int32, log *partition.Log) error {
+	started, err := raftlog.HasState(dir)
+	if err != nil || started || log.EndOffset() > 0 {
+		return err
+	}
+	_, err = n.tier.Restore(dir, topic, index, log)
+	return err
+}
+
+// remote is p's remote side in the store (node/tier), below its local start.
+func (n *Node) remote(p *localPartition) tier.View {
+	return n.tier.View(p.Dir, p.Topic, p.Index, p.Replica)
 }
 
 // leadership is partition index of spec's leader, leader epoch, ISR and

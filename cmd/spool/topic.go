@@ -8,6 +8,6 @@ func newTopicCmd(g *globals) *cobra.Command {
 		Short: "Create, list, describe and delete topics",
 	}
 	cmd.AddCommand(newTopicCreateCmd(g), newTopicListCmd(g), newTopicDescribeCmd(g), newTopicDeleteCmd(g), // topic_NAME.go
-		newTopicAlterConfigCmd(g), newTopicAddPartitionsCmd(g), newTopicDeleteRecordsCmd(g))
+		newTopicAlterConfigCmd(g), newTopicAddPartitionsCmd(g), newTopicDeleteRecordsCmd(g), newTopicRestoreCmd(g))
 	return cmd
 }

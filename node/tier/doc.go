@@ -20,6 +20,16 @@
 //     checkpoint, producer snapshot, aborted-transaction index), then
 //     records it; a failed copy is retried with backoff and counted in the
 //     backlog.
+//   - the node's side (service.go: Service, one per node, nil when no
+//     store is configured; hosted.go: the manifests of the partitions the
+//     node hosts, by directory; view.go: View, a partition's remote side
+//     as the Fetch and ListOffsets handlers ask it below the local log
+//     start); package node holds only the field, its construction and the
+//     loops, and passes its open partitions as Hosted;
+//   - the restore (restore.go): a topic created with
+//     remote.storage.recovery=true (`spool topic restore`) has each replica
+//     that starts a partition's group afresh take the store's manifest
+//     copy and start its empty log at the copy's end.
 //
 // A segment is uploaded under a fresh object directory (a random id), so a
 // copy cut by a crash never overwrites one a record points to; the record
@@ -34,6 +44,8 @@
 // applied (the manifest file written and fsynced: the apply is the
 // replica's Raft round, which holds the group's lock for its disk writes
 // anyway) and for reads of the in-memory copy, never across a network call.
-// Uploader.mu guards the backlog figures only. Order: Manifest.mu, then
-// nothing.
+// Uploader.mu guards the backlog figures only; Service.mu the map of
+// manifests only (never held while one is opened, read or applied). Order:
+// each alone (Manifest.mu, Uploader.mu, Service.mu: none is taken under
+// another). The store is only ever called with none of them held.
 package tier

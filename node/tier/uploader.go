@@ -372,31 +372,9 @@ const maxManifestCopy = 17 + maxManifestSegments*uploadRecordSize + 4
 // what a replica that a Raft snapshot moved past remote records needs.
 // The copy is read with no lock held.
 func (u *Uploader) catchUp(ctx context.Context, p *Partition) error {
-	key, err := u.layout.ManifestKey(p.Topic, p.Index)
+	start, segs, found, err := readManifestCopy(ctx, u.store, u.layout, p.Topic, p.Index)
 	if err != nil {
 		return err
-	}
-	var start int64
-	var segs []RemoteSegment
-	found := true
-	rc, err := u.store.GetRange(ctx, key, 0, -1)
-	switch {
-	case errors.Is(err, ErrNotFound):
-		found = false
-	case err != nil:
-		return err
-	default:
-		b, err := io.ReadAll(io.LimitReader(rc, int64(maxManifestCopy)+1))
-		rc.Close()
-		if err != nil {
-			return err
-		}
-		if len(b) > maxManifestCopy {
-			return fmt.Errorf("store's manifest copy %s: larger than %d bytes", key, maxManifestCopy)
-		}
-		if start, segs, err = DecodeManifest(b); err != nil {
-			return fmt.Errorf("store's manifest copy %s: %w", key, err)
-		}
 	}
 	caught, err := p.Manifest.Merge(start, segs, found)
 	if err != nil {
@@ -405,6 +383,35 @@ func (u *Uploader) catchUp(ctx context.Context, p *Partition) error {
 	u.log.WithField("topic", p.Topic).WithField("partition", p.Index).WithField("remote_end", p.Manifest.End()).
 		WithField("caught_up", caught).Info("remote manifest merged from the store's copy")
 	return nil
+}
+
+// readManifestCopy reads and decodes the store's copy of a partition's
+// manifest (putManifest); found is false when the store has none (nothing
+// was uploaded).
+func readManifestCopy(ctx context.Context, store ObjectStore, layout Layout, topic string, index int32) (start int64, segs []RemoteSegment, found bool, err error) {
+	key, err := layout.ManifestKey(topic, index)
+	if err != nil {
+		return 0, nil, false, err
+	}
+	rc, err := store.GetRange(ctx, key, 0, -1)
+	if errors.Is(err, ErrNotFound) {
+		return 0, nil, false, nil
+	}
+	if err != nil {
+		return 0, nil, false, err
+	}
+	b, err := io.ReadAll(io.LimitReader(rc, int64(maxManifestCopy)+1))
+	rc.Close()
+	if err != nil {
+		return 0, nil, false, err
+	}
+	if len(b) > maxManifestCopy {
+		return 0, nil, false, fmt.Errorf("store's manifest copy %s: larger than %d bytes", key, maxManifestCopy)
+	}
+	if start, segs, err = DecodeManifest(b); err != nil {
+		return 0, nil, false, fmt.Errorf("store's manifest copy %s: %w", key, err)
+	}
+	return start, segs, true, nil
 }
 
 // readSide reads a small file uploaded beside a segment; a missing one is

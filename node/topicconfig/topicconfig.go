@@ -38,6 +38,10 @@ var Keys = map[string]kmsg.ConfigType{
 	"remote.storage.enable": kmsg.ConfigTypeBoolean,
 	"local.retention.ms":    kmsg.ConfigTypeLong,
 	"local.retention.bytes": kmsg.ConfigTypeLong,
+	// Restore from the store (node/tier's restore.go): a new partition
+	// starts from the store's copy of its manifest, as Redpanda's
+	// redpanda.remote.recovery.
+	"remote.storage.recovery": kmsg.ConfigTypeBoolean,
 }
 
 // LocalRetentionAsTotal is local.retention.ms/bytes' default: keep locally
@@ -68,6 +72,10 @@ type Settings struct {
 	RemoteStorage       bool
 	LocalRetentionAge   time.Duration
 	LocalRetentionBytes int64
+	// RemoteRecovery is remote.storage.recovery: each replica that starts
+	// a partition's group afresh restores it from the store up to its last
+	// uploaded segment (`spool topic restore`). Only with RemoteStorage.
+	RemoteRecovery bool
 }
 
 // LocalRetention is how much a tiered topic keeps on local disk: its
@@ -216,6 +224,15 @@ func Parse(d Defaults, configs map[string]string) (Settings, error) {
 			default:
 				return s, fmt.Errorf("%s=%q: want true or false", k, v)
 			}
+		case "remote.storage.recovery":
+			switch v {
+			case "true":
+				s.RemoteRecovery = true
+			case "false":
+				s.RemoteRecovery = false
+			default:
+				return s, fmt.Errorf("%s=%q: want true or false", k, v)
+			}
 		case "local.retention.ms":
 			n, err := parseLong(k, v, LocalRetentionAsTotal)
 			if err != nil {
@@ -235,6 +252,9 @@ func Parse(d Defaults, configs map[string]string) (Settings, error) {
 	if s.RemoteStorage && s.Compact {
 		// As Kafka: a compacted log's closed segments change after upload.
 		return s, fmt.Errorf("remote.storage.enable=true: not with cleanup.policy=compact")
+	}
+	if s.RemoteRecovery && !s.RemoteStorage {
+		return s, fmt.Errorf("remote.storage.recovery=true: needs remote.storage.enable=true")
 	}
 	if s.RemoteStorage {
 		age, bytes := s.LocalRetention()
@@ -317,6 +337,7 @@ func (s Settings) Describe() []Entry {
 		{"min.cleanable.dirty.ratio", strconv.FormatFloat(s.MinCleanableRatio, 'g', -1, 64)},
 		{"min.insync.replicas", strconv.FormatInt(int64(s.MinInsyncReplicas), 10)},
 		{"remote.storage.enable", strconv.FormatBool(s.RemoteStorage)},
+		{"remote.storage.recovery", strconv.FormatBool(s.RemoteRecovery)},
 		{"retention.bytes", strconv.FormatInt(s.RetentionBytes, 10)},
 		{"retention.ms", ms(s.RetentionAge)},
 		{"segment.bytes", strconv.FormatInt(s.SegmentBytes, 10)},

@@ -28,10 +28,15 @@ func TestTieredConfigs(t *testing.T) {
 		{"remote.storage.enable": "true", "local.retention.bytes": "2000"},
 		{"remote.storage.enable": "true", "local.retention.ms": "-1"},
 		{"local.retention.ms": "-3"},
+		{"remote.storage.recovery": "true"}, // restores only a tiered topic
+		{"remote.storage.enable": "true", "remote.storage.recovery": "1"},
 	} {
 		if _, err := Parse(d, bad); err == nil {
 			t.Errorf("%v accepted", bad)
 		}
+	}
+	if r, err := Parse(d, map[string]string{"remote.storage.enable": "true", "remote.storage.recovery": "true"}); err != nil || !r.RemoteRecovery {
+		t.Fatalf("remote.storage.recovery=true: %+v, %v", r, err)
 	}
 	found := map[string]string{}
 	for _, e := range s.Describe() {

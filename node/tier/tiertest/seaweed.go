@@ -204,3 +204,20 @@ func freePorts(t testing.TB, n int) []int {
 	}
 	return out
 }
+
+// Settings are a node's tiered storage on the server, with prefix: the
+// credentials in a file of t's temporary directory (tier.LoadCredentials),
+// fast uploads.
+func (s *Seaweed) Settings(t testing.TB, prefix string) tier.Settings {
+	t.Helper()
+	creds := filepath.Join(t.TempDir(), "s3-credentials")
+	if err := os.WriteFile(creds, []byte("access_key_id="+AccessKey+"\nsecret_access_key="+SecretKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st := tier.DefaultSettings()
+	st.Store = s.Config(prefix)
+	st.Store.CredentialsFile = creds
+	st.Upload.Interval, st.Upload.MinBackoff, st.Upload.MaxBackoff = 100*time.Millisecond, 100*time.Millisecond, time.Second
+	st.CacheBytes, st.ChunkBytes = 8<<20, 1<<20
+	return st
+}
