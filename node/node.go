@@ -20,6 +20,7 @@ import (
 	"github.com/spool-log/spool/node/admin"
 	"github.com/spool-log/spool/node/admin/console"
 	"github.com/spool-log/spool/node/admission"
+	"github.com/spool-log/spool/node/background"
 	"github.com/spool-log/spool/node/datadir"
 	"github.com/spool-log/spool/node/hosted"
 	"github.com/spool-log/spool/node/moves"
@@ -146,9 +147,9 @@ type Node struct {
 	// checkpoint (node/hosted/shutdown_checkpoint.go), for the partitions
 	// to open.
 	shutdownPoints *hosted.ShutdownPoints
-	// loops owns every background goroutine (background.go); closing is
+	// loops owns every background goroutine (node/background); closing is
 	// its lifetime, closed when Shutdown begins, which also ends long polls.
-	loops   *background
+	loops   *background.Group
 	closing <-chan struct{}
 	// tier is tiered storage (tier.go), nil when off.
 	tier *tierNode
@@ -194,11 +195,11 @@ func New(cfg Config) (_ *Node, err error) {
 		lock:         lock,
 		files:        partition.NewFileCache(cfg.MaxOpenFiles),
 		quarantine:   datadir.NewQuarantine(cfg.DataDir, log),
-		loops:        newBackground(),
+		loops:        background.New(),
 		adm:          admission.New(log),
 		leaders:      newLeaders(cfg.NodeID),
 	}
-	n.closing = n.loops.ctx.Done()
+	n.closing = n.loops.Context().Done()
 	n.quotas = quota.New(cfg.Quota, quotaSource{n})
 	n.parts = n.newPartitionSet()
 	// Before any partition opens: the file vouches only for logs unchanged
@@ -250,7 +251,7 @@ func (n *Node) Start() (err error) {
 	n.kafkaAddr = ln.Addr().String()
 	defer func() {
 		if err != nil {
-			n.loops.stop()
+			n.loops.Stop()
 			n.closeListeners()
 			if n.adminLn != nil {
 				n.adminLn.Close()
@@ -417,7 +418,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 		n.ready.Store(false)
 		// Every loop and long poll ends, joining included, before the
 		// leave, so that nothing joins again after it.
-		n.loops.stop()
+		n.loops.Stop()
 		n.leaveCluster()
 		var errs []error
 		if n.server != nil {

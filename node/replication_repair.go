@@ -84,5 +84,5 @@ func (n *Node) repairConfig() *hosted.RepairConfig {
 
 // repairDamaged runs one repair pass (every hosted.MendInterval).
 func (n *Node) repairDamaged() {
-	n.parts.Repair(n.loops.ctx)
+	n.parts.Repair(n.loops.Context())
 }

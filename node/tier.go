@@ -218,7 +218,7 @@ func (n *Node) remoteRead(p *localPartition, offset int64, maxBytes int, upTo in
 	if !ok {
 		return nil, partition.ErrOffsetOutOfRange
 	}
-	ctx, cancel := context.WithTimeout(n.loops.ctx, remoteReadTimeout)
+	ctx, cancel := context.WithTimeout(n.loops.Context(), remoteReadTimeout)
 	defer cancel()
 	s, err := n.tier.reader.Read(ctx, p.Topic, p.Index, m, offset, maxBytes, upTo)
 	if errors.Is(err, tier.ErrNotRemote) {
@@ -234,7 +234,7 @@ func (n *Node) remoteOffsetForTime(p *localPartition, ts int64) (offset, timesta
 	if !tiered || m.Start() >= p.Replica.LogStartOffset() {
 		return 0, 0, false, nil
 	}
-	ctx, cancel := context.WithTimeout(n.loops.ctx, remoteReadTimeout)
+	ctx, cancel := context.WithTimeout(n.loops.Context(), remoteReadTimeout)
 	defer cancel()
 	off, t, ok, err := n.tier.reader.OffsetForTime(ctx, p.Topic, p.Index, m, ts)
 	if ok && off >= p.Replica.LogStartOffset() {
