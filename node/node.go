@@ -304,7 +304,7 @@ func (n *Node) Start() (err error) {
 		wcfg.Log = logrus.NewEntry(logrus.StandardLogger())
 	}
 	// Requests pass only once the cluster has accepted this node.
-	n.server = wire.NewServer(wcfg, admissionGate{n})
+	n.server = wire.NewServer(wcfg, n.adm.Gate(n))
 
 	n.metrics.SetGauge([]string{"partitions"}, float32(len(n.localPartitions())))
 	n.metrics.SetGauge([]string{"partitions", "led"}, float32(n.partitionsLed()))
@@ -359,7 +359,9 @@ func (n *Node) startLoops() {
 	n.loops.Every(txnLoadInterval, n.loadLedTxnPartitions) // txns.go: a new coordinator finishes what it inherits
 	n.loops.Go(func(ctx context.Context) { n.quarantine.Reclaim(ctx, n.cfg.QuarantineRetention) })
 	n.startLeadershipLoops()
-	n.loops.Go(n.announceServing) // serving.go
+	n.loops.Go(func(ctx context.Context) { // node/admission's serving.go
+		n.adm.AnnounceServing(ctx, n.ready.Load, n.agent.SetServing)
+	})
 	n.startTierLoops()            // tier.go: the uploader
 }
 
@@ -394,6 +396,15 @@ func (n *Node) NodeID() int32 { return n.cfg.NodeID }
 // Ready reports whether the node is listening with every partition open.
 // It does not wait for the cluster join; /readyz does.
 func (n *Node) Ready() bool { return n.ready.Load() }
+
+// Failed delivers, once, the reason the node cannot serve: the cluster
+// refused it (node/admission). The node then refuses every Kafka request
+// and /readyz and /healthz say why; the caller should shut it down and exit.
+func (n *Node) Failed() <-chan error { return n.adm.Failed() }
+
+// Admitted reports whether the cluster accepted this node, so that it
+// serves Kafka requests.
+func (n *Node) Admitted() bool { return n.adm.Admitted() }
 
 // Membership is the node's membership agent (nil before Start).
 func (n *Node) Membership() *membership.Agent { return n.agent }
