@@ -122,7 +122,10 @@ func (n *Node) handleFetch(ctx context.Context, wreq *wire.Request) wire.Respons
 				resp, size = n.fetchQuota(ctx, applied, resp, size)
 			}
 			n.stats.bytesOut.Add(size) // metricsLoop hands it to go-metrics
-			n.countFetched(resp, names)
+			// Nobody looks at the console: no lookup, no count.
+			if n.console != nil && n.console.Sampling() {
+				n.parts.CountFetched(resp, names)
+			}
 			return resp
 		}
 		resp.Release()
@@ -201,7 +204,7 @@ func (n *Node) forEachFetched(req *kmsg.FetchRequest, names []string, fn func(*l
 			continue
 		}
 		for _, rp := range rt.Partitions {
-			if p := n.partition(names[i], rp.Partition); p != nil {
+			if p := n.parts.Get(names[i], rp.Partition); p != nil {
 				fn(p)
 			}
 		}

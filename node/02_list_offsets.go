@@ -125,7 +125,7 @@ func (n *Node) listOffset(topic string, rp kmsg.ListOffsetsRequestTopicPartition
 		if maxTS < 0 {
 			return nil // empty log
 		}
-		off, t, err := recordOffsetForTime(p, maxTS)
+		off, t, err := p.OffsetForTime(maxTS)
 		if err != nil {
 			return n.readError(topic, rp.Partition, err)
 		}
@@ -137,7 +137,7 @@ func (n *Node) listOffset(topic string, rp kmsg.ListOffsetsRequestTopicPartition
 			sp.Offset, sp.Timestamp = off, t
 			return nil
 		}
-		off, t, err := recordOffsetForTime(p, ts)
+		off, t, err := p.OffsetForTime(ts)
 		if err != nil {
 			return n.readError(topic, rp.Partition, err)
 		}

@@ -61,7 +61,7 @@ import (
 
 // maxPartitionsPerTopic bounds what one request can make the node create:
 // every partition is a directory and open files.
-const maxPartitionsPerTopic = 10_000
+const maxPartitionsPerTopic = topics.MaxPartitions
 
 // topicError is a Kafka error with a message for the client.
 type topicError struct {
@@ -70,6 +70,25 @@ type topicError struct {
 }
 
 func (e *topicError) Error() string { return e.err.Message + ": " + e.msg }
+
+// refusalCodes are the Kafka codes of the catalog's refusals (node/topics).
+var refusalCodes = map[error]*kerr.Error{
+	topics.ErrInvalidName: kerr.InvalidTopicException, topics.ErrInternalTopic: kerr.InvalidRequest,
+	topics.ErrInvalidPartitions: kerr.InvalidPartitions, topics.ErrInvalidAssignment: kerr.InvalidReplicaAssignment,
+	topics.ErrReplicationFactor: kerr.InvalidReplicationFactor, topics.ErrInvalidConfig: kerr.InvalidConfig,
+	topics.ErrChanged: kerr.NotController, topics.ErrNotDurable: kerr.KafkaStorageError,
+	topics.ErrUnknownTopic: kerr.UnknownTopicOrPartition,
+}
+
+// topicRefusal is a refusal of node/topics as the topicError the client
+// sees; any other error as it is.
+func topicRefusal(err error) error {
+	var r *topics.Refusal
+	if errors.As(err, &r) {
+		return &topicError{refusalCodes[r.Reason], r.Msg}
+	}
+	return err
+}
 
 func kerrOf(err error) *kerr.Error {
 	if err == nil {
@@ -321,7 +340,7 @@ func (n *Node) createPlaced(name string, partitions int32, rf int16, replicas []
 		}
 		return TopicSpec{}, fmt.Errorf("record topic %s: %w", name, err)
 	}
-	if err := n.reconcileTopic(name); err != nil {
+	if err := n.parts.Reconcile(name); err != nil {
 		return spec, fmt.Errorf("open partitions of %s: %w", name, err)
 	}
 	n.log.WithField("topic", name).WithField("partitions", partitions).WithField("replication_factor", rf).Info("topic created")
@@ -333,7 +352,7 @@ func (n *Node) createPlaced(name string, partitions int32, rf int16, replicas []
 // __consumer_offsets is created by the group coordinator, with its own
 // partition count and configs.
 func (n *Node) autoCreateTopic(name string) error {
-	if isInternalTopic(name) {
+	if topics.IsInternal(name) {
 		if _, _, err := n.groups(); err != nil {
 			return &topicError{kerr.LeaderNotAvailable, err.Error()}
 		}

@@ -141,7 +141,7 @@ func (n *Node) deleteTopic(name string) error {
 	if err := membership.ValidateTopicName(name); err != nil {
 		return &topicError{kerr.InvalidTopicException, err.Error()}
 	}
-	if isInternalTopic(name) {
+	if topics.IsInternal(name) {
 		return &topicError{kerr.InvalidTopicException, "topic " + name + " is internal and cannot be deleted"}
 	}
 	if _, err := n.catalog.Delete(name); err != nil {
@@ -151,7 +151,7 @@ func (n *Node) deleteTopic(name string) error {
 		n.log.WithError(err).WithField("topic", name).Error("delete topic")
 		return err
 	}
-	if err := n.reconcileTopic(name); err != nil {
+	if err := n.parts.Reconcile(name); err != nil {
 		n.log.WithError(err).Warn("reconcile after delete")
 	}
 	n.deleteRemoteTopic(name) // tier.go: its objects in the store

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/node/replica"
+	"github.com/spool-log/spool/node/topics"
 	"github.com/spool-log/spool/partition"
 	"github.com/spool-log/spool/wire"
 )
@@ -71,7 +72,7 @@ func (n *Node) deleteRecords(ctx context.Context, topic string, index int32, off
 	if membership.ValidateTopicName(topic) != nil {
 		return kerr.UnknownTopicOrPartition
 	}
-	if isInternalTopic(topic) {
+	if topics.IsInternal(topic) {
 		return kerr.InvalidTopicException // the group coordinator replays it from the start
 	}
 	p, code := n.leaderPartition(topic, index)

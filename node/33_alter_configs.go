@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/node/topicconfig"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -61,7 +62,7 @@ func (n *Node) handleAlterConfigs(ctx context.Context, wreq *wire.Request) wire.
 					configs[c.Name] = *c.Value
 				}
 				if err == nil {
-					err = n.setTopicConfigs(rr.ResourceName, configs, req.ValidateOnly)
+					err = topicRefusal(n.parts.SetTopicConfigs(rr.ResourceName, configs, req.ValidateOnly))
 				}
 			case kmsg.ConfigResourceTypeBroker:
 				names := make([]string, len(rr.Configs))
@@ -88,7 +89,7 @@ func (n *Node) alterBrokerConfigs(resource string, names []string) error {
 	if len(names) == 0 {
 		return nil
 	}
-	if _, ok := n.brokerConfigKnown(names[0]); !ok {
+	if _, ok := topicconfig.FindBrokerConfig(brokerConfigs(n.cfg, n.advertisedListenersConfig()), names[0]); !ok {
 		return &topicError{kerr.InvalidConfig, fmt.Sprintf("unknown broker config %q", names[0])}
 	}
 	return &topicError{kerr.InvalidConfig, fmt.Sprintf("broker config %q is read-only: it is set by a flag at start", names[0])}

@@ -69,7 +69,7 @@ func (n *Node) handleDescribeLogDirs(ctx context.Context, wreq *wire.Request) wi
 		}
 	}
 	byTopic := make(map[string]*kmsg.DescribeLogDirsResponseDirTopic)
-	for _, p := range n.localPartitions() {
+	for _, p := range n.parts.All() {
 		if want != nil && !want[tp{p.Topic, p.Index}] {
 			continue
 		}

@@ -3,10 +3,12 @@ package node
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -71,7 +73,7 @@ func (n *Node) handleCreatePartitions(ctx context.Context, wreq *wire.Request) w
 			}
 			if err == nil {
 				before, _ := n.catalog.Topic(rt.Topic)
-				err = n.growTopic(rt.Topic, rt.Count, assignment, req.ValidateOnly)
+				err = topicRefusal(n.parts.GrowTopic(rt.Topic, rt.Count, assignment, req.ValidateOnly, refuseEvenGrowth))
 				if err == nil && !req.ValidateOnly {
 					mq.record(int(rt.Count - before.Partitions))
 				}
@@ -91,4 +93,14 @@ func (n *Node) handleCreatePartitions(ctx context.Context, wreq *wire.Request) w
 	}
 	resp.ThrottleMillis = mq.throttle(ctx)
 	return resp
+}
+
+// refuseEvenGrowth refuses to grow a topic of an even factor: more
+// partitions that survive no more than one copy fewer
+// (replication_factor.go).
+func refuseEvenGrowth(e *membership.TopicEntry) error {
+	if e.ReplicationFactor%2 == 0 {
+		return fmt.Errorf("%w: %s", membership.ErrInvalidReplicationFactor, evenFactorReason(int(e.ReplicationFactor)))
+	}
+	return nil
 }

@@ -161,7 +161,7 @@ func (n *Node) electPreferred(spec TopicSpec, p int32) (*kerr.Error, string, boo
 	if !n.agent.IsAlive(pref[0]) {
 		return kerr.PreferredLeaderNotAvailable, fmt.Sprintf("preferred replica %d is not alive", pref[0]), false
 	}
-	if h := n.hostedPartition(spec.Name, p, spec.ID); h != nil {
+	if h := n.parts.Current(spec.Name, p, spec.ID); h != nil {
 		h.Replica.TransferLeadership(pref[0])
 	}
 	return nil, "", true

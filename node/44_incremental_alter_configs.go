@@ -137,7 +137,7 @@ func (n *Node) incrementalTopicConfigs(rr kmsg.IncrementalAlterConfigsRequestRes
 			return &topicError{kerr.InvalidRequest, fmt.Sprintf("unknown config operation %d on %q", c.Op, c.Name)}
 		}
 	}
-	return n.setTopicConfigs(rr.ResourceName, configs, validateOnly)
+	return topicRefusal(n.parts.SetTopicConfigs(rr.ResourceName, configs, validateOnly))
 }
 
 func splitList(v string) []string {

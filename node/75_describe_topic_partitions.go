@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/topics"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -104,7 +105,7 @@ func (n *Node) handleDescribeTopicPartitions(ctx context.Context, wreq *wire.Req
 			continue
 		}
 		st.TopicID = spec.ID
-		st.IsInternal = isInternalTopic(name)
+		st.IsInternal = topics.IsInternal(name)
 		first := int32(0)
 		if ti == 0 {
 			first = startPartition

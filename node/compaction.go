@@ -57,7 +57,7 @@ func (n *Node) cleanLogs() int {
 		ratio float64
 	}
 	var cands []candidate
-	for _, p := range n.localPartitions() {
+	for _, p := range n.parts.All() {
 		if p.Replica.NeedsCleaning() {
 			ratio, _ := p.Replica.DirtyRatio()
 			cands = append(cands, candidate{p, ratio})

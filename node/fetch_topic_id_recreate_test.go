@@ -42,7 +42,7 @@ func TestFetchByIDAcrossRecreate(t *testing.T) {
 		t.Fatal("the re-created topic kept its id")
 	}
 	retry.Run(t, 10*time.Second, func() error {
-		if p := n.partition("r", 0); p == nil || p.TopicID != cur.ID {
+		if p := n.parts.Get("r", 0); p == nil || p.TopicID != cur.ID {
 			return errors.New("the new incarnation is not open yet")
 		}
 		return nil

@@ -73,7 +73,7 @@ func TestProduceToConsumerOffsetsRefused(t *testing.T) {
 	n := startNode(t, groupTestConfig(t, t.TempDir()))
 	cl := newClient(t, n, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RecordRetries(1))
 	commitOne(t, kadm.NewClient(cl))
-	lp := n.partition(group.TopicName, n.groupCoord.coord.Load().Partition("keeper"))
+	lp := n.parts.Get(group.TopicName, n.groupCoord.coord.Load().Partition("keeper"))
 	if lp == nil {
 		t.Fatal("the group's offsets partition is not open")
 	}

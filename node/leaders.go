@@ -130,7 +130,7 @@ func drainEvents(events <-chan membership.MemberEvent) <-chan membership.MemberE
 func (n *Node) publishLeadership() {
 	var claims []leadership.Claim
 	var led []*localPartition
-	for _, p := range n.localPartitions() {
+	for _, p := range n.parts.All() {
 		st := p.Replica.State()
 		if st.Leader != n.cfg.NodeID || st.LeaderEpoch < 0 {
 			continue
@@ -166,7 +166,7 @@ func (n *Node) publishLeadership() {
 // Whether this node may serve the partition is its replica's word alone
 // (leaderPartition).
 func (n *Node) partitionLeadership(spec TopicSpec, index int32, alive func(int32) bool) replica.State {
-	if p := n.hostedPartition(spec.Name, index, spec.ID); p != nil {
+	if p := n.parts.Current(spec.Name, index, spec.ID); p != nil {
 		st := p.Replica.State()
 		if st.Leader == n.cfg.NodeID {
 			return st
@@ -179,7 +179,7 @@ func (n *Node) partitionLeadership(spec TopicSpec, index int32, alive func(int32
 	if cl, ok := n.claimed(spec.ID, index, spec.Hosting(index), alive); ok {
 		return cl
 	}
-	return n.leadership(spec, index, alive)
+	return n.cluster.Leadership(spec.Replicas[index], alive)
 }
 
 // leaderOf is partitionLeadership's leader; -1 for none.

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,6 +23,7 @@ import (
 	"github.com/spool-log/spool/node/admin/console"
 	"github.com/spool-log/spool/node/admission"
 	"github.com/spool-log/spool/node/background"
+	"github.com/spool-log/spool/node/cluster"
 	"github.com/spool-log/spool/node/datadir"
 	"github.com/spool-log/spool/node/hosted"
 	"github.com/spool-log/spool/node/moves"
@@ -44,6 +47,28 @@ const (
 	scrubFindingsFileName = "scrub-findings.json"
 )
 
+// Names the node's files share with its parts, and their types under the
+// names the handlers use.
+type (
+	// TopicID is a topic's UUID: membership's (node/topics).
+	TopicID = membership.TopicID
+	// TopicSpec is one topic as the catalog records it (node/topics).
+	TopicSpec = topics.Spec
+	// Broker is one live broker as Metadata reports it (node/cluster).
+	Broker = cluster.Broker
+	// localPartition is a partition whose log lives on this node
+	// (node/hosted).
+	localPartition = hosted.Partition
+	// tp names one topic partition.
+	tp struct {
+		topic     string
+		partition int32
+	}
+)
+
+// membershipDir is where the agent keeps its state under DataDir.
+const membershipDir = cluster.Dir
+
 // Node is one Spool broker.
 type Node struct {
 	cfg        Config
@@ -56,7 +81,7 @@ type Node struct {
 	// The cluster view and the topic catalog, both from the membership
 	// agent, which Start creates once the listeners are bound.
 	agent   *membership.Agent
-	cluster *gossipCluster
+	cluster *cluster.View
 	catalog *topics.Catalog
 	leaders *leaders // who leads what, cluster-wide (leaders.go)
 	led     ledMarks // the partitions' first leaders, recorded (led.go)
@@ -66,9 +91,9 @@ type Node struct {
 	raft    *replica.Driver
 	raftNet *transport.Transport
 
-	// parts is the partitions open here, with their reconcile
-	// (node/hosted's Set; its locks).
-	parts *hosted.Set[TopicSpec]
+	// parts is the partitions open here, with their reconcile, how one
+	// opens and their upkeep (node/hosted's Host; its locks).
+	parts *hosted.Host
 	// mover carries out moves: reassignments, drains, rebalancing
 	// (node/moves; made with the agent, in startMembership).
 	mover *moves.Mover
@@ -116,20 +141,20 @@ type Node struct {
 
 	metrics  *admin.Metrics
 	adminAPI *admin.API
-	// console is the web console's history and timeline (node/console.go).
+	// console is the web console's history and timeline (node/admin/console).
 	console *console.Console
 	stats   counters
 	scrub   *scrub.Scrubber
-	// flushedBytesOut is stats.bytesOut as of the last flushMetrics.
-	flushedBytesOut int64
+	// flushedBytesOut and flushedSecurity are what flushMetrics handed
+	// go-metrics of stats' totals.
+	flushedBytesOut admin.Delta
+	flushedSecurity struct{ tlsFailures, saslAuths, saslFailures admin.Delta }
 	// flushedQuotas are the quota rates' totals as of the last
 	// flushMetrics (quota_enforce.go).
 	flushedQuotas map[quotaMetricKey]quota.Total
 	// flushedConnsThrottled is wire's ConnectionsThrottled as of the last
 	// flushMetrics.
 	flushedConnsThrottled int64
-	// flushedSecurity are the security counters as of the last flushMetrics.
-	flushedSecurity securityCounts
 	// evenFactorWarned is how many even-factor topics the node last
 	// warned of (replication_factor.go).
 	evenFactorWarned atomic.Int64
@@ -201,7 +226,6 @@ func New(cfg Config) (_ *Node, err error) {
 	}
 	n.closing = n.loops.Context().Done()
 	n.quotas = quota.New(cfg.Quota, quotaSource{n})
-	n.parts = n.newPartitionSet()
 	// Before any partition opens: the file vouches only for logs unchanged
 	// since it was written.
 	n.shutdownPoints = hosted.TakeShutdownCheckpoint(cfg.DataDir, log)
@@ -228,8 +252,22 @@ func New(cfg Config) (_ *Node, err error) {
 	}
 	n.scrub = scrub.New(scrub.Config{
 		Rate: cfg.ScrubRate, Interval: cfg.ScrubInterval,
-		Targets: n.scrubTargets, Metrics: n.metrics.Metrics, Log: log,
+		Targets: func() []scrub.Target { return n.parts.ScrubTargets() }, Metrics: n.metrics.Metrics, Log: log,
 		FindingsFile: filepath.Join(cfg.DataDir, scrubFindingsFileName),
+	})
+	// The partitions this node hosts, over its catalog; the agent, the
+	// Raft driver, the catalog and the mover exist only from Start.
+	n.parts = hosted.NewHost(hosted.HostConfig{
+		Self: cfg.NodeID, DataDir: cfg.DataDir, Topic: cfg.Topic, Files: n.files,
+		Quarantine: n.quarantine, Scrub: n.scrub, ShutdownPoints: n.shutdownPoints,
+		Catalog: func() hosted.Catalog { return n.catalog },
+		Alive:   func(id int32) bool { return n.agent.IsAlive(id) },
+		Driver:  func() *replica.Driver { return n.raft },
+		Remote:  n.remoteLog, // tier.go
+		StillVoting: func(p *localPartition) bool {
+			return n.mover.StillVoting(moves.Hosted{Topic: p.Topic, Index: p.Index, ID: p.TopicID, Replica: p.Replica})
+		},
+		Repair: n.repairConfig(), Log: log,
 	})
 	return n, nil
 }
@@ -284,10 +322,10 @@ func (n *Node) Start() (err error) {
 	if err := n.startTier(); err != nil { // tier.go: before the partitions open
 		return err
 	}
-	if err := n.removeOrphans(); err != nil {
+	if err := n.parts.RemoveOrphans(); err != nil {
 		return err
 	}
-	if err := n.reconcile(); err != nil {
+	if err := n.parts.Reconcile(""); err != nil {
 		return fmt.Errorf("open partitions: %w", err)
 	}
 
@@ -306,8 +344,8 @@ func (n *Node) Start() (err error) {
 	// Requests pass only once the cluster has accepted this node.
 	n.server = wire.NewServer(wcfg, n.adm.Gate(n))
 
-	n.metrics.SetGauge([]string{"partitions"}, float32(len(n.localPartitions())))
-	n.metrics.SetGauge([]string{"partitions", "led"}, float32(n.partitionsLed()))
+	n.metrics.SetGauge([]string{"partitions"}, float32(len(n.parts.All())))
+	n.metrics.SetGauge([]string{"partitions", "led"}, float32(n.parts.Led()))
 	n.warnEvenConfig()   // replication_factor.go: an even configured factor is lowered
 	n.checkEvenFactors() // replication_factor.go: warns of even-factor topics at start
 	n.startLoops()
@@ -318,13 +356,22 @@ func (n *Node) Start() (err error) {
 // startLoops starts the node's servers and background loops, every one
 // under n.loops: they end when Shutdown stops it.
 func (n *Node) startLoops() {
-	n.console = n.newConsole()
+	ccfg := console.DefaultConfig()
+	ccfg.Source = console.NodeSource{Hosted: n.parts.All, Coordinator: func() console.Coordinator {
+		if c := n.groupCoord.coord.Load(); c != nil {
+			return c
+		}
+		return nil // no group request yet: this node coordinates none
+	}}
+	ccfg.Peers = console.NodePeers{Self: n.cfg.NodeID, Live: n.agent.LiveBrokers, GetJSON: n.peers.GetJSON}
+	ccfg.NodeID, ccfg.Closing = n.cfg.NodeID, n.closing
+	n.console = console.New(ccfg)
 	n.adminAPI = admin.New(admin.Config{
 		Node: adminView{n}, Agent: n.agent, Quarantine: n.quarantine, Scrub: n.scrub,
 		Metrics: n.metrics, Leadership: n.leaders.local, Snapshots: http.HandlerFunc(n.serveReplicaSnapshot), CaughtUp: http.HandlerFunc(n.serveReplicaCaughtUp), Txn: http.HandlerFunc(n.serveTxn), Share: http.HandlerFunc(n.serveShareState), Pprof: n.cfg.EnablePprof, Log: n.log, Closing: n.closing,
 		Access: n.adminAccess(), Rebalance: adminView{n}, Console: n.console,
 	})
-	n.loops.Go(n.recordMemberEvents) // console.go: the console's timeline
+	n.loops.Go(func(ctx context.Context) { n.adminAPI.RecordMemberEvents(ctx, n.agent.Subscribe, n.console) }) // the console's timeline
 	if n.adminLn != nil {
 		n.admin = &http.Server{Handler: n.adminAPI.Handler(), ReadHeaderTimeout: 10 * time.Second}
 		n.loops.Go(func(context.Context) {
@@ -344,16 +391,44 @@ func (n *Node) startLoops() {
 	n.startTLSReload()
 	memberEvents, _ := n.agent.Subscribe() // closed by the agent's Shutdown
 	n.loops.Go(n.catalog.Watch)
-	n.loops.Go(n.catalogLoop)
-	n.loops.Go(n.mover.Run)       // node/moves: the moves this node leads, step by step
-	n.loops.Go(n.mover.RunStarts) // node/moves: drains, and rebalancing with AutoRebalance
-	n.loops.Go(func(ctx context.Context) { n.membershipLoop(ctx, memberEvents) })
+	n.loops.Go(func(ctx context.Context) { // gossip's catalog changes, applied here
+		n.parts.FollowCatalog(ctx, n.catalog.Changes(), func() {
+			n.metrics.SetGauge([]string{"partitions"}, float32(len(n.parts.All())))
+			n.leadershipChanged() // partitions opened here lead at once
+		})
+	})
+	n.loops.Go(n.mover.Run)                // node/moves: the moves this node leads, step by step
+	n.loops.Go(n.mover.RunStarts)          // node/moves: drains, and rebalancing with AutoRebalance
+	n.loops.Go(func(ctx context.Context) { // the partitions-led gauge, as members come and go
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev, ok := <-memberEvents:
+				if !ok {
+					return
+				}
+				n.hintReplicas(ev)
+				led := n.parts.Led()
+				n.metrics.SetGauge([]string{"partitions", "led"}, float32(led))
+				n.log.WithFields(logrus.Fields{"member": ev.Member.Name, "member_broker": ev.Member.BrokerID, "event": ev.Type, "partitions_led": led}).
+					Debug("cluster view changed")
+			}
+		}
+	})
 	n.loops.Every(admin.FlushInterval, n.flushMetrics)
 	n.startReplicationMetrics() // replication_metrics.go
-	n.loops.Every(n.cfg.RetentionCheckInterval, n.enforceRetention)
-	n.loops.Every(txnCheckpointInterval, n.flushTxnIndexes)
-	n.startCleaner()                                    // compaction.go: the log cleaner runs beside retention
-	n.loops.Every(hosted.MendInterval, n.mendStopped)   // replicas stopped by a full disk (node/hosted's mend.go)
+	n.loops.Every(n.cfg.RetentionCheckInterval, func() {
+		n.parts.EnforceRetention(time.Now().Add(-n.cfg.ProducerIDExpiry))
+		n.metrics.SetGauge([]string{"partitions"}, float32(len(n.parts.All())))
+	})
+	n.loops.Every(hosted.TxnCheckpointInterval, n.parts.FlushTxnIndexes)
+	n.startCleaner()                            // compaction.go: the log cleaner runs beside retention
+	n.loops.Every(hosted.MendInterval, func() { // replicas stopped by a full disk (node/hosted's mend.go)
+		n.parts.Mend(func(stopped int) {
+			n.metrics.SetGauge([]string{"replication", "stopped_replicas"}, float32(stopped))
+		})
+	})
 	n.loops.Every(hosted.MendInterval, n.repairDamaged) // damaged replicas rebuilt from peers (node/hosted's repair.go)
 	n.loops.Go(n.scrub.Run)
 	n.loops.Every(txnLoadInterval, n.loadLedTxnPartitions) // txns.go: a new coordinator finishes what it inherits
@@ -362,7 +437,7 @@ func (n *Node) startLoops() {
 	n.loops.Go(func(ctx context.Context) { // node/admission's serving.go
 		n.adm.AnnounceServing(ctx, n.ready.Load, n.agent.SetServing)
 	})
-	n.startTierLoops()            // tier.go: the uploader
+	n.startTierLoops() // tier.go: the uploader
 }
 
 // KafkaAddr is the bound Kafka listener address (after Start) or the
@@ -430,7 +505,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 		// Every loop and long poll ends, joining included, before the
 		// leave, so that nothing joins again after it.
 		n.loops.Stop()
-		n.leaveCluster()
+		cluster.Leave(n.agent, n.adm.Refusal() != nil, n.log)
 		var errs []error
 		if n.server != nil {
 			if e := n.server.Shutdown(ctx); e != nil {
@@ -462,14 +537,17 @@ func (n *Node) stopParts() error {
 		n.raft.Stop()
 	}
 	closeStart := time.Now()
-	if e := n.closePartitions(); e != nil {
+	// Each close makes what its partition wrote durable; what each used to
+	// record for a quick restart goes into one shutdown checkpoint for the
+	// data dir, written last (node/hosted's shutdown_checkpoint.go).
+	if e := n.parts.Close(n.cfg.DataDir, n.shutdownPoints); e != nil {
 		errs = append(errs, e)
 	}
 	n.closeTook = time.Since(closeStart)
 	if e := n.stopReplication(); e != nil {
 		errs = append(errs, e)
 	}
-	if e := n.stopMembership(); e != nil {
+	if e := cluster.Stop(n.agent); e != nil {
 		errs = append(errs, e)
 	}
 	n.metrics.Shutdown()
@@ -481,47 +559,176 @@ func (n *Node) stopParts() error {
 	return errors.Join(errs...)
 }
 
-// enforceRetention enforces retention on every partition and expires idle
-// producer state.
-func (n *Node) enforceRetention() {
-	cutoff := time.Now().Add(-n.cfg.ProducerIDExpiry)
-	for _, p := range n.localPartitions() {
-		deleted, err := p.Replica.EnforceRetention()
-		if err != nil && !errors.Is(err, partition.ErrClosed) {
-			n.log.WithError(err).WithField("topic", p.Topic).WithField("partition", p.Index).Warn("retention")
-		}
-		if deleted > 0 {
-			n.log.WithField("topic", p.Topic).WithField("partition", p.Index).WithField("segments", deleted).Info("retention deleted segments")
-		}
-		p.ExpireProducers(cutoff)
+// startMembership starts the agent (node/cluster), which joins the
+// configured seeds in the background, and what is made over it: the
+// cluster view, the catalog and the mover (node/moves), before the first
+// reconcile asks StillVoting.
+func (n *Node) startMembership() error {
+	// Serf's and memberlist's metrics go through the global go-metrics.
+	if err := n.metrics.SetGlobal(); err != nil {
+		return err
 	}
-	n.metrics.SetGauge([]string{"partitions"}, float32(len(n.localPartitions())))
+	agent, err := cluster.Start(cluster.Node{
+		Gossip: n.cfg.Gossip, ID: n.cfg.NodeID, Rack: n.cfg.Rack, DataDir: n.cfg.DataDir,
+		KafkaAddr: n.AdvertisedKafkaAddr(), Listeners: n.advertisedListeners(), AdminAddr: n.AdminAddr(),
+		RaftAddr: n.advertisedRaftAddr(), Fetch: n.peerFetchFunc,
+		Keyring: n.gossipRing, // shared with the Raft transport (replication.go)
+		Log:     n.log,
+	})
+	if err != nil {
+		return err
+	}
+	n.agent = agent
+	n.raftAgent.Store(agent)
+	n.cluster = cluster.NewView(agent, n.cfg.NodeID)
+	n.catalog = topics.NewCatalog(agent, n.cfg.NodeID, n.log)
+	hostedOf := func(p *localPartition) moves.Hosted {
+		return moves.Hosted{Topic: p.Topic, Index: p.Index, ID: p.TopicID, Replica: p.Replica}
+	}
+	n.mover = moves.New(moves.Config{
+		Self: n.cfg.NodeID, Cluster: agent,
+		Alter: func(topic string, change func(*membership.TopicEntry) error) error {
+			_, err := n.catalog.Alter(topic, change)
+			return err
+		},
+		Hosted: func(topic string, index int32, id membership.TopicID) (moves.Hosted, bool) {
+			if p := n.parts.Current(topic, index, id); p != nil {
+				return hostedOf(p), true
+			}
+			return moves.Hosted{}, false
+		},
+		AllHosted: func() []moves.Hosted {
+			ps := n.parts.All()
+			out := make([]moves.Hosted, len(ps))
+			for i, p := range ps {
+				out[i] = hostedOf(p)
+			}
+			return out
+		},
+		Claim: func(id membership.TopicID, index int32) (moves.Claim, bool) {
+			c, ok := n.leaders.table.Lookup(id, index)
+			return moves.Claim{Leader: c.Leader, Voters: c.Voters, ISR: c.ISR}, ok
+		},
+		LeaderOf: func(e membership.TopicEntry, index int32) int32 {
+			return n.leaderOf(topics.FromEntry(e), index)
+		},
+		GetJSON: n.peers.GetJSON, AutoRebalance: n.cfg.AutoRebalance, FailedBrokerGrace: n.cfg.FailedBrokerGrace,
+		MaxMoves: n.cfg.RebalanceMaxMoves, Metrics: n.metrics, Log: n.log,
+	})
+	return nil
 }
 
-// catalogLoop opens and closes local partitions when the catalog changes
-// from elsewhere (the cluster layer's gossip).
-func (n *Node) catalogLoop(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-n.catalog.Changes():
-		}
-		if err := n.reconcile(); err != nil {
-			n.log.WithError(err).Error("applying catalog change")
-		}
-		n.applyTopicConfigs()
-		n.metrics.SetGauge([]string{"partitions"}, float32(len(n.localPartitions())))
-		n.leadershipChanged() // partitions opened here lead at once
+// flushMetrics emits what was counted since the last flush (node/admin's
+// flush.go): every admin.FlushInterval while the node runs, and once more
+// in Shutdown after requests have drained. Only one of these runs at a
+// time; they alone advance the flushed marks.
+func (n *Node) flushMetrics() {
+	m := n.metrics
+	n.flushedBytesOut.Flush(m, []string{"fetch", "bytes"}, n.stats.bytesOut.Load())
+	var tlsFailures int64
+	if n.server != nil {
+		tlsFailures = n.server.Stats().TLSHandshakeFailures
 	}
+	sec := &n.flushedSecurity
+	sec.tlsFailures.Flush(m, []string{"tls", "handshake", "failures"}, tlsFailures)
+	sec.saslAuths.Flush(m, []string{"sasl", "authentications"}, n.stats.saslAuthentications.Load())
+	sec.saslFailures.Flush(m, []string{"sasl", "authentication", "failures"}, n.stats.saslFailures.Load())
+	n.flushTxnMetrics() // txns.go
+	if n.mover != nil {
+		n.mover.FlushMetrics() // node/moves
+	}
+	n.flushQuotaMetrics() // quota_enforce.go
+	n.flushShareMetrics() // shares.go
+	n.checkEvenFactors()  // replication_factor.go
+	n.parts.FlushProduced(m)
 }
 
-// scrubTargets are the open partitions, for the scrubber.
-func (n *Node) scrubTargets() []scrub.Target {
-	parts := n.localPartitions()
-	out := make([]scrub.Target, len(parts))
-	for i, p := range parts {
-		out[i] = scrub.Target{Topic: p.Topic, Partition: p.Index, Log: p.Replica}
+// Stats returns the node's counters (/v1/stats).
+func (n *Node) Stats() admin.Stats {
+	s := admin.Stats{
+		NodeID: n.cfg.NodeID, KafkaAddr: n.KafkaAddr(), Ready: n.Ready(), Topics: len(n.catalog.Topics()),
+		BytesIn: n.stats.bytesIn.Load(), RecordsIn: n.stats.recordsIn.Load(), BatchesIn: n.stats.batchesIn.Load(),
+		BytesOut: n.stats.bytesOut.Load(), OpenFiles: n.files.OpenFiles(),
+		SASLAuthentications:        n.stats.saslAuthentications.Load(),
+		SASLAuthenticationFailures: n.stats.saslFailures.Load(),
 	}
-	return out
+	if n.server != nil {
+		ws := n.server.Stats()
+		s.SendfileBytes, s.CopyBytes = int64(ws.SendfileBytes), int64(ws.CopyBytes)
+		s.RequestsTotal, s.OpenConnections = int64(ws.RequestsTotal), int64(ws.OpenConnections)
+		s.TLSHandshakeFailures = ws.TLSHandshakeFailures
+	}
+	for _, p := range n.parts.All() {
+		s.PartitionStats = append(s.PartitionStats, admin.PartitionStats{
+			Topic: p.Topic, Partition: p.Index,
+			StartOffset: p.Replica.LogStartOffset(), EndOffset: p.Replica.LogEndOffset(),
+		})
+	}
+	slices.SortFunc(s.PartitionStats, func(a, b admin.PartitionStats) int {
+		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+	})
+	s.Partitions = len(s.PartitionStats)
+	return s
 }
+
+// errNotReady explains a 503 from /readyz.
+var errNotReady = errors.New("starting or shutting down")
+
+// readiness is nil when the node serves clients and its membership is sound:
+// the cluster accepted it (node/admission) and gossip shows no conflict,
+// its hosted partitions are up (node/hosted), and the replicas open at
+// startup have caught up with their leaders (replication_readiness.go).
+func (n *Node) readiness() error {
+	if !n.Ready() {
+		return errNotReady
+	}
+	if err := n.adm.Refusal(); err != nil {
+		return err
+	}
+	if n.agent != nil {
+		if err := n.agent.Health(); err != nil {
+			return err
+		}
+	}
+	if err := n.adm.State(); err != nil {
+		return err
+	}
+	if err := n.parts.Health(); err != nil {
+		return err
+	}
+	return n.replicationReadiness() // replication_readiness.go
+}
+
+// adminView is the node as the admin API (node/admin) sees it.
+type adminView struct{ n *Node }
+
+var _ admin.Node = adminView{}
+
+func (v adminView) Unfit() error {
+	if err := v.n.adm.Refusal(); err != nil {
+		return err
+	}
+	if err := v.n.agent.Health(); err != nil && admission.IsRefusal(err) {
+		return err
+	}
+	return nil
+}
+
+func (v adminView) Readiness() error   { return v.n.readiness() }
+func (v adminView) Stats() admin.Stats { return v.n.Stats() }
+func (v adminView) Topics() any        { return v.n.catalog.Topics() }
+func (v adminView) PartitionsLed() map[int32]int {
+	return v.n.cluster.PartitionsLed(v.n.catalog.Topics())
+}
+func (v adminView) Leadership(topic string, partition int32) admin.Leadership {
+	spec, ok := v.n.catalog.Topic(topic)
+	if !ok || partition < 0 || int(partition) >= len(spec.Replicas) {
+		return admin.Leadership{Leader: -1, LeaderEpoch: -1}
+	}
+	st := v.n.partitionLeadership(spec, partition, v.n.agent.IsAlive)
+	return admin.Leadership{Leader: st.Leader, LeaderEpoch: st.LeaderEpoch, ISR: st.ISR, Offline: st.Offline}
+}
+func (v adminView) RebalanceStatus(ctx context.Context, local bool) admin.RebalanceStatus {
+	return v.n.mover.Status(ctx, local)
+}
+func (v adminView) SetRebalancePaused(paused bool) error { return v.n.agent.SetRebalancePaused(paused) }

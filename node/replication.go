@@ -199,11 +199,11 @@ func (n *Node) resolveRaftAddr(id uint64) (string, bool) {
 func (n *Node) hintReplicas(ev membership.MemberEvent) {
 	switch ev.Type {
 	case membership.EventFail, membership.EventLeave:
-		for _, p := range n.localPartitions() {
+		for _, p := range n.parts.All() {
 			p.Replica.MemberFailed(ev.Member.BrokerID)
 		}
 	case membership.EventJoin:
-		for _, p := range n.localPartitions() {
+		for _, p := range n.parts.All() {
 			p.Replica.MemberJoined(ev.Member.BrokerID)
 		}
 	}

@@ -106,7 +106,7 @@ func (n *Node) startReplicationMetrics() {
 	t := n.repl
 	t.mu.Lock()
 	t.startup = time.Now()
-	for _, p := range n.localPartitions() {
+	for _, p := range n.parts.All() {
 		t.trackLocked(p.Replica, t.startup).startup = true
 	}
 	t.mu.Unlock()
@@ -127,7 +127,7 @@ func (t *replicationTracker) trackLocked(r *replica.Replica, now time.Time) *rep
 func (n *Node) sampleReplication() {
 	t := n.repl
 	now := time.Now()
-	parts := n.localPartitions()
+	parts := n.parts.All()
 	var led, under, offline, catching, quiesced int
 	t.mu.Lock()
 	seen := make(map[*replica.Replica]bool, len(parts))

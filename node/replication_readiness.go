@@ -114,7 +114,7 @@ func (n *Node) replicationReadiness() error {
 	var first string
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, p := range n.localPartitions() {
+	for _, p := range n.parts.All() {
 		tr, ok := t.replicas[p.Replica]
 		if !ok || !tr.startup || tr.caughtUp {
 			continue

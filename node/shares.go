@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/node/share"
+	"github.com/spool-log/spool/node/topics"
 	"github.com/spool-log/spool/partition"
 )
 
@@ -101,7 +102,7 @@ func (n *Node) setShareGroupOverrides(group string, o share.Overrides) error {
 func (n *Node) shareResolve(names []string) map[string]share.TopicInfo {
 	out := make(map[string]share.TopicInfo, len(names))
 	for _, name := range names {
-		if isInternalTopic(name) {
+		if topics.IsInternal(name) {
 			continue
 		}
 		if spec, ok := n.catalog.Topic(name); ok {

@@ -149,7 +149,7 @@ func (n *Node) manifest(p *localPartition) (*tier.Manifest, bool) {
 // tierPartitions are the open partitions as the uploader sees them; each
 // call refreshes whether each is tiered (an altered topic).
 func (n *Node) tierPartitions() []*tier.Partition {
-	parts := n.localPartitions()
+	parts := n.parts.All()
 	out := make([]*tier.Partition, 0, len(parts))
 	live := make(map[string]bool, len(parts))
 	for _, p := range parts {

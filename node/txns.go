@@ -436,7 +436,7 @@ func (n *Node) loadLedTxnPartitions() {
 	var led []int32
 	leads := make(map[int32]bool)
 	for p := range spec.Partitions {
-		if lp := n.hostedPartition(txn.TopicName, p, spec.ID); lp != nil {
+		if lp := n.parts.Current(txn.TopicName, p, spec.ID); lp != nil {
 			if _, ok := lp.Replica.WritableEpoch(); ok {
 				led = append(led, p)
 				leads[p] = true

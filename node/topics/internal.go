@@ -1,4 +1,4 @@
-package node
+package topics
 
 import (
 	"github.com/spool-log/spool/node/group"
@@ -6,9 +6,8 @@ import (
 	"github.com/spool-log/spool/node/txn"
 )
 
-// isInternalTopic reports the topics the broker writes for itself:
-// clients see them (Metadata's IsInternal) but may not produce to or delete
-// them.
-func isInternalTopic(name string) bool {
+// IsInternal reports the topics the broker writes for itself: clients see
+// them (Metadata's IsInternal) but may not produce to or delete them.
+func IsInternal(name string) bool {
 	return name == group.TopicName || name == txn.TopicName || name == share.StateTopic
 }

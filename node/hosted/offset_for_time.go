@@ -1,4 +1,4 @@
-package node
+package hosted
 
 import (
 	"errors"
@@ -18,9 +18,9 @@ import (
 // compressed batch that expands without limit cannot exhaust memory.
 const maxInspectBytes = 64 << 20
 
-// recordOffsetForTime returns the first record at or after ts: its offset
-// and timestamp, or -1, -1 if there is none.
-func recordOffsetForTime(p *localPartition, ts int64) (int64, int64, error) {
+// OffsetForTime returns the first record at or after ts: its offset and
+// timestamp, or -1, -1 if there is none.
+func (p *Partition) OffsetForTime(ts int64) (int64, int64, error) {
 	off, bts, err := p.Replica.OffsetForTime(ts)
 	if err != nil || bts < 0 {
 		return -1, -1, err
@@ -45,7 +45,7 @@ func recordOffsetForTime(p *localPartition, ts int64) (int64, int64, error) {
 
 // readBatchAt reads the whole batch holding offset, or returns nil if the log
 // has nothing there.
-func readBatchAt(p *localPartition, offset int64) ([]byte, recordbatch.Header, error) {
+func readBatchAt(p *Partition, offset int64) ([]byte, recordbatch.Header, error) {
 	s, err := p.Replica.Read(offset, 1)
 	if err != nil {
 		return nil, recordbatch.Header{}, err
