@@ -9,7 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/hosted"
 	"github.com/spool-log/spool/node/topicconfig"
 	"github.com/spool-log/spool/node/topics"
 	"github.com/spool-log/spool/wire"
@@ -77,7 +77,7 @@ var refusalCodes = map[error]*kerr.Error{
 	topics.ErrInvalidPartitions: kerr.InvalidPartitions, topics.ErrInvalidAssignment: kerr.InvalidReplicaAssignment,
 	topics.ErrReplicationFactor: kerr.InvalidReplicationFactor, topics.ErrInvalidConfig: kerr.InvalidConfig,
 	topics.ErrChanged: kerr.NotController, topics.ErrNotDurable: kerr.KafkaStorageError,
-	topics.ErrUnknownTopic: kerr.UnknownTopicOrPartition,
+	topics.ErrUnknownTopic: kerr.UnknownTopicOrPartition, topics.ErrTopicExists: kerr.TopicAlreadyExists,
 }
 
 // topicRefusal is a refusal of node/topics as the topicError the client
@@ -95,9 +95,12 @@ func kerrOf(err error) *kerr.Error {
 		return nil
 	}
 	var te *topicError
+	var r *topics.Refusal
 	switch {
 	case errors.As(err, &te):
 		return te.err
+	case errors.As(err, &r):
+		return refusalCodes[r.Reason]
 	case errors.Is(err, topics.ErrNotDurable):
 		return kerr.KafkaStorageError // nothing changed: the client may retry
 	case errors.Is(err, topics.ErrTopicExists):
@@ -149,14 +152,19 @@ func (n *Node) handleCreateTopics(ctx context.Context, wreq *wire.Request) wire.
 		case !req.ValidateOnly && mq.refused() != nil:
 			fail(kerr.ThrottlingQuotaExceeded, mutationQuotaExceeded)
 		default:
-			var spec TopicSpec
+			c := hosted.Create{Name: rt.Topic, Partitions: rt.NumPartitions, ReplicationFactor: rt.ReplicationFactor,
+				Configs: configs, ValidateOnly: req.ValidateOnly}
 			var err error
 			if len(rt.ReplicaAssignment) > 0 {
-				spec, err = n.createTopicAssigned(rt, configs, req.ValidateOnly)
-			} else {
-				spec, err = n.createTopic(rt.Topic, rt.NumPartitions, rt.ReplicationFactor, configs, req.ValidateOnly)
+				if c.Replicas, err = manualAssignment(rt, n.cluster.Roster()); err == nil {
+					c.Partitions, c.ReplicationFactor = int32(len(c.Replicas)), int16(len(c.Replicas[0]))
+				}
 			}
-			if err != nil {
+			var spec TopicSpec
+			if err == nil {
+				spec, err = n.parts.CreateTopic(c)
+			}
+			if err = topicRefusal(err); err != nil {
 				var te *topicError
 				if errors.As(err, &te) {
 					fail(te.err, te.msg)
@@ -193,30 +201,6 @@ func (n *Node) handleCreateTopics(ctx context.Context, wreq *wire.Request) wire.
 	}
 	resp.ThrottleMillis = mq.throttle(ctx)
 	return resp
-}
-
-// createTopic validates and records a topic, then opens its local
-// partitions. partitions and rf of -1 mean the defaults.
-func (n *Node) createTopic(name string, partitions int32, rf int16, configs map[string]string, validateOnly bool) (TopicSpec, error) {
-	return n.createTopicAs(name, partitions, rf, configs, validateOnly, false)
-}
-
-// createTopicAs is createTopic for explicit creates (auto false) and for
-// creates nobody asked for by name (auto true), which lose a concurrent
-// conflict to an explicit create. The catalog derives the topic id, so two
-// nodes auto-creating one name with the same defaults create one topic; a
-// ValidateOnly response carries no id (Kafka's zero UUID).
-func (n *Node) createTopicAs(name string, partitions int32, rf int16, configs map[string]string, validateOnly, auto bool) (TopicSpec, error) {
-	return n.createPlaced(name, partitions, rf, nil, configs, validateOnly, auto)
-}
-
-// createTopicAssigned creates a topic whose replicas the request lists.
-func (n *Node) createTopicAssigned(rt kmsg.CreateTopicsRequestTopic, configs map[string]string, validateOnly bool) (TopicSpec, error) {
-	replicas, err := manualAssignment(rt, n.cluster.Roster())
-	if err != nil {
-		return TopicSpec{}, err
-	}
-	return n.createPlaced(rt.Topic, int32(len(replicas)), int16(len(replicas[0])), replicas, configs, validateOnly, false)
 }
 
 // manualAssignment checks a request's replica assignment against the
@@ -275,78 +259,6 @@ func manualAssignment(rt kmsg.CreateTopicsRequestTopic, roster []int32) ([][]int
 	return replicas, nil
 }
 
-// createPlaced is createTopicAs with the replicas given (explicit) or, when
-// nil, chosen by the cluster.
-func (n *Node) createPlaced(name string, partitions int32, rf int16, replicas [][]int32, configs map[string]string, validateOnly, auto bool) (TopicSpec, error) {
-	if err := membership.ValidateTopicName(name); err != nil {
-		return TopicSpec{}, &topicError{kerr.InvalidTopicException, err.Error()}
-	}
-	if partitions == -1 {
-		partitions = n.cfg.DefaultPartitions
-	}
-	if partitions < 1 || partitions > maxPartitionsPerTopic {
-		return TopicSpec{}, &topicError{kerr.InvalidPartitions, "partitions must be between 1 and " + strconv.Itoa(maxPartitionsPerTopic)}
-	}
-	if rf == -1 {
-		rf = n.defaultReplicationFactor() // replication_factor.go
-	}
-	if rf < 1 {
-		return TopicSpec{}, &topicError{kerr.InvalidReplicationFactor, "replication factor must be at least 1"}
-	}
-	if err := checkOddFactor(int(rf)); err != nil {
-		return TopicSpec{}, err
-	}
-	if _, err := topicconfig.Parse(n.cfg.Topic, configs); err != nil {
-		return TopicSpec{}, &topicError{kerr.InvalidConfig, err.Error()}
-	}
-
-	if _, ok := n.catalog.Topic(name); ok {
-		return TopicSpec{}, &topicError{kerr.TopicAlreadyExists, "topic " + name + " already exists"}
-	}
-	if live := len(n.agent.LiveBrokers()); replicas == nil && !auto && int(rf) > live {
-		// As Kafka: a replica placed on a broker that is down would start
-		// the partition under-replicated, or without a quorum.
-		return TopicSpec{}, &topicError{kerr.InvalidReplicationFactor, fmt.Sprintf("replication factor %d is above the %d brokers alive", rf, live)}
-	}
-	manual := replicas != nil
-	if replicas == nil {
-		var err error
-		replicas, err = n.cluster.Place(name, partitions, rf)
-		if err != nil {
-			if errors.Is(err, topics.ErrReplicationFactor) {
-				return TopicSpec{}, &topicError{kerr.InvalidReplicationFactor, err.Error()}
-			}
-			return TopicSpec{}, fmt.Errorf("place topic %s: %w", name, err)
-		}
-	}
-	spec := TopicSpec{
-		Name:              name,
-		Partitions:        partitions,
-		ReplicationFactor: rf,
-		Replicas:          replicas,
-		AutoCreated:       auto,
-		Manual:            manual,
-	}
-	if len(configs) > 0 {
-		spec.Configs = configs
-	}
-	if validateOnly {
-		return spec, nil
-	}
-	spec, err := n.catalog.Create(spec)
-	if err != nil {
-		if errors.Is(err, topics.ErrTopicExists) {
-			return TopicSpec{}, &topicError{kerr.TopicAlreadyExists, "topic " + name + " already exists"}
-		}
-		return TopicSpec{}, fmt.Errorf("record topic %s: %w", name, err)
-	}
-	if err := n.parts.Reconcile(name); err != nil {
-		return spec, fmt.Errorf("open partitions of %s: %w", name, err)
-	}
-	n.log.WithField("topic", name).WithField("partitions", partitions).WithField("replication_factor", rf).Info("topic created")
-	return spec, nil
-}
-
 // autoCreateTopic creates a topic with the defaults, for Metadata and
 // Produce on an unknown name. Losing a race to another creator is fine.
 // __consumer_offsets is created by the group coordinator, with its own
@@ -358,10 +270,9 @@ func (n *Node) autoCreateTopic(name string) error {
 		}
 		return nil
 	}
-	_, err := n.createTopicAs(name, -1, -1, nil, false, true)
-	var te *topicError
-	if errors.As(err, &te) && te.err == kerr.TopicAlreadyExists {
+	_, err := n.parts.CreateTopic(hosted.Create{Name: name, Partitions: -1, ReplicationFactor: -1, Auto: true})
+	if errors.Is(err, topics.ErrTopicExists) {
 		return nil
 	}
-	return err
+	return topicRefusal(err)
 }

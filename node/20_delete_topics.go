@@ -2,13 +2,10 @@ package node
 
 import (
 	"context"
-	"errors"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/spool-log/spool/membership"
-	"github.com/spool-log/spool/node/topics"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -122,7 +119,7 @@ func deleteTopicResult(st *kmsg.DeleteTopicsResponseTopic, err error, version in
 	}
 }
 
-// deleteTopicQuota is deleteTopic under the client's controller mutation
+// deleteTopicQuota is a delete (node/hosted's DeleteTopic) under the client's controller mutation
 // quota: refused while a strict request's client is over it, its
 // partitions counted once deleted.
 func (n *Node) deleteTopicQuota(mq mutationQuota, name string) error {
@@ -130,31 +127,10 @@ func (n *Node) deleteTopicQuota(mq mutationQuota, name string) error {
 		return err
 	}
 	spec, _ := n.catalog.Topic(name)
-	if err := n.deleteTopic(name); err != nil {
+	if err := topicRefusal(n.parts.DeleteTopic(name)); err != nil {
 		return err
-	}
-	mq.record(int(spec.Partitions))
-	return nil
-}
-
-func (n *Node) deleteTopic(name string) error {
-	if err := membership.ValidateTopicName(name); err != nil {
-		return &topicError{kerr.InvalidTopicException, err.Error()}
-	}
-	if topics.IsInternal(name) {
-		return &topicError{kerr.InvalidTopicException, "topic " + name + " is internal and cannot be deleted"}
-	}
-	if _, err := n.catalog.Delete(name); err != nil {
-		if errors.Is(err, topics.ErrUnknownTopic) {
-			return &topicError{kerr.UnknownTopicOrPartition, "unknown topic " + name}
-		}
-		n.log.WithError(err).WithField("topic", name).Error("delete topic")
-		return err
-	}
-	if err := n.parts.Reconcile(name); err != nil {
-		n.log.WithError(err).Warn("reconcile after delete")
 	}
 	n.deleteRemoteTopic(name) // tier.go: its objects in the store
-	n.log.WithField("topic", name).Info("topic deleted")
+	mq.record(int(spec.Partitions))
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/spool-log/spool/node/group"
+	"github.com/spool-log/spool/node/hosted"
 	"github.com/spool-log/spool/node/replica"
 	"github.com/spool-log/spool/partition"
 )
@@ -116,7 +117,7 @@ func (n *Node) groups() (*group.Coordinator, *groupNode, error) {
 		// The largest odd factor (replication_factor.go): 2 brokers give
 		// 1 copy, so either one's loss leaves the other's groups working.
 		rf := n.clusterFactor(int(n.cfg.Groups.OffsetsTopicReplicationFactor))
-		if _, err := n.createTopicAs(group.TopicName, cfg.Partitions, rf, offsetsTopicConfigs, false, true); err != nil && kerrOf(err) != kerr.TopicAlreadyExists {
+		if _, err := n.parts.CreateTopic(hosted.Create{Name: group.TopicName, Partitions: cfg.Partitions, ReplicationFactor: rf, Configs: offsetsTopicConfigs, Auto: true}); err != nil && kerrOf(err) != kerr.TopicAlreadyExists {
 			return nil, nil, fmt.Errorf("create %s: %w", group.TopicName, err)
 		}
 	}

@@ -267,6 +267,14 @@ func New(cfg Config) (_ *Node, err error) {
 		StillVoting: func(p *localPartition) bool {
 			return n.mover.StillVoting(moves.Hosted{Topic: p.Topic, Index: p.Index, ID: p.TopicID, Replica: p.Replica})
 		},
+		Create: hosted.CreateConfig{
+			DefaultPartitions: cfg.DefaultPartitions, DefaultReplicationFactor: n.defaultReplicationFactor,
+			EvenFactor: evenFactorReason, // replication_factor.go
+			Place: func(topic string, partitions int32, rf int16) ([][]int32, error) {
+				return n.cluster.Place(topic, partitions, rf)
+			},
+			Live: func() int { return len(n.agent.LiveBrokers()) },
+		},
 		Repair: n.repairConfig(), Log: log,
 	})
 	return n, nil

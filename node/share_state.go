@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/spool-log/spool/node/admin"
+	"github.com/spool-log/spool/node/hosted"
 	"github.com/spool-log/spool/node/share"
 )
 
@@ -50,7 +51,7 @@ func (n *Node) shareStore() (*share.Store, error) {
 	}
 	if _, ok := n.catalog.Topic(share.StateTopic); !ok {
 		rf := n.clusterFactor(int(n.cfg.Groups.OffsetsTopicReplicationFactor))
-		if _, err := n.createTopicAs(share.StateTopic, shareStatePartitions, rf, offsetsTopicConfigs, false, true); err != nil && kerrOf(err) != kerr.TopicAlreadyExists {
+		if _, err := n.parts.CreateTopic(hosted.Create{Name: share.StateTopic, Partitions: shareStatePartitions, ReplicationFactor: rf, Configs: offsetsTopicConfigs, Auto: true}); err != nil && kerrOf(err) != kerr.TopicAlreadyExists {
 			return nil, fmt.Errorf("create %s: %w", share.StateTopic, err)
 		}
 	}

@@ -138,7 +138,7 @@ func (n *Node) txns() (*txn.Coordinator, error) {
 		// Capped by the roster, not by the live brokers, so that nodes
 		// creating it concurrently make one spec (groups.go).
 		rf := n.clusterFactor(transactionStateReplication) // the largest odd: replication_factor.go
-		if _, err := n.createTopicAs(txn.TopicName, transactionStatePartitions, rf, offsetsTopicConfigs, false, true); err != nil && kerrOf(err) != kerr.TopicAlreadyExists {
+		if _, err := n.parts.CreateTopic(hosted.Create{Name: txn.TopicName, Partitions: transactionStatePartitions, ReplicationFactor: rf, Configs: offsetsTopicConfigs, Auto: true}); err != nil && kerrOf(err) != kerr.TopicAlreadyExists {
 			return nil, fmt.Errorf("create %s: %w", txn.TopicName, err)
 		}
 	}

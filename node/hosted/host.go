@@ -24,6 +24,8 @@ type Catalog interface {
 	Signal()
 	Grow(name string, total int32, assignment [][]int32, validateOnly bool, check func(*membership.TopicEntry) error) (topics.Spec, bool, error)
 	SetConfigs(name string, configs map[string]string, defaults topicconfig.Defaults, validateOnly bool) (bool, error)
+	Create(spec topics.Spec) (topics.Spec, error)
+	Delete(name string) (topics.Spec, error)
 }
 
 // Quarantine is where what the node drops goes (datadir.Quarantine).
@@ -62,7 +64,9 @@ type HostConfig struct {
 	// (node/moves); called under the set's plan lock.
 	StillVoting func(p *Partition) bool
 	Repair      *RepairConfig
-	Log         logrus.FieldLogger
+	// Create is what topic creation needs (create.go).
+	Create CreateConfig
+	Log    logrus.FieldLogger
 }
 
 // Host is the partitions this node hosts over its catalog: the Set of
