@@ -78,6 +78,7 @@ var refusalCodes = map[error]*kerr.Error{
 	topics.ErrReplicationFactor: kerr.InvalidReplicationFactor, topics.ErrInvalidConfig: kerr.InvalidConfig,
 	topics.ErrChanged: kerr.NotController, topics.ErrNotDurable: kerr.KafkaStorageError,
 	topics.ErrUnknownTopic: kerr.UnknownTopicOrPartition, topics.ErrTopicExists: kerr.TopicAlreadyExists,
+	topics.ErrInvalidRequest: kerr.InvalidRequest,
 }
 
 // topicRefusal is a refusal of node/topics as the topicError the client

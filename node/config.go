@@ -2,9 +2,11 @@ package node
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/node/cluster"
@@ -431,4 +433,20 @@ func brokerConfigs(c Config, advertised string) []topicconfig.BrokerConfig {
 		}
 	}
 	return topicconfig.BrokerConfigs(settings(c), settings(DefaultConfig()))
+}
+
+// alterBrokerConfigs refuses any change to a broker setting: each is a flag
+// read at start (node/topicconfig's broker.go); advertised is
+// advertised.listeners.
+func alterBrokerConfigs(c Config, advertised, resource string, names []string) error {
+	if resource != "" && resource != strconv.Itoa(int(c.NodeID)) {
+		return &topicError{kerr.InvalidRequest, "this is broker " + strconv.Itoa(int(c.NodeID))}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	if _, ok := topicconfig.FindBrokerConfig(brokerConfigs(c, advertised), names[0]); !ok {
+		return &topicError{kerr.InvalidConfig, fmt.Sprintf("unknown broker config %q", names[0])}
+	}
+	return &topicError{kerr.InvalidConfig, fmt.Sprintf("broker config %q is read-only: it is set by a flag at start", names[0])}
 }

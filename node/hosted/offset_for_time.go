@@ -3,9 +3,11 @@ package hosted
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spool-log/spool/internal/recordbatch"
 	"github.com/spool-log/spool/internal/recordbatch/compression"
+	"github.com/spool-log/spool/partition"
 )
 
 // ListOffsets by time answers the offset of the first record whose timestamp
@@ -90,4 +92,39 @@ func firstRecordAtOrAfter(batch []byte, h recordbatch.Header, ts int64) (int64, 
 		}
 	}
 	return -1, -1, nil
+}
+
+// MaxTimestamp is the largest batch max-timestamp below the high watermark,
+// or -1 if there is none (ListOffsets' MAX_TIMESTAMP). It reads only batch
+// headers.
+func (p *Partition) MaxTimestamp() (int64, error) {
+	maxTS := int64(-1)
+	end := p.Replica.HighWatermark()
+	off := p.Replica.LogStartOffset()
+	for off < end {
+		s, err := p.Replica.Read(off, 4<<20)
+		if errors.Is(err, partition.ErrOffsetOutOfRange) {
+			// Retention moved the start meanwhile: go on from there.
+			if start := p.Replica.LogStartOffset(); start > off {
+				off = start
+				continue
+			}
+		}
+		if err != nil {
+			return -1, err
+		}
+		next, err := s.EachBatchHeader(off, func(_ *os.File, _ int64, h partition.BatchHeader) error {
+			maxTS = max(maxTS, h.MaxTimestamp)
+			return nil
+		})
+		s.Release()
+		if err != nil {
+			return -1, err
+		}
+		if next == off {
+			break
+		}
+		off = next
+	}
+	return maxTS, nil
 }

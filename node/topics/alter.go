@@ -27,6 +27,7 @@ var (
 	ErrInvalidPartitions = errors.New("invalid partitions")
 	ErrInvalidAssignment = errors.New("invalid replica assignment")
 	ErrInvalidConfig     = errors.New("invalid config")
+	ErrInvalidRequest    = errors.New("invalid request")
 	// ErrChanged: the entry changed under the alteration; retry.
 	ErrChanged = errors.New("topic changed meanwhile")
 )
