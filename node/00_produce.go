@@ -173,7 +173,7 @@ func (n *Node) produceTopicError(who requester, req *kmsg.ProduceRequest, topic 
 		if !n.cfg.AutoCreateTopics || !who.mayCreateTopic(topic) {
 			return kerr.UnknownTopicOrPartition
 		}
-		if kerrOf(n.autoCreateTopic(topic)) != nil {
+		if kerrOf(n.parts.AutoCreate(topic)) != nil {
 			return kerr.UnknownTopicOrPartition
 		}
 	}

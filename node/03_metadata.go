@@ -159,7 +159,7 @@ func (n *Node) handleMetadata(ctx context.Context, wreq *wire.Request) wire.Resp
 					addError(kmsg.StringPtr(name), TopicID{}, kerr.UnknownTopicOrPartition)
 					continue
 				}
-				if e := kerrOf(n.autoCreateTopic(name)); e != nil {
+				if e := kerrOf(n.parts.AutoCreate(name)); e != nil {
 					addError(kmsg.StringPtr(name), TopicID{}, e)
 					continue
 				}

@@ -78,7 +78,7 @@ var refusalCodes = map[error]*kerr.Error{
 	topics.ErrReplicationFactor: kerr.InvalidReplicationFactor, topics.ErrInvalidConfig: kerr.InvalidConfig,
 	topics.ErrChanged: kerr.NotController, topics.ErrNotDurable: kerr.KafkaStorageError,
 	topics.ErrUnknownTopic: kerr.UnknownTopicOrPartition, topics.ErrTopicExists: kerr.TopicAlreadyExists,
-	topics.ErrInvalidRequest: kerr.InvalidRequest,
+	topics.ErrInvalidRequest: kerr.InvalidRequest, topics.ErrUnavailable: kerr.LeaderNotAvailable,
 }
 
 // topicRefusal is a refusal of node/topics as the topicError the client
@@ -258,22 +258,4 @@ func manualAssignment(rt kmsg.CreateTopicsRequestTopic, roster []int32) ([][]int
 		replicas[i] = rs
 	}
 	return replicas, nil
-}
-
-// autoCreateTopic creates a topic with the defaults, for Metadata and
-// Produce on an unknown name. Losing a race to another creator is fine.
-// __consumer_offsets is created by the group coordinator, with its own
-// partition count and configs.
-func (n *Node) autoCreateTopic(name string) error {
-	if topics.IsInternal(name) {
-		if _, _, err := n.groups(); err != nil {
-			return &topicError{kerr.LeaderNotAvailable, err.Error()}
-		}
-		return nil
-	}
-	_, err := n.parts.CreateTopic(hosted.Create{Name: name, Partitions: -1, ReplicationFactor: -1, Auto: true})
-	if errors.Is(err, topics.ErrTopicExists) {
-		return nil
-	}
-	return topicRefusal(err)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/cluster"
 	"github.com/spool-log/spool/node/group"
 	"github.com/spool-log/spool/node/hosted"
 )
@@ -40,10 +41,10 @@ func startStrangers(t *testing.T, size int) []*Node {
 	for id := 1; id <= size; id++ {
 		cfg := testConfig(t, t.TempDir())
 		cfg.NodeID = int32(id)
-		if err := os.MkdirAll(filepath.Join(cfg.DataDir, membershipDir), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Join(cfg.DataDir, cluster.Dir), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(cfg.DataDir, membershipDir, "roster.json"), raw, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(cfg.DataDir, cluster.Dir, "roster.json"), raw, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		nodes = append(nodes, startNode(t, cfg))
@@ -250,11 +251,11 @@ func TestClusterStalePartitionDirRemoved(t *testing.T) {
 
 	// The restarted node starts from a catalog that already knows the new
 	// topic.
-	catalog, err := os.ReadFile(filepath.Join(nodes[0].cfg.DataDir, membershipDir, "catalog.json"))
+	catalog, err := os.ReadFile(filepath.Join(nodes[0].cfg.DataDir, cluster.Dir, "catalog.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(down.cfg.DataDir, membershipDir, "catalog.json"), catalog, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(down.cfg.DataDir, cluster.Dir, "catalog.json"), catalog, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg := down.cfg

@@ -56,8 +56,7 @@ type (
 	TopicSpec = topics.Spec
 	// Broker is one live broker as Metadata reports it (node/cluster).
 	Broker = cluster.Broker
-	// localPartition is a partition whose log lives on this node
-	// (node/hosted).
+	// localPartition is a partition whose log lives here (node/hosted).
 	localPartition = hosted.Partition
 	// tp names one topic partition.
 	tp struct {
@@ -65,9 +64,6 @@ type (
 		partition int32
 	}
 )
-
-// membershipDir is where the agent keeps its state under DataDir.
-const membershipDir = cluster.Dir
 
 // Node is one Spool broker.
 type Node struct {
@@ -265,7 +261,7 @@ func New(cfg Config) (_ *Node, err error) {
 		Driver:  func() *replica.Driver { return n.raft },
 		Remote:  n.remoteLog, // tier.go
 		StillVoting: func(p *localPartition) bool {
-			return n.mover.StillVoting(moves.Hosted{Topic: p.Topic, Index: p.Index, ID: p.TopicID, Replica: p.Replica})
+			return n.mover.StillVoting(moves.FromHosted(p))
 		},
 		Create: hosted.CreateConfig{
 			DefaultPartitions: cfg.DefaultPartitions, DefaultReplicationFactor: n.defaultReplicationFactor,
@@ -273,7 +269,8 @@ func New(cfg Config) (_ *Node, err error) {
 			Place: func(topic string, partitions int32, rf int16) ([][]int32, error) {
 				return n.cluster.Place(topic, partitions, rf)
 			},
-			Live: func() int { return len(n.agent.LiveBrokers()) },
+			Live:     func() int { return len(n.agent.LiveBrokers()) },
+			Internal: func(string) error { _, _, err := n.groups(); return err }, // groups.go
 		},
 		Repair: n.repairConfig(), Log: log,
 	})
@@ -374,10 +371,31 @@ func (n *Node) startLoops() {
 	ccfg.Peers = console.NodePeers{Self: n.cfg.NodeID, Live: n.agent.LiveBrokers, GetJSON: n.peers.GetJSON}
 	ccfg.NodeID, ccfg.Closing = n.cfg.NodeID, n.closing
 	n.console = console.New(ccfg)
+	view := admin.View{
+		WhyUnfit:    func() error { return n.adm.Unfit(n.agent.Health) },
+		WhyNotReady: n.readiness, Counters: n.Stats,
+		Catalog: func() any { return n.catalog.Topics() },
+		Led:     func() map[int32]int { return n.cluster.PartitionsLed(n.catalog.Topics()) },
+		Leader: func(topic string, partition int32) admin.Leadership {
+			spec, ok := n.catalog.Topic(topic)
+			if !ok || partition < 0 || int(partition) >= len(spec.Replicas) {
+				return admin.Leadership{Leader: -1, LeaderEpoch: -1}
+			}
+			st := n.partitionLeadership(spec, partition, n.agent.IsAlive)
+			return admin.Leadership{Leader: st.Leader, LeaderEpoch: st.LeaderEpoch, ISR: st.ISR, Offline: st.Offline}
+		},
+		Status: n.mover.Status, Pause: n.agent.SetRebalancePaused,
+		Details: func() []string { // tier.go
+			if d := n.tierReadiness(); d != "" {
+				return []string{d}
+			}
+			return nil
+		},
+	}
 	n.adminAPI = admin.New(admin.Config{
-		Node: adminView{n}, Agent: n.agent, Quarantine: n.quarantine, Scrub: n.scrub,
+		Node: view, Agent: n.agent, Quarantine: n.quarantine, Scrub: n.scrub,
 		Metrics: n.metrics, Leadership: n.leaders.local, Snapshots: http.HandlerFunc(n.serveReplicaSnapshot), CaughtUp: http.HandlerFunc(n.serveReplicaCaughtUp), Txn: http.HandlerFunc(n.serveTxn), Share: http.HandlerFunc(n.serveShareState), Pprof: n.cfg.EnablePprof, Log: n.log, Closing: n.closing,
-		Access: n.adminAccess(), Rebalance: adminView{n}, Console: n.console,
+		Access: n.adminAccess(), Rebalance: view, Console: n.console,
 	})
 	n.loops.Go(func(ctx context.Context) { n.adminAPI.RecordMemberEvents(ctx, n.agent.Subscribe, n.console) }) // the console's timeline
 	if n.adminLn != nil {
@@ -408,21 +426,13 @@ func (n *Node) startLoops() {
 	n.loops.Go(n.mover.Run)                // node/moves: the moves this node leads, step by step
 	n.loops.Go(n.mover.RunStarts)          // node/moves: drains, and rebalancing with AutoRebalance
 	n.loops.Go(func(ctx context.Context) { // the partitions-led gauge, as members come and go
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case ev, ok := <-memberEvents:
-				if !ok {
-					return
-				}
-				n.hintReplicas(ev)
-				led := n.parts.Led()
-				n.metrics.SetGauge([]string{"partitions", "led"}, float32(led))
-				n.log.WithFields(logrus.Fields{"member": ev.Member.Name, "member_broker": ev.Member.BrokerID, "event": ev.Type, "partitions_led": led}).
-					Debug("cluster view changed")
-			}
-		}
+		cluster.FollowMembers(ctx, memberEvents, func(ev membership.MemberEvent) {
+			n.hintReplicas(ev)
+			led := n.parts.Led()
+			n.metrics.SetGauge([]string{"partitions", "led"}, float32(led))
+			n.log.WithFields(logrus.Fields{"member": ev.Member.Name, "member_broker": ev.Member.BrokerID, "event": ev.Type, "partitions_led": led}).
+				Debug("cluster view changed")
+		})
 	})
 	n.loops.Every(admin.FlushInterval, n.flushMetrics)
 	n.startReplicationMetrics() // replication_metrics.go
@@ -567,10 +577,9 @@ func (n *Node) stopParts() error {
 	return errors.Join(errs...)
 }
 
-// startMembership starts the agent (node/cluster), which joins the
-// configured seeds in the background, and what is made over it: the
-// cluster view, the catalog and the mover (node/moves), before the first
-// reconcile asks StillVoting.
+// startMembership starts the agent (node/cluster), joining in the
+// background, and what is made over it: the cluster view, the catalog and
+// the mover (node/moves), before the first reconcile asks StillVoting.
 func (n *Node) startMembership() error {
 	// Serf's and memberlist's metrics go through the global go-metrics.
 	if err := n.metrics.SetGlobal(); err != nil {
@@ -590,9 +599,6 @@ func (n *Node) startMembership() error {
 	n.raftAgent.Store(agent)
 	n.cluster = cluster.NewView(agent, n.cfg.NodeID)
 	n.catalog = topics.NewCatalog(agent, n.cfg.NodeID, n.log)
-	hostedOf := func(p *localPartition) moves.Hosted {
-		return moves.Hosted{Topic: p.Topic, Index: p.Index, ID: p.TopicID, Replica: p.Replica}
-	}
 	n.mover = moves.New(moves.Config{
 		Self: n.cfg.NodeID, Cluster: agent,
 		Alter: func(topic string, change func(*membership.TopicEntry) error) error {
@@ -601,18 +607,11 @@ func (n *Node) startMembership() error {
 		},
 		Hosted: func(topic string, index int32, id membership.TopicID) (moves.Hosted, bool) {
 			if p := n.parts.Current(topic, index, id); p != nil {
-				return hostedOf(p), true
+				return moves.FromHosted(p), true
 			}
 			return moves.Hosted{}, false
 		},
-		AllHosted: func() []moves.Hosted {
-			ps := n.parts.All()
-			out := make([]moves.Hosted, len(ps))
-			for i, p := range ps {
-				out[i] = hostedOf(p)
-			}
-			return out
-		},
+		AllHosted: func() []moves.Hosted { return moves.AllFromHosted(n.parts.All()) },
 		Claim: func(id membership.TopicID, index int32) (moves.Claim, bool) {
 			c, ok := n.leaders.table.Lookup(id, index)
 			return moves.Claim{Leader: c.Leader, Voters: c.Voters, ISR: c.ISR}, ok
@@ -627,9 +626,7 @@ func (n *Node) startMembership() error {
 }
 
 // flushMetrics emits what was counted since the last flush (node/admin's
-// flush.go): every admin.FlushInterval while the node runs, and once more
-// in Shutdown after requests have drained. Only one of these runs at a
-// time; they alone advance the flushed marks.
+// flush.go says when, and why only one runs at a time).
 func (n *Node) flushMetrics() {
 	m := n.metrics
 	n.flushedBytesOut.Flush(m, []string{"fetch", "bytes"}, n.stats.bytesOut.Load())
@@ -679,8 +676,7 @@ func (n *Node) Stats() admin.Stats {
 	return s
 }
 
-// errNotReady explains a 503 from /readyz.
-var errNotReady = errors.New("starting or shutting down")
+var errNotReady = errors.New("starting or shutting down") // a 503 from /readyz
 
 // readiness is nil when the node serves clients and its membership is sound:
 // the cluster accepted it (node/admission) and gossip shows no conflict,
@@ -690,15 +686,11 @@ func (n *Node) readiness() error {
 	if !n.Ready() {
 		return errNotReady
 	}
-	if err := n.adm.Refusal(); err != nil {
-		return err
-	}
+	var health func() error
 	if n.agent != nil {
-		if err := n.agent.Health(); err != nil {
-			return err
-		}
+		health = n.agent.Health
 	}
-	if err := n.adm.State(); err != nil {
+	if err := n.adm.Soundness(health); err != nil {
 		return err
 	}
 	if err := n.parts.Health(); err != nil {
@@ -706,37 +698,3 @@ func (n *Node) readiness() error {
 	}
 	return n.replicationReadiness() // replication_readiness.go
 }
-
-// adminView is the node as the admin API (node/admin) sees it.
-type adminView struct{ n *Node }
-
-var _ admin.Node = adminView{}
-
-func (v adminView) Unfit() error {
-	if err := v.n.adm.Refusal(); err != nil {
-		return err
-	}
-	if err := v.n.agent.Health(); err != nil && admission.IsRefusal(err) {
-		return err
-	}
-	return nil
-}
-
-func (v adminView) Readiness() error   { return v.n.readiness() }
-func (v adminView) Stats() admin.Stats { return v.n.Stats() }
-func (v adminView) Topics() any        { return v.n.catalog.Topics() }
-func (v adminView) PartitionsLed() map[int32]int {
-	return v.n.cluster.PartitionsLed(v.n.catalog.Topics())
-}
-func (v adminView) Leadership(topic string, partition int32) admin.Leadership {
-	spec, ok := v.n.catalog.Topic(topic)
-	if !ok || partition < 0 || int(partition) >= len(spec.Replicas) {
-		return admin.Leadership{Leader: -1, LeaderEpoch: -1}
-	}
-	st := v.n.partitionLeadership(spec, partition, v.n.agent.IsAlive)
-	return admin.Leadership{Leader: st.Leader, LeaderEpoch: st.LeaderEpoch, ISR: st.ISR, Offline: st.Offline}
-}
-func (v adminView) RebalanceStatus(ctx context.Context, local bool) admin.RebalanceStatus {
-	return v.n.mover.Status(ctx, local)
-}
-func (v adminView) SetRebalancePaused(paused bool) error { return v.n.agent.SetRebalancePaused(paused) }

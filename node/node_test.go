@@ -19,6 +19,7 @@ import (
 
 	"github.com/spool-log/spool/internal/recordbatch"
 	"github.com/spool-log/spool/internal/retry"
+	"github.com/spool-log/spool/node/cluster"
 	"github.com/spool-log/spool/node/hosted"
 )
 
@@ -403,7 +404,7 @@ func TestInvalidTopicNamesRefused(t *testing.T) {
 
 	entries, _ := os.ReadDir(n.cfg.DataDir)
 	for _, e := range entries {
-		if e.IsDir() && e.Name() != membershipDir {
+		if e.IsDir() && e.Name() != cluster.Dir {
 			t.Errorf("data dir has %s after only invalid names", e.Name())
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/cluster"
 	"github.com/spool-log/spool/node/replica/transport"
 )
 
@@ -47,7 +48,7 @@ func (n *Node) lastRaftListenAddr(listen string) (string, bool) {
 	if err != nil || port != "0" {
 		return "", false
 	}
-	last, ok := membership.LastOwnRaftAddr(filepath.Join(n.cfg.DataDir, membershipDir), n.cfg.NodeID)
+	last, ok := membership.LastOwnRaftAddr(filepath.Join(n.cfg.DataDir, cluster.Dir), n.cfg.NodeID)
 	if !ok {
 		return "", false
 	}

@@ -282,11 +282,3 @@ func (n *Node) deleteRemoteTopic(topic string) {
 		}
 	})
 }
-
-// ReadyDetails are /readyz's lines beside "ready" (node/admin).
-func (v adminView) ReadyDetails() []string {
-	if d := v.n.tierReadiness(); d != "" {
-		return []string{d}
-	}
-	return nil
-}

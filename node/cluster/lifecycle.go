@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/sirupsen/logrus"
@@ -50,4 +51,20 @@ func Stop(agent *membership.Agent) error {
 		return fmt.Errorf("membership: %w", err)
 	}
 	return nil
+}
+
+// FollowMembers calls fn with each membership event until the agent closes
+// events (its Subscribe) or ctx ends.
+func FollowMembers(ctx context.Context, events <-chan membership.MemberEvent, fn func(membership.MemberEvent)) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-events:
+			if !ok {
+				return
+			}
+			fn(ev)
+		}
+	}
 }

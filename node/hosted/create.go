@@ -43,6 +43,9 @@ type CreateConfig struct {
 	Place func(topic string, partitions int32, rf int16) ([][]int32, error)
 	// Live counts the brokers alive.
 	Live func() int
+	// Internal makes sure the internal topic name exists, as its owner
+	// creates it (the group coordinator), for AutoCreate.
+	Internal func(name string) error
 }
 
 // CreateTopic validates and records a topic, then opens its partitions
@@ -113,6 +116,24 @@ func (h *Host) CreateTopic(c Create) (topics.Spec, error) {
 	}
 	h.cfg.Log.WithFields(logrus.Fields{"topic": c.Name, "partitions": partitions, "replication_factor": rf}).Info("topic created")
 	return spec, nil
+}
+
+// AutoCreate creates topic name with the defaults, for Metadata and
+// Produce on an unknown name; losing a race to another creator is fine. An
+// internal topic is created by its owner (CreateConfig.Internal), with its
+// own partition count and configs; its failure is topics.ErrUnavailable.
+func (h *Host) AutoCreate(name string) error {
+	if topics.IsInternal(name) {
+		if err := h.cfg.Create.Internal(name); err != nil {
+			return refuse(topics.ErrUnavailable, err.Error())
+		}
+		return nil
+	}
+	_, err := h.CreateTopic(Create{Name: name, Partitions: -1, ReplicationFactor: -1, Auto: true})
+	if errors.Is(err, topics.ErrTopicExists) {
+		return nil
+	}
+	return err
 }
 
 func refuse(reason error, msg string) error { return &topics.Refusal{Reason: reason, Msg: msg} }

@@ -28,6 +28,8 @@ var (
 	ErrInvalidAssignment = errors.New("invalid replica assignment")
 	ErrInvalidConfig     = errors.New("invalid config")
 	ErrInvalidRequest    = errors.New("invalid request")
+	// ErrUnavailable: what the create needs is not there yet; retry.
+	ErrUnavailable = errors.New("not available")
 	// ErrChanged: the entry changed under the alteration; retry.
 	ErrChanged = errors.New("topic changed meanwhile")
 )
