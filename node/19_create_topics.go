@@ -79,6 +79,7 @@ var refusalCodes = map[error]*kerr.Error{
 	topics.ErrChanged: kerr.NotController, topics.ErrNotDurable: kerr.KafkaStorageError,
 	topics.ErrUnknownTopic: kerr.UnknownTopicOrPartition, topics.ErrTopicExists: kerr.TopicAlreadyExists,
 	topics.ErrInvalidRequest: kerr.InvalidRequest, topics.ErrUnavailable: kerr.LeaderNotAvailable,
+	topics.ErrNoReassignment: kerr.NoReassignmentInProgress, topics.ErrMoveRaced: kerr.RequestTimedOut,
 }
 
 // topicRefusal is a refusal of node/topics as the topicError the client
