@@ -142,7 +142,8 @@ type Node struct {
 	stats   counters
 	scrub   *scrub.Scrubber
 	// flushedBytesOut and flushedSecurity are what flushMetrics handed
-	// go-metrics of stats' totals.
+	// go-metrics of stats' totals (spool_fetch_bytes, spool_sasl_authentications,
+	// spool_sasl_authentication_failures, spool_tls_handshake_failures).
 	flushedBytesOut admin.Delta
 	flushedSecurity struct{ tlsFailures, saslAuths, saslFailures admin.Delta }
 	// flushedQuotas are the quota rates' totals as of the last
@@ -625,8 +626,7 @@ func (n *Node) startMembership() error {
 	return nil
 }
 
-// flushMetrics emits what was counted since the last flush (node/admin's
-// flush.go says when, and why only one runs at a time).
+// flushMetrics emits what was counted since the last flush (admin.Delta's doc).
 func (n *Node) flushMetrics() {
 	m := n.metrics
 	n.flushedBytesOut.Flush(m, []string{"fetch", "bytes"}, n.stats.bytesOut.Load())
