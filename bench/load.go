@@ -43,6 +43,11 @@ type ProduceLoad struct {
 	MaxInflight int
 	// Compression is none, gzip, snappy, lz4 or zstd.
 	Compression string
+	// NoIdempotence, with Acks all, produces without idempotence (no
+	// producer id, no sequence numbers) and MaxInflight requests in
+	// flight: the same load less what idempotence costs the broker. Acks
+	// 0 and 1 never use idempotence.
+	NoIdempotence bool
 }
 
 // DefaultProduceLoad is the load `spool bench` runs with no flags.
@@ -130,7 +135,7 @@ func (l *ProduceLoad) producerOpts(hooks ...kgo.Hook) []kgo.Opt {
 		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()),
 		kgo.ClientID("spool-bench"),
 	}
-	if acks != kgo.AllISRAcks() {
+	if acks != kgo.AllISRAcks() || l.NoIdempotence {
 		// Idempotence needs acks=all; without it franz-go also allows
 		// more than one request in flight.
 		opts = append(opts, kgo.DisableIdempotentWrite(), kgo.MaxProduceRequestsInflightPerBroker(l.MaxInflight))

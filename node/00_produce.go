@@ -36,7 +36,7 @@ import (
 //   already written answers with its original offset; a gap is
 //   OUT_OF_ORDER_SEQUENCE_NUMBER; an older epoch INVALID_PRODUCER_EPOCH.
 // * Control batches are refused: only the transaction coordinator writes
-//   them (markers, node/txns.go). A transactional batch is accepted only
+//   them (markers, node/coord). A transactional batch is accepted only
 //   from a producer whose ongoing transaction holds the partition: the
 //   first of each transaction is verified with the transaction's
 //   coordinator (KIP-890 part 1's check), INVALID_TXN_STATE otherwise, or
@@ -223,7 +223,7 @@ func (n *Node) producePartition(ctx context.Context, topic string, rp kmsg.Produ
 			return
 		}
 		var code int16
-		if verifiedMarkers, code = n.verifyTxnBatch(ctx, p, *req.TransactionID, h, topic); code != 0 {
+		if verifiedMarkers, code = n.coords.Txns.VerifyBatch(ctx, p, *req.TransactionID, h, topic); code != 0 {
 			fail(kerr.ErrorForCode(code).(*kerr.Error), "")
 			return
 		}

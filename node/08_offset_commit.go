@@ -56,7 +56,7 @@ func (n *Node) handleOffsetCommit(ctx context.Context, wreq *wire.Request) wire.
 			allowed = append(allowed, t)
 		}
 	}
-	coord, code := n.groupCoordinatorFor(req.Group)
+	coord, code := n.coords.Groups.For(req.Group)
 	if code != 0 {
 		return offsetCommitErrors(req, req.Topics, code)
 	}

@@ -44,12 +44,12 @@ func (n *Node) handleOffsetFetch(ctx context.Context, wreq *wire.Request) wire.R
 	req := wreq.Body.(*kmsg.OffsetFetchRequest)
 	who := n.requesterOf(ctx, wreq)
 	if req.Version < 8 {
-		coord, code := n.groupCoordinatorFor(req.Group)
+		coord, code := n.coords.Groups.For(req.Group)
 		if !who.mayGroup(kmsg.ACLOperationDescribe, req.Group) {
 			code = kerr.GroupAuthorizationFailed.Code
 		}
 		if code == 0 {
-			code = n.confirmCoordinator(ctx, coord, req.Group)
+			code = n.coords.Groups.Confirm(ctx, coord, req.Group)
 		}
 		if code != 0 {
 			resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
@@ -75,12 +75,12 @@ func (n *Node) handleOffsetFetch(ctx context.Context, wreq *wire.Request) wire.R
 	// and mark the rest NOT_COORDINATOR, keeping the request's order.
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	for _, rg := range req.Groups {
-		coord, code := n.groupCoordinatorFor(rg.Group)
+		coord, code := n.coords.Groups.For(rg.Group)
 		if !who.mayGroup(kmsg.ACLOperationDescribe, rg.Group) {
 			code = kerr.GroupAuthorizationFailed.Code
 		}
 		if code == 0 {
-			code = n.confirmCoordinator(ctx, coord, rg.Group)
+			code = n.coords.Groups.Confirm(ctx, coord, rg.Group)
 		}
 		if code != 0 {
 			sg := kmsg.NewOffsetFetchResponseGroup()

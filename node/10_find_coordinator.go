@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/node/coord"
 	"github.com/spool-log/spool/node/group"
 	"github.com/spool-log/spool/node/txn"
 	"github.com/spool-log/spool/wire"
@@ -22,7 +23,7 @@ import (
 //   created on the first group request.
 // * A transactional id's coordinator (key type 1) is the leader of
 //   __transaction_state partition abs(javaHashCode(id)) % partitions, the
-//   topic created on the first transactional request (txns.go). Other key
+//   topic created on the first transactional request (node/coord). Other key
 //   types: INVALID_REQUEST.
 //
 // Version notes:
@@ -102,21 +103,21 @@ func (n *Node) findCoordinator(keyType int8, key, listener string) kmsg.FindCoor
 	)
 	switch keyType {
 	case 0:
-		coord, gn, err := n.groups()
+		groups, err := n.coords.Groups.Get()
 		if err != nil {
 			n.log.WithError(err).Warn("group coordinator unavailable")
 			return fail(kerr.CoordinatorNotAvailable)
 		}
-		topic, p = group.TopicName, coord.Partition(key)
-		ensure = func() int16 { return n.ensureGroupPartition(coord, gn, p) }
+		topic, p = group.TopicName, groups.Partition(key)
+		ensure = func() int16 { return coord.Code(n.coords.Groups.Ensure(groups, p)) }
 	case 1:
-		coord, err := n.txns()
+		txns, err := n.coords.Txns.Get()
 		if err != nil {
 			n.log.WithError(err).Warn("transaction coordinator unavailable")
 			return fail(kerr.CoordinatorNotAvailable)
 		}
-		topic, p = txn.TopicName, coord.Partition(key)
-		ensure = func() int16 { return n.ensureTxnPartition(coord, p) }
+		topic, p = txn.TopicName, txns.Partition(key)
+		ensure = func() int16 { return coord.Code(n.coords.Txns.Ensure(txns, p)) }
 	default:
 		return fail(kerr.InvalidRequest)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/node/group"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -42,5 +43,5 @@ func (n *Node) handleJoinGroup(ctx context.Context, wreq *wire.Request) wire.Res
 		resp.ErrorCode = code
 		return resp
 	}
-	return coord.JoinGroup(ctx, groupClient(wreq.ClientID, wreq.RemoteAddr), req)
+	return coord.JoinGroup(ctx, group.ClientOf(wreq.ClientID, wreq.RemoteAddr), req)
 }

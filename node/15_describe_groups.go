@@ -41,7 +41,7 @@ func (n *Node) handleDescribeGroups(ctx context.Context, wreq *wire.Request) wir
 	for _, id := range req.Groups {
 		coord, code := n.groupCoordinatorAs(who, kmsg.ACLOperationDescribe, id)
 		if code == 0 {
-			code = n.confirmCoordinator(ctx, coord, id)
+			code = n.coords.Groups.Confirm(ctx, coord, id)
 		}
 		if code != 0 {
 			dg := kmsg.NewDescribeGroupsResponseGroup()

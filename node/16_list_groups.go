@@ -32,7 +32,7 @@ func (n *Node) handleListGroups(ctx context.Context, wreq *wire.Request) wire.Re
 	req := wreq.Body.(*kmsg.ListGroupsRequest)
 	who := n.requesterOf(ctx, wreq)
 	all := who.mayCluster(kmsg.ACLOperationDescribe)
-	coord, code := n.loadAllGroupPartitions()
+	coord, code := n.coords.Groups.LoadAll()
 	if coord == nil {
 		resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
 		resp.ErrorCode = code
@@ -42,7 +42,7 @@ func (n *Node) handleListGroups(ctx context.Context, wreq *wire.Request) wire.Re
 	if resp.ErrorCode == 0 {
 		resp.ErrorCode = code
 	}
-	resp.Groups = append(resp.Groups, n.listShareGroups(req)...) // shares.go
+	resp.Groups = append(resp.Groups, n.coords.Shares.ListGroups(req)...)
 	if !all {
 		visible := resp.Groups[:0]
 		for _, g := range resp.Groups {

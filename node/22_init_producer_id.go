@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/node/txn"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -59,7 +60,7 @@ func (n *Node) handleInitProducerID(ctx context.Context, wreq *wire.Request) wir
 		return resp
 	}
 	if transactional {
-		coord, code := n.txnCoordinatorFor(*req.TransactionalID)
+		coord, code := n.coords.Txns.For(*req.TransactionalID)
 		if code != 0 {
 			resp.ErrorCode = code
 			return resp
@@ -69,10 +70,10 @@ func (n *Node) handleInitProducerID(ctx context.Context, wreq *wire.Request) wir
 			pid, epoch = req.ProducerID, req.ProducerEpoch
 		}
 		resp.ProducerID, resp.ProducerEpoch, code = coord.InitProducerID(*req.TransactionalID, time.Duration(req.TransactionTimeoutMillis)*time.Millisecond, pid, epoch)
-		resp.ErrorCode = fencedCode(code, req.Version >= 4)
+		resp.ErrorCode = txn.FencedCode(code, req.Version >= 4)
 		return resp
 	}
-	id, err := n.pids.allocate()
+	id, err := n.coords.ProducerIDs.Allocate()
 	if err != nil {
 		n.log.WithError(err).Error("allocate producer id")
 		resp.ErrorCode = kerr.KafkaStorageError.Code

@@ -110,13 +110,13 @@ func (n *Node) addPartitionsToTxn(who requester, txnID string, pid int64, epoch 
 		}
 		return codes
 	}
-	coord, code := n.txnCoordinatorFor(txnID)
+	coord, code := n.coords.Txns.For(txnID)
 	var per map[txn.TopicPartition]int16
 	if code == 0 {
 		code, per = coord.AddPartitions(txnID, pid, epoch, tps, verifyOnly)
 	}
 	for _, tp := range tps {
-		codes[tp] = fencedCode(code, knowsFenced)
+		codes[tp] = txn.FencedCode(code, knowsFenced)
 		if c, ok := per[tp]; ok && code == 0 {
 			codes[tp] = c
 		}

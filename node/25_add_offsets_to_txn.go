@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/node/txn"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -35,10 +36,10 @@ func (n *Node) handleAddOffsetsToTxn(ctx context.Context, wreq *wire.Request) wi
 		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
 		return resp
 	}
-	coord, code := n.txnCoordinatorFor(req.TransactionalID)
+	coord, code := n.coords.Txns.For(req.TransactionalID)
 	if code == 0 {
 		code = coord.AddOffsets(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group)
 	}
-	resp.ErrorCode = fencedCode(code, req.Version >= 2)
+	resp.ErrorCode = txn.FencedCode(code, req.Version >= 2)
 	return resp
 }

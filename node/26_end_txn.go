@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/node/txn"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -44,7 +45,7 @@ func (n *Node) handleEndTxn(ctx context.Context, wreq *wire.Request) wire.Respon
 		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
 		return resp
 	}
-	coord, code := n.txnCoordinatorFor(req.TransactionalID)
+	coord, code := n.coords.Txns.For(req.TransactionalID)
 	if code == 0 {
 		var done <-chan struct{}
 		code, done = coord.EndTxn(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit)
@@ -61,6 +62,6 @@ func (n *Node) handleEndTxn(ctx context.Context, wreq *wire.Request) wire.Respon
 			t.Stop()
 		}
 	}
-	resp.ErrorCode = fencedCode(code, req.Version >= 2)
+	resp.ErrorCode = txn.FencedCode(code, req.Version >= 2)
 	return resp
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/node/coord"
 	"github.com/spool-log/spool/node/group"
 	"github.com/spool-log/spool/wire"
 )
@@ -22,7 +23,7 @@ import (
 //   an OffsetCommit's (KIP-447), so a zombie of an old generation cannot
 //   commit.
 // * The transaction coordinator is asked, as for a transactional
-//   produce (txns.go verifyTxn), whether the producer (id, epoch) has an
+//   produce (node/coord: Txns.Verify), whether the producer (id, epoch) has an
 //   ongoing transaction holding the group's __consumer_offsets partition
 //   (AddOffsetsToTxn): if not, INVALID_TXN_STATE; a fenced producer,
 //   INVALID_PRODUCER_EPOCH (PRODUCER_FENCED where the group's own check,
@@ -57,7 +58,7 @@ func (n *Node) handleTxnOffsetCommit(ctx context.Context, wreq *wire.Request) wi
 	}
 	var coord *group.Coordinator
 	if code == 0 {
-		coord, code = n.groupCoordinatorFor(req.Group)
+		coord, code = n.coords.Groups.For(req.Group)
 	}
 	if code == 0 && req.TransactionalID == "" {
 		code = kerr.InvalidRequest.Code
@@ -119,13 +120,10 @@ func mergeTxnOffsetTopics(all, got []kmsg.TxnOffsetCommitResponseTopic) []kmsg.T
 // verifyTxnOffsets asks the transaction coordinator whether req's
 // producer holds the group's partition in an ongoing transaction.
 func (n *Node) verifyTxnOffsets(ctx context.Context, req *kmsg.TxnOffsetCommitRequest) int16 {
-	parts := n.groupConfig().Partitions
-	if spec, ok := n.catalog.Topic(group.TopicName); ok {
-		parts = spec.Partitions
-	}
-	vr := verifyRequest{TxnID: req.TransactionalID, ProducerID: req.ProducerID, Epoch: req.ProducerEpoch,
+	parts := n.coords.Groups.Partitions()
+	vr := coord.VerifyRequest{TxnID: req.TransactionalID, ProducerID: req.ProducerID, Epoch: req.ProducerEpoch,
 		Topic: group.TopicName, Partition: group.PartitionFor(req.Group, parts)}
-	code, err := n.verifyTxn(ctx, vr)
+	code, err := n.coords.Txns.Verify(ctx, vr)
 	if err != nil {
 		n.log.WithError(err).WithField("transactional_id", req.TransactionalID).Debug("transactional offset commit not verified")
 		return kerr.CoordinatorNotAvailable.Code

@@ -130,7 +130,11 @@ func (n *Node) handleDescribeConfigs(ctx context.Context, wreq *wire.Request) wi
 				add(c.Name, c.Value, c.Source(), c.Type, c.ReadOnly, c.Default)
 			}
 		case kmsg.ConfigResourceTypeGroupConfig:
-			sr.ErrorCode, sr.ErrorMessage = n.describeShareGroupConfigs(who, rr.ResourceName, add) // share_group_configs.go
+			if !who.mayGroup(kmsg.ACLOperationDescribeConfigs, rr.ResourceName) {
+				sr.ErrorCode, sr.ErrorMessage = kerr.GroupAuthorizationFailed.Code, kmsg.StringPtr("DESCRIBE_CONFIGS on the group is needed")
+				break
+			}
+			sr.ErrorCode, sr.ErrorMessage = n.coords.Shares.DescribeConfigs(rr.ResourceName, add) // KIP-932's share.* (node/share)
 		default:
 			sr.ErrorCode = kerr.InvalidRequest.Code
 			msg := "only TOPIC, BROKER and GROUP resources are supported"

@@ -33,8 +33,8 @@ func (n *Node) handleDeleteGroups(ctx context.Context, wreq *wire.Request) wire.
 			resp.Groups = append(resp.Groups, dg)
 			continue
 		}
-		if sc, _ := n.shares(); sc.Has(id) {
-			resp.Groups = append(resp.Groups, n.deleteShareGroup(id)) // shares.go
+		if sc, _ := n.coords.Shares.Get(); sc.Has(id) {
+			resp.Groups = append(resp.Groups, n.coords.Shares.DeleteGroup(id))
 			continue
 		}
 		one := *req

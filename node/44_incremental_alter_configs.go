@@ -2,10 +2,12 @@ package node
 
 import (
 	"context"
+	"errors"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/node/share"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -54,7 +56,12 @@ func (n *Node) handleIncrementalAlterConfigs(ctx context.Context, wreq *wire.Req
 				}
 				err = alterBrokerConfigs(n.cfg, n.advertisedListenersConfig(), rr.ResourceName, names)
 			case kmsg.ConfigResourceTypeGroupConfig:
-				err = n.alterShareGroupConfigs(who, rr, req.ValidateOnly) // share_group_configs.go
+				var ce *share.ConfigError // KIP-932's share.* (node/share)
+				if !who.mayGroup(kmsg.ACLOperationAlterConfigs, rr.ResourceName) {
+					err = &topicError{kerr.GroupAuthorizationFailed, "ALTER_CONFIGS on the group is needed"}
+				} else if err = n.coords.Shares.AlterConfigs(rr, req.ValidateOnly); errors.As(err, &ce) {
+					err = &topicError{ce.Err, ce.Msg}
+				}
 			default:
 				err = &topicError{kerr.InvalidRequest, "only TOPIC, BROKER and GROUP resources are supported"}
 			}

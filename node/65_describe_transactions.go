@@ -29,7 +29,7 @@ func (n *Node) handleDescribeTransactions(ctx context.Context, wreq *wire.Reques
 			resp.TransactionStates = append(resp.TransactionStates, st)
 			continue
 		}
-		coord, code := n.txnCoordinatorFor(id)
+		coord, code := n.coords.Txns.For(id)
 		if code == 0 {
 			t, c := coord.Describe(id)
 			code = c

@@ -42,13 +42,13 @@ func (n *Node) handleListTransactions(ctx context.Context, wreq *wire.Request) w
 			resp.UnknownStateFilters = append(resp.UnknownStateFilters, s)
 		}
 	}
-	coord, err := n.txns()
+	coord, err := n.coords.Txns.Get()
 	if err != nil {
 		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
 		return resp
 	}
 	for p := range coord.Partitions() {
-		n.ensureTxnPartition(coord, p)
+		_ = n.coords.Txns.Ensure(coord, p) // one not loaded lists none of its transactions
 	}
 	now := time.Now()
 	for _, t := range coord.List() {

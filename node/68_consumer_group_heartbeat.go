@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/node/group"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -64,5 +65,5 @@ func (n *Node) handleConsumerGroupHeartbeat(ctx context.Context, wreq *wire.Requ
 		resp.ErrorCode = code
 		return resp
 	}
-	return coord.ConsumerGroupHeartbeat(groupClient(wreq.ClientID, wreq.RemoteAddr), req)
+	return coord.ConsumerGroupHeartbeat(group.ClientOf(wreq.ClientID, wreq.RemoteAddr), req)
 }

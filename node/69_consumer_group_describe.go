@@ -36,7 +36,7 @@ func (n *Node) handleConsumerGroupDescribe(ctx context.Context, wreq *wire.Reque
 	for _, id := range req.Groups {
 		coord, code := n.groupCoordinatorAs(who, kmsg.ACLOperationDescribe, id)
 		if code == 0 {
-			code = n.confirmCoordinator(ctx, coord, id)
+			code = n.coords.Groups.Confirm(ctx, coord, id)
 		}
 		if code != 0 {
 			dg := kmsg.NewConsumerGroupDescribeResponseGroup()

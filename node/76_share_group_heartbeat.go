@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/node/group"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -49,14 +50,14 @@ func (n *Node) handleShareGroupHeartbeat(ctx context.Context, wreq *wire.Request
 			}
 		}
 	}
-	coord, _ := n.shares()
-	if code == 0 && req.MemberEpoch == 0 && !coord.Has(req.GroupID) && n.shareGroupTaken(req.GroupID) {
+	coord, _ := n.coords.Shares.Get()
+	if code == 0 && req.MemberEpoch == 0 && !coord.Has(req.GroupID) && n.coords.Shares.Taken(req.GroupID) {
 		code = kerr.GroupIDNotFound.Code
 	}
 	if code != 0 {
 		resp.ErrorCode = code
 		return resp
 	}
-	cl := groupClient(wreq.ClientID, wreq.RemoteAddr)
-	return coord.Heartbeat(req, cl.ID, cl.Host, n.shareResolve)
+	cl := group.ClientOf(wreq.ClientID, wreq.RemoteAddr)
+	return coord.Heartbeat(req, cl.ID, cl.Host, n.coords.Shares.Resolve)
 }

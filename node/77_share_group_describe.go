@@ -26,7 +26,7 @@ func (n *Node) handleShareGroupDescribe(ctx context.Context, wreq *wire.Request)
 	req := wreq.Body.(*kmsg.ShareGroupDescribeRequest)
 	resp := req.ResponseKind().(*kmsg.ShareGroupDescribeResponse)
 	who := n.requesterOf(ctx, wreq)
-	coord, _ := n.shares()
+	coord, _ := n.coords.Shares.Get()
 	for _, id := range req.GroupIDs {
 		if _, code := n.groupCoordinatorAs(who, kmsg.ACLOperationDescribe, id); code != 0 {
 			g := kmsg.NewShareGroupDescribeResponseGroup()

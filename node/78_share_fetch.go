@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/node/coord"
 	"github.com/spool-log/spool/node/share"
 	"github.com/spool-log/spool/wire"
 )
@@ -81,7 +82,7 @@ func (n *Node) handleShareFetch(ctx context.Context, wreq *wire.Request) wire.Re
 	if req.MemberID != nil {
 		memberID = *req.MemberID
 	}
-	_, parts := n.shares()
+	_, parts := n.coords.Shares.Get()
 	cfg := parts.GroupConfig(groupID)
 	resp.AcquisitionLockTimeoutMillis = int32(cfg.LockDuration.Milliseconds())
 	who := n.requesterOf(ctx, wreq)
@@ -171,7 +172,7 @@ func (n *Node) handleShareFetch(ctx context.Context, wreq *wire.Request) wire.Re
 // shareFetchWait fetches the session's partitions, waiting as the
 // request allows while nothing is acquired.
 func (n *Node) shareFetchWait(ctx context.Context, req *kmsg.ShareFetchRequest, who requester, groupID, memberID string, session []share.TopicPartition, out *shareFetchOut) {
-	_, parts := n.shares()
+	_, parts := n.coords.Shares.Get()
 	deadline := time.Now().Add(time.Duration(max(req.MaxWaitMillis, 0)) * time.Millisecond)
 	var (
 		wake   chan struct{}
@@ -223,7 +224,7 @@ func (n *Node) shareFetchWait(ctx context.Context, req *kmsg.ShareFetchRequest, 
 // the partitions this node leads and whether the response should go now
 // (records acquired, or a partition's error).
 func (n *Node) shareFetchOnce(req *kmsg.ShareFetchRequest, who requester, groupID, memberID string, session []share.TopicPartition, out *shareFetchOut) ([]*localPartition, bool) {
-	_, parts := n.shares()
+	_, parts := n.coords.Shares.Get()
 	maxRecords := int(req.MaxRecords)
 	if req.Version < 1 || maxRecords <= 0 {
 		maxRecords = 500
@@ -265,7 +266,7 @@ func (n *Node) shareFetchOnce(req *kmsg.ShareFetchRequest, who requester, groupI
 			continue
 		}
 		led = append(led, p)
-		got, e := parts.Fetch(share.Key{Group: groupID, TopicPartition: tp}, memberID, shareLog{p}, maxRecords, max(bytesLeft, 1))
+		got, e := parts.Fetch(share.Key{Group: groupID, TopicPartition: tp}, memberID, coord.ShareLog(p), maxRecords, max(bytesLeft, 1))
 		if e != nil {
 			out.partition(tp).ErrorCode = e.Code
 			send = true
@@ -354,8 +355,8 @@ func (n *Node) shareAcknowledge(who requester, groupID, memberID string, tp shar
 	if e != nil {
 		return e.Code
 	}
-	_, parts := n.shares()
-	if e := parts.Acknowledge(share.Key{Group: groupID, TopicPartition: tp}, memberID, shareLog{p}, batches, renew); e != nil {
+	_, parts := n.coords.Shares.Get()
+	if e := parts.Acknowledge(share.Key{Group: groupID, TopicPartition: tp}, memberID, coord.ShareLog(p), batches, renew); e != nil {
 		return e.Code
 	}
 	return 0

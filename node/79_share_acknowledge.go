@@ -41,7 +41,7 @@ func (n *Node) handleShareAcknowledge(ctx context.Context, wreq *wire.Request) w
 	if req.MemberID != nil {
 		memberID = *req.MemberID
 	}
-	_, parts := n.shares()
+	_, parts := n.coords.Shares.Get()
 	resp.AcquisitionLockTimeoutMillis = int32(parts.GroupConfig(groupID).LockDuration.Milliseconds())
 	who := n.requesterOf(ctx, wreq)
 	if !who.mayGroup(kmsg.ACLOperationRead, groupID) {

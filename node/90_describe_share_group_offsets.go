@@ -31,8 +31,8 @@ func (n *Node) handleDescribeShareGroupOffsets(ctx context.Context, wreq *wire.R
 	req := wreq.Body.(*kmsg.DescribeShareGroupOffsetsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeShareGroupOffsetsResponse)
 	who := n.requesterOf(ctx, wreq)
-	coord, _ := n.shares()
-	persist := sharePersister{n}
+	coord, _ := n.coords.Shares.Get()
+	persist := n.coords.Shares.Persister()
 	for _, rg := range req.Groups {
 		g := kmsg.NewDescribeShareGroupOffsetsResponseGroup()
 		g.GroupID = rg.GroupID

@@ -33,8 +33,8 @@ func (n *Node) handleAlterShareGroupOffsets(ctx context.Context, wreq *wire.Requ
 		resp.ErrorCode = code
 		return resp
 	}
-	coord, _ := n.shares()
-	if !coord.Has(req.GroupID) && n.shareGroupTaken(req.GroupID) {
+	coord, _ := n.coords.Shares.Get()
+	if !coord.Has(req.GroupID) && n.coords.Shares.Taken(req.GroupID) {
 		resp.ErrorCode = kerr.GroupIDNotFound.Code
 		return resp
 	}
@@ -62,7 +62,7 @@ func (n *Node) handleAlterShareGroupOffsets(ctx context.Context, wreq *wire.Requ
 				p.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			default:
 				k := share.Key{Group: req.GroupID, TopicPartition: share.TopicPartition{TopicID: spec.ID, Partition: rp.Partition}}
-				p.ErrorCode = n.shareAdminOnLeader("reset", rt.Topic, k, rp.StartOffset)
+				p.ErrorCode = n.coords.Shares.OnLeader(share.OpReset, rt.Topic, k, rp.StartOffset)
 				if p.ErrorCode == 0 {
 					coord.Altered(req.GroupID, rt.Topic)
 				}

@@ -30,7 +30,7 @@ func (n *Node) handleDeleteShareGroupOffsets(ctx context.Context, wreq *wire.Req
 		resp.ErrorCode = code
 		return resp
 	}
-	coord, _ := n.shares()
+	coord, _ := n.coords.Shares.Get()
 	if !coord.Has(req.GroupID) {
 		resp.ErrorCode = kerr.GroupIDNotFound.Code
 		return resp
@@ -52,7 +52,7 @@ func (n *Node) handleDeleteShareGroupOffsets(ctx context.Context, wreq *wire.Req
 		default:
 			for p := range spec.Partitions {
 				k := share.Key{Group: req.GroupID, TopicPartition: share.TopicPartition{TopicID: spec.ID, Partition: p}}
-				if code := n.shareAdminOnLeader("delete", rt.Topic, k, 0); code != 0 && t.ErrorCode == 0 {
+				if code := n.coords.Shares.OnLeader(share.OpDelete, rt.Topic, k, 0); code != 0 && t.ErrorCode == 0 {
 					t.ErrorCode = code
 				}
 			}

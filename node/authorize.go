@@ -135,13 +135,13 @@ func (r requester) mayCreateTopic(topic string) bool {
 	return r.mayCluster(kmsg.ACLOperationCreate) || r.mayTopic(kmsg.ACLOperationCreate, topic)
 }
 
-// groupCoordinatorAs is groupCoordinatorFor behind Kafka's group rule:
+// groupCoordinatorAs is coords.Groups.For behind Kafka's group rule:
 // op on the group, else GROUP_AUTHORIZATION_FAILED, asked first.
 func (n *Node) groupCoordinatorAs(who requester, op kmsg.ACLOperation, groupID string) (*group.Coordinator, int16) {
 	if !who.mayGroup(op, groupID) {
 		return nil, kerr.GroupAuthorizationFailed.Code
 	}
-	return n.groupCoordinatorFor(groupID)
+	return n.coords.Groups.For(groupID)
 }
 
 // alterConfigsDenied is the refusal of AlterConfigs and

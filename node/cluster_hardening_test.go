@@ -137,7 +137,7 @@ func TestClusterConcurrentOffsetsTopicIsOne(t *testing.T) {
 	nodes := startStrangers(t, 2)
 	var specs []TopicSpec
 	for _, n := range nodes {
-		if _, _, err := n.groups(); err != nil {
+		if _, err := n.coords.Groups.Get(); err != nil {
 			t.Fatalf("node %d coordinator: %v", n.NodeID(), err)
 		}
 		spec, ok := n.catalog.Topic(group.TopicName)

@@ -73,7 +73,8 @@ func TestProduceToConsumerOffsetsRefused(t *testing.T) {
 	n := startNode(t, groupTestConfig(t, t.TempDir()))
 	cl := newClient(t, n, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RecordRetries(1))
 	commitOne(t, kadm.NewClient(cl))
-	lp := n.parts.Get(group.TopicName, n.groupCoord.coord.Load().Partition("keeper"))
+	groups, _ := n.coords.Groups.Current() // made by the commit
+	lp := n.parts.Get(group.TopicName, groups.Partition("keeper"))
 	if lp == nil {
 		t.Fatal("the group's offsets partition is not open")
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/spool-log/spool/node/admission"
 	"github.com/spool-log/spool/node/background"
 	"github.com/spool-log/spool/node/cluster"
+	"github.com/spool-log/spool/node/coord"
 	"github.com/spool-log/spool/node/datadir"
 	"github.com/spool-log/spool/node/hosted"
 	"github.com/spool-log/spool/node/moves"
@@ -35,6 +36,7 @@ import (
 	"github.com/spool-log/spool/node/scrub"
 	"github.com/spool-log/spool/node/tlsfiles"
 	"github.com/spool-log/spool/node/topics"
+	"github.com/spool-log/spool/node/txn"
 	"github.com/spool-log/spool/partition"
 	"github.com/spool-log/spool/wire"
 )
@@ -72,7 +74,6 @@ type Node struct {
 	lock       *datadir.Lock       // held from New to Shutdown: one process per data dir
 	quarantine *datadir.Quarantine // what the node drops goes here (datadir)
 	files      *partition.FileCache
-	pids       *producerIDs
 
 	// The cluster view and the topic catalog, both from the membership
 	// agent, which Start creates once the listeners are bound.
@@ -97,10 +98,9 @@ type Node struct {
 	quotas *quota.Manager
 	// copyThrottle bounds the snapshot copies this node serves (nil: none).
 	copyThrottle *copyThrottle
-	shareGroups  shareNode      // share groups, made on first use (shares.go)
-	shareState   shareStateNode // their durable state (share_state.go)
-	groupCoord   groupNode      // consumer groups, created on the first group request (groups.go)
-	txnCoord     txnNode        // transactions, created on the first transactional request (txns.go)
+	// coords are the group, transaction and share-group coordinators,
+	// each made on first use (node/coord; coordinators.go).
+	coords *coord.Coordinators
 
 	server    *wire.Server
 	kafkaLn   net.Listener // the main listener's, listeners[0]
@@ -231,11 +231,11 @@ func New(cfg Config) (_ *Node, err error) {
 		return nil, err
 	}
 
-	pids, err := openProducerIDs(filepath.Join(cfg.DataDir, producerIDsFileName), cfg.NodeID)
+	pids, err := txn.OpenProducerIDs(filepath.Join(cfg.DataDir, producerIDsFileName), cfg.NodeID)
 	if err != nil {
 		return nil, err
 	}
-	n.pids = pids
+	n.coords = n.newCoordinators(pids)
 
 	keys := make([]int16, 0, len(apis))
 	for key := range apis {
@@ -271,7 +271,7 @@ func New(cfg Config) (_ *Node, err error) {
 				return n.cluster.Place(topic, partitions, rf)
 			},
 			Live:     func() int { return len(n.agent.LiveBrokers()) },
-			Internal: func(string) error { _, _, err := n.groups(); return err }, // groups.go
+			Internal: func(string) error { _, err := n.coords.Groups.Get(); return err }, // node/coord
 		},
 		Repair: n.repairConfig(), Log: log,
 	})
@@ -364,7 +364,7 @@ func (n *Node) Start() (err error) {
 func (n *Node) startLoops() {
 	ccfg := console.DefaultConfig()
 	ccfg.Source = console.NodeSource{Hosted: n.parts.All, Coordinator: func() console.Coordinator {
-		if c := n.groupCoord.coord.Load(); c != nil {
+		if c, ok := n.coords.Groups.Current(); ok {
 			return c
 		}
 		return nil // no group request yet: this node coordinates none
@@ -395,7 +395,7 @@ func (n *Node) startLoops() {
 	}
 	n.adminAPI = admin.New(admin.Config{
 		Node: view, Agent: n.agent, Quarantine: n.quarantine, Scrub: n.scrub,
-		Metrics: n.metrics, Leadership: n.leaders.local, Snapshots: http.HandlerFunc(n.serveReplicaSnapshot), CaughtUp: http.HandlerFunc(n.serveReplicaCaughtUp), Txn: http.HandlerFunc(n.serveTxn), Share: http.HandlerFunc(n.serveShareState), Pprof: n.cfg.EnablePprof, Log: n.log, Closing: n.closing,
+		Metrics: n.metrics, Leadership: n.leaders.local, Snapshots: http.HandlerFunc(n.serveReplicaSnapshot), CaughtUp: http.HandlerFunc(n.serveReplicaCaughtUp), Txn: n.coords.Txns, Share: http.HandlerFunc(n.coords.Shares.ServeState), Pprof: n.cfg.EnablePprof, Log: n.log, Closing: n.closing,
 		Access: n.adminAccess(), Rebalance: view, Console: n.console,
 	})
 	n.loops.Go(func(ctx context.Context) { n.adminAPI.RecordMemberEvents(ctx, n.agent.Subscribe, n.console) }) // the console's timeline
@@ -450,7 +450,7 @@ func (n *Node) startLoops() {
 	})
 	n.loops.Every(hosted.MendInterval, n.repairDamaged) // damaged replicas rebuilt from peers (node/hosted's repair.go)
 	n.loops.Go(n.scrub.Run)
-	n.loops.Every(txnLoadInterval, n.loadLedTxnPartitions) // txns.go: a new coordinator finishes what it inherits
+	n.loops.Every(coord.LoadInterval, n.coords.Txns.LoadLed) // a new coordinator finishes what it inherits
 	n.loops.Go(func(ctx context.Context) { n.quarantine.Reclaim(ctx, n.cfg.QuarantineRetention) })
 	n.startLeadershipLoops()
 	n.loops.Go(func(ctx context.Context) { // node/admission's serving.go
@@ -638,13 +638,13 @@ func (n *Node) flushMetrics() {
 	sec.tlsFailures.Flush(m, []string{"tls", "handshake", "failures"}, tlsFailures)
 	sec.saslAuths.Flush(m, []string{"sasl", "authentications"}, n.stats.saslAuthentications.Load())
 	sec.saslFailures.Flush(m, []string{"sasl", "authentication", "failures"}, n.stats.saslFailures.Load())
-	n.flushTxnMetrics() // txns.go
+	n.coords.Txns.FlushMetrics(n.metrics) // node/coord
 	if n.mover != nil {
 		n.mover.FlushMetrics() // node/moves
 	}
-	n.flushQuotaMetrics() // quota_enforce.go
-	n.flushShareMetrics() // shares.go
-	n.checkEvenFactors()  // replication_factor.go
+	n.flushQuotaMetrics()                   // quota_enforce.go
+	n.coords.Shares.FlushMetrics(n.metrics) // node/share
+	n.checkEvenFactors()                    // replication_factor.go
 	n.parts.FlushProduced(m)
 }
 

@@ -61,7 +61,7 @@ func (n *Node) defaultReplicationFactor() int16 {
 // clusterFactor is the factor of a topic whose factor the cluster picks
 // from a configured one: capped by the roster rather than by the brokers
 // alive now, so that every node creating the topic concurrently makes the
-// same spec (groups.go).
+// same spec (node/coord: Host.Get).
 func (n *Node) clusterFactor(configured int) int16 {
 	return oddFactorAtMost(configured, len(n.agent.Roster()))
 }

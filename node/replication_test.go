@@ -336,7 +336,7 @@ func TestReplicatedGroupOffsetsSurviveLeadershipRoundTrip(t *testing.T) {
 		return at
 	}
 	commit(adm, 5)
-	coord, _, err := nodes[0].groups()
+	coord, err := nodes[0].coords.Groups.Get()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,19 +54,19 @@ func TestTxnMarkerCoordinatorFenced(t *testing.T) {
 	// Txn 1, completed by coordinator B (epoch 5).
 	p := n.parts.Get("txn-fence", 0)
 	appendTxnData(t, p, pid, 0, 0)
-	if err := n.writeMarkerLocal(ctx, tp, txn.Marker{ProducerID: pid, Epoch: 0, Commit: true, CoordinatorEpoch: 5}); err != nil {
+	if err := n.coords.Txns.WriteMarkerLocal(ctx, tp, txn.Marker{ProducerID: pid, Epoch: 0, Commit: true, CoordinatorEpoch: 5}); err != nil {
 		t.Fatal(err)
 	}
 	// Txn 2 opens.
 	first := appendTxnData(t, p, pid, 0, 1)
 	check := func(n *Node) {
 		t.Helper()
-		err := n.writeMarkerLocal(ctx, tp, txn.Marker{ProducerID: pid, Epoch: 0, Commit: true, CoordinatorEpoch: 4})
+		err := n.coords.Txns.WriteMarkerLocal(ctx, tp, txn.Marker{ProducerID: pid, Epoch: 0, Commit: true, CoordinatorEpoch: 4})
 		if !errors.Is(err, txn.ErrCoordinatorFenced) {
 			t.Fatalf("stale coordinator's marker: %v, want ErrCoordinatorFenced", err)
 		}
 		// Through a peer's admin listener too, as a remote coordinator posts it.
-		err = markerWriter{n}.Write(ctx, tp, txn.Marker{ProducerID: pid, Epoch: 0, Commit: true, CoordinatorEpoch: 3})
+		err = n.coords.Txns.Markers().Write(ctx, tp, txn.Marker{ProducerID: pid, Epoch: 0, Commit: true, CoordinatorEpoch: 3})
 		if !errors.Is(err, txn.ErrCoordinatorFenced) {
 			t.Fatalf("stale coordinator's marker (writer): %v, want ErrCoordinatorFenced", err)
 		}
@@ -84,7 +84,7 @@ func TestTxnMarkerCoordinatorFenced(t *testing.T) {
 	n = startNode(t, cfg)
 	check(n)
 	// The current coordinator still ends txn 2.
-	if err := n.writeMarkerLocal(ctx, tp, txn.Marker{ProducerID: pid, Epoch: 0, Commit: false, CoordinatorEpoch: 5}); err != nil {
+	if err := n.coords.Txns.WriteMarkerLocal(ctx, tp, txn.Marker{ProducerID: pid, Epoch: 0, Commit: false, CoordinatorEpoch: 5}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/internal/retry"
+	"github.com/spool-log/spool/node/coord"
 	"github.com/spool-log/spool/node/group"
 	"github.com/spool-log/spool/node/hosted"
 	"github.com/spool-log/spool/node/txn"
@@ -330,7 +331,7 @@ func TestTxnGroupTransactSession(t *testing.T) {
 // txnCoordinatorNode is the node leading txnID's __transaction_state
 // partition.
 func txnCoordinatorNode(nodes []*Node, txnID string) (*Node, error) {
-	return partitionLeader(nodes, txn.TopicName, group.PartitionFor(txnID, transactionStatePartitions))
+	return partitionLeader(nodes, txn.TopicName, group.PartitionFor(txnID, coord.TransactionStatePartitions))
 }
 
 // TestTxnCoordinatorFailover: three nodes, R=3. Two transactional ids
@@ -532,7 +533,7 @@ func TestTxnTimeoutAborts(t *testing.T) {
 	if got["abandoned"] != 0 || len(got) != 5 {
 		t.Fatalf("read_committed saw %v", got)
 	}
-	if c := n.txnCoord.metrics.timedOut.Load(); c != 1 {
+	if c := n.coords.Txns.TimedOut(); c != 1 {
 		t.Fatalf("timed-out transactions: %d, want 1", c)
 	}
 }

@@ -3,6 +3,7 @@ package partition
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"sync"
 )
@@ -50,7 +51,7 @@ const maxReadRetries = 100
 // mu is held only to take a snapshot (readSnapshot); the header reads run
 // outside it, so a slow disk stalls neither appends nor other readers.
 func (l *Log) Read(offset int64, maxBytes int, upTo int64) (*Slice, error) {
-	return l.read(offset, maxBytes, upTo, false)
+	return l.read(offset, maxBytes, upTo, readMode{})
 }
 
 // ReadBelowStart is Read that may start below the log start, down to the
@@ -58,14 +59,29 @@ func (l *Log) Read(offset int64, maxBytes int, upTo int64) (*Slice, error) {
 // start that DeleteRecords moved into the middle of its batch, and must
 // still be sent whole to a replica that lacks it.
 func (l *Log) ReadBelowStart(offset int64, maxBytes int, upTo int64) (*Slice, error) {
-	return l.read(offset, maxBytes, upTo, true)
+	return l.read(offset, maxBytes, upTo, readMode{belowStart: true})
 }
 
-func (l *Log) read(offset int64, maxBytes int, upTo int64, belowStart bool) (*Slice, error) {
+// WalkBelowStart is ReadBelowStart for a walk of the batch headers, which
+// steps over the batches a scrub marked corrupt: such a batch's length is
+// sound (else it would be a different damage, which ends the log at
+// recovery), so the offsets after it can be reached. A consensus log
+// numbering its entries at open (node/replica/raftlog) must count the
+// damaged batch too, as its peers do. Its regions are never sent: a reader
+// of records uses Read or ReadBelowStart, which stop before the damage.
+func (l *Log) WalkBelowStart(offset int64, upTo int64) (*Slice, error) {
+	return l.read(offset, math.MaxInt, upTo, readMode{belowStart: true, overMarked: true})
+}
+
+// readMode is what a read may reach beyond Read's: below the log start
+// (down to the first segment's base), and over batches a scrub marked.
+type readMode struct{ belowStart, overMarked bool }
+
+func (l *Log) read(offset int64, maxBytes int, upTo int64, mode readMode) (*Slice, error) {
 	var err error
 	for range maxReadRetries {
 		var sl *Slice
-		sl, err = l.readOnce(offset, maxBytes, upTo, belowStart)
+		sl, err = l.readOnce(offset, maxBytes, upTo, mode)
 		if !errors.Is(err, errFileGone) {
 			return sl, err
 		}
@@ -80,14 +96,14 @@ func (l *Log) read(offset int64, maxBytes int, upTo int64, belowStart bool) (*Sl
 // that needs no file gets its (empty) Slice instead. Unless it fails or
 // returns a Slice, it counts the read in Log.reads; the caller is done
 // with snap.reads.Done.
-func (l *Log) snapshot(offset int64, upTo int64, views []segView, belowStart bool) (snap readSnapshot, _ []segView, sl *Slice, _ int64, err error) {
+func (l *Log) snapshot(offset int64, upTo int64, views []segView, mode readMode) (snap readSnapshot, _ []segView, sl *Slice, _ int64, err error) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	if l.closed {
 		return snap, nil, nil, upTo, ErrClosed
 	}
 	start, end := l.startLocked(), l.segs[len(l.segs)-1].st.next
-	if belowStart {
+	if mode.belowStart {
 		start = l.segs[0].base
 	}
 	if offset < start || offset > end {
@@ -98,7 +114,11 @@ func (l *Log) snapshot(offset int64, upTo int64, views []segView, belowStart boo
 		return snap, nil, NewSlice(nil, nil), upTo, nil
 	}
 	for _, s := range l.segs[l.segmentFor(offset):] {
-		views = append(views, segView{s: s, size: s.st.size, bad: s.bad})
+		v := segView{s: s, size: s.st.size, bad: s.bad}
+		if mode.overMarked {
+			v.bad = nil
+		}
+		views = append(views, v)
 	}
 	if first := views[0].s; first.st.size > 0 {
 		var ok bool
@@ -112,10 +132,10 @@ func (l *Log) snapshot(offset int64, upTo int64, views []segView, belowStart boo
 	return snap, views, nil, upTo, nil
 }
 
-func (l *Log) readOnce(offset int64, maxBytes int, upTo int64, belowStart bool) (*Slice, error) {
+func (l *Log) readOnce(offset int64, maxBytes int, upTo int64, mode readMode) (*Slice, error) {
 	// A read spans a segment or two: their views stay on the stack.
 	var buf [4]segView
-	snap, views, sl, upTo, err := l.snapshot(offset, upTo, buf[:0], belowStart)
+	snap, views, sl, upTo, err := l.snapshot(offset, upTo, buf[:0], mode)
 	if sl != nil || err != nil {
 		return sl, err
 	}

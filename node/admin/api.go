@@ -60,7 +60,7 @@ type Config struct {
 	Txn http.Handler
 	// Share serves peers' share-group state requests under SharePath: a
 	// share partition's leader claiming or writing its snapshot with the
-	// leader of its __share_group_state partition (node/share_state.go).
+	// leader of its __share_group_state partition (node/share: Node.ServeState).
 	Share http.Handler
 	// Rebalance serves /v1/rebalance (rebalance.go); nil leaves it out.
 	Rebalance Rebalancer

@@ -99,13 +99,13 @@ const ReplicaSnapshotPath = "/internal/replica/snapshot"
 // when it throws its log away on a yes.
 const ReplicaCaughtUpPath = "/internal/replica/caught-up"
 
-// TxnPath is where peers post transaction requests (node/txns.go):
+// TxnPath is where peers post transaction requests (node/coord: Txns.ServeHTTP):
 // TxnPath+"marker", TxnPath+"verify". POSTs need the admin credential
 // when one is set, which peers present.
 const TxnPath = "/internal/txn/"
 
 // SharePath is where peers post share-group state requests
-// (node/share_state.go): SharePath+"claim", SharePath+"write". POSTs need
+// (node/share: Node.ServeState): SharePath+"claim", SharePath+"write". POSTs need
 // the admin credential when one is set, as TxnPath's.
 const SharePath = "/internal/share/"
 

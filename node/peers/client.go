@@ -1,7 +1,8 @@
 // Package peers is the inter-broker client of the admin listeners: the calls
 // one broker makes to another's admin HTTP API for replica snapshots (a
 // stream that takes as long as the copy does), transaction markers and
-// verifications, and the moves a leader runs. It owns one http.Client, the
+// verifications (forwarded to the broker that leads what they are about:
+// PostToBroker), and the moves a leader runs. It owns one http.Client, the
 // scheme (HTTP, or HTTPS when the node's admin API is TLS) and the bearer
 // token the peers ask for; it knows no paths' meaning.
 //

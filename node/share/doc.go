@@ -27,6 +27,13 @@
 // The log is reached only through the Log interface the caller passes in,
 // so this package knows nothing of replicas or files.
 //
+// Node wires both halves into a broker (it knows the broker only through
+// the Broker interface): made on first use, the state made durable in
+// StateTopic by a Persister over the Stores, each on the leader of its
+// StateTopic partition (this node's, or another's through its admin
+// listener: ServeState), the group configs kept in cluster settings, and
+// the offsets operations run on each share partition's leader (OnLeader).
+//
 // Locks, in order: Partitions.mu (the maps of partitions and sessions) →
 // sharePartition.mu (one partition's window). Coordinator.mu stands alone.
 // No lock is held while the log is read: a fetch plans under the partition

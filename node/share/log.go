@@ -33,8 +33,8 @@ type Log interface {
 	LeaderEpoch() int32
 }
 
-// Persister keeps share partitions' snapshots durable (the top level
-// builds it over the __share_group_state topic). Its methods may make
+// Persister keeps share partitions' snapshots durable (Node builds it
+// over the __share_group_state topic). Its methods may make
 // network calls and append to a replicated log; they are never called
 // with a lock of this package held.
 type Persister interface {

@@ -188,9 +188,11 @@ func (s *Storage) scan() error {
 }
 
 // scanBatches walks the batch headers from the map's end to end, calling
-// before(base) ahead of each batch.
+// before(base) ahead of each batch. It steps over batches a scrub marked
+// corrupt (partition's WalkBelowStart): a damaged replica reopened fenced
+// still numbers its entries as its peers do.
 func (s *Storage) scanBatches(end int64, before func(int64) error) error {
-	sl, err := s.log.ReadBelowStart(s.idx.end, math.MaxInt, end)
+	sl, err := s.log.WalkBelowStart(s.idx.end, end)
 	if err != nil {
 		return err
 	}

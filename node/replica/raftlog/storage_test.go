@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -552,6 +553,63 @@ func TestChangesTermVote(t *testing.T) {
 	} {
 		if got := s.ChangesTermVote(tc.hs); got != tc.want {
 			t.Errorf("ChangesTermVote(%v) = %v, want %v", tc.hs, got, tc.want)
+		}
+	}
+}
+
+// A replica closed and opened again over a log still open, with a batch a
+// scrub marked corrupt in the middle (node/hosted's repair reopens a
+// damaged replica fenced when its peers are not caught up), numbers every
+// entry, the damaged one too: the walk at open steps over the marked batch,
+// whose length is sound. It used to stop there ("entries end at offset N,
+// the log at M") and the partition stayed closed.
+func TestReopenNumbersEntriesPastAScrubMarkedBatch(t *testing.T) {
+	dir := t.TempDir()
+	l := openLog(t, dir)
+	s := openStorage(t, l, Options{Bootstrap: &pb.ConfState{Voters: []uint64{1, 2, 3}}})
+	m := newModel()
+	m.appendTo(t, s, 1, 45, threeTerms, "d")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	segs, err := filepath.Glob(filepath.Join(dir, "*.log"))
+	if err != nil || len(segs) < 3 {
+		t.Fatalf("segments %v, %v: want at least three", segs, err)
+	}
+	slices.Sort(segs)
+	f, err := os.OpenFile(segs[1], os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b [1]byte
+	const at = 70 // a record's bytes inside the sealed segment's first batch
+	if _, err := f.ReadAt(b[:], at); err != nil {
+		t.Fatal(err)
+	}
+	b[0] ^= 0x40
+	if _, err := f.WriteAt(b[:], at); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	res, err := l.Scrub(func(int64) error { return nil })
+	if err != nil || len(res.Corrupt) != 1 {
+		t.Fatalf("scrub: %+v, %v: want the one damaged batch", res, err)
+	}
+	if _, err := l.ReadBelowStart(res.Corrupt[0].Offset, math.MaxInt, l.EndOffset()); !errors.Is(err, partition.ErrCorrupt) {
+		t.Fatalf("a read at the damaged batch: %v, want ErrCorrupt (it is fenced)", err)
+	}
+
+	s, err = Open(l, Options{})
+	if err != nil {
+		t.Fatalf("reopen over the marked batch: %v", err)
+	}
+	defer s.Close()
+	if last, _ := s.LastIndex(); last != 45 {
+		t.Fatalf("last index %d after the reopen, want 45", last)
+	}
+	for i := uint64(1); i <= 45; i++ {
+		if term, err := s.Term(i); err != nil || term != threeTerms(i) {
+			t.Fatalf("entry %d: term %d, %v; want %d", i, term, err, threeTerms(i))
 		}
 	}
 }

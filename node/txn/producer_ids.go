@@ -1,4 +1,4 @@
-package node
+package txn
 
 import (
 	"errors"
@@ -13,18 +13,22 @@ import (
 )
 
 // A partition's producer state (idempotence and transactions) is package
-// hosted's (hosted.Producers); what stays here is per node: the producer
-// ids it hands out.
+// hosted's (hosted.Producers); the producer ids are the node's, handed out
+// here for InitProducerID (Config.AllocateID).
 
-// producerIDBlock is how many producer ids are reserved on disk at a time:
+// ProducerIDBlock is how many producer ids are reserved on disk at a time:
 // the file is rewritten once per block, and a crash skips at most one
 // block's unused ids, never reuses one.
-const producerIDBlock = 1000
+const ProducerIDBlock = 1000
 
-// producerIDs hands out producer ids: the node id in the high 32 bits and a
-// counter persisted in DataDir/producer-ids in the low 32, so ids never
-// repeat across restarts or across nodes.
-type producerIDs struct {
+// ProducerIDs hands out producer ids: the node id in the high 32 bits and a
+// counter persisted in a file (the node's DataDir/producer-ids) in the low
+// 32, so ids never repeat across restarts or across nodes.
+//
+// Lock: mu, held across the file's rewrite once per ProducerIDBlock ids:
+// only InitProducerID requests wait on it, and the next id cannot be handed
+// out before its block is reserved.
+type ProducerIDs struct {
 	mu     sync.Mutex
 	path   string
 	nodeID int32
@@ -32,8 +36,9 @@ type producerIDs struct {
 	limit  int64 // counter values below limit are reserved on disk
 }
 
-func openProducerIDs(path string, nodeID int32) (*producerIDs, error) {
-	p := &producerIDs{path: path, nodeID: nodeID}
+// OpenProducerIDs reads the reservation saved at path (none: a new node).
+func OpenProducerIDs(path string, nodeID int32) (*ProducerIDs, error) {
+	p := &ProducerIDs{path: path, nodeID: nodeID}
 	b, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -49,11 +54,12 @@ func openProducerIDs(path string, nodeID int32) (*producerIDs, error) {
 	return p, nil
 }
 
-func (p *producerIDs) allocate() (int64, error) {
+// Allocate hands out a producer id never handed out before by this node.
+func (p *ProducerIDs) Allocate() (int64, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.next >= p.limit {
-		limit := p.next + producerIDBlock
+		limit := p.next + ProducerIDBlock
 		if limit > math.MaxUint32 {
 			return 0, fmt.Errorf("producer id counter of node %d exhausted", p.nodeID)
 		}

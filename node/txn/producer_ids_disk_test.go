@@ -1,4 +1,4 @@
-package node
+package txn
 
 import (
 	"path/filepath"
@@ -13,14 +13,14 @@ import (
 // a restart can be handed out again after it.
 func TestProducerIDsOnFullDisk(t *testing.T) {
 	mnt := fulldisk.Mount(t, 1<<20)
-	path := filepath.Join(mnt, producerIDsFileName)
-	p, err := openProducerIDs(path, 3)
+	path := filepath.Join(mnt, "producer-ids")
+	p, err := OpenProducerIDs(path, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	seen := map[int64]bool{}
 	take := func() error {
-		id, err := p.allocate()
+		id, err := p.Allocate()
 		if err == nil {
 			if seen[id] {
 				t.Fatalf("producer id %d handed out twice", id)
@@ -33,7 +33,7 @@ func TestProducerIDsOnFullDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	disk := fulldisk.Fill(t, mnt)
-	for i := 1; i < producerIDBlock; i++ { // the rest of the reserved block
+	for i := 1; i < ProducerIDBlock; i++ { // the rest of the reserved block
 		if err := take(); err != nil {
 			t.Fatalf("id %d of a block reserved before the disk filled: %v", i, err)
 		}
@@ -44,7 +44,7 @@ func TestProducerIDsOnFullDisk(t *testing.T) {
 		}
 	}
 	// A restart now reads the last reservation that was saved.
-	reopened, err := openProducerIDs(path, 3)
+	reopened, err := OpenProducerIDs(path, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
