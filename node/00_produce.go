@@ -13,6 +13,7 @@ import (
 	"github.com/spool-log/spool/node/authz"
 	"github.com/spool-log/spool/node/hosted"
 	"github.com/spool-log/spool/node/replica"
+	"github.com/spool-log/spool/node/topics"
 	"github.com/spool-log/spool/partition"
 	"github.com/spool-log/spool/wire"
 )
@@ -164,7 +165,7 @@ func (n *Node) produceTopicError(who authz.Requester, req *kmsg.ProduceRequest, 
 	if !who.MayTopic(kmsg.ACLOperationWrite, topic) {
 		return kerr.TopicAuthorizationFailed
 	}
-	if err := membership.ValidateTopicName(topic); err != nil || isInternalTopic(topic) {
+	if err := membership.ValidateTopicName(topic); err != nil || topics.IsInternal(topic) {
 		return kerr.InvalidTopicException
 	}
 	// Partition 0 tells whether the topic exists without copying its
@@ -174,7 +175,7 @@ func (n *Node) produceTopicError(who authz.Requester, req *kmsg.ProduceRequest, 
 		if !n.cfg.AutoCreateTopics || !who.MayCreateTopic(topic) {
 			return kerr.UnknownTopicOrPartition
 		}
-		if kerrOf(n.autoCreateTopic(topic)) != nil {
+		if kerrOf(n.parts.AutoCreate(topic)) != nil {
 			return kerr.UnknownTopicOrPartition
 		}
 	}
@@ -369,7 +370,7 @@ func (n *Node) leaderPartition(topic string, index int32) (*localPartition, *ker
 	if !ok {
 		return nil, kerr.UnknownTopicOrPartition
 	}
-	p := n.hostedPartition(topic, index, id)
+	p := n.parts.Current(topic, index, id)
 	if p != nil && p.Replica.Leader() == n.cfg.NodeID {
 		return p, nil
 	}
@@ -385,13 +386,4 @@ func (n *Node) leaderPartition(topic string, index int32) (*localPartition, *ker
 	default:
 		return nil, kerr.NotLeaderForPartition
 	}
-}
-
-// hostedPartition returns the open local partition of the catalog's
-// current incarnation of topic, or nil.
-func (n *Node) hostedPartition(topic string, index int32, id TopicID) *localPartition {
-	if p := n.partition(topic, index); p != nil && p.TopicID == id {
-		return p
-	}
-	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/node/authz"
+	"github.com/spool-log/spool/node/hosted"
+	"github.com/spool-log/spool/node/topics"
 	"github.com/spool-log/spool/partition"
 	"github.com/spool-log/spool/wire"
 )
@@ -89,7 +91,7 @@ func (n *Node) handleFetch(ctx context.Context, wreq *wire.Request) wire.Respons
 	if !fetchFull(req) {
 		return &wire.FetchResponse{ErrorCode: kerr.FetchSessionIDNotFound.Code}
 	}
-	names := n.fetchTopicNames(req)
+	names := fetchTopicNames(n.catalog, req)
 	denied := n.fetchDenied(n.access.Requester(ctx, wreq), req, names)
 	waitNames := names // those a long poll waits on: the readable ones
 	if denied != nil {
@@ -111,7 +113,7 @@ func (n *Node) handleFetch(ctx context.Context, wreq *wire.Request) wire.Respons
 			timer.Stop()
 		}
 		if wake != nil {
-			n.forEachFetched(req, waitNames, func(p *localPartition) { p.Replica.RemoveWaiter(wake) })
+			forEachFetched(n.parts, req, waitNames, func(p *localPartition) { p.Replica.RemoveWaiter(wake) })
 		}
 	}()
 
@@ -123,7 +125,10 @@ func (n *Node) handleFetch(ctx context.Context, wreq *wire.Request) wire.Respons
 				resp, size = n.access.FetchQuota(ctx, applied, resp, size)
 			}
 			n.stats.bytesOut.Add(size) // metricsLoop hands it to go-metrics
-			n.countFetched(resp, names)
+			// Nobody looks at the console: no lookup, no count.
+			if n.console != nil && n.console.Sampling() {
+				n.parts.CountFetched(resp, names)
+			}
 			return resp
 		}
 		resp.Release()
@@ -132,7 +137,7 @@ func (n *Node) handleFetch(ctx context.Context, wreq *wire.Request) wire.Respons
 			// read above and the registration would otherwise go
 			// unnoticed until the deadline.
 			wake = make(chan struct{}, 1)
-			n.forEachFetched(req, waitNames, func(p *localPartition) { p.Replica.AddWaiter(wake) })
+			forEachFetched(n.parts, req, waitNames, func(p *localPartition) { p.Replica.AddWaiter(wake) })
 			continue
 		}
 		if timer == nil {
@@ -150,7 +155,7 @@ func (n *Node) handleFetch(ctx context.Context, wreq *wire.Request) wire.Respons
 // fetchTopicNames returns the name of each of the request's topics, in
 // order: as sent before v13, looked up by id from v13 ("" for an id the
 // catalog does not know).
-func (n *Node) fetchTopicNames(req *kmsg.FetchRequest) []string {
+func fetchTopicNames(catalog *topics.Catalog, req *kmsg.FetchRequest) []string {
 	names := make([]string, len(req.Topics))
 	if req.Version < 13 {
 		for i, rt := range req.Topics {
@@ -159,7 +164,7 @@ func (n *Node) fetchTopicNames(req *kmsg.FetchRequest) []string {
 		return names
 	}
 	for i, rt := range req.Topics {
-		names[i], _ = n.catalog.TopicName(rt.TopicID) // not a copy of the whole catalog per fetch
+		names[i], _ = catalog.TopicName(rt.TopicID) // not a copy of the whole catalog per fetch
 	}
 	return names
 }
@@ -183,26 +188,14 @@ func (n *Node) fetchDenied(who authz.Requester, req *kmsg.FetchRequest, names []
 	return denied
 }
 
-// fetchIDCurrent tells whether topic, the name a v13+ request's id was
-// resolved to when it came in, still has that id: a long poll outlives a
-// delete and re-create under the same name, and the new incarnation's
-// records must not be answered under the old id.
-func (n *Node) fetchIDCurrent(topic string, id TopicID) bool {
-	if topic == "" {
-		return false
-	}
-	name, ok := n.catalog.TopicName(id)
-	return ok && name == topic
-}
-
 // forEachFetched calls fn for every open local partition the request names.
-func (n *Node) forEachFetched(req *kmsg.FetchRequest, names []string, fn func(*localPartition)) {
+func forEachFetched(parts *hosted.Host, req *kmsg.FetchRequest, names []string, fn func(*localPartition)) {
 	for i, rt := range req.Topics {
 		if names[i] == "" {
 			continue
 		}
 		for _, rp := range rt.Partitions {
-			if p := n.partition(names[i], rp.Partition); p != nil {
+			if p := parts.Get(names[i], rp.Partition); p != nil {
 				fn(p)
 			}
 		}
@@ -228,7 +221,7 @@ func (n *Node) fetchOnce(req *kmsg.FetchRequest, names []string, denied []bool, 
 			var code *kerr.Error
 			if denied != nil && denied[ti] {
 				code = kerr.TopicAuthorizationFailed
-			} else if req.Version >= 13 && !n.fetchIDCurrent(names[ti], rt.TopicID) {
+			} else if req.Version >= 13 && !n.catalog.Current(names[ti], rt.TopicID) {
 				code = kerr.UnknownTopicID
 			} else {
 				code = n.fetchPartition(names[ti], rp, &fp, total, &remaining, req.IsolationLevel == 1)

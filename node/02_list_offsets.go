@@ -3,8 +3,8 @@ package node
 import (
 	"context"
 	"errors"
-	"os"
 
+	"github.com/sirupsen/logrus"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -112,34 +112,34 @@ func (n *Node) listOffset(topic string, rp kmsg.ListOffsetsRequestTopicPartition
 	case ts == listLatest && readCommitted:
 		lso, err := p.Stable()
 		if err != nil {
-			return n.readError(topic, rp.Partition, err)
+			return readError(n.log, topic, rp.Partition, err)
 		}
 		sp.Offset = lso
 	case ts == listLatest:
 		sp.Offset = p.Replica.HighWatermark()
 	case ts == listMaxTime && version >= 7:
-		maxTS, err := maxTimestamp(p)
+		maxTS, err := p.MaxTimestamp()
 		if err != nil {
-			return n.readError(topic, rp.Partition, err)
+			return readError(n.log, topic, rp.Partition, err)
 		}
 		if maxTS < 0 {
 			return nil // empty log
 		}
-		off, t, err := recordOffsetForTime(p, maxTS)
+		off, t, err := p.OffsetForTime(maxTS)
 		if err != nil {
-			return n.readError(topic, rp.Partition, err)
+			return readError(n.log, topic, rp.Partition, err)
 		}
 		sp.Offset, sp.Timestamp = off, t
 	case ts >= 0:
 		if off, t, ok, err := n.remote(p).OffsetForTime(ts); err != nil {
-			return n.readError(topic, rp.Partition, err)
+			return readError(n.log, topic, rp.Partition, err)
 		} else if ok {
 			sp.Offset, sp.Timestamp = off, t
 			return nil
 		}
-		off, t, err := recordOffsetForTime(p, ts)
+		off, t, err := p.OffsetForTime(ts)
 		if err != nil {
-			return n.readError(topic, rp.Partition, err)
+			return readError(n.log, topic, rp.Partition, err)
 		}
 		sp.Offset, sp.Timestamp = off, t // -1, -1 when no record is that new
 	default:
@@ -148,47 +148,15 @@ func (n *Node) listOffset(topic string, rp kmsg.ListOffsetsRequestTopicPartition
 	return nil
 }
 
-func (n *Node) readError(topic string, index int32, err error) *kerr.Error {
+// readError is a lookup's error as the partition's code; a storage error
+// is logged.
+func readError(log logrus.FieldLogger, topic string, index int32, err error) *kerr.Error {
 	switch {
 	case errors.Is(err, partition.ErrClosed):
 		return kerr.UnknownTopicOrPartition
 	case errors.Is(err, partition.ErrOffsetOutOfRange):
 		return kerr.OffsetOutOfRange
 	}
-	n.log.WithError(err).WithField("topic", topic).WithField("partition", index).Error("offset lookup failed")
+	log.WithError(err).WithField("topic", topic).WithField("partition", index).Error("offset lookup failed")
 	return kerr.KafkaStorageError
-}
-
-// maxTimestamp is the largest batch max-timestamp below the high watermark,
-// or -1 if there is none. It reads only batch headers.
-func maxTimestamp(p *localPartition) (int64, error) {
-	maxTS := int64(-1)
-	end := p.Replica.HighWatermark()
-	off := p.Replica.LogStartOffset()
-	for off < end {
-		s, err := p.Replica.Read(off, 4<<20)
-		if errors.Is(err, partition.ErrOffsetOutOfRange) {
-			// Retention moved the start meanwhile: go on from there.
-			if start := p.Replica.LogStartOffset(); start > off {
-				off = start
-				continue
-			}
-		}
-		if err != nil {
-			return -1, err
-		}
-		next, err := s.EachBatchHeader(off, func(_ *os.File, _ int64, h partition.BatchHeader) error {
-			maxTS = max(maxTS, h.MaxTimestamp)
-			return nil
-		})
-		s.Release()
-		if err != nil {
-			return -1, err
-		}
-		if next == off {
-			break
-		}
-		off = next
-	}
-	return maxTS, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/node/authz"
+	"github.com/spool-log/spool/node/topics"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -94,7 +95,7 @@ func (n *Node) handleMetadata(ctx context.Context, wreq *wire.Request) wire.Resp
 		st := kmsg.NewMetadataResponseTopic()
 		st.Topic = kmsg.StringPtr(spec.Name)
 		st.TopicID = spec.ID
-		st.IsInternal = isInternalTopic(spec.Name)
+		st.IsInternal = topics.IsInternal(spec.Name)
 		if req.IncludeTopicAuthorizedOperations {
 			st.AuthorizedOperations = who.AuthorizedOperations(authz.TopicOperations, kmsg.ACLResourceTypeTopic, spec.Name)
 		}
@@ -158,7 +159,7 @@ func (n *Node) handleMetadata(ctx context.Context, wreq *wire.Request) wire.Resp
 					addError(kmsg.StringPtr(name), TopicID{}, kerr.UnknownTopicOrPartition)
 					continue
 				}
-				if e := kerrOf(n.autoCreateTopic(name)); e != nil {
+				if e := kerrOf(n.parts.AutoCreate(name)); e != nil {
 					addError(kmsg.StringPtr(name), TopicID{}, e)
 					continue
 				}

@@ -9,9 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/node/access"
-	"github.com/spool-log/spool/node/replication"
+	"github.com/spool-log/spool/node/hosted"
 	"github.com/spool-log/spool/node/topicconfig"
 	"github.com/spool-log/spool/node/topics"
 	"github.com/spool-log/spool/wire"
@@ -63,7 +62,7 @@ import (
 
 // maxPartitionsPerTopic bounds what one request can make the node create:
 // every partition is a directory and open files.
-const maxPartitionsPerTopic = 10_000
+const maxPartitionsPerTopic = topics.MaxPartitions
 
 // topicError is a Kafka error with a message for the client.
 type topicError struct {
@@ -73,14 +72,38 @@ type topicError struct {
 
 func (e *topicError) Error() string { return e.err.Message + ": " + e.msg }
 
+// refusalCodes are the Kafka codes of the catalog's refusals (node/topics).
+var refusalCodes = map[error]*kerr.Error{
+	topics.ErrInvalidName: kerr.InvalidTopicException, topics.ErrInternalTopic: kerr.InvalidRequest,
+	topics.ErrInvalidPartitions: kerr.InvalidPartitions, topics.ErrInvalidAssignment: kerr.InvalidReplicaAssignment,
+	topics.ErrReplicationFactor: kerr.InvalidReplicationFactor, topics.ErrInvalidConfig: kerr.InvalidConfig,
+	topics.ErrChanged: kerr.NotController, topics.ErrNotDurable: kerr.KafkaStorageError,
+	topics.ErrUnknownTopic: kerr.UnknownTopicOrPartition, topics.ErrTopicExists: kerr.TopicAlreadyExists,
+	topics.ErrInvalidRequest: kerr.InvalidRequest, topics.ErrUnavailable: kerr.LeaderNotAvailable,
+	topics.ErrNoReassignment: kerr.NoReassignmentInProgress, topics.ErrMoveRaced: kerr.RequestTimedOut,
+}
+
+// topicRefusal is a refusal of node/topics as the topicError the client
+// sees; any other error as it is.
+func topicRefusal(err error) error {
+	var r *topics.Refusal
+	if errors.As(err, &r) {
+		return &topicError{refusalCodes[r.Reason], r.Msg}
+	}
+	return err
+}
+
 func kerrOf(err error) *kerr.Error {
 	if err == nil {
 		return nil
 	}
 	var te *topicError
+	var r *topics.Refusal
 	switch {
 	case errors.As(err, &te):
 		return te.err
+	case errors.As(err, &r):
+		return refusalCodes[r.Reason]
 	case errors.Is(err, topics.ErrNotDurable):
 		return kerr.KafkaStorageError // nothing changed: the client may retry
 	case errors.Is(err, topics.ErrTopicExists):
@@ -132,14 +155,19 @@ func (n *Node) handleCreateTopics(ctx context.Context, wreq *wire.Request) wire.
 		case !req.ValidateOnly && mq.Refused() != nil:
 			fail(kerr.ThrottlingQuotaExceeded, access.ErrMutationQuotaExceeded.Error())
 		default:
-			var spec TopicSpec
+			c := hosted.Create{Name: rt.Topic, Partitions: rt.NumPartitions, ReplicationFactor: rt.ReplicationFactor,
+				Configs: configs, ValidateOnly: req.ValidateOnly}
 			var err error
 			if len(rt.ReplicaAssignment) > 0 {
-				spec, err = n.createTopicAssigned(rt, configs, req.ValidateOnly)
-			} else {
-				spec, err = n.createTopic(rt.Topic, rt.NumPartitions, rt.ReplicationFactor, configs, req.ValidateOnly)
+				if c.Replicas, err = manualAssignment(rt, n.cluster.Roster()); err == nil {
+					c.Partitions, c.ReplicationFactor = int32(len(c.Replicas)), int16(len(c.Replicas[0]))
+				}
 			}
-			if err != nil {
+			var spec TopicSpec
+			if err == nil {
+				spec, err = n.parts.CreateTopic(c)
+			}
+			if err = topicRefusal(err); err != nil {
 				var te *topicError
 				if errors.As(err, &te) {
 					fail(te.err, te.msg)
@@ -176,30 +204,6 @@ func (n *Node) handleCreateTopics(ctx context.Context, wreq *wire.Request) wire.
 	}
 	resp.ThrottleMillis = mq.Throttle(ctx)
 	return resp
-}
-
-// createTopic validates and records a topic, then opens its local
-// partitions. partitions and rf of -1 mean the defaults.
-func (n *Node) createTopic(name string, partitions int32, rf int16, configs map[string]string, validateOnly bool) (TopicSpec, error) {
-	return n.createTopicAs(name, partitions, rf, configs, validateOnly, false)
-}
-
-// createTopicAs is createTopic for explicit creates (auto false) and for
-// creates nobody asked for by name (auto true), which lose a concurrent
-// conflict to an explicit create. The catalog derives the topic id, so two
-// nodes auto-creating one name with the same defaults create one topic; a
-// ValidateOnly response carries no id (Kafka's zero UUID).
-func (n *Node) createTopicAs(name string, partitions int32, rf int16, configs map[string]string, validateOnly, auto bool) (TopicSpec, error) {
-	return n.createPlaced(name, partitions, rf, nil, configs, validateOnly, auto)
-}
-
-// createTopicAssigned creates a topic whose replicas the request lists.
-func (n *Node) createTopicAssigned(rt kmsg.CreateTopicsRequestTopic, configs map[string]string, validateOnly bool) (TopicSpec, error) {
-	replicas, err := manualAssignment(rt, n.cluster.Roster())
-	if err != nil {
-		return TopicSpec{}, err
-	}
-	return n.createPlaced(rt.Topic, int32(len(replicas)), int16(len(replicas[0])), replicas, configs, validateOnly, false)
 }
 
 // manualAssignment checks a request's replica assignment against the
@@ -256,95 +260,4 @@ func manualAssignment(rt kmsg.CreateTopicsRequestTopic, roster []int32) ([][]int
 		replicas[i] = rs
 	}
 	return replicas, nil
-}
-
-// createPlaced is createTopicAs with the replicas given (explicit) or, when
-// nil, chosen by the cluster.
-func (n *Node) createPlaced(name string, partitions int32, rf int16, replicas [][]int32, configs map[string]string, validateOnly, auto bool) (TopicSpec, error) {
-	if err := membership.ValidateTopicName(name); err != nil {
-		return TopicSpec{}, &topicError{kerr.InvalidTopicException, err.Error()}
-	}
-	if partitions == -1 {
-		partitions = n.cfg.DefaultPartitions
-	}
-	if partitions < 1 || partitions > maxPartitionsPerTopic {
-		return TopicSpec{}, &topicError{kerr.InvalidPartitions, "partitions must be between 1 and " + strconv.Itoa(maxPartitionsPerTopic)}
-	}
-	if rf == -1 {
-		rf = n.repl.DefaultFactor() // node/replication's factor.go
-	}
-	if rf < 1 {
-		return TopicSpec{}, &topicError{kerr.InvalidReplicationFactor, "replication factor must be at least 1"}
-	}
-	if err := replication.CheckOddFactor(int(rf)); err != nil {
-		return TopicSpec{}, &topicError{kerr.InvalidReplicationFactor, err.Error()}
-	}
-	if _, err := topicconfig.Parse(n.cfg.Topic, configs); err != nil {
-		return TopicSpec{}, &topicError{kerr.InvalidConfig, err.Error()}
-	}
-
-	if _, ok := n.catalog.Topic(name); ok {
-		return TopicSpec{}, &topicError{kerr.TopicAlreadyExists, "topic " + name + " already exists"}
-	}
-	if live := len(n.agent.LiveBrokers()); replicas == nil && !auto && int(rf) > live {
-		// As Kafka: a replica placed on a broker that is down would start
-		// the partition under-replicated, or without a quorum.
-		return TopicSpec{}, &topicError{kerr.InvalidReplicationFactor, fmt.Sprintf("replication factor %d is above the %d brokers alive", rf, live)}
-	}
-	manual := replicas != nil
-	if replicas == nil {
-		var err error
-		replicas, err = n.cluster.Place(name, partitions, rf)
-		if err != nil {
-			if errors.Is(err, topics.ErrReplicationFactor) {
-				return TopicSpec{}, &topicError{kerr.InvalidReplicationFactor, err.Error()}
-			}
-			return TopicSpec{}, fmt.Errorf("place topic %s: %w", name, err)
-		}
-	}
-	spec := TopicSpec{
-		Name:              name,
-		Partitions:        partitions,
-		ReplicationFactor: rf,
-		Replicas:          replicas,
-		AutoCreated:       auto,
-		Manual:            manual,
-	}
-	if len(configs) > 0 {
-		spec.Configs = configs
-	}
-	if validateOnly {
-		return spec, nil
-	}
-	spec, err := n.catalog.Create(spec)
-	if err != nil {
-		if errors.Is(err, topics.ErrTopicExists) {
-			return TopicSpec{}, &topicError{kerr.TopicAlreadyExists, "topic " + name + " already exists"}
-		}
-		return TopicSpec{}, fmt.Errorf("record topic %s: %w", name, err)
-	}
-	if err := n.reconcileTopic(name); err != nil {
-		return spec, fmt.Errorf("open partitions of %s: %w", name, err)
-	}
-	n.log.WithField("topic", name).WithField("partitions", partitions).WithField("replication_factor", rf).Info("topic created")
-	return spec, nil
-}
-
-// autoCreateTopic creates a topic with the defaults, for Metadata and
-// Produce on an unknown name. Losing a race to another creator is fine.
-// __consumer_offsets is created by the group coordinator, with its own
-// partition count and configs.
-func (n *Node) autoCreateTopic(name string) error {
-	if isInternalTopic(name) {
-		if _, err := n.coords.Groups.Get(); err != nil {
-			return &topicError{kerr.LeaderNotAvailable, err.Error()}
-		}
-		return nil
-	}
-	_, err := n.createTopicAs(name, -1, -1, nil, false, true)
-	var te *topicError
-	if errors.As(err, &te) && te.err == kerr.TopicAlreadyExists {
-		return nil
-	}
-	return err
 }

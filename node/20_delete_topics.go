@@ -2,14 +2,11 @@ package node
 
 import (
 	"context"
-	"errors"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/node/access"
-	"github.com/spool-log/spool/node/topics"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -123,7 +120,7 @@ func deleteTopicResult(st *kmsg.DeleteTopicsResponseTopic, err error, version in
 	}
 }
 
-// deleteTopicQuota is deleteTopic under the client's controller mutation
+// deleteTopicQuota is a delete (node/hosted's DeleteTopic) under the client's controller mutation
 // quota: refused while a strict request's client is over it, its
 // partitions counted once deleted.
 func (n *Node) deleteTopicQuota(mq access.MutationQuota, name string) error {
@@ -131,31 +128,10 @@ func (n *Node) deleteTopicQuota(mq access.MutationQuota, name string) error {
 		return &topicError{kerr.ThrottlingQuotaExceeded, err.Error()}
 	}
 	spec, _ := n.catalog.Topic(name)
-	if err := n.deleteTopic(name); err != nil {
+	if err := topicRefusal(n.parts.DeleteTopic(name)); err != nil {
 		return err
-	}
-	mq.Record(int(spec.Partitions))
-	return nil
-}
-
-func (n *Node) deleteTopic(name string) error {
-	if err := membership.ValidateTopicName(name); err != nil {
-		return &topicError{kerr.InvalidTopicException, err.Error()}
-	}
-	if isInternalTopic(name) {
-		return &topicError{kerr.InvalidTopicException, "topic " + name + " is internal and cannot be deleted"}
-	}
-	if _, err := n.catalog.Delete(name); err != nil {
-		if errors.Is(err, topics.ErrUnknownTopic) {
-			return &topicError{kerr.UnknownTopicOrPartition, "unknown topic " + name}
-		}
-		n.log.WithError(err).WithField("topic", name).Error("delete topic")
-		return err
-	}
-	if err := n.reconcileTopic(name); err != nil {
-		n.log.WithError(err).Warn("reconcile after delete")
 	}
 	n.loops.Go(func(ctx context.Context) { n.tier.DeleteTopic(ctx, name) }) // node/tier: its objects in the store
-	n.log.WithField("topic", name).Info("topic deleted")
+	mq.Record(int(spec.Partitions))
 	return nil
 }

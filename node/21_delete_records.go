@@ -11,6 +11,7 @@ import (
 
 	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/node/replica"
+	"github.com/spool-log/spool/node/topics"
 	"github.com/spool-log/spool/partition"
 	"github.com/spool-log/spool/wire"
 )
@@ -55,10 +56,24 @@ func (n *Node) handleDeleteRecords(ctx context.Context, wreq *wire.Request) wire
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.LowWatermark = -1
-			if !allowed {
-				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
-			} else if e := n.deleteRecords(ctx, rt.Topic, rp.Partition, rp.Offset, timeout, &sp.LowWatermark); e != nil {
-				sp.ErrorCode = e.Code
+			var code *kerr.Error
+			var p *localPartition
+			switch {
+			case !allowed:
+				code = kerr.TopicAuthorizationFailed
+			case membership.ValidateTopicName(rt.Topic) != nil:
+				code = kerr.UnknownTopicOrPartition
+			case topics.IsInternal(rt.Topic):
+				code = kerr.InvalidTopicException // the group coordinator replays it from the start
+			default:
+				if p, code = n.leaderPartition(rt.Topic, rp.Partition); code == nil {
+					var err error
+					sp.LowWatermark, err = p.DeleteRecords(ctx, rp.Offset, timeout)
+					code = deleteRecordsCode(n.log, rt.Topic, rp.Partition, err)
+				}
+			}
+			if code != nil {
+				sp.ErrorCode = code.Code
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
@@ -67,47 +82,19 @@ func (n *Node) handleDeleteRecords(ctx context.Context, wreq *wire.Request) wire
 	return resp
 }
 
-func (n *Node) deleteRecords(ctx context.Context, topic string, index int32, offset int64, timeout time.Duration, low *int64) *kerr.Error {
-	if membership.ValidateTopicName(topic) != nil {
-		return kerr.UnknownTopicOrPartition
-	}
-	if isInternalTopic(topic) {
-		return kerr.InvalidTopicException // the group coordinator replays it from the start
-	}
-	p, code := n.leaderPartition(topic, index)
-	if code != nil {
-		return code
-	}
-	hwm := p.Replica.HighWatermark()
-	if offset == -1 {
-		offset = hwm
-	}
-	if offset < 0 || offset > hwm {
-		*low = p.Replica.LogStartOffset()
-		return kerr.OffsetOutOfRange
-	}
-	log := n.log.WithFields(logrus.Fields{"topic": topic, "partition": index})
-	// A replicated partition answers once this replica applied the new
-	// start, which a majority then holds: within the request's timeout.
-	ctx, cancel := context.WithTimeout(ctx, max(timeout, time.Second))
-	defer cancel()
-	start, err := p.Replica.DeleteRecordsBefore(ctx, offset)
-	*low = start
+// deleteRecordsCode is a partition's DeleteRecords error (node/hosted's
+// DeleteRecords) as its code; a storage error is logged.
+func deleteRecordsCode(log logrus.FieldLogger, topic string, index int32, err error) *kerr.Error {
 	switch {
+	case err == nil:
+		return nil
 	case errors.Is(err, partition.ErrOffsetOutOfRange):
 		return kerr.OffsetOutOfRange
 	case errors.Is(err, replica.ErrNotLeader), errors.Is(err, partition.ErrClosed):
 		return kerr.NotLeaderForPartition // deleted or closed meanwhile
 	case errors.Is(err, replica.ErrOutcomeUnknown):
 		return kerr.RequestTimedOut
-	case err != nil:
-		log.WithError(err).Error("delete records")
-		return kerr.KafkaStorageError
 	}
-	deleted, err := p.Replica.EnforceRetention()
-	if err != nil && !errors.Is(err, partition.ErrClosed) {
-		log.WithError(err).Warn("retention after delete records")
-	}
-	log.WithFields(logrus.Fields{"log_start_offset": start, "segments_deleted": deleted}).Info("records deleted")
-	return nil
+	log.WithError(err).WithFields(logrus.Fields{"topic": topic, "partition": index}).Error("delete records")
+	return kerr.KafkaStorageError
 }

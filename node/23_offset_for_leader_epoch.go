@@ -56,11 +56,23 @@ func (n *Node) handleOffsetForLeaderEpoch(ctx context.Context, wreq *wire.Reques
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition = rp.Partition
-			if !allowed {
-				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
-				sp.LeaderEpoch, sp.EndOffset = -1, -1
-			} else if e := n.offsetForLeaderEpoch(rt.Topic, rp, &sp); e != nil {
-				sp.ErrorCode = e.Code
+			var code *kerr.Error
+			var p *localPartition
+			switch {
+			case !allowed:
+				code = kerr.TopicAuthorizationFailed
+			case membership.ValidateTopicName(rt.Topic) != nil:
+				code = kerr.UnknownTopicOrPartition
+			default:
+				if p, code = n.leaderPartition(rt.Topic, rp.Partition); code == nil {
+					current := p.Replica.LeaderEpoch()
+					if code = checkLeaderEpoch(rp.CurrentLeaderEpoch, current); code == nil {
+						sp.LeaderEpoch, sp.EndOffset = endOffsetForEpoch(p.Replica.LeaderEpochs(), current, p.Replica.LogEndOffset(), rp.LeaderEpoch)
+					}
+				}
+			}
+			if code != nil {
+				sp.ErrorCode = code.Code
 				sp.LeaderEpoch, sp.EndOffset = -1, -1
 			}
 			st.Partitions = append(st.Partitions, sp)
@@ -68,22 +80,6 @@ func (n *Node) handleOffsetForLeaderEpoch(ctx context.Context, wreq *wire.Reques
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp
-}
-
-func (n *Node) offsetForLeaderEpoch(topic string, rp kmsg.OffsetForLeaderEpochRequestTopicPartition, sp *kmsg.OffsetForLeaderEpochResponseTopicPartition) *kerr.Error {
-	if membership.ValidateTopicName(topic) != nil {
-		return kerr.UnknownTopicOrPartition
-	}
-	p, code := n.leaderPartition(topic, rp.Partition)
-	if code != nil {
-		return code
-	}
-	current := p.Replica.LeaderEpoch()
-	if e := checkLeaderEpoch(rp.CurrentLeaderEpoch, current); e != nil {
-		return e
-	}
-	sp.LeaderEpoch, sp.EndOffset = endOffsetForEpoch(p.Replica.LeaderEpochs(), current, p.Replica.LogEndOffset(), rp.LeaderEpoch)
-	return nil
 }
 
 // checkLeaderEpoch is KIP-320's fencing of a request's CurrentLeaderEpoch

@@ -126,8 +126,8 @@ func (n *Node) handleDescribeConfigs(ctx context.Context, wreq *wire.Request) wi
 				sr.ErrorMessage = &msg
 				break
 			}
-			for _, c := range n.brokerConfigs() { // broker_configs.go
-				add(c.name, c.value, c.source(), c.typ, c.readOnly, c.def)
+			for _, c := range brokerConfigs(n.cfg, n.access.AdvertisedListenersConfig(n.AdvertisedKafkaAddr())) { // config.go
+				add(c.Name, c.Value, c.Source(), c.Type, c.ReadOnly, c.Default)
 			}
 		case kmsg.ConfigResourceTypeGroupConfig:
 			if !who.MayGroup(kmsg.ACLOperationDescribeConfigs, rr.ResourceName) {

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
+	"github.com/sirupsen/logrus"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -62,48 +62,33 @@ func (n *Node) handleAlterConfigs(ctx context.Context, wreq *wire.Request) wire.
 					configs[c.Name] = *c.Value
 				}
 				if err == nil {
-					err = n.setTopicConfigs(rr.ResourceName, configs, req.ValidateOnly)
+					err = topicRefusal(n.parts.SetTopicConfigs(rr.ResourceName, configs, req.ValidateOnly))
 				}
 			case kmsg.ConfigResourceTypeBroker:
 				names := make([]string, len(rr.Configs))
 				for i, c := range rr.Configs {
 					names[i] = c.Name
 				}
-				err = n.alterBrokerConfigs(rr.ResourceName, names)
+				err = alterBrokerConfigs(n.cfg, n.access.AdvertisedListenersConfig(n.AdvertisedKafkaAddr()), rr.ResourceName, names)
 			default:
 				err = &topicError{kerr.InvalidRequest, "only TOPIC and BROKER resources are supported"}
 			}
 		}
-		sr.ErrorCode, sr.ErrorMessage = n.configErrorCode(rr.ResourceName, err)
+		sr.ErrorCode, sr.ErrorMessage = configErrorCode(n.log, rr.ResourceName, err)
 		resp.Resources = append(resp.Resources, sr)
 	}
 	return resp
 }
 
-// alterBrokerConfigs refuses any change to a broker setting: each is a flag
-// read at start (broker_configs.go).
-func (n *Node) alterBrokerConfigs(resource string, names []string) error {
-	if resource != "" && resource != strconv.Itoa(int(n.cfg.NodeID)) {
-		return &topicError{kerr.InvalidRequest, "this is broker " + strconv.Itoa(int(n.cfg.NodeID))}
-	}
-	if len(names) == 0 {
-		return nil
-	}
-	if _, ok := n.brokerConfigKnown(names[0]); !ok {
-		return &topicError{kerr.InvalidConfig, fmt.Sprintf("unknown broker config %q", names[0])}
-	}
-	return &topicError{kerr.InvalidConfig, fmt.Sprintf("broker config %q is read-only: it is set by a flag at start", names[0])}
-}
-
 // configErrorCode turns an alteration's error into the response's code and
 // message.
-func (n *Node) configErrorCode(resource string, err error) (int16, *string) {
+func configErrorCode(log logrus.FieldLogger, resource string, err error) (int16, *string) {
 	if err == nil {
 		return 0, nil
 	}
 	var te *topicError
 	if !errors.As(err, &te) {
-		n.log.WithError(err).WithField("resource", resource).Error("alter configs")
+		log.WithError(err).WithField("resource", resource).Error("alter configs")
 		te = &topicError{kerr.UnknownServerError, err.Error()}
 	}
 	msg := te.msg

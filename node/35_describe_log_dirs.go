@@ -76,7 +76,7 @@ func (n *Node) handleDescribeLogDirs(ctx context.Context, wreq *wire.Request) wi
 	remote := kmsg.NewDescribeLogDirsResponseDir()
 	remote.Dir, remote.TotalBytes, remote.UsableBytes = n.tier.LogDir(), -1, -1
 	remoteByTopic := make(map[string]*kmsg.DescribeLogDirsResponseDirTopic)
-	for _, p := range n.localPartitions() {
+	for _, p := range n.parts.All() {
 		if want != nil && !want[tp{p.Topic, p.Index}] {
 			continue
 		}

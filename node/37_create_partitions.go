@@ -3,11 +3,14 @@ package node
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/node/access"
+	"github.com/spool-log/spool/node/replication"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -72,7 +75,7 @@ func (n *Node) handleCreatePartitions(ctx context.Context, wreq *wire.Request) w
 			}
 			if err == nil {
 				before, _ := n.catalog.Topic(rt.Topic)
-				err = n.growTopic(rt.Topic, rt.Count, assignment, req.ValidateOnly)
+				err = topicRefusal(n.parts.GrowTopic(rt.Topic, rt.Count, assignment, req.ValidateOnly, refuseEvenGrowth))
 				if err == nil && !req.ValidateOnly {
 					mq.Record(int(rt.Count - before.Partitions))
 				}
@@ -92,4 +95,14 @@ func (n *Node) handleCreatePartitions(ctx context.Context, wreq *wire.Request) w
 	}
 	resp.ThrottleMillis = mq.Throttle(ctx)
 	return resp
+}
+
+// refuseEvenGrowth refuses to grow a topic of an even factor: more
+// partitions that survive no more than one copy fewer
+// (replication_factor.go).
+func refuseEvenGrowth(e *membership.TopicEntry) error {
+	if e.ReplicationFactor%2 == 0 {
+		return fmt.Errorf("%w: %s", membership.ErrInvalidReplicationFactor, replication.EvenFactorReason(int(e.ReplicationFactor)))
+	}
+	return nil
 }

@@ -92,12 +92,12 @@ func (n *Node) handleElectLeaders(ctx context.Context, wreq *wire.Request) wire.
 			case !known || p < 0 || p >= spec.Partitions:
 				code, msg = kerr.UnknownTopicOrPartition, "unknown topic or partition"
 			case req.ElectionType == 1:
-				code, msg = n.electUnclean(spec, p)
+				code, msg = electUnclean(n.leaders.LeaderOf(spec, p))
 			case req.ElectionType != 0:
 				code, msg = kerr.InvalidRequest, fmt.Sprintf("election type %d", req.ElectionType)
 			default:
 				var started bool
-				code, msg, started = n.electPreferred(spec, p)
+				code, msg, started = electPreferred(spec.Preferred(p), n.leaders.LeaderOf(spec, p), n.agent.IsAlive, n.parts.Current(spec.Name, p, spec.ID))
 				if started {
 					wait = append(wait, waiting{len(resp.Topics), len(st.Partitions), spec})
 					st.Partitions = append(st.Partitions, sp)
@@ -148,27 +148,29 @@ func (n *Node) handleElectLeaders(ctx context.Context, wreq *wire.Request) wire.
 	return resp
 }
 
-// electPreferred starts a preferred election of partition p, or says why
-// none is needed or possible.
-func (n *Node) electPreferred(spec TopicSpec, p int32) (*kerr.Error, string, bool) {
-	pref := spec.Preferred(p)
-	if n.leaders.LeaderOf(spec, p) == pref[0] {
+// electPreferred starts a preferred election of a partition (pref: its
+// replicas in succession order, leader: who leads it now, h: its replica
+// here, if any), or says why none is needed or possible.
+func electPreferred(pref []int32, leader int32, alive func(int32) bool, h *localPartition) (*kerr.Error, string, bool) {
+	if leader == pref[0] {
 		return kerr.ElectionNotNeeded, "the preferred replica leads", false
 	}
 	if len(pref) < 2 {
 		return kerr.PreferredLeaderNotAvailable, "a single copy has no election: its first live replica leads", false
 	}
-	if !n.agent.IsAlive(pref[0]) {
+	if !alive(pref[0]) {
 		return kerr.PreferredLeaderNotAvailable, fmt.Sprintf("preferred replica %d is not alive", pref[0]), false
 	}
-	if h := n.hostedPartition(spec.Name, p, spec.ID); h != nil {
+	if h != nil {
 		h.Replica.TransferLeadership(pref[0])
 	}
 	return nil, "", true
 }
 
-func (n *Node) electUnclean(spec TopicSpec, p int32) (*kerr.Error, string) {
-	if n.leaders.LeaderOf(spec, p) >= 0 {
+// electUnclean says why a partition led by leader (-1: none) gets no
+// unclean election.
+func electUnclean(leader int32) (*kerr.Error, string) {
+	if leader >= 0 {
 		return kerr.ElectionNotNeeded, "the partition has a leader"
 	}
 	return kerr.EligibleLeadersNotAvailable, "Raft elects only with a majority of the replicas; an unclean election could lose acknowledged records"

@@ -3,13 +3,10 @@ package node
 import (
 	"context"
 	"errors"
-	"fmt"
-	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/node/replication"
 	"github.com/spool-log/spool/wire"
 )
@@ -65,7 +62,7 @@ func (n *Node) handleAlterPartitionReassignments(ctx context.Context, wreq *wire
 			if seen[tp{rt.Topic, rp.Partition}] > 1 {
 				err = &topicError{kerr.InvalidRequest, "partition named more than once in the request"}
 			} else {
-				err = n.reassignPartition(rt.Topic, rp.Partition, rp.Replicas)
+				err = topicRefusal(n.catalog.Reassign(rt.Topic, rp.Partition, rp.Replicas, replication.EvenFactorReason))
 			}
 			if err != nil {
 				var te *topicError
@@ -82,53 +79,4 @@ func (n *Node) handleAlterPartitionReassignments(ctx context.Context, wreq *wire
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp
-}
-
-// reassignPartition records (target not nil) or cancels (nil) a move.
-func (n *Node) reassignPartition(topic string, index int32, target []int32) error {
-	if err := membership.ValidateTopicName(topic); err != nil {
-		return &topicError{kerr.UnknownTopicOrPartition, err.Error()}
-	}
-	spec, ok := n.catalog.Topic(topic)
-	if !ok || index < 0 || index >= spec.Partitions {
-		return &topicError{kerr.UnknownTopicOrPartition, fmt.Sprintf("unknown topic or partition %s/%d", topic, index)}
-	}
-	cur := spec.Replicas[index]
-	_, moving := spec.Moves[index]
-	change := func(*membership.TopicEntry) error { return nil }
-	switch {
-	case target == nil && !moving:
-		return &topicError{kerr.NoReassignmentInProgress, fmt.Sprintf("no reassignment of %s/%d under way", topic, index)}
-	case target == nil:
-		// Decided on the catalog's latest entry, not this view: a move
-		// that ended meanwhile is not started back (membership.CancelMove).
-		change = membership.CancelMove(index)
-		target = cur
-	default:
-		change = n.agent.SetMove(index, target)
-	}
-	switch {
-	case !moving && slices.Equal(target, cur):
-		return nil
-	case len(target) != len(cur):
-		return &topicError{kerr.InvalidReplicationFactor, fmt.Sprintf("%d replicas for a partition of %d: changing the replication factor is not supported", len(target), len(cur))}
-	case len(cur) < 2:
-		return &topicError{kerr.InvalidReplicaAssignment, "a partition with a single copy has no Raft group to move"}
-	case len(target)%2 == 0 && !slices.Equal(target, cur):
-		// Moving back (a cancel) is allowed: it leaves the partition as
-		// it was (node/replication's factor.go).
-		return &topicError{kerr.InvalidReplicationFactor, replication.EvenFactorReason(len(target))}
-	}
-	_, err := n.catalog.Alter(topic, change)
-	switch {
-	case errors.Is(err, membership.ErrMove):
-		return &topicError{kerr.InvalidReplicaAssignment, err.Error()}
-	case errors.Is(err, membership.ErrUnknownTopic):
-		return &topicError{kerr.UnknownTopicOrPartition, err.Error()}
-	case errors.Is(err, membership.ErrNotDurable):
-		return &topicError{kerr.KafkaStorageError, err.Error()}
-	case errors.Is(err, membership.ErrTopicChanged):
-		return &topicError{kerr.RequestTimedOut, err.Error()}
-	}
-	return err
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/replica"
+	"github.com/spool-log/spool/node/topics"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -104,7 +106,7 @@ func (n *Node) handleDescribeTopicPartitions(ctx context.Context, wreq *wire.Req
 			continue
 		}
 		st.TopicID = spec.ID
-		st.IsInternal = isInternalTopic(name)
+		st.IsInternal = topics.IsInternal(name)
 		first := int32(0)
 		if ti == 0 {
 			first = startPartition
@@ -115,7 +117,8 @@ func (n *Node) handleDescribeTopicPartitions(ctx context.Context, wreq *wire.Req
 				break
 			}
 			limit--
-			st.Partitions = append(st.Partitions, n.describeTopicPartition(spec, p, live))
+			st.Partitions = append(st.Partitions, describeTopicPartition(spec.Replicas[p], p,
+				n.leaders.Of(spec, p, func(id int32) bool { return live[id] })))
 		}
 		resp.Topics = append(resp.Topics, st)
 		if resp.NextCursor != nil {
@@ -129,13 +132,12 @@ func (n *Node) handleDescribeTopicPartitions(ctx context.Context, wreq *wire.Req
 	return resp
 }
 
-// describeTopicPartition describes partition p of spec as Metadata does.
-func (n *Node) describeTopicPartition(spec TopicSpec, p int32, live map[int32]bool) kmsg.DescribeTopicPartitionsResponseTopicPartition {
-	replicas := spec.Replicas[p]
+// describeTopicPartition describes partition p (its replicas, who leads
+// it: ls) as Metadata does.
+func describeTopicPartition(replicas []int32, p int32, ls replica.State) kmsg.DescribeTopicPartitionsResponseTopicPartition {
 	sp := kmsg.NewDescribeTopicPartitionsResponseTopicPartition()
 	sp.Partition = p
 	sp.Replicas = append([]int32{}, replicas...)
-	ls := n.leaders.Of(spec, p, func(id int32) bool { return live[id] })
 	sp.LeaderID, sp.LeaderEpoch, sp.ISR, sp.OfflineReplicas = ls.Leader, ls.LeaderEpoch, ls.ISR, ls.Offline
 	if sp.LeaderID < 0 {
 		sp.ErrorCode = kerr.LeaderNotAvailable.Code

@@ -81,7 +81,7 @@ func (n *Node) handleDescribeShareGroupOffsets(ctx context.Context, wreq *wire.R
 					}
 					if found {
 						rp.StartOffset, rp.LeaderEpoch = snap.SPSO, snap.Epoch
-						if lp := n.partition(rt.Topic, p); lp != nil {
+						if lp := n.parts.Get(rt.Topic, p); lp != nil {
 							rp.Lag = max(lp.Replica.HighWatermark()-snap.SPSO, 0)
 						}
 					}

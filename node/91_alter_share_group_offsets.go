@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/node/share"
+	"github.com/spool-log/spool/node/topics"
 	"github.com/spool-log/spool/wire"
 )
 
@@ -57,7 +58,7 @@ func (n *Node) handleAlterShareGroupOffsets(ctx context.Context, wreq *wire.Requ
 			switch {
 			case !who.MayTopic(kmsg.ACLOperationRead, rt.Topic):
 				p.ErrorCode = kerr.TopicAuthorizationFailed.Code
-			case !known || isInternalTopic(rt.Topic):
+			case !known || topics.IsInternal(rt.Topic):
 				p.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			default:
 				k := share.Key{Group: req.GroupID, TopicPartition: share.TopicPartition{TopicID: spec.ID, Partition: rp.Partition}}

@@ -15,6 +15,7 @@ import (
 	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/node/admission"
+	"github.com/spool-log/spool/node/cluster"
 )
 
 // TestClonedDataDirRefused starts a node, without --join, on a copy of a live
@@ -25,7 +26,7 @@ import (
 func TestClonedDataDirRefused(t *testing.T) {
 	nodes := startCluster(t, 2)
 	orig := nodes[1]
-	snap := filepath.Join(orig.cfg.DataDir, membershipDir, "serf.snapshot")
+	snap := filepath.Join(orig.cfg.DataDir, cluster.Dir, "serf.snapshot")
 	retry.Run(t, 10*time.Second, func() error {
 		raw, err := os.ReadFile(snap)
 		if err != nil || !strings.Contains(string(raw), "alive: spool-1 ") {

@@ -57,7 +57,7 @@ func BenchmarkCloseReplicas(b *testing.B) {
 			for _, tp := range topics {
 				for p := range tp.parts {
 					for _, n := range nodes {
-						if n.partition(tp.name, p) == nil {
+						if n.parts.Get(tp.name, p) == nil {
 							return fmt.Errorf("%s-%d not open on node %d", tp.name, p, n.NodeID())
 						}
 					}

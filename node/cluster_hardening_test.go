@@ -16,7 +16,9 @@ import (
 
 	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/cluster"
 	"github.com/spool-log/spool/node/group"
+	"github.com/spool-log/spool/node/hosted"
 )
 
 // startStrangers starts nodes 1..size that know each other's broker ids (a
@@ -39,10 +41,10 @@ func startStrangers(t *testing.T, size int) []*Node {
 	for id := 1; id <= size; id++ {
 		cfg := testConfig(t, t.TempDir())
 		cfg.NodeID = int32(id)
-		if err := os.MkdirAll(filepath.Join(cfg.DataDir, membershipDir), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Join(cfg.DataDir, cluster.Dir), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(cfg.DataDir, membershipDir, "roster.json"), raw, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(cfg.DataDir, cluster.Dir, "roster.json"), raw, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		nodes = append(nodes, startNode(t, cfg))
@@ -119,7 +121,7 @@ func TestClusterConcurrentAutoCreateKeepsRecords(t *testing.T) {
 			t.Fatalf("node %d converged on %+v, want id %v", n.NodeID(), spec, ids[0])
 		}
 	}
-	if p := nodes[0].partition(topic, 0); p == nil || p.Replica.LogEndOffset() != records {
+	if p := nodes[0].parts.Get(topic, 0); p == nil || p.Replica.LogEndOffset() != records {
 		t.Fatalf("leader's partition after the merge: %v", p)
 	}
 	got := consumeAll(t, nodes[1], topic, records)
@@ -148,17 +150,17 @@ func TestClusterConcurrentOffsetsTopicIsOne(t *testing.T) {
 		t.Fatalf("%s created as %v and %v", group.TopicName, specs[0].ID, specs[1].ID)
 	}
 	before := map[*localPartition]bool{}
-	for _, p := range nodes[0].localPartitions() {
+	for _, p := range nodes[0].parts.All() {
 		before[p] = true
 	}
 	joinAll(t, nodes)
-	for _, p := range nodes[0].localPartitions() {
+	for _, p := range nodes[0].parts.All() {
 		if !before[p] {
 			t.Fatalf("partition %s-%d was reopened by the merge", p.Topic, p.Index)
 		}
 	}
-	if len(nodes[0].localPartitions()) != len(before) {
-		t.Fatalf("node 1 holds %d partitions after the merge, %d before", len(nodes[0].localPartitions()), len(before))
+	if len(nodes[0].parts.All()) != len(before) {
+		t.Fatalf("node 1 holds %d partitions after the merge, %d before", len(nodes[0].parts.All()), len(before))
 	}
 }
 
@@ -249,11 +251,11 @@ func TestClusterStalePartitionDirRemoved(t *testing.T) {
 
 	// The restarted node starts from a catalog that already knows the new
 	// topic.
-	catalog, err := os.ReadFile(filepath.Join(nodes[0].cfg.DataDir, membershipDir, "catalog.json"))
+	catalog, err := os.ReadFile(filepath.Join(nodes[0].cfg.DataDir, cluster.Dir, "catalog.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(down.cfg.DataDir, membershipDir, "catalog.json"), catalog, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(down.cfg.DataDir, cluster.Dir, "catalog.json"), catalog, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg := down.cfg
@@ -263,14 +265,14 @@ func TestClusterStalePartitionDirRemoved(t *testing.T) {
 		if rs[0] != back.NodeID() {
 			continue
 		}
-		lp := back.partition(topic, int32(p))
+		lp := back.parts.Get(topic, int32(p))
 		if lp == nil {
 			t.Fatalf("partition %d of the new topic not open on its leader", p)
 		}
 		if end := lp.Replica.LogEndOffset(); end != 0 {
 			t.Errorf("partition %d of the new topic holds %d records of the deleted one", p, end)
 		}
-		raw, err := os.ReadFile(filepath.Join(lp.Dir, partitionTopicIDFile))
+		raw, err := os.ReadFile(filepath.Join(lp.Dir, hosted.TopicIDFile))
 		if err != nil || string(bytes.TrimSpace(raw)) != recreated.ID.String() {
 			t.Errorf("partition %d topic-id file %q (%v), want %v", p, raw, err, recreated.ID)
 		}

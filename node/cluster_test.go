@@ -76,7 +76,7 @@ func waitTopic(t *testing.T, nodes []*Node, topic string) TopicSpec {
 		}
 		for p, rs := range spec.Replicas {
 			for _, n := range nodes {
-				if n.NodeID() == rs[0] && n.partition(topic, int32(p)) == nil {
+				if n.NodeID() == rs[0] && n.parts.Get(topic, int32(p)) == nil {
 					return fmt.Errorf("partition %d not open on its leader %d", p, rs[0])
 				}
 			}

@@ -20,7 +20,7 @@ import (
 // data spans closed segments the cleaner may touch.
 func smallSegments(t testing.TB, n *Node, topic string, p int32) *localPartition {
 	t.Helper()
-	lp := n.partition(topic, p)
+	lp := n.parts.Get(topic, p)
 	if lp == nil {
 		t.Fatalf("%s-%d is not local", topic, p)
 	}
@@ -184,7 +184,7 @@ func TestCompactedTopicEveryCodec(t *testing.T) {
 				}
 				produced += len(rs)
 			}
-			lp := n.partition(topic, 0)
+			lp := n.parts.Get(topic, 0)
 			lp.Replica.Flush()
 			before := lp.Replica.Size()
 			st, err := lp.Replica.Clean(compaction.MapBytes)

@@ -2,12 +2,15 @@ package node
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/node/authz"
+	"github.com/spool-log/spool/node/cluster"
 	"github.com/spool-log/spool/node/datadir"
 	"github.com/spool-log/spool/node/group"
 	"github.com/spool-log/spool/node/quota"
@@ -234,6 +237,12 @@ type GroupSettings struct {
 	ConsumerHeartbeatInterval time.Duration
 }
 
+// GossipConfig is how a node finds and talks to its peers (node/cluster).
+type GossipConfig = cluster.GossipConfig
+
+// DefaultGossipConfig is what `spool node` gossips with when given no flags.
+func DefaultGossipConfig() GossipConfig { return cluster.DefaultGossipConfig() }
+
 // DefaultConfig returns the configuration `spool node` runs with when given no
 // flags.
 func DefaultConfig() Config {
@@ -410,4 +419,36 @@ func (g *GroupSettings) validate() error {
 		return fmt.Errorf("offsets topic partitions %d, want 1..%d", g.OffsetsTopicPartitions, maxPartitionsPerTopic)
 	}
 	return nil
+}
+
+// brokerConfigs are c's broker settings as DescribeConfigs reports them
+// (node/topicconfig's broker.go); advertised is advertised.listeners.
+func brokerConfigs(c Config, advertised string) []topicconfig.BrokerConfig {
+	settings := func(c Config) topicconfig.Broker {
+		return topicconfig.Broker{
+			AdvertisedListeners: advertised, AutoCreateTopics: c.AutoCreateTopics, NodeID: c.NodeID, Rack: c.Rack,
+			InitialRebalanceDelay: c.Groups.InitialRebalanceDelay, MaxSessionTimeout: c.Groups.MaxSessionTimeout,
+			MinSessionTimeout: c.Groups.MinSessionTimeout, Topic: c.Topic, DataDir: c.DataDir,
+			RetentionCheckInterval: c.RetentionCheckInterval, DefaultPartitions: c.DefaultPartitions,
+			OffsetsTopicPartitions: c.Groups.OffsetsTopicPartitions, ProducerIDExpiry: c.ProducerIDExpiry,
+			MaxRequestBytes: c.MaxRequestBytes,
+		}
+	}
+	return topicconfig.BrokerConfigs(settings(c), settings(DefaultConfig()))
+}
+
+// alterBrokerConfigs refuses any change to a broker setting: each is a flag
+// read at start (node/topicconfig's broker.go); advertised is
+// advertised.listeners.
+func alterBrokerConfigs(c Config, advertised, resource string, names []string) error {
+	if resource != "" && resource != strconv.Itoa(int(c.NodeID)) {
+		return &topicError{kerr.InvalidRequest, "this is broker " + strconv.Itoa(int(c.NodeID))}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	if _, ok := topicconfig.FindBrokerConfig(brokerConfigs(c, advertised), names[0]); !ok {
+		return &topicError{kerr.InvalidConfig, fmt.Sprintf("unknown broker config %q", names[0])}
+	}
+	return &topicError{kerr.InvalidConfig, fmt.Sprintf("broker config %q is read-only: it is set by a flag at start", names[0])}
 }

@@ -61,8 +61,8 @@ func (b coordBroker) HostsReplica(topic string, p int32) bool {
 }
 
 func (b coordBroker) CreateTopic(name string, partitions int32, rf int16, configs map[string]string) error {
-	if _, err := b.n.createTopicAs(name, partitions, rf, configs, false, true); err != nil && kerrOf(err) != kerr.TopicAlreadyExists {
-		return err
+	if _, err := b.n.parts.CreateTopic(hosted.Create{Name: name, Partitions: partitions, ReplicationFactor: rf, Configs: configs, Auto: true}); err != nil && kerrOf(err) != kerr.TopicAlreadyExists {
+		return topicRefusal(err)
 	}
 	return nil
 }
@@ -86,7 +86,7 @@ func (b coordBroker) Hosted(topic string, p int32) *hosted.Partition {
 	if !ok {
 		return nil
 	}
-	return b.n.hostedPartition(topic, p, spec.ID)
+	return b.n.parts.Current(topic, p, spec.ID)
 }
 
 func (b coordBroker) PostToBroker(ctx context.Context, broker int32, path string, req any, limit int64, out any) error {

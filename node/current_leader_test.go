@@ -7,6 +7,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/spool-log/spool/node/cluster"
 )
 
 // TestNotLeaderNamesCurrentLeader: Produce v10+ and Fetch v16+ sent to a
@@ -25,7 +27,7 @@ func TestNotLeaderNamesCurrentLeader(t *testing.T) {
 	}
 	spec := waitTopic(t, nodes, "on-two")
 	vc := dialVersions(t, nodes[0].KafkaAddr())
-	host, port, _ := splitHostPort(nodes[1].KafkaAddr())
+	host, port, _ := cluster.SplitHostPort(nodes[1].KafkaAddr())
 
 	for _, v := range []int16{9, 10, 12} {
 		p := kmsg.NewPtrProduceRequest()

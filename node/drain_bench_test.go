@@ -53,7 +53,7 @@ func TestDecommissionFigures(t *testing.T) {
 	victim := nodes[3]
 	var held int
 	var bytes int64
-	for _, p := range victim.localPartitions() {
+	for _, p := range victim.parts.All() {
 		if p.Topic == topic {
 			held++
 			bytes += p.Replica.Size()

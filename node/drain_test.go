@@ -162,7 +162,7 @@ func TestDecommissionDrainsALiveBroker(t *testing.T) {
 				if p >= map[string]int32{topic: 1, "others": 8}[name] {
 					break
 				}
-				if byID[victim].partition(name, p) != nil {
+				if byID[victim].parts.Get(name, p) != nil {
 					return fmt.Errorf("the drained broker still holds %s/%d", name, p)
 				}
 			}
@@ -272,7 +272,7 @@ func TestDecommissionGraceDrainsAFailedBroker(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			conf, _ := l.partition("graced", p).Replica.Conf()
+			conf, _ := l.parts.Get("graced", p).Replica.Conf()
 			if len(conf.Voters) != 3 || slices.Contains(conf.Voters, victim.NodeID()) {
 				return fmt.Errorf("graced/%d voters %v", p, conf.Voters)
 			}

@@ -31,7 +31,7 @@ func TestFetchByIDAcrossRecreate(t *testing.T) {
 	rp.PartitionMaxBytes = 1 << 20
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	names := n.fetchTopicNames(req) // as handleFetch does once, before its waits
+	names := fetchTopicNames(n.catalog, req) // as handleFetch does once, before its waits
 
 	if r, err := adm.DeleteTopics(testCtx(t), "r"); err != nil || r["r"].Err != nil {
 		t.Fatalf("delete: %v %v", err, r["r"].Err)
@@ -42,7 +42,7 @@ func TestFetchByIDAcrossRecreate(t *testing.T) {
 		t.Fatal("the re-created topic kept its id")
 	}
 	retry.Run(t, 10*time.Second, func() error {
-		if p := n.partition("r", 0); p == nil || p.TopicID != cur.ID {
+		if p := n.parts.Get("r", 0); p == nil || p.TopicID != cur.ID {
 			return errors.New("the new incarnation is not open yet")
 		}
 		return nil

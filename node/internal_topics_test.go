@@ -74,7 +74,7 @@ func TestProduceToConsumerOffsetsRefused(t *testing.T) {
 	cl := newClient(t, n, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RecordRetries(1))
 	commitOne(t, kadm.NewClient(cl))
 	groups, _ := n.coords.Groups.Current() // made by the commit
-	lp := n.partition(group.TopicName, groups.Partition("keeper"))
+	lp := n.parts.Get(group.TopicName, groups.Partition("keeper"))
 	if lp == nil {
 		t.Fatal("the group's offsets partition is not open")
 	}

@@ -84,7 +84,7 @@ func TestOffsetCommitsThroughReplica(t *testing.T) {
 	n := startNode(t, groupTestConfig(t, t.TempDir()))
 	commitOne(t, kadm.NewClient(newClient(t, n)))
 	found := 0
-	for _, p := range n.localPartitions() {
+	for _, p := range n.parts.All() {
 		if p.Topic != group.TopicName || p.Replica.HighWatermark() == 0 {
 			continue
 		}

@@ -41,13 +41,13 @@ func TestLeadershipReachesEveryNode(t *testing.T) {
 	nodes[2] = startNode(t, cfg)
 	waitMembers(t, nodes, 3)
 	const want = int32(1)
-	if ep := nodes[2].partition("on-three", 0).Replica.LeaderEpoch(); ep != want {
+	if ep := nodes[2].parts.Get("on-three", 0).Replica.LeaderEpoch(); ep != want {
 		t.Fatalf("leader epoch after restart %d, want %d", ep, want)
 	}
 
 	restarted := time.Now()
 	for _, n := range nodes[:2] {
-		if n.partition("on-three", 0) != nil {
+		if n.parts.Get("on-three", 0) != nil {
 			t.Fatalf("node %d hosts the partition", n.NodeID())
 		}
 		retry.Run(t, 20*time.Second, func() error {

@@ -60,7 +60,7 @@ func TestWipedReplicaRejoinsWithoutAVote(t *testing.T) {
 	cfgA.Gossip.Join = join
 	a = startNode(t, cfgA)
 	retry.Run(t, 30*time.Second, func() error {
-		p := a.partition(topic, 0)
+		p := a.parts.Get(topic, 0)
 		if p == nil {
 			return errors.New("replica not open on the wiped node")
 		}
@@ -86,7 +86,7 @@ func TestWipedReplicaRejoinsWithoutAVote(t *testing.T) {
 	})
 	checkReadBack(t, all, topic, keys, offs)
 	retry.Run(t, 30*time.Second, func() error {
-		c, _ := a.partition(topic, 0).Replica.Conf()
+		c, _ := a.parts.Get(topic, 0).Replica.Conf()
 		return retry.Check(len(c.Voters) == 3, "the wiped replica's configuration %+v", c)
 	})
 }

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,6 +23,8 @@ import (
 	"github.com/spool-log/spool/node/admin"
 	"github.com/spool-log/spool/node/admin/console"
 	"github.com/spool-log/spool/node/admission"
+	"github.com/spool-log/spool/node/background"
+	"github.com/spool-log/spool/node/cluster"
 	"github.com/spool-log/spool/node/compaction"
 	"github.com/spool-log/spool/node/coord"
 	"github.com/spool-log/spool/node/datadir"
@@ -28,6 +32,8 @@ import (
 	"github.com/spool-log/spool/node/leadership"
 	"github.com/spool-log/spool/node/moves"
 	"github.com/spool-log/spool/node/peers"
+	"github.com/spool-log/spool/node/replica"
+	"github.com/spool-log/spool/node/replica/raftlog"
 	"github.com/spool-log/spool/node/replication"
 	"github.com/spool-log/spool/node/scrub"
 	"github.com/spool-log/spool/node/tier"
@@ -45,6 +51,24 @@ const (
 	scrubFindingsFileName = "scrub-findings.json"
 )
 
+// Names the node's files share with its parts, and their types under the
+// names the handlers use.
+type (
+	// TopicID is a topic's UUID: membership's (node/topics).
+	TopicID = membership.TopicID
+	// TopicSpec is one topic as the catalog records it (node/topics).
+	TopicSpec = topics.Spec
+	// Broker is one live broker as Metadata reports it (node/cluster).
+	Broker = cluster.Broker
+	// localPartition is a partition whose log lives here (node/hosted).
+	localPartition = hosted.Partition
+	// tp names one topic partition.
+	tp struct {
+		topic     string
+		partition int32
+	}
+)
+
 // Node is one Spool broker.
 type Node struct {
 	cfg        Config
@@ -56,13 +80,13 @@ type Node struct {
 	// The cluster view and the topic catalog, both from the membership
 	// agent, which Start creates once the listeners are bound.
 	agent   *membership.Agent
-	cluster *gossipCluster
+	cluster *cluster.View
 	catalog *topics.Catalog
 	leaders *leadership.Leaders // who leads what, cluster-wide (replication.go)
 
-	// parts is the partitions open here, with their reconcile
-	// (node/hosted's Set; its locks).
-	parts *hosted.Set[TopicSpec]
+	// parts is the partitions open here, with their reconcile, how one
+	// opens and their upkeep (node/hosted's Host; its locks).
+	parts *hosted.Host
 	// mover carries out moves: reassignments, drains, rebalancing
 	// (node/moves; made with the agent, in startMembership).
 	mover *moves.Mover
@@ -91,12 +115,13 @@ type Node struct {
 
 	metrics  *admin.Metrics
 	adminAPI *admin.API
-	// console is the web console's history and timeline (node/console.go).
+	// console is the web console's history and timeline (node/admin/console).
 	console *console.Console
 	stats   counters
 	scrub   *scrub.Scrubber
-	// flushedBytesOut is stats.bytesOut as of the last flushMetrics.
-	flushedBytesOut int64
+	// flushedBytesOut is what flushMetrics handed go-metrics of stats'
+	// bytesOut (spool_fetch_bytes).
+	flushedBytesOut admin.Delta
 	// repl is the Raft driver and transport with the replication metrics
 	// and /readyz's catch-up gate (node/replication; replication.go).
 	repl *replication.Replication
@@ -114,9 +139,9 @@ type Node struct {
 	// checkpoint (node/hosted/shutdown_checkpoint.go), for the partitions
 	// to open.
 	shutdownPoints *hosted.ShutdownPoints
-	// loops owns every background goroutine (background.go); closing is
+	// loops owns every background goroutine (node/background); closing is
 	// its lifetime, closed when Shutdown begins, which also ends long polls.
-	loops   *background
+	loops   *background.Group
 	closing <-chan struct{}
 	// tier is tiered storage (node/tier), nil when off.
 	tier *tier.Service
@@ -159,12 +184,11 @@ func New(cfg Config) (_ *Node, err error) {
 		lock:       lock,
 		files:      partition.NewFileCache(cfg.MaxOpenFiles),
 		quarantine: datadir.NewQuarantine(cfg.DataDir, log),
-		loops:      newBackground(),
+		loops:      background.New(),
 		adm:        admission.New(log),
 	}
+	n.closing = n.loops.Context().Done()
 	n.leaders = n.newLeaders()
-	n.closing = n.loops.ctx.Done()
-	n.parts = n.newPartitionSet()
 	// Before any partition opens: the file vouches only for logs unchanged
 	// since it was written.
 	n.shutdownPoints = hosted.TakeShutdownCheckpoint(cfg.DataDir, log)
@@ -192,8 +216,31 @@ func New(cfg Config) (_ *Node, err error) {
 	n.cleaner = n.newCleaner()
 	n.scrub = scrub.New(scrub.Config{
 		Rate: cfg.ScrubRate, Interval: cfg.ScrubInterval,
-		Targets: n.scrubTargets, Metrics: n.metrics.Metrics, Log: log,
+		Targets: func() []scrub.Target { return n.parts.ScrubTargets() }, Metrics: n.metrics.Metrics, Log: log,
 		FindingsFile: filepath.Join(cfg.DataDir, scrubFindingsFileName),
+	})
+	// The partitions this node hosts, over its catalog; the agent, the
+	// Raft driver, the catalog and the mover exist only from Start.
+	n.parts = hosted.NewHost(hosted.HostConfig{
+		Self: cfg.NodeID, DataDir: cfg.DataDir, Topic: cfg.Topic, Files: n.files,
+		Quarantine: n.quarantine, Scrub: n.scrub, ShutdownPoints: n.shutdownPoints,
+		Catalog: func() hosted.Catalog { return n.catalog },
+		Alive:   func(id int32) bool { return n.agent.IsAlive(id) },
+		Driver:  func() *replica.Driver { return n.repl.Driver() },
+		Remote:  n.remoteLog, // node/tier
+		StillVoting: func(p *localPartition) bool {
+			return n.mover.StillVoting(moves.FromHosted(p))
+		},
+		Create: hosted.CreateConfig{
+			DefaultPartitions: cfg.DefaultPartitions, DefaultReplicationFactor: func() int16 { return n.repl.DefaultFactor() },
+			EvenFactor: replication.EvenFactorReason, // node/replication's factor.go
+			Place: func(topic string, partitions int32, rf int16) ([][]int32, error) {
+				return n.cluster.Place(topic, partitions, rf)
+			},
+			Live:     func() int { return len(n.agent.LiveBrokers()) },
+			Internal: func(string) error { _, err := n.coords.Groups.Get(); return err }, // node/coord
+		},
+		Repair: n.repairConfig(), Log: log,
 	})
 	return n, nil
 }
@@ -215,7 +262,7 @@ func (n *Node) Start() (err error) {
 	n.kafkaAddr = ln.Addr().String()
 	defer func() {
 		if err != nil {
-			n.loops.stop()
+			n.loops.Stop()
 			n.access.CloseListeners()
 			if n.adminLn != nil {
 				n.adminLn.Close()
@@ -246,13 +293,13 @@ func (n *Node) Start() (err error) {
 		n.adm.Run(ctx, n.agent, len(n.cfg.Gossip.Join) > 0, n.loops.Go)
 	})
 	// Tiered storage before the partitions open: each gets its manifest.
-	if n.tier, err = tier.New(n.loops.ctx, n.cfg.Tier, n.cfg.DataDir, n.tierHosted, n.log.WithField("part", "tier"), n.metrics.Metrics); err != nil {
+	if n.tier, err = tier.New(n.loops.Context(), n.cfg.Tier, n.cfg.DataDir, n.tierHosted, n.log.WithField("part", "tier"), n.metrics.Metrics); err != nil {
 		return err
 	}
-	if err := n.removeOrphans(); err != nil {
+	if err := n.parts.RemoveOrphans(); err != nil {
 		return err
 	}
-	if err := n.reconcile(); err != nil {
+	if err := n.parts.Reconcile(""); err != nil {
 		return fmt.Errorf("open partitions: %w", err)
 	}
 
@@ -269,10 +316,10 @@ func (n *Node) Start() (err error) {
 		wcfg.Log = logrus.NewEntry(logrus.StandardLogger())
 	}
 	// Requests pass only once the cluster has accepted this node.
-	n.server = wire.NewServer(wcfg, admissionGate{n})
+	n.server = wire.NewServer(wcfg, n.adm.Gate(n))
 
-	n.metrics.SetGauge([]string{"partitions"}, float32(len(n.localPartitions())))
-	n.metrics.SetGauge([]string{"partitions", "led"}, float32(n.partitionsLed()))
+	n.metrics.SetGauge([]string{"partitions"}, float32(len(n.parts.All())))
+	n.metrics.SetGauge([]string{"partitions", "led"}, float32(n.parts.Led()))
 	n.repl.WarnEvenConfig()   // node/replication's factor.go: an even configured factor is lowered
 	n.repl.CheckEvenFactors() // node/replication's factor.go: warns of even-factor topics at start
 	n.startLoops()
@@ -283,13 +330,38 @@ func (n *Node) Start() (err error) {
 // startLoops starts the node's servers and background loops, every one
 // under n.loops: they end when Shutdown stops it.
 func (n *Node) startLoops() {
-	n.console = n.newConsole()
+	ccfg := console.DefaultConfig()
+	ccfg.Source = console.NodeSource{Hosted: n.parts.All, Coordinator: func() console.Coordinator {
+		if c, ok := n.coords.Groups.Current(); ok {
+			return c
+		}
+		return nil // no group request yet: this node coordinates none
+	}}
+	ccfg.Peers = console.NodePeers{Self: n.cfg.NodeID, Live: n.agent.LiveBrokers, GetJSON: n.peers.GetJSON}
+	ccfg.NodeID, ccfg.Closing = n.cfg.NodeID, n.closing
+	n.console = console.New(ccfg)
+	view := admin.View{
+		WhyUnfit:    func() error { return n.adm.Unfit(n.agent.Health) },
+		WhyNotReady: n.readiness, Counters: n.Stats,
+		Catalog: func() any { return n.catalog.Topics() },
+		Led:     func() map[int32]int { return n.cluster.PartitionsLed(n.catalog.Topics()) },
+		Leader: func(topic string, partition int32) admin.Leadership {
+			spec, ok := n.catalog.Topic(topic)
+			if !ok || partition < 0 || int(partition) >= len(spec.Replicas) {
+				return admin.Leadership{Leader: -1, LeaderEpoch: -1}
+			}
+			st := n.leaders.Of(spec, partition, n.agent.IsAlive)
+			return admin.Leadership{Leader: st.Leader, LeaderEpoch: st.LeaderEpoch, ISR: st.ISR, Offline: st.Offline}
+		},
+		Status: n.mover.Status, Pause: n.agent.SetRebalancePaused,
+		Details: n.tier.ReadyDetails, // node/tier: the upload backlog
+	}
 	n.adminAPI = admin.New(admin.Config{
-		Node: adminView{n}, Agent: n.agent, Quarantine: n.quarantine, Scrub: n.scrub,
+		Node: view, Agent: n.agent, Quarantine: n.quarantine, Scrub: n.scrub,
 		Metrics: n.metrics, Leadership: n.leaders.Local(), Snapshots: http.HandlerFunc(n.repl.ServeSnapshot), CaughtUp: http.HandlerFunc(n.repl.ServeCaughtUp), Txn: n.coords.Txns, Share: http.HandlerFunc(n.coords.Shares.ServeState), Pprof: n.cfg.EnablePprof, Log: n.log, Closing: n.closing,
-		Access: n.access.AdminAccess(), Rebalance: adminView{n}, Console: n.console,
+		Access: n.access.AdminAccess(), Rebalance: view, Console: n.console,
 	})
-	n.loops.Go(n.recordMemberEvents) // console.go: the console's timeline
+	n.loops.Go(func(ctx context.Context) { n.adminAPI.RecordMemberEvents(ctx, n.agent.Subscribe, n.console) }) // the console's timeline
 	if n.adminLn != nil {
 		n.admin = &http.Server{Handler: n.adminAPI.Handler(), ReadHeaderTimeout: 10 * time.Second}
 		n.loops.Go(func(context.Context) {
@@ -309,23 +381,45 @@ func (n *Node) startLoops() {
 	n.access.WatchTLS(n.loops.Go)
 	memberEvents, _ := n.agent.Subscribe() // closed by the agent's Shutdown
 	n.loops.Go(n.catalog.Watch)
-	n.loops.Go(n.catalogLoop)
-	n.loops.Go(n.mover.Run)       // node/moves: the moves this node leads, step by step
-	n.loops.Go(n.mover.RunStarts) // node/moves: drains, and rebalancing with AutoRebalance
-	n.loops.Go(func(ctx context.Context) { n.membershipLoop(ctx, memberEvents) })
+	n.loops.Go(func(ctx context.Context) { // gossip's catalog changes, applied here
+		n.parts.FollowCatalog(ctx, n.catalog.Changes(), func() {
+			n.metrics.SetGauge([]string{"partitions"}, float32(len(n.parts.All())))
+			n.leaders.Changed() // partitions opened here lead at once
+		})
+	})
+	n.loops.Go(n.mover.Run)                // node/moves: the moves this node leads, step by step
+	n.loops.Go(n.mover.RunStarts)          // node/moves: drains, and rebalancing with AutoRebalance
+	n.loops.Go(func(ctx context.Context) { // the partitions-led gauge, as members come and go
+		cluster.FollowMembers(ctx, memberEvents, func(ev membership.MemberEvent) {
+			n.repl.HintMember(ev)
+			led := n.parts.Led()
+			n.metrics.SetGauge([]string{"partitions", "led"}, float32(led))
+			n.log.WithFields(logrus.Fields{"member": ev.Member.Name, "member_broker": ev.Member.BrokerID, "event": ev.Type, "partitions_led": led}).
+				Debug("cluster view changed")
+		})
+	})
 	n.loops.Every(admin.FlushInterval, n.flushMetrics)
 	n.repl.MarkStartup() // node/replication's metrics.go: the replicas that hold readiness
 	n.loops.Every(replication.SampleInterval, n.repl.Sample)
-	n.loops.Every(n.cfg.RetentionCheckInterval, n.enforceRetention)
-	n.loops.Every(txnCheckpointInterval, n.flushTxnIndexes)
-	n.loops.Go(n.cleaner.Run)                                                  // node/compaction: the log cleaner runs beside retention
-	n.loops.Every(hosted.MendInterval, n.mendStopped)                          // replicas stopped by a full disk (node/hosted's mend.go)
-	n.loops.Every(hosted.MendInterval, func() { n.parts.Repair(n.loops.ctx) }) // damaged replicas rebuilt from peers (node/hosted's repair.go)
+	n.loops.Every(n.cfg.RetentionCheckInterval, func() {
+		n.parts.EnforceRetention(time.Now().Add(-n.cfg.ProducerIDExpiry))
+		n.metrics.SetGauge([]string{"partitions"}, float32(len(n.parts.All())))
+	})
+	n.loops.Every(hosted.TxnCheckpointInterval, n.parts.FlushTxnIndexes)
+	n.loops.Go(n.cleaner.Run)                   // node/compaction: the log cleaner runs beside retention
+	n.loops.Every(hosted.MendInterval, func() { // replicas stopped by a full disk (node/hosted's mend.go)
+		n.parts.Mend(func(stopped int) {
+			n.metrics.SetGauge([]string{"replication", "stopped_replicas"}, float32(stopped))
+		})
+	})
+	n.loops.Every(hosted.MendInterval, func() { n.parts.Repair(n.loops.Context()) }) // damaged replicas rebuilt from peers (node/hosted's repair.go)
 	n.loops.Go(n.scrub.Run)
 	n.loops.Every(coord.LoadInterval, n.coords.Txns.LoadLed) // a new coordinator finishes what it inherits
 	n.loops.Go(func(ctx context.Context) { n.quarantine.Reclaim(ctx, n.cfg.QuarantineRetention) })
 	n.leaders.Start(n.agent, n.loops.Go)
-	n.loops.Go(n.announceServing)  // serving.go
+	n.loops.Go(func(ctx context.Context) { // node/admission's serving.go
+		n.adm.AnnounceServing(ctx, n.ready.Load, n.agent.SetServing)
+	})
 	n.loops.Go(n.tier.RunUploader) // node/tier
 	n.loops.Every(admin.FlushInterval, n.tier.FlushMetrics)
 }
@@ -362,6 +456,15 @@ func (n *Node) NodeID() int32 { return n.cfg.NodeID }
 // It does not wait for the cluster join; /readyz does.
 func (n *Node) Ready() bool { return n.ready.Load() }
 
+// Failed delivers, once, the reason the node cannot serve: the cluster
+// refused it (node/admission). The node then refuses every Kafka request
+// and /readyz and /healthz say why; the caller should shut it down and exit.
+func (n *Node) Failed() <-chan error { return n.adm.Failed() }
+
+// Admitted reports whether the cluster accepted this node, so that it
+// serves Kafka requests.
+func (n *Node) Admitted() bool { return n.adm.Admitted() }
+
 // Membership is the node's membership agent (nil before Start).
 func (n *Node) Membership() *membership.Agent { return n.agent }
 
@@ -385,8 +488,8 @@ func (n *Node) Shutdown(ctx context.Context) error {
 		n.ready.Store(false)
 		// Every loop and long poll ends, joining included, before the
 		// leave, so that nothing joins again after it.
-		n.loops.stop()
-		n.leaveCluster()
+		n.loops.Stop()
+		cluster.Leave(n.agent, n.adm.Refusal() != nil, n.log)
 		var errs []error
 		if n.server != nil {
 			if e := n.server.Shutdown(ctx); e != nil {
@@ -416,14 +519,17 @@ func (n *Node) stopParts() error {
 	// with a hard state fsync each, beside the closes.
 	n.repl.StopGroups()
 	closeStart := time.Now()
-	if e := n.closePartitions(); e != nil {
+	// Each close makes what its partition wrote durable; what each used to
+	// record for a quick restart goes into one shutdown checkpoint for the
+	// data dir, written last (node/hosted's shutdown_checkpoint.go).
+	if e := n.parts.Close(n.cfg.DataDir, n.shutdownPoints); e != nil {
 		errs = append(errs, e)
 	}
 	n.closeTook = time.Since(closeStart)
 	if e := n.repl.Stop(); e != nil {
 		errs = append(errs, e)
 	}
-	if e := n.stopMembership(); e != nil {
+	if e := cluster.Stop(n.agent); e != nil {
 		errs = append(errs, e)
 	}
 	n.metrics.Shutdown()
@@ -435,47 +541,156 @@ func (n *Node) stopParts() error {
 	return errors.Join(errs...)
 }
 
-// enforceRetention enforces retention on every partition and expires idle
-// producer state.
-func (n *Node) enforceRetention() {
-	cutoff := time.Now().Add(-n.cfg.ProducerIDExpiry)
-	for _, p := range n.localPartitions() {
-		deleted, err := p.Replica.EnforceRetention()
-		if err != nil && !errors.Is(err, partition.ErrClosed) {
-			n.log.WithError(err).WithField("topic", p.Topic).WithField("partition", p.Index).Warn("retention")
-		}
-		if deleted > 0 {
-			n.log.WithField("topic", p.Topic).WithField("partition", p.Index).WithField("segments", deleted).Info("retention deleted segments")
-		}
-		p.ExpireProducers(cutoff)
+// startMembership starts the agent (node/cluster), joining in the
+// background, and what is made over it: the cluster view, the catalog and
+// the mover (node/moves), before the first reconcile asks StillVoting.
+func (n *Node) startMembership() error {
+	// Serf's and memberlist's metrics go through the global go-metrics.
+	if err := n.metrics.SetGlobal(); err != nil {
+		return err
 	}
-	n.metrics.SetGauge([]string{"partitions"}, float32(len(n.localPartitions())))
+	agent, err := cluster.Start(cluster.Node{
+		Gossip: n.cfg.Gossip, ID: n.cfg.NodeID, Rack: n.cfg.Rack, DataDir: n.cfg.DataDir,
+		KafkaAddr: n.AdvertisedKafkaAddr(), Listeners: n.access.AdvertisedListeners(), AdminAddr: n.AdminAddr(),
+		RaftAddr: n.repl.AdvertisedAddr(), Fetch: n.peerFetchFunc,
+		Keyring: n.gossipRing, // shared with the Raft transport (replication.go)
+		Log:     n.log,
+	})
+	if err != nil {
+		return err
+	}
+	n.agent = agent
+	n.repl.SetAgent(agent)
+	n.access.SetCatalog(agent) // node/access: the cluster's ACLs, users and quotas
+	n.cluster = cluster.NewView(agent, n.cfg.NodeID)
+	n.catalog = topics.NewCatalog(agent, n.cfg.NodeID, n.log)
+	n.mover = moves.New(moves.Config{
+		Self: n.cfg.NodeID, Cluster: agent,
+		Alter: func(topic string, change func(*membership.TopicEntry) error) error {
+			_, err := n.catalog.Alter(topic, change)
+			return err
+		},
+		Hosted: func(topic string, index int32, id membership.TopicID) (moves.Hosted, bool) {
+			if p := n.parts.Current(topic, index, id); p != nil {
+				return moves.FromHosted(p), true
+			}
+			return moves.Hosted{}, false
+		},
+		AllHosted: func() []moves.Hosted { return moves.AllFromHosted(n.parts.All()) },
+		Claim: func(id membership.TopicID, index int32) (moves.Claim, bool) {
+			c, ok := n.leaders.Lookup(id, index)
+			return moves.Claim{Leader: c.Leader, Voters: c.Voters, ISR: c.ISR}, ok
+		},
+		LeaderOf: func(e membership.TopicEntry, index int32) int32 {
+			return n.leaders.LeaderOf(topics.FromEntry(e), index)
+		},
+		GetJSON: n.peers.GetJSON, AutoRebalance: n.cfg.AutoRebalance, FailedBrokerGrace: n.cfg.FailedBrokerGrace,
+		MaxMoves: n.cfg.RebalanceMaxMoves, Metrics: n.metrics, Log: n.log,
+	})
+	return nil
 }
 
-// catalogLoop opens and closes local partitions when the catalog changes
-// from elsewhere (the cluster layer's gossip).
-func (n *Node) catalogLoop(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-n.catalog.Changes():
-		}
-		if err := n.reconcile(); err != nil {
-			n.log.WithError(err).Error("applying catalog change")
-		}
-		n.applyTopicConfigs()
-		n.metrics.SetGauge([]string{"partitions"}, float32(len(n.localPartitions())))
-		n.leaders.Changed() // partitions opened here lead at once
+// flushMetrics emits what was counted since the last flush (admin.Delta's doc).
+func (n *Node) flushMetrics() {
+	m := n.metrics
+	n.flushedBytesOut.Flush(m, []string{"fetch", "bytes"}, n.stats.bytesOut.Load())
+	n.access.FlushSecurityMetrics(m)      // node/access
+	n.coords.Txns.FlushMetrics(n.metrics) // node/coord
+	if n.mover != nil {
+		n.mover.FlushMetrics() // node/moves
 	}
+	n.access.FlushQuotaMetrics(m)           // node/access
+	n.coords.Shares.FlushMetrics(n.metrics) // node/share
+	n.repl.CheckEvenFactors()               // node/replication's factor.go
+	n.parts.FlushProduced(m)
 }
 
-// scrubTargets are the open partitions, for the scrubber.
-func (n *Node) scrubTargets() []scrub.Target {
-	parts := n.localPartitions()
-	out := make([]scrub.Target, len(parts))
-	for i, p := range parts {
-		out[i] = scrub.Target{Topic: p.Topic, Partition: p.Index, Log: p.Replica}
+// Stats returns the node's counters (/v1/stats).
+func (n *Node) Stats() admin.Stats {
+	s := admin.Stats{
+		NodeID: n.cfg.NodeID, KafkaAddr: n.KafkaAddr(), Ready: n.Ready(), Topics: len(n.catalog.Topics()),
+		BytesIn: n.stats.bytesIn.Load(), RecordsIn: n.stats.recordsIn.Load(), BatchesIn: n.stats.batchesIn.Load(),
+		BytesOut: n.stats.bytesOut.Load(), OpenFiles: n.files.OpenFiles(),
+	}
+	s.SASLAuthentications, s.SASLAuthenticationFailures = n.access.SASLCounts()
+	if n.server != nil {
+		ws := n.server.Stats()
+		s.SendfileBytes, s.CopyBytes = int64(ws.SendfileBytes), int64(ws.CopyBytes)
+		s.RequestsTotal, s.OpenConnections = int64(ws.RequestsTotal), int64(ws.OpenConnections)
+		s.TLSHandshakeFailures = ws.TLSHandshakeFailures
+	}
+	for _, p := range n.parts.All() {
+		s.PartitionStats = append(s.PartitionStats, admin.PartitionStats{
+			Topic: p.Topic, Partition: p.Index,
+			StartOffset: p.Replica.LogStartOffset(), EndOffset: p.Replica.LogEndOffset(),
+		})
+	}
+	slices.SortFunc(s.PartitionStats, func(a, b admin.PartitionStats) int {
+		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+	})
+	s.Partitions = len(s.PartitionStats)
+	return s
+}
+
+var errNotReady = errors.New("starting or shutting down") // a 503 from /readyz
+
+// readiness is nil when the node serves clients and its membership is sound:
+// the cluster accepted it (node/admission) and gossip shows no conflict,
+// its hosted partitions are up (node/hosted), and the replicas open at
+// startup have caught up with their leaders (replication_readiness.go).
+func (n *Node) readiness() error {
+	if !n.Ready() {
+		return errNotReady
+	}
+	var health func() error
+	if n.agent != nil {
+		health = n.agent.Health
+	}
+	if err := n.adm.Soundness(health); err != nil {
+		return err
+	}
+	if err := n.parts.Health(); err != nil {
+		return err
+	}
+	return n.repl.Readiness() // replication_readiness.go
+}
+
+// remoteLog is a partition's remote side as its replica opens
+// (hosted.HostConfig.Remote): the manifest of what node/tier uploaded,
+// after restoring a new replica of a topic with remote.storage.recovery
+// from the store (node/tier's restore.go) when it starts its group afresh
+// with no Raft state and an empty log.
+func (n *Node) remoteLog(o hosted.RemoteOpen) (replica.RemoteLog, error) {
+	if o.Settings.RemoteRecovery && o.Fresh {
+		started, err := raftlog.HasState(o.Dir)
+		if err != nil {
+			return nil, err
+		}
+		if !started && o.Log.EndOffset() == 0 {
+			if _, err := n.tier.Restore(o.Dir, o.Topic, o.Index, o.Log); err != nil {
+				return nil, err
+			}
+		}
+	}
+	m, err := n.tier.OpenManifest(o.Dir, o.Settings.RemoteStorage)
+	if m == nil || err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// tierHosted are the open partitions as node/tier sees them.
+func (n *Node) tierHosted() []tier.Hosted {
+	parts := n.parts.All()
+	out := make([]tier.Hosted, 0, len(parts))
+	for _, p := range parts {
+		out = append(out, tier.Hosted{Dir: p.Dir, Topic: p.Topic, Index: p.Index, Source: p.Replica,
+			TxnIndexPath: filepath.Join(p.Dir, hosted.TxnIndexFile), Settings: p.CurrentSettings})
 	}
 	return out
+}
+
+// remote is p's remote side in the store (node/tier), below its local start.
+func (n *Node) remote(p *hosted.Partition) tier.View {
+	return n.tier.View(p.Dir, p.Topic, p.Index, p.Replica)
 }

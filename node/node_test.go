@@ -19,6 +19,7 @@ import (
 
 	"github.com/spool-log/spool/internal/recordbatch"
 	"github.com/spool-log/spool/internal/retry"
+	"github.com/spool-log/spool/node/cluster"
 	"github.com/spool-log/spool/node/hosted"
 )
 
@@ -140,7 +141,7 @@ func TestLongPollWakesOnNewData(t *testing.T) {
 		done <- result{resp, err}
 	}()
 
-	p := n.partition("poll", 0)
+	p := n.parts.Get("poll", 0)
 	retry.Run(t, 10*time.Second, func() error {
 		if p.Replica.Waiting() == 0 {
 			return errors.New("fetch not waiting yet")
@@ -403,7 +404,7 @@ func TestInvalidTopicNamesRefused(t *testing.T) {
 
 	entries, _ := os.ReadDir(n.cfg.DataDir)
 	for _, e := range entries {
-		if e.IsDir() && e.Name() != membershipDir {
+		if e.IsDir() && e.Name() != cluster.Dir {
 			t.Errorf("data dir has %s after only invalid names", e.Name())
 		}
 	}
@@ -478,7 +479,7 @@ func TestIdempotentRetryDedup(t *testing.T) {
 	if p := produceRaw(t, cl, "idem", rawBatch(pid, 0, 10, now, "gap")); p.ErrorCode != kerr.OutOfOrderSequenceNumber.Code {
 		t.Fatalf("batch after a sequence gap: error %d, want OUT_OF_ORDER_SEQUENCE_NUMBER", p.ErrorCode)
 	}
-	if end := n.partition("idem", 0).Replica.LogEndOffset(); end != 5 {
+	if end := n.parts.Get("idem", 0).Replica.LogEndOffset(); end != 5 {
 		t.Fatalf("log end %d after a duplicate, want 5", end)
 	}
 	stopNode(t, n)
@@ -490,7 +491,7 @@ func TestIdempotentRetryDedup(t *testing.T) {
 	if p := produceRaw(t, cl2, "idem", append([]byte(nil), second...)); p.ErrorCode != 0 || p.BaseOffset != 3 {
 		t.Fatalf("retry after restart: error %d, offset %d; want the original offset 3", p.ErrorCode, p.BaseOffset)
 	}
-	if end := n2.partition("idem", 0).Replica.LogEndOffset(); end != 5 {
+	if end := n2.parts.Get("idem", 0).Replica.LogEndOffset(); end != 5 {
 		t.Fatalf("log end %d after a retry across restart, want 5", end)
 	}
 	if pid2 := initPID(cl2); pid2 == pid {
@@ -610,7 +611,7 @@ func TestShutdownEndsLongPoll(t *testing.T) {
 	createTopic(t, newAdmin(t, n), "idle", 1, nil)
 	cons := newClient(t, n, kgo.ConsumeTopics("idle"), kgo.FetchMaxWait(5*time.Minute))
 	go cons.PollFetches(context.Background())
-	p := n.partition("idle", 0)
+	p := n.parts.Get("idle", 0)
 	retry.Run(t, 10*time.Second, func() error {
 		if p.Replica.Waiting() == 0 {
 			return errors.New("no fetch waiting")
@@ -644,7 +645,7 @@ func TestListOffsetsByTimeInsideCompressedBatches(t *testing.T) {
 		if err := prod.ProduceSync(testCtx(t), rs...).FirstErr(); err != nil {
 			t.Fatal(err)
 		}
-		if segs := n.partition(topic, 0).Replica.LogEndOffset(); segs != 50 {
+		if segs := n.parts.Get(topic, 0).Replica.LogEndOffset(); segs != 50 {
 			t.Fatalf("%s: end offset %d", name, segs)
 		}
 		for _, i := range []int{0, 1, 17, 49} {
@@ -686,7 +687,7 @@ func TestProduceOldVersionsRefused(t *testing.T) {
 			t.Errorf("produce v%d (sent as v%d): error %d, want UNSUPPORTED_FOR_MESSAGE_FORMAT", v, resp.Version, code)
 		}
 	}
-	if end := n.partition("old", 0).Replica.LogEndOffset(); end != 0 {
+	if end := n.parts.Get("old", 0).Replica.LogEndOffset(); end != 0 {
 		t.Fatalf("old-format produce wrote %d records", end)
 	}
 }
@@ -730,7 +731,7 @@ func TestProduceRejectsBadBatches(t *testing.T) {
 			t.Errorf("%s: error %d, want %s", c.name, p.ErrorCode, c.want.Message)
 		}
 	}
-	if end := n.partition("strict", 0).Replica.LogEndOffset(); end != 0 {
+	if end := n.parts.Get("strict", 0).Replica.LogEndOffset(); end != 0 {
 		t.Fatalf("refused batches wrote %d records", end)
 	}
 	// The node still serves.

@@ -37,7 +37,7 @@ func TestLostGrowthKeepsPartitionData(t *testing.T) {
 		t.Fatalf("grow: %v %v", err, r["grown"].Err)
 	}
 	retry.Run(t, 10*time.Second, func() error {
-		if n.partition("grown", 1) == nil {
+		if n.parts.Get("grown", 1) == nil {
 			return errors.New("partition 1 not open")
 		}
 		return nil
@@ -47,7 +47,7 @@ func TestLostGrowthKeepsPartitionData(t *testing.T) {
 	if err := cl.ProduceSync(testCtx(t), rec).FirstErr(); err != nil || rec.Partition != 1 {
 		t.Fatalf("produce to partition 1: %v (partition %d)", err, rec.Partition)
 	}
-	if lp := n.partition("grown", 1); lp == nil || lp.Replica.LogEndOffset() != 1 {
+	if lp := n.parts.Get("grown", 1); lp == nil || lp.Replica.LogEndOffset() != 1 {
 		t.Fatal("partition 1 does not hold the record")
 	}
 
@@ -118,7 +118,7 @@ func TestLostGrowthKeepsPartitionData(t *testing.T) {
 		t.Fatalf("grow again: %v %v", err, r["grown"].Err)
 	}
 	retry.Run(t, 10*time.Second, func() error {
-		if lp := n.partition("grown", 1); lp == nil || lp.Replica.LogEndOffset() != 1 {
+		if lp := n.parts.Get("grown", 1); lp == nil || lp.Replica.LogEndOffset() != 1 {
 			return errors.New("partition 1 not open with its record")
 		}
 		return nil

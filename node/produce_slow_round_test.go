@@ -85,7 +85,7 @@ func TestIdempotentProduceDoesNotHoldTheAppendLockThroughTheRound(t *testing.T) 
 		t.Errorf("DescribeProducers lists %d producers, want 2", active)
 	}
 	// b's batch is in the log's order behind a's, not waiting for the lock.
-	lp := leader.partition(topic, 0)
+	lp := leader.parts.Get(topic, 0)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		n := lp.PendingBatches()

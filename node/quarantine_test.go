@@ -99,7 +99,7 @@ func TestPartitionDataDroppedOnlyOnTheCatalogsWord(t *testing.T) {
 	if !loggedError(hook, filepath.Join(dir, "quarantine", q[1])) {
 		t.Error("no ERROR line names the directory quarantined at start")
 	}
-	if lp := n.partition("live", 0); lp == nil || lp.Replica.LogEndOffset() != 1 {
+	if lp := n.parts.Get("live", 0); lp == nil || lp.Replica.LogEndOffset() != 1 {
 		t.Fatal("the live topic lost its partition or its record")
 	}
 }

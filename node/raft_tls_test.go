@@ -45,12 +45,12 @@ func TestRaftTLSReplicatedProduce(t *testing.T) {
 		t.Fatal(err)
 	}
 	retry.Run(t, 20*time.Second, func() error {
-		hw := lead.partition(topic, 0).Replica.HighWatermark()
+		hw := lead.parts.Get(topic, 0).Replica.HighWatermark()
 		if hw != 20 {
 			return fmt.Errorf("leader high watermark %d, want 20", hw)
 		}
 		for _, n := range nodes {
-			if got := n.partition(topic, 0).Replica.HighWatermark(); got != hw {
+			if got := n.parts.Get(topic, 0).Replica.HighWatermark(); got != hw {
 				return fmt.Errorf("node %d high watermark %d, want %d", n.NodeID(), got, hw)
 			}
 		}

@@ -102,7 +102,7 @@ func TestReassignmentFigures(t *testing.T) {
 	during := float64(acked.Load()-startAcked) / took.Seconds()
 	close(stop)
 	<-done
-	size := byID[add].partition(topic, 0).Replica.Size()
+	size := byID[add].parts.Get(topic, 0).Replica.Size()
 	t.Logf("moved %d MB in %v: %.1f MB/s; acks=all produce %.0f records/s before, %.0f during (%.2f of before)",
 		size>>20, took.Round(time.Millisecond), float64(size)/(1<<20)/took.Seconds(), before, during, during/before)
 	if throttle > 0 {

@@ -216,7 +216,7 @@ func TestReassignmentMovesAPartitionUnderLoad(t *testing.T) {
 				return fmt.Errorf("node %d: replicas %v moves %v", n.NodeID(), s.Replicas[0], s.Moves)
 			}
 		}
-		if byID[cur[0]].partition(topic, 0) != nil {
+		if byID[cur[0]].parts.Get(topic, 0) != nil {
 			return fmt.Errorf("node %d still holds the partition", cur[0])
 		}
 		return nil
@@ -233,8 +233,8 @@ func TestReassignmentMovesAPartitionUnderLoad(t *testing.T) {
 		t.Fatalf("leader %d is not in the target %v", lead.NodeID(), target)
 	}
 	retry.Run(t, 20*time.Second, func() error {
-		hw := lead.partition(topic, 0).Replica.HighWatermark()
-		got := byID[add].partition(topic, 0).Replica.HighWatermark()
+		hw := lead.parts.Get(topic, 0).Replica.HighWatermark()
+		got := byID[add].parts.Get(topic, 0).Replica.HighWatermark()
 		return retry.Check(got == hw, "new replica %d at %d, leader at %d", add, got, hw)
 	})
 	m := metadataOf(t, nodes[0], topic)
@@ -321,7 +321,7 @@ func TestReassignmentJointMoveAndCancel(t *testing.T) {
 				}
 			}
 			for _, id := range gone {
-				if byID[id].partition(topic, 0) != nil {
+				if byID[id].parts.Get(topic, 0) != nil {
 					return fmt.Errorf("node %d still holds the partition", id)
 				}
 			}
@@ -329,7 +329,7 @@ func TestReassignmentJointMoveAndCancel(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			conf, _ := l.partition(topic, 0).Replica.Conf()
+			conf, _ := l.parts.Get(topic, 0).Replica.Conf()
 			if slices.Compare(conf.Voters, sorted(want)) != 0 || conf.Joint() || len(conf.Learners) > 0 {
 				return fmt.Errorf("leader %d: configuration %+v", l.NodeID(), conf)
 			}
@@ -351,7 +351,7 @@ func TestReassignmentJointMoveAndCancel(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		conf, _ := l.partition(topic, 0).Replica.Conf()
+		conf, _ := l.parts.Get(topic, 0).Replica.Conf()
 		return retry.Check(slices.Contains(conf.Learners, cur[0]) || slices.Contains(conf.Voters, cur[0]), "node %d is not in the group yet: %+v", cur[0], conf)
 	})
 	move(nil)
@@ -397,7 +397,7 @@ func TestReassignmentHealsALostMove(t *testing.T) {
 		if err != nil {
 			return replica.Conf{}, err
 		}
-		c, _ := l.partition(topic, 0).Replica.Conf()
+		c, _ := l.parts.Get(topic, 0).Replica.Conf()
 		return c, nil
 	}
 	lose := func(change func(*membership.TopicEntry) error) {
@@ -458,7 +458,7 @@ func TestReassignmentHealsALostMove(t *testing.T) {
 	lose(func(e *membership.TopicEntry) error { e.Replicas[0] = slices.Clone(cur); return nil })
 	start := time.Now()
 	for time.Since(start) < 3*time.Second {
-		if byID[add].partition(topic, 0) == nil {
+		if byID[add].parts.Get(topic, 0) == nil {
 			t.Fatalf("node %d, a voter, closed its replica on the catalog's word", add)
 		}
 		time.Sleep(50 * time.Millisecond) // watching for a close that must not happen
@@ -477,7 +477,7 @@ func TestReassignmentHealsALostMove(t *testing.T) {
 		if !sameSet(c.Voters, target) {
 			return fmt.Errorf("configuration %+v", c)
 		}
-		return retry.Check(byID[cur[0]].partition(topic, 0) == nil, "node %d holds the partition", cur[0])
+		return retry.Check(byID[cur[0]].parts.Get(topic, 0) == nil, "node %d holds the partition", cur[0])
 	})
 	h.waitMore(t, 20)
 	keys, offs := h.finish(t)

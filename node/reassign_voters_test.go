@@ -58,7 +58,7 @@ func TestReassignKeepsALaggingVoter(t *testing.T) {
 		if !ok {
 			return errors.New("no leadership claim")
 		}
-		return retry.Check(c.Leader == lead.NodeID() && !containsID(c.ISR, lag.NodeID()), "claim %+v", c)
+		return retry.Check(c.Leader == lead.NodeID() && !slices.Contains(c.ISR, lag.NodeID()), "claim %+v", c)
 	}
 	retry.Run(t, 30*time.Second, outOfISR)
 
@@ -84,7 +84,7 @@ func TestReassignKeepsALaggingVoter(t *testing.T) {
 		return nil
 	})
 	for end := time.Now().Add(moves.NotVotingGrace + 3*time.Second); time.Now().Before(end); {
-		if lag.partition(topic, 0) == nil {
+		if lag.parts.Get(topic, 0) == nil {
 			t.Fatalf("node %d, a voter out of the ISR, closed its replica on the catalog's word", lag.NodeID())
 		}
 		time.Sleep(50 * time.Millisecond) // watching for a close that must not happen
@@ -92,8 +92,8 @@ func TestReassignKeepsALaggingVoter(t *testing.T) {
 	if err := outOfISR(); err != nil {
 		t.Fatalf("the voter came back into the ISR: the test proved nothing: %v", err)
 	}
-	conf, _ := lead.partition(topic, 0).Replica.Conf()
-	if !containsID(conf.Voters, lag.NodeID()) {
+	conf, _ := lead.parts.Get(topic, 0).Replica.Conf()
+	if !slices.Contains(conf.Voters, lag.NodeID()) {
 		t.Fatalf("leader's configuration %+v no longer names %d", conf, lag.NodeID())
 	}
 }
@@ -116,7 +116,7 @@ func TestReassignLeaderOutsideTheCatalog(t *testing.T) {
 	})
 	for _, n := range nodes {
 		switch {
-		case !containsID(spec.Replicas[0], n.NodeID()):
+		case !slices.Contains(spec.Replicas[0], n.NodeID()):
 			outside = n
 		case n != lead && lag == nil:
 			lag = n
@@ -181,7 +181,7 @@ func TestReassignEmptyReplicaDuringAMove(t *testing.T) {
 	var stay []int32
 	for _, n := range nodes {
 		switch {
-		case !containsID(cur, n.NodeID()):
+		case !slices.Contains(cur, n.NodeID()):
 			add = n
 		case n != lead && wiped == nil:
 			wiped = n
@@ -209,7 +209,7 @@ func TestReassignEmptyReplicaDuringAMove(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		c, _ := l.partition(topic, 0).Replica.Conf()
+		c, _ := l.parts.Get(topic, 0).Replica.Conf()
 		return retry.Check(slices.Contains(c.Learners, add.NodeID()), "configuration %+v", c)
 	})
 
@@ -220,7 +220,7 @@ func TestReassignEmptyReplicaDuringAMove(t *testing.T) {
 	wiped = startNode(t, cfg)
 	want := sorted(cur)
 	retry.Run(t, 30*time.Second, func() error {
-		p := wiped.partition(topic, 0)
+		p := wiped.parts.Get(topic, 0)
 		if p == nil {
 			return errors.New("not open")
 		}
@@ -252,7 +252,7 @@ func TestReassignMoveRecordedBeforeTheReplicasOpen(t *testing.T) {
 		cur := spec.Replicas[p]
 		target := []int32{cur[1], cur[2]}
 		for _, m := range nodes {
-			if !containsID(cur, m.NodeID()) {
+			if !slices.Contains(cur, m.NodeID()) {
 				target = append(target, m.NodeID())
 			}
 		}

@@ -87,7 +87,7 @@ func TestRebalancePauseStatusAndMetrics(t *testing.T) {
 	// Held: over several reassign passes no learner joins.
 	for range 8 {
 		for _, n := range nodes {
-			if p := n.partition(topic, 0); p != nil && slices.Contains(cur, n.NodeID()) {
+			if p := n.parts.Get(topic, 0); p != nil && slices.Contains(cur, n.NodeID()) {
 				if conf, _ := p.Replica.Conf(); len(conf.Learners) > 0 || !slices.Equal(conf.Voters, sortedIDs(cur)) {
 					t.Fatalf("node %d: a paused move stepped: %+v", n.NodeID(), conf)
 				}

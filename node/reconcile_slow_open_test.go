@@ -8,6 +8,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/spool-log/spool/node/hosted"
 )
 
 // While a CreateTopics is held opening its partition (as on a slow disk),
@@ -34,8 +36,8 @@ func TestSlowPartitionOpenHoldsUpNoOtherTopic(t *testing.T) {
 		once.Do(func() { close(entered) })
 		<-release
 	}
-	openPartitionHook.Store(&hook)
-	unhold := sync.OnceFunc(func() { close(release); openPartitionHook.Store(nil) })
+	hosted.OpenHook.Store(&hook)
+	unhold := sync.OnceFunc(func() { close(release); hosted.OpenHook.Store(nil) })
 	t.Cleanup(unhold)
 
 	// The held create has a connection of its own: a connection's
@@ -68,7 +70,7 @@ func TestSlowPartitionOpenHoldsUpNoOtherTopic(t *testing.T) {
 		if err == nil {
 			err = r.Err
 		}
-		if err == nil && n.partition("other", 0) == nil {
+		if err == nil && n.parts.Get("other", 0) == nil {
 			t.Error("CreateTopics returned before its partition was open")
 		}
 		return err
@@ -92,7 +94,7 @@ func TestSlowPartitionOpenHoldsUpNoOtherTopic(t *testing.T) {
 	if err := <-slowDone; err != nil {
 		t.Fatalf("the held create, once its open went on: %v", err)
 	}
-	if n.partition("slow", 0) == nil {
+	if n.parts.Get("slow", 0) == nil {
 		t.Fatal("the held create returned without its partition open")
 	}
 }

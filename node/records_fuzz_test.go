@@ -9,7 +9,6 @@ import (
 
 	"github.com/spool-log/spool/internal/recordbatch"
 	"github.com/spool-log/spool/internal/recordbatch/compression"
-	"github.com/spool-log/spool/partition"
 )
 
 // TestProduceShortXerialToCompactedTopic is the path to the panic:
@@ -40,33 +39,4 @@ func TestProduceShortXerialToCompactedTopic(t *testing.T) {
 	if got := produceRaw(t, cl, "plain", rawBatch(-1, -1, -1, 1000, "k")); got.ErrorCode != 0 {
 		t.Fatalf("good batch after the bad ones: error %d", got.ErrorCode)
 	}
-}
-
-// FuzzFirstRecordAtOrAfter: the record walk ListOffsets by time does inside
-// one batch takes any batch (compressed or not) without panicking.
-func FuzzFirstRecordAtOrAfter(f *testing.F) {
-	f.Add(rawBatch(-1, -1, -1, 1000, "a", "bb", "ccc"), int64(1000))
-	f.Add(rawBatch(7, 0, 0, 5, "x"), int64(-1))
-	for codec := recordbatch.CompressionGzip; codec <= recordbatch.CompressionZstd; codec++ {
-		h := recordbatch.NoProducer()
-		h.Attributes, h.LastOffsetDelta, h.FirstTimestamp, h.MaxTimestamp = int16(codec), 1, 1000, 1000
-		b, err := recordbatch.Build(nil, h, []recordbatch.Record{{Value: []byte("x")}, {OffsetDelta: 1, Value: []byte("yy")}}, compression.Codecs{})
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b, int64(1000))
-	}
-	f.Fuzz(func(t *testing.T, batch []byte, ts int64) {
-		if len(batch) < partition.BatchHeaderSize {
-			return
-		}
-		h, err := partition.ParseBatchHeader(batch)
-		if err != nil {
-			return
-		}
-		off, got, err := firstRecordAtOrAfter(batch, h, ts)
-		if err == nil && off >= 0 && got < ts {
-			t.Fatalf("record at %d has timestamp %d < %d", off, got, ts)
-		}
-	})
 }

@@ -87,7 +87,7 @@ func testReplicatedCompactionCopy(t *testing.T, adminTLS *tlsfiles.Files) {
 		if n == down {
 			continue
 		}
-		p := n.partition(topic, 0)
+		p := n.parts.Get(topic, 0)
 		before := p.Replica.Size()
 		if err := p.Replica.Flush(); err != nil {
 			t.Fatal(err)
@@ -105,8 +105,8 @@ func testReplicatedCompactionCopy(t *testing.T, adminTLS *tlsfiles.Files) {
 	downCfg.Gossip.Join = []string{lead.Membership().Local().GossipAddr}
 	back := startNode(t, downCfg)
 	retry.Run(t, 60*time.Second, func() error {
-		lp := lead.partition(topic, 0)
-		bp := back.partition(topic, 0)
+		lp := lead.parts.Get(topic, 0)
+		bp := back.parts.Get(topic, 0)
 		if bp == nil {
 			return fmt.Errorf("node %d has not opened its replica", back.NodeID())
 		}
@@ -120,7 +120,7 @@ func testReplicatedCompactionCopy(t *testing.T, adminTLS *tlsfiles.Files) {
 	if !bytes.Equal(lb, bb) {
 		t.Fatalf("the returned replica holds %d bytes, the leader %d, or other bytes", len(bb), len(lb))
 	}
-	if size := back.partition(topic, 0).Replica.Size(); size > 3*4096+int64(len(lb)) {
+	if size := back.parts.Get(topic, 0).Replica.Size(); size > 3*4096+int64(len(lb)) {
 		t.Errorf("the returned replica holds %d bytes on disk", size)
 	}
 }
@@ -130,7 +130,7 @@ func ptr(s string) *string { return &s }
 // replicaBytes is every committed batch of n's replica of topic/0.
 func replicaBytes(t *testing.T, n *Node, topic string) []byte {
 	t.Helper()
-	r := n.partition(topic, 0).Replica
+	r := n.parts.Get(topic, 0).Replica
 	var out []byte
 	for off := r.LogStartOffset(); off < r.HighWatermark(); {
 		sl, err := r.Read(off, 1<<20)

@@ -40,9 +40,9 @@ func TestReplicatedDeleteRecords(t *testing.T) {
 		t.Fatalf("delete records before 4: %v %+v", err, r)
 	}
 	for _, n := range nodes {
-		if s := n.partition(topic, 0).Replica.LogStartOffset(); s != 4 {
+		if s := n.parts.Get(topic, 0).Replica.LogStartOffset(); s != 4 {
 			retry.Run(t, 10*time.Second, func() error {
-				if s := n.partition(topic, 0).Replica.LogStartOffset(); s != 4 {
+				if s := n.parts.Get(topic, 0).Replica.LogStartOffset(); s != 4 {
 					return fmt.Errorf("node %d's replica starts at %d", n.NodeID(), s)
 				}
 				return nil

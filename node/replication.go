@@ -7,6 +7,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/cluster"
 	"github.com/spool-log/spool/node/compaction"
 	"github.com/spool-log/spool/node/hosted"
 	"github.com/spool-log/spool/node/leadership"
@@ -29,12 +30,12 @@ func (n *Node) newReplication() (*replication.Replication, error) {
 	return replication.New(replication.Config{
 		NodeID: n.cfg.NodeID, Raft: n.cfg.Raft,
 		RaftAddr: n.cfg.RaftAddr, AdvertisedRaftAddr: n.cfg.AdvertisedRaftAddr,
-		MembershipDir: filepath.Join(n.cfg.DataDir, membershipDir),
+		MembershipDir: filepath.Join(n.cfg.DataDir, cluster.Dir),
 		KafkaAddr:     n.KafkaAddr, AdvertisedKafkaAddr: n.AdvertisedKafkaAddr,
 		TLS:                n.access.RaftTLS(),
 		CopyBytesPerSecond: n.cfg.ReplicaCopyBytesPerSecond,
 		OnLeaderChange:     func() { n.leaders.Changed() },
-		Partitions:         n.localPartitions,
+		Partitions:         func() []*hosted.Partition { return n.parts.All() },
 		Claimed: func(id TopicID, index int32) (int32, bool) {
 			c, ok := n.leaders.Lookup(id, index)
 			return c.Leader, ok
@@ -71,11 +72,19 @@ func (n *Node) newLeaders() *leadership.Leaders {
 	var l *leadership.Leaders
 	led := topics.NewLedMarks(func() topics.LedRecorder { return n.agent }, func() { l.Changed() }, n.log)
 	l = leadership.NewLeaders(leadership.LeadersConfig{
-		Self: n.cfg.NodeID, Partitions: n.localPartitions, Hosted: n.hostedPartition,
-		Topic:       func(name string) (TopicSpec, bool) { return n.catalog.Topic(name) },
-		ClusterView: n.leadership,
-		Alive:       func(id int32) bool { return n.agent.IsAlive(id) },
-		MarkLed:     led.Mark,
+		Self: n.cfg.NodeID, Partitions: func() []*hosted.Partition { return n.parts.All() },
+		Hosted: func(topic string, index int32, id TopicID) *hosted.Partition {
+			return n.parts.Current(topic, index, id)
+		},
+		Topic: func(name string) (TopicSpec, bool) { return n.catalog.Topic(name) },
+		ClusterView: func(spec TopicSpec, index int32, alive func(int32) bool) replica.State {
+			if p := n.parts.Current(spec.Name, index, spec.ID); p != nil {
+				return p.Replica.State()
+			}
+			return n.cluster.Leadership(spec.Replicas[index], alive)
+		},
+		Alive:   func(id int32) bool { return n.agent.IsAlive(id) },
+		MarkLed: led.Mark,
 		Fetch: func(ctx context.Context, m membership.Member, path string) ([]byte, error) {
 			return n.peerFetchFunc(ctx, m, path)
 		},
@@ -87,7 +96,7 @@ func (n *Node) newLeaders() *leadership.Leaders {
 // newCleaner is the node's log cleaner (startLoops runs it).
 func (n *Node) newCleaner() *compaction.Cleaner {
 	return compaction.New(compaction.Config{
-		Partitions: n.localPartitions, Closing: n.isClosing,
+		Partitions: func() []*hosted.Partition { return n.parts.All() }, Closing: n.isClosing,
 		RetentionCheckInterval: n.cfg.RetentionCheckInterval,
 		Metrics:                n.metrics, Log: n.log,
 	})

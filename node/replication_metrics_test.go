@@ -42,7 +42,7 @@ func TestReplicationMetricsAndReadyz(t *testing.T) {
 		if lead.NodeID() != pref {
 			return fmt.Errorf("leader %d, preferred %d", lead.NodeID(), pref)
 		}
-		return retry.Check(len(lead.partition(topic, 0).Replica.ISR()) == 3, "ISR %v", lead.partition(topic, 0).Replica.ISR())
+		return retry.Check(len(lead.parts.Get(topic, 0).Replica.ISR()) == 3, "ISR %v", lead.parts.Get(topic, 0).Replica.ISR())
 	})
 	var follower, other *Node
 	for _, n := range nodes {
@@ -139,7 +139,7 @@ func TestReplicationMetricsAndReadyz(t *testing.T) {
 		}
 		return scrapeMetrics(back).check("spool_replication_replicas_catching_up", eq(1), "1")
 	})
-	if hw, want := back.partition(topic, 0).Replica.HighWatermark(), int64(produced); hw >= want {
+	if hw, want := back.parts.Get(topic, 0).Replica.HighWatermark(), int64(produced); hw >= want {
 		t.Fatalf("the held-up follower already has high watermark %d of %d", hw, want)
 	}
 
@@ -150,7 +150,7 @@ func TestReplicationMetricsAndReadyz(t *testing.T) {
 	})
 	// Ready means caught up: every acknowledged record is below its high
 	// watermark already, not eventually.
-	if hw := back.partition(topic, 0).Replica.HighWatermark(); hw < int64(produced) {
+	if hw := back.parts.Get(topic, 0).Replica.HighWatermark(); hw < int64(produced) {
 		t.Errorf("ready with high watermark %d, %d records acknowledged", hw, produced)
 	}
 	retry.Run(t, 30*time.Second, func() error {

@@ -41,7 +41,7 @@ func partitionLeader(nodes []*Node, topic string, p int32) (*Node, error) {
 		if n.isClosing() {
 			continue
 		}
-		lp := n.partition(topic, p)
+		lp := n.parts.Get(topic, p)
 		if lp == nil {
 			continue
 		}
@@ -96,17 +96,17 @@ func TestReplicatedPartitionSurvivesItsLeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	oldEpoch := lead.partition(topic, 0).Replica.LeaderEpoch()
+	oldEpoch := lead.parts.Get(topic, 0).Replica.LeaderEpoch()
 	// Every replica holds the committed records and reports the leader.
 	retry.Run(t, 20*time.Second, func() error {
-		hw := lead.partition(topic, 0).Replica.HighWatermark()
+		hw := lead.parts.Get(topic, 0).Replica.HighWatermark()
 		for _, n := range nodes {
-			r := n.partition(topic, 0).Replica
+			r := n.parts.Get(topic, 0).Replica
 			if r.HighWatermark() != hw || r.Leader() != lead.NodeID() {
 				return fmt.Errorf("node %d: high watermark %d leader %d, leader %d has %d", n.NodeID(), r.HighWatermark(), r.Leader(), lead.NodeID(), hw)
 			}
 		}
-		if isr := lead.partition(topic, 0).Replica.ISR(); len(isr) != 3 {
+		if isr := lead.parts.Get(topic, 0).Replica.ISR(); len(isr) != 3 {
 			return fmt.Errorf("ISR %v", isr)
 		}
 		return nil
@@ -131,7 +131,7 @@ func TestReplicatedPartitionSurvivesItsLeader(t *testing.T) {
 		next, err = partitionLeader(rest, topic, 0)
 		return err
 	})
-	if ep := next.partition(topic, 0).Replica.LeaderEpoch(); ep <= oldEpoch {
+	if ep := next.parts.Get(topic, 0).Replica.LeaderEpoch(); ep <= oldEpoch {
 		t.Errorf("new leader %d in epoch %d, not above %d", next.NodeID(), ep, oldEpoch)
 	}
 	produce(50, 100)
@@ -199,7 +199,7 @@ func TestReplicatedProduceChecks(t *testing.T) {
 			return fmt.Errorf("leader %d, preferred %d", lead.NodeID(), spec.Replicas[0][0])
 		}
 		for _, n := range nodes {
-			p := n.partition("strict", 0)
+			p := n.parts.Get("strict", 0)
 			if p == nil { // the topic is known, the partition not yet open
 				return fmt.Errorf("node %d has not opened strict-0 yet", n.NodeID())
 			}
@@ -362,7 +362,7 @@ func TestReplicatedGroupOffsetsSurviveLeadershipRoundTrip(t *testing.T) {
 	}
 	moveTo := func(from, to *Node) {
 		t.Helper()
-		from.partition(offsets, p).Replica.TransferLeadership(to.NodeID())
+		from.parts.Get(offsets, p).Replica.TransferLeadership(to.NodeID())
 		retry.Run(t, 30*time.Second, func() error {
 			if l, err := partitionLeader(nodes, offsets, p); err != nil || l != to {
 				return fmt.Errorf("offsets partition %d not led by %d yet (%v)", p, to.NodeID(), err)
@@ -429,7 +429,7 @@ func TestFindCoordinatorFollowsAMovedLeaderFromAnyNode(t *testing.T) {
 			break
 		}
 	}
-	lead.partition("__consumer_offsets", 0).Replica.TransferLeadership(to)
+	lead.parts.Get("__consumer_offsets", 0).Replica.TransferLeadership(to)
 	retry.Run(t, 30*time.Second, func() error {
 		if l, err := partitionLeader(nodes, "__consumer_offsets", 0); err != nil || l.NodeID() != to {
 			return fmt.Errorf("not led by %d yet (%v)", to, err)

@@ -28,7 +28,7 @@ func TestRestartFromShutdownCheckpoint(t *testing.T) {
 	path := filepath.Join(dir, hosted.ShutdownCheckpointFileName)
 	retry.Run(t, 20*time.Second, func() error {
 		for p := range int32(parts) {
-			if hw := third.partition(topic, p).Replica.HighWatermark(); hw != perPart {
+			if hw := third.parts.Get(topic, p).Replica.HighWatermark(); hw != perPart {
 				return fmt.Errorf("node 3's replica of partition %d at high watermark %d", p, hw)
 			}
 		}
@@ -46,7 +46,7 @@ func TestRestartFromShutdownCheckpoint(t *testing.T) {
 		}
 		retry.Run(t, 30*time.Second, func() error {
 			for p := range int32(parts) {
-				lp := n.partition(topic, p)
+				lp := n.parts.Get(topic, p)
 				if lp == nil {
 					return fmt.Errorf("partition %d not open", p)
 				}

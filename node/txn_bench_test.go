@@ -78,7 +78,7 @@ func TestTxnIndexRebuildCost(t *testing.T) {
 	cfg.Topic.Flush = partition.FlushOS // the default policy: no fsync per batch
 	n := startNode(t, cfg)
 	createTopic(t, newAdmin(t, n), "bench-scan", 1, nil)
-	p := n.partition("bench-scan", 0)
+	p := n.parts.Get("bench-scan", 0)
 	const batches = 100_000
 	b := recordbatch.Simple(time.Now().UnixMilli(), make([]byte, 100))
 	for range batches {

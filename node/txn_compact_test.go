@@ -110,7 +110,7 @@ func TestTxnCompactedTopicCleaned(t *testing.T) {
 		t.Fatal(err)
 	}
 	want["end"] = "end"
-	lp := n.partition(topic, 0)
+	lp := n.parts.Get(topic, 0)
 	lp.Replica.Flush()
 	before, size := countMarkers(t, lp), lp.Replica.Size()
 	st1, err := lp.Replica.Clean(compaction.MapBytes)

@@ -52,7 +52,7 @@ func TestTxnMarkerCoordinatorFenced(t *testing.T) {
 	tp := txn.TopicPartition{Topic: "txn-fence", Partition: 0}
 	const pid = 7
 	// Txn 1, completed by coordinator B (epoch 5).
-	p := n.partition("txn-fence", 0)
+	p := n.parts.Get("txn-fence", 0)
 	appendTxnData(t, p, pid, 0, 0)
 	if err := n.coords.Txns.WriteMarkerLocal(ctx, tp, txn.Marker{ProducerID: pid, Epoch: 0, Commit: true, CoordinatorEpoch: 5}); err != nil {
 		t.Fatal(err)
@@ -70,7 +70,7 @@ func TestTxnMarkerCoordinatorFenced(t *testing.T) {
 		if !errors.Is(err, txn.ErrCoordinatorFenced) {
 			t.Fatalf("stale coordinator's marker (writer): %v, want ErrCoordinatorFenced", err)
 		}
-		lso, err := n.partition("txn-fence", 0).Stable()
+		lso, err := n.parts.Get("txn-fence", 0).Stable()
 		if err != nil {
 			t.Fatal(err)
 		}

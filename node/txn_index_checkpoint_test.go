@@ -28,7 +28,7 @@ func TestTxnIndexCheckpointOfOtherLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	readKeys(t, n, "txn-ck-a", 0, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
-	end := n.partition("txn-ck-a", 0).Replica.HighWatermark()
+	end := n.parts.Get("txn-ck-a", 0).Replica.HighWatermark()
 	// Other batches at the same offsets in another partition.
 	plain := newClient(t, n)
 	for i := range end {
@@ -60,7 +60,7 @@ func TestTxnIndexCheckpointOfOtherLog(t *testing.T) {
 	if len(got) != int(end) {
 		t.Fatalf("read_committed saw %d of %d records of txn-ck-b", len(got), end)
 	}
-	p := n.partition("txn-ck-b", 0)
+	p := n.parts.Get("txn-ck-b", 0)
 	st := p.Txns.Snapshot()
 	if len(st.Open) != 0 || len(st.Aborted) != 0 {
 		t.Fatalf("index of txn-ck-b trusts the other log's checkpoint: open %v aborted %v", st.Open, st.Aborted)

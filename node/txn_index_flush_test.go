@@ -22,7 +22,7 @@ func TestTxnIndexCheckpointOffFetchPath(t *testing.T) {
 	if err := txnProduce(t, ctx, cl, "txn-fl", "ab", 3, false); err != nil {
 		t.Fatal(err)
 	}
-	p := n.partition("txn-fl", 0)
+	p := n.parts.Get("txn-fl", 0)
 	if _, err := p.Stable(); err != nil {
 		t.Fatal(err)
 	}

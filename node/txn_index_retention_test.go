@@ -47,7 +47,7 @@ func TestTxnIndexScanAcrossLogStartMove(t *testing.T) {
 		}
 	})
 	t.Cleanup(func() { hosted.SetScanHook(nil) })
-	lso, err := n.partition("txn-ret", 0).Stable()
+	lso, err := n.parts.Get("txn-ret", 0).Stable()
 	if err != nil {
 		t.Fatal(err)
 	}

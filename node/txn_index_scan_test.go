@@ -36,7 +36,7 @@ func TestReadCommittedFetchAnswersDuringScan(t *testing.T) {
 		}
 	}
 	commitOne("first")
-	p := n.partition("txn-scan", 0)
+	p := n.parts.Get("txn-scan", 0)
 	lso, err := p.Stable() // the index now covers the first transaction
 	if err != nil {
 		t.Fatal(err)

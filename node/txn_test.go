@@ -485,7 +485,7 @@ func TestTxnTimeoutAborts(t *testing.T) {
 	if err := slow.ProduceSync(ctx, &kgo.Record{Topic: "txn-to", Key: []byte("abandoned")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	lp := n.partition("txn-to", 0)
+	lp := n.parts.Get("txn-to", 0)
 	if lso, _ := lp.Stable(); lso != 0 {
 		t.Fatalf("last stable offset %d with a transaction open at 0", lso)
 	}
@@ -640,7 +640,7 @@ func TestTxnIndexAcrossRestart(t *testing.T) {
 
 	n = startNode(t, cfg)
 	check(n)
-	p := n.partition("txn-rs", 0)
+	p := n.parts.Get("txn-rs", 0)
 	st := p.Txns.Snapshot()
 	resumed := st.Checkpointed > 0 && len(st.Aborted) == 1
 	if !resumed {

@@ -163,3 +163,31 @@ func (a *Admission) State() error {
 func IsRefusal(err error) bool {
 	return errors.Is(err, membership.ErrDuplicateBrokerID) || errors.Is(err, membership.ErrDuplicateName)
 }
+
+// Soundness is nil when the cluster accepted this node and gossip (health:
+// the agent's Health, nil before the agent exists) shows no conflict: what
+// /readyz asks of membership.
+func (a *Admission) Soundness(health func() error) error {
+	if err := a.Refusal(); err != nil {
+		return err
+	}
+	if health != nil {
+		if err := health(); err != nil {
+			return err
+		}
+	}
+	return a.State()
+}
+
+// Unfit is why the node must not run, or nil (/healthz): the cluster
+// refused it, or gossip (health: the agent's Health) reports a conflict
+// that is a refusal.
+func (a *Admission) Unfit(health func() error) error {
+	if err := a.Refusal(); err != nil {
+		return err
+	}
+	if err := health(); err != nil && IsRefusal(err) {
+		return err
+	}
+	return nil
+}

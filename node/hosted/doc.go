@@ -1,4 +1,8 @@
-// Package hosted is the partitions this node hosts: the set of open ones
+// Package hosted is the partitions this node hosts: Host, the set over the
+// node's catalog (how a partition opens, open.go; the drop verdicts; the
+// orphans' sweep at start; topic creation, deletion and alteration applied
+// here; the upkeep over every open partition, upkeep.go), built on the
+// set of open ones
 // (Set: their reconcile with the catalog, the claims that let a partition
 // open or close outside the locks, the mend of replicas stopped by a
 // write error, the rebuild from their peers of damaged replicas

@@ -265,6 +265,18 @@ func (c *Catalog) TopicName(id TopicID) (string, bool) {
 	return c.agent.TopicName(id)
 }
 
+// Current tells whether topic, the name an id was resolved to earlier,
+// still has that id: a long poll outlives a delete and re-create under the
+// same name, and the new incarnation's records must not be answered under
+// the old id. An empty name (an id not known then) is never current.
+func (c *Catalog) Current(name string, id TopicID) bool {
+	if name == "" {
+		return false
+	}
+	cur, ok := c.agent.TopicName(id)
+	return ok && cur == name
+}
+
 // Create records a new topic and returns it as recorded (a failed save of
 // the catalog is ErrNotDurable, and no topic): the catalog
 // derives its id (a spec.ID is kept, for topics imported with one) and, when

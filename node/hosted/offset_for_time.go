@@ -1,11 +1,13 @@
-package node
+package hosted
 
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spool-log/spool/internal/recordbatch"
 	"github.com/spool-log/spool/internal/recordbatch/compression"
+	"github.com/spool-log/spool/partition"
 )
 
 // ListOffsets by time answers the offset of the first record whose timestamp
@@ -18,9 +20,9 @@ import (
 // compressed batch that expands without limit cannot exhaust memory.
 const maxInspectBytes = 64 << 20
 
-// recordOffsetForTime returns the first record at or after ts: its offset
-// and timestamp, or -1, -1 if there is none.
-func recordOffsetForTime(p *localPartition, ts int64) (int64, int64, error) {
+// OffsetForTime returns the first record at or after ts: its offset and
+// timestamp, or -1, -1 if there is none.
+func (p *Partition) OffsetForTime(ts int64) (int64, int64, error) {
 	off, bts, err := p.Replica.OffsetForTime(ts)
 	if err != nil || bts < 0 {
 		return -1, -1, err
@@ -45,7 +47,7 @@ func recordOffsetForTime(p *localPartition, ts int64) (int64, int64, error) {
 
 // readBatchAt reads the whole batch holding offset, or returns nil if the log
 // has nothing there.
-func readBatchAt(p *localPartition, offset int64) ([]byte, recordbatch.Header, error) {
+func readBatchAt(p *Partition, offset int64) ([]byte, recordbatch.Header, error) {
 	s, err := p.Replica.Read(offset, 1)
 	if err != nil {
 		return nil, recordbatch.Header{}, err
@@ -90,4 +92,39 @@ func firstRecordAtOrAfter(batch []byte, h recordbatch.Header, ts int64) (int64, 
 		}
 	}
 	return -1, -1, nil
+}
+
+// MaxTimestamp is the largest batch max-timestamp below the high watermark,
+// or -1 if there is none (ListOffsets' MAX_TIMESTAMP). It reads only batch
+// headers.
+func (p *Partition) MaxTimestamp() (int64, error) {
+	maxTS := int64(-1)
+	end := p.Replica.HighWatermark()
+	off := p.Replica.LogStartOffset()
+	for off < end {
+		s, err := p.Replica.Read(off, 4<<20)
+		if errors.Is(err, partition.ErrOffsetOutOfRange) {
+			// Retention moved the start meanwhile: go on from there.
+			if start := p.Replica.LogStartOffset(); start > off {
+				off = start
+				continue
+			}
+		}
+		if err != nil {
+			return -1, err
+		}
+		next, err := s.EachBatchHeader(off, func(_ *os.File, _ int64, h partition.BatchHeader) error {
+			maxTS = max(maxTS, h.MaxTimestamp)
+			return nil
+		})
+		s.Release()
+		if err != nil {
+			return -1, err
+		}
+		if next == off {
+			break
+		}
+		off = next
+	}
+	return maxTS, nil
 }

@@ -1,4 +1,4 @@
-package node
+package background
 
 import (
 	"context"
@@ -9,10 +9,10 @@ import (
 	"github.com/spool-log/spool/internal/retry"
 )
 
-// Every goroutine started under background ends when it stops, and Wait
-// returns only once they all have; none starts after stop.
+// Every goroutine started in a Group ends when it stops, and Wait
+// returns only once they all have; none starts after Stop.
 func TestBackgroundOneLifetime(t *testing.T) {
-	b := newBackground()
+	b := New()
 	var ended, ticks atomic.Int32
 	for range 3 {
 		b.Go(func(ctx context.Context) {
@@ -22,7 +22,7 @@ func TestBackgroundOneLifetime(t *testing.T) {
 	}
 	b.Every(time.Millisecond, func() { ticks.Add(1) })
 	retry.Run(t, 10*time.Second, func() error { return retry.Check(ticks.Load() >= 2, "ticks %d", ticks.Load()) })
-	b.stop()
+	b.Stop()
 	b.Wait()
 	if got := ended.Load(); got != 3 {
 		t.Fatalf("%d goroutines ended before Wait returned, want 3", got)

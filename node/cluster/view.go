@@ -1,4 +1,12 @@
-package node
+// Package cluster is the node's side of its membership agent (package
+// membership): the agent's configuration from the node's (AgentConfig,
+// GossipConfig), and the node's view of the brokers (View: who is alive,
+// where each listens, the roster placement hashes over, the cluster view's
+// guess of who leads a partition) as Metadata and CreateTopics use it.
+// A single node is a cluster of one; there is no other code path.
+//
+// It holds no lock of its own: the agent orders its state.
+package cluster
 
 import (
 	"fmt"
@@ -7,6 +15,7 @@ import (
 	"strconv"
 
 	"github.com/spool-log/spool/membership"
+	"github.com/spool-log/spool/node/replica"
 	"github.com/spool-log/spool/node/topics"
 )
 
@@ -18,32 +27,37 @@ type Broker struct {
 	Rack string
 }
 
-// gossipCluster is the node's view of the brokers, from its membership
-// agent: Serf liveness plus the roster placement hashes over.
-type gossipCluster struct {
+// View is the node's view of the brokers, from its membership agent: Serf
+// liveness plus the roster placement hashes over.
+type View struct {
 	agent *membership.Agent
 	self  int32
+}
+
+// NewView is broker self's view through agent.
+func NewView(agent *membership.Agent, self int32) *View {
+	return &View{agent: agent, self: self}
 }
 
 // ClusterID is reported in Metadata v2+: the cluster-wide id gossip settles
 // on (the oldest node's proposal), the same on every node once they have
 // met.
-func (c *gossipCluster) ClusterID() string { return c.agent.ClusterID() }
+func (c *View) ClusterID() string { return c.agent.ClusterID() }
 
 // ControllerID is the broker Metadata names controller; clients send
 // CreateTopics and DeleteTopics there. Every node can serve them (the
 // catalog is gossiped), and the node answering is certainly alive, so it
 // names itself.
-func (c *gossipCluster) ControllerID() int32 { return c.self }
+func (c *View) ControllerID() int32 { return c.self }
 
 // Brokers lists the live brokers, this one included, by id. A member whose
 // advertised Kafka address does not parse is left out: clients could not
 // reach it anyway.
-func (c *gossipCluster) Brokers() []Broker {
+func (c *View) Brokers() []Broker {
 	live := c.agent.LiveBrokers()
 	out := make([]Broker, 0, len(live))
 	for id, m := range live {
-		host, port, err := splitHostPort(m.KafkaAddr)
+		host, port, err := SplitHostPort(m.KafkaAddr)
 		if err != nil {
 			continue
 		}
@@ -58,7 +72,7 @@ func (c *gossipCluster) Brokers() []Broker {
 // that listener is left out, as Kafka leaves out brokers lacking the
 // client's listener; one that gossips no listener names (an older node)
 // answers with its one Kafka address.
-func (c *gossipCluster) BrokersOn(listener string) []Broker {
+func (c *View) BrokersOn(listener string) []Broker {
 	live := c.agent.LiveBrokers()
 	out := make([]Broker, 0, len(live))
 	for id, m := range live {
@@ -66,7 +80,7 @@ func (c *gossipCluster) BrokersOn(listener string) []Broker {
 		if !ok {
 			continue
 		}
-		host, port, err := splitHostPort(addr)
+		host, port, err := SplitHostPort(addr)
 		if err != nil {
 			continue
 		}
@@ -79,7 +93,7 @@ func (c *gossipCluster) BrokersOn(listener string) []Broker {
 // Place picks the replicas of each partition of a new topic, in succession
 // order: rendezvous hashing over the roster (every broker ever seen alive,
 // decommissioned ones excepted), not only over the brokers alive right now.
-func (c *gossipCluster) Place(topic string, partitions int32, rf int16) ([][]int32, error) {
+func (c *View) Place(topic string, partitions int32, rf int16) ([][]int32, error) {
 	roster := c.agent.Roster()
 	if int(rf) > len(roster) {
 		return nil, fmt.Errorf("%w: replication factor %d, but the roster has %d brokers", topics.ErrReplicationFactor, rf, len(roster))
@@ -89,13 +103,13 @@ func (c *gossipCluster) Place(topic string, partitions int32, rf int16) ([][]int
 
 // Roster is every broker id a manual placement may name: the brokers ever
 // seen alive, decommissioned ones excepted, as Place hashes over.
-func (c *gossipCluster) Roster() []int32 { return c.agent.Roster() }
+func (c *View) Roster() []int32 { return c.agent.Roster() }
 
 // Leader is the broker leading a partition with these replicas, or -1.
 // Until replication lands only the first replica holds the data, so it
 // leads while it is alive and nobody does otherwise: the partition is
 // unavailable rather than served, empty, by another replica.
-func (c *gossipCluster) Leader(replicas []int32) int32 {
+func (c *View) Leader(replicas []int32) int32 {
 	leader, ok := c.agent.PreferredLeader(replicas)
 	if !ok {
 		return -1
@@ -104,10 +118,10 @@ func (c *gossipCluster) Leader(replicas []int32) int32 {
 }
 
 // PartitionsLed counts, per live broker, the partitions of topics it leads.
-func (c *gossipCluster) PartitionsLed(topics []TopicSpec) map[int32]int {
+func (c *View) PartitionsLed(specs []topics.Spec) map[int32]int {
 	live := c.agent.LiveBrokers()
 	out := make(map[int32]int, len(live))
-	for _, t := range topics {
+	for _, t := range specs {
 		for _, replicas := range t.Replicas {
 			if leader, ok := membership.PreferredLeader(replicas, live); ok {
 				out[leader]++
@@ -117,8 +131,25 @@ func (c *gossipCluster) PartitionsLed(topics []TopicSpec) map[int32]int {
 	return out
 }
 
-// splitHostPort parses an advertised address for Metadata.
-func splitHostPort(addr string) (string, int32, error) {
+// Leadership is partition replicas' leader, leader epoch, ISR and offline
+// replicas as the cluster view guesses them, for a partition this node
+// does not host and no leader claims (alive: the brokers alive): the
+// preferred live replica leads, alone in the ISR, the epoch unknown (-1).
+func (c *View) Leadership(replicas []int32, alive func(int32) bool) replica.State {
+	st := replica.State{Leader: c.Leader(replicas), LeaderEpoch: -1, ISR: []int32{}, Offline: []int32{}}
+	if st.Leader >= 0 {
+		st.ISR = append(st.ISR, st.Leader)
+	}
+	for _, r := range replicas {
+		if !alive(r) {
+			st.Offline = append(st.Offline, r)
+		}
+	}
+	return st
+}
+
+// SplitHostPort parses an advertised address for Metadata.
+func SplitHostPort(addr string) (string, int32, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return "", 0, fmt.Errorf("parse address %q: %w", addr, err)
