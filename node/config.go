@@ -165,7 +165,7 @@ type Config struct {
 	// one; the topic catalog always lives in the membership agent.
 	Gossip GossipConfig
 
-	// Replication (replication.go): RaftAddr is the host:port the Raft
+	// Replication (parts.go): RaftAddr is the host:port the Raft
 	// transport between replicas binds (port 0 picks one; empty: the Kafka
 	// listener's host, any port), advertised to peers in the "raft" gossip
 	// tag as AdvertisedRaftAddr (default: the bound address, with the

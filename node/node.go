@@ -82,7 +82,7 @@ type Node struct {
 	agent   *membership.Agent
 	cluster *cluster.View
 	catalog *topics.Catalog
-	leaders *leadership.Leaders // who leads what, cluster-wide (replication.go)
+	leaders *leadership.Leaders // who leads what, cluster-wide (parts.go)
 
 	// parts is the partitions open here, with their reconcile, how one
 	// opens and their upkeep (node/hosted's Host; its locks).
@@ -91,7 +91,7 @@ type Node struct {
 	// (node/moves; made with the agent, in startMembership).
 	mover *moves.Mover
 	// coords are the group, transaction and share-group coordinators,
-	// each made on first use (node/coord; coordinators.go).
+	// each made on first use (node/coord; parts.go).
 	coords *coord.Coordinators
 
 	server    *wire.Server
@@ -102,10 +102,10 @@ type Node struct {
 
 	// access is who a connection is and what it may do: the Kafka
 	// listeners, SASL, the authorizer, client quotas, and the TLS, admin
-	// token and SASL material with its reload (node/access; access.go).
+	// token and SASL material with its reload (node/access; parts.go).
 	access *access.Guard
 	// gossipRing is the gossip keyring (nil: plaintext gossip), shared by
-	// Serf and the Raft transport's handshake (replication.go).
+	// Serf and the Raft transport's handshake (parts.go).
 	gossipRing *memberlist.Keyring
 	// peerFetchFunc pulls state from peers' admin APIs (HTTP or HTTPS);
 	// peers makes this node's other calls to them: replica snapshots,
@@ -123,7 +123,7 @@ type Node struct {
 	// bytesOut (spool_fetch_bytes).
 	flushedBytesOut admin.Delta
 	// repl is the Raft driver and transport with the replication metrics
-	// and /readyz's catch-up gate (node/replication; replication.go).
+	// and /readyz's catch-up gate (node/replication; parts.go).
 	repl *replication.Replication
 	// cleaner compacts the logs of compacted topics (node/compaction).
 	cleaner *compaction.Cleaner
@@ -193,7 +193,7 @@ func New(cfg Config) (_ *Node, err error) {
 	// since it was written.
 	n.shutdownPoints = hosted.TakeShutdownCheckpoint(cfg.DataDir, log)
 
-	if err := n.newAccess(); err != nil { // access.go
+	if err := n.newAccess(); err != nil { // parts.go
 		return nil, err
 	}
 
@@ -553,7 +553,7 @@ func (n *Node) startMembership() error {
 		Gossip: n.cfg.Gossip, ID: n.cfg.NodeID, Rack: n.cfg.Rack, DataDir: n.cfg.DataDir,
 		KafkaAddr: n.AdvertisedKafkaAddr(), Listeners: n.access.AdvertisedListeners(), AdminAddr: n.AdminAddr(),
 		RaftAddr: n.repl.AdvertisedAddr(), Fetch: n.peerFetchFunc,
-		Keyring: n.gossipRing, // shared with the Raft transport (replication.go)
+		Keyring: n.gossipRing, // shared with the Raft transport (parts.go)
 		Log:     n.log,
 	})
 	if err != nil {
