@@ -251,6 +251,7 @@ func TestShareGroupKilledConsumerRecordsRedelivered(t *testing.T) {
 		t.Fatalf("the vanishing member acquired %d records, asked 10", len(held))
 	}
 	vanished := time.Now()
+	checkShareInFlight(t, n, group, 10)
 
 	cl := shareConsumer(t, n.KafkaAddr, topic, group)
 	ctx := ctxTimeout(t, 30*time.Second)
@@ -280,6 +281,35 @@ func TestShareGroupKilledConsumerRecordsRedelivered(t *testing.T) {
 			t.Errorf("offset %d: delivery count %d, want 1", o, c)
 		}
 	}
+}
+
+// checkShareInFlight: spool group describe, given the admin address, shows
+// want records in flight on the group's one partition, as its leader
+// counts them (acquired, or available again once a lock lapsed: the same
+// count either way), in JSON and in the table.
+func checkShareInFlight(t *testing.T, n *Node, group string, want int) {
+	t.Helper()
+	out, err := Spool(t, "", "group", "describe", group, "--brokers", n.KafkaAddr, "--admin", n.AdminAddr, "-o", "json")
+	if err != nil {
+		t.Fatalf("spool group describe: %v\n%s", err, out)
+	}
+	var described []struct {
+		Offsets []struct {
+			Committed int64 `json:"committed"`
+			InFlight  *int  `json:"in_flight"`
+		} `json:"offsets"`
+	}
+	if err := json.Unmarshal([]byte(out), &described); err != nil || len(described) != 1 || len(described[0].Offsets) != 1 {
+		t.Fatalf("spool group describe -o json: %v\n%s", err, out)
+	}
+	if o := described[0].Offsets[0]; o.Committed != 0 || o.InFlight == nil || *o.InFlight != want {
+		t.Fatalf("spool group describe: start offset %d, in flight %v, want 0 and %d\n%s", o.Committed, o.InFlight, want, out)
+	}
+	out, err = Spool(t, "", "group", "describe", group, "--brokers", n.KafkaAddr, "--admin", n.AdminAddr)
+	if err != nil || !strings.Contains(out, "IN-FLIGHT") {
+		t.Fatalf("spool group describe: %v\n%s", err, out)
+	}
+	t.Logf("spool group describe:\n%s", out)
 }
 
 func containsOffset(os []int64, o int64) bool {

@@ -320,7 +320,7 @@ func (n *Node) startLoops() {
 	n.console = n.newConsole()
 	n.adminAPI = admin.New(admin.Config{
 		Node: adminView{n}, Agent: n.agent, Quarantine: n.quarantine, Scrub: n.scrub,
-		Metrics: n.metrics, Leadership: n.leaders.local, Snapshots: http.HandlerFunc(n.serveReplicaSnapshot), CaughtUp: http.HandlerFunc(n.serveReplicaCaughtUp), Txn: n.coords.Txns, Share: http.HandlerFunc(n.coords.Shares.ServeState), Pprof: n.cfg.EnablePprof, Log: n.log, Closing: n.closing,
+		Metrics: n.metrics, Leadership: n.leaders.local, Snapshots: http.HandlerFunc(n.serveReplicaSnapshot), CaughtUp: http.HandlerFunc(n.serveReplicaCaughtUp), Txn: n.coords.Txns, Share: http.HandlerFunc(n.coords.Shares.ServeState), ShareGroups: http.HandlerFunc(n.coords.Shares.ServeDescribe), Pprof: n.cfg.EnablePprof, Log: n.log, Closing: n.closing,
 		Access: n.adminAccess(), Rebalance: adminView{n}, Console: n.console,
 	})
 	n.loops.Go(n.recordMemberEvents) // console.go: the console's timeline

@@ -332,7 +332,10 @@ type PartitionState struct {
 	TopicPartition
 	StartOffset int64 // the SPSO
 	EndOffset   int64 // the SPEO
-	InFlight    int   // records acquired now
+	// InFlight counts the window's records not yet acknowledged or
+	// archived: acquired, or available for redelivery.
+	InFlight int
+	Acquired int // the records of InFlight a member holds now
 }
 
 // Describe lists group's share partitions on this node, by topic id and
@@ -354,7 +357,7 @@ func (p *Partitions) Describe(group string) []PartitionState {
 		}
 		sp.mu.Lock()
 		if sp.initialized {
-			out = append(out, PartitionState{TopicPartition: k.TopicPartition, StartOffset: sp.spso, EndOffset: sp.end(), InFlight: sp.acquired})
+			out = append(out, PartitionState{TopicPartition: k.TopicPartition, StartOffset: sp.spso, EndOffset: sp.end(), InFlight: sp.inFlightLocked(), Acquired: sp.acquired})
 		}
 		sp.mu.Unlock()
 	}
