@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -174,6 +175,38 @@ func TestShareGroupFiveConsumersSplitRecords(t *testing.T) {
 	}
 	if d := described[0]; d.ProtocolType != "share" || len(d.Members) != 5 || len(d.Offsets) != 1 || d.Offsets[0].Committed != total || d.Offsets[0].Lag != 0 {
 		t.Fatalf("spool group describe: %+v\n%s", d, out)
+	}
+	checkShareGroupClassicAPIs(t, n.KafkaAddr, group)
+}
+
+// checkShareGroupClassicAPIs: the classic group APIs answer for a share
+// group as Kafka 4.2's group coordinator does. ListGroups lists it with
+// type and protocol type "share"; DescribeGroups (v6) does not describe
+// it: Dead, GROUP_ID_NOT_FOUND, "Group G is not a classic group."
+// (ShareGroupDescribe does).
+func checkShareGroupClassicAPIs(t *testing.T, addr, group string) {
+	t.Helper()
+	cl := franzClient(t, addr)
+	defer cl.Close()
+	ctx := ctxTimeout(t, 15*time.Second)
+	list, err := kmsg.NewPtrListGroupsRequest().RequestWith(ctx, cl)
+	if err != nil || list.ErrorCode != 0 {
+		t.Fatalf("ListGroups: %v %+v", err, list)
+	}
+	i := slices.IndexFunc(list.Groups, func(g kmsg.ListGroupsResponseGroup) bool { return g.Group == group })
+	if i < 0 || list.Groups[i].GroupType != "share" || list.Groups[i].ProtocolType != "share" {
+		t.Fatalf("ListGroups: %s not listed as a share group: %+v", group, list.Groups)
+	}
+	req := kmsg.NewPtrDescribeGroupsRequest()
+	req.Groups = []string{group}
+	desc, err := req.RequestWith(ctx, cl)
+	if err != nil || len(desc.Groups) != 1 {
+		t.Fatalf("DescribeGroups: %v %+v", err, desc)
+	}
+	g := desc.Groups[0]
+	want := "Group " + group + " is not a classic group."
+	if g.ErrorCode != kerr.GroupIDNotFound.Code || g.State != "Dead" || g.ErrorMessage == nil || *g.ErrorMessage != want || len(g.Members) != 0 {
+		t.Fatalf("DescribeGroups v%d of a share group: %+v, want Dead, GROUP_ID_NOT_FOUND, %q", desc.Version, g, want)
 	}
 }
 
