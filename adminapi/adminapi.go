@@ -204,3 +204,19 @@ type GossipKeyCount struct {
 	Nodes       int    `json:"nodes"`       // members holding it
 	Primary     int    `json:"primary"`     // members using it as primary
 }
+
+// SharePartition is one share partition of a share group as its
+// partition's leader keeps it (GET /v1/share-groups/{group} on that
+// leader's admin API): the share-partition start offset, the end of the
+// in-flight window, and what is in flight between them.
+type SharePartition struct {
+	Topic       string `json:"topic"`
+	Partition   int32  `json:"partition"`
+	StartOffset int64  `json:"start_offset"`
+	EndOffset   int64  `json:"end_offset"`
+	// InFlight counts the records of the window not yet acknowledged or
+	// archived: acquired by a member, or available for redelivery.
+	InFlight int `json:"in_flight"`
+	// Acquired counts the records of InFlight a member holds now.
+	Acquired int `json:"acquired"`
+}

@@ -42,6 +42,11 @@ type GroupPartitionLag struct {
 	LogEnd    int64  `json:"log_end"`
 	Lag       int64  `json:"lag"`
 	Member    string `json:"member,omitempty"`
+	// InFlight is a share group's records in flight on the partition
+	// (acquired, or available for redelivery), as its leader counts them;
+	// nil for other groups, or when no admin address was given or the
+	// leader did not answer.
+	InFlight *int `json:"in_flight,omitempty"`
 }
 
 // GroupDescriptions is what DescribeGroups learns: the groups that exist,
@@ -78,7 +83,7 @@ func (g Config) DescribeGroups(ctx context.Context, names []string) (GroupDescri
 		if errors.Is(err, kerr.GroupIDNotFound) || ((dg.State == "Dead" || dg.State == "") && len(dg.Members) == 0 && !hasCommits(dg)) {
 			// Not a classic or consumer group: perhaps a share group
 			// (group_describe_share.go).
-			sg, ok, serr := describeShareGroup(ctx, adm, name)
+			sg, ok, serr := g.describeShareGroup(ctx, adm, name)
 			if serr != nil && (errors.Is(serr, kerr.UnsupportedVersion) || strings.Contains(serr.Error(), "too old")) {
 				ok, serr = false, nil // a broker without share groups: none is one
 			}
@@ -177,6 +182,10 @@ func (d DescribedGroup) WriteTable(out io.Writer) {
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", m.MemberID, instance, m.ClientID, m.Host, formatAssignment(m.Assignment))
 		}
 		w.Flush()
+	}
+	if d.ProtocolType == "share" {
+		d.writeShareOffsets(out)
+		return
 	}
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "TOPIC\tPARTITION\tCOMMITTED\tLOG-END\tLAG\tMEMBER")

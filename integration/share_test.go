@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -175,6 +176,38 @@ func TestShareGroupFiveConsumersSplitRecords(t *testing.T) {
 	if d := described[0]; d.ProtocolType != "share" || len(d.Members) != 5 || len(d.Offsets) != 1 || d.Offsets[0].Committed != total || d.Offsets[0].Lag != 0 {
 		t.Fatalf("spool group describe: %+v\n%s", d, out)
 	}
+	checkShareGroupClassicAPIs(t, n.KafkaAddr, group)
+}
+
+// checkShareGroupClassicAPIs: the classic group APIs answer for a share
+// group as Kafka 4.2's group coordinator does. ListGroups lists it with
+// type and protocol type "share"; DescribeGroups (v6) does not describe
+// it: Dead, GROUP_ID_NOT_FOUND, "Group G is not a classic group."
+// (ShareGroupDescribe does).
+func checkShareGroupClassicAPIs(t *testing.T, addr, group string) {
+	t.Helper()
+	cl := franzClient(t, addr)
+	defer cl.Close()
+	ctx := ctxTimeout(t, 15*time.Second)
+	list, err := kmsg.NewPtrListGroupsRequest().RequestWith(ctx, cl)
+	if err != nil || list.ErrorCode != 0 {
+		t.Fatalf("ListGroups: %v %+v", err, list)
+	}
+	i := slices.IndexFunc(list.Groups, func(g kmsg.ListGroupsResponseGroup) bool { return g.Group == group })
+	if i < 0 || list.Groups[i].GroupType != "share" || list.Groups[i].ProtocolType != "share" {
+		t.Fatalf("ListGroups: %s not listed as a share group: %+v", group, list.Groups)
+	}
+	req := kmsg.NewPtrDescribeGroupsRequest()
+	req.Groups = []string{group}
+	desc, err := req.RequestWith(ctx, cl)
+	if err != nil || len(desc.Groups) != 1 {
+		t.Fatalf("DescribeGroups: %v %+v", err, desc)
+	}
+	g := desc.Groups[0]
+	want := "Group " + group + " is not a classic group."
+	if g.ErrorCode != kerr.GroupIDNotFound.Code || g.State != "Dead" || g.ErrorMessage == nil || *g.ErrorMessage != want || len(g.Members) != 0 {
+		t.Fatalf("DescribeGroups v%d of a share group: %+v, want Dead, GROUP_ID_NOT_FOUND, %q", desc.Version, g, want)
+	}
 }
 
 // shareJoinAndAcquire is a member that joins, acquires up to max records
@@ -251,6 +284,7 @@ func TestShareGroupKilledConsumerRecordsRedelivered(t *testing.T) {
 		t.Fatalf("the vanishing member acquired %d records, asked 10", len(held))
 	}
 	vanished := time.Now()
+	checkShareInFlight(t, n.KafkaAddr, n.AdminAddr, group, 0, 10)
 
 	cl := shareConsumer(t, n.KafkaAddr, topic, group)
 	ctx := ctxTimeout(t, 30*time.Second)
@@ -280,6 +314,36 @@ func TestShareGroupKilledConsumerRecordsRedelivered(t *testing.T) {
 			t.Errorf("offset %d: delivery count %d, want 1", o, c)
 		}
 	}
+}
+
+// checkShareInFlight: spool group describe, given a node's admin address,
+// shows the start offset and want records in flight on the group's one
+// partition, as the partition's leader counts them (acquired, or available
+// again once a lock lapsed: the same count either way), in JSON and in the
+// table.
+func checkShareInFlight(t *testing.T, kafka, admin, group string, start int64, want int) {
+	t.Helper()
+	out, err := Spool(t, "", "group", "describe", group, "--brokers", kafka, "--admin", admin, "-o", "json")
+	if err != nil {
+		t.Fatalf("spool group describe: %v\n%s", err, out)
+	}
+	var described []struct {
+		Offsets []struct {
+			Committed int64 `json:"committed"`
+			InFlight  *int  `json:"in_flight"`
+		} `json:"offsets"`
+	}
+	if err := json.Unmarshal([]byte(out), &described); err != nil || len(described) != 1 || len(described[0].Offsets) != 1 {
+		t.Fatalf("spool group describe -o json: %v\n%s", err, out)
+	}
+	if o := described[0].Offsets[0]; o.Committed != start || o.InFlight == nil || *o.InFlight != want {
+		t.Fatalf("spool group describe --admin %s: start offset %d, in flight %v, want %d and %d\n%s", admin, o.Committed, o.InFlight, start, want, out)
+	}
+	out, err = Spool(t, "", "group", "describe", group, "--brokers", kafka, "--admin", admin)
+	if err != nil || !strings.Contains(out, "IN-FLIGHT") {
+		t.Fatalf("spool group describe: %v\n%s", err, out)
+	}
+	t.Logf("spool group describe:\n%s", out)
 }
 
 func containsOffset(os []int64, o int64) bool {
@@ -417,6 +481,12 @@ func TestShareGroupOffsetsAdminAcrossNodes(t *testing.T) {
 		}
 		return nil
 	})
+	// The in-flight count comes from the partition's leader whichever
+	// node's admin API the CLI is given: two of the three lead nothing,
+	// and would answer an empty list themselves.
+	for _, n := range nodes {
+		checkShareInFlight(t, addr, n.AdminAddr, group, 20, 0)
+	}
 	// Once the members' sessions are gone (the consumer left), delete.
 	del := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
 	del.GroupID = group

@@ -33,7 +33,8 @@ import (
 // * v5: flexible versions
 // * v6: a group that does not exist gets GROUP_ID_NOT_FOUND with an
 //   ErrorMessage (KIP-1043), still in the Dead state, instead of Dead with
-//   no error
+//   no error; for a share group's id the message says it is not a classic
+//   group, as Kafka's (a share group is described by ShareGroupDescribe)
 
 func (n *Node) handleDescribeGroups(ctx context.Context, wreq *wire.Request) wire.Response {
 	req := wreq.Body.(*kmsg.DescribeGroupsRequest)
@@ -56,7 +57,7 @@ func (n *Node) handleDescribeGroups(ctx context.Context, wreq *wire.Request) wir
 			if g.ErrorCode == kerr.GroupIDNotFound.Code && g.ErrorMessage == nil {
 				// Kafka's message for it (v6+; the field is not
 				// sent before).
-				g.ErrorMessage = kmsg.StringPtr("Group " + g.Group + " not found.")
+				g.ErrorMessage = kmsg.StringPtr(n.coords.Shares.ClassicNotFound(g.Group))
 			}
 			if req.IncludeAuthorizedOperations && g.ErrorCode == 0 {
 				g.AuthorizedOperations = who.AuthorizedOperations(authz.GroupOperations, kmsg.ACLResourceTypeGroup, g.Group)

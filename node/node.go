@@ -358,7 +358,7 @@ func (n *Node) startLoops() {
 	}
 	n.adminAPI = admin.New(admin.Config{
 		Node: view, Agent: n.agent, Quarantine: n.quarantine, Scrub: n.scrub,
-		Metrics: n.metrics, Leadership: n.leaders.Local(), Snapshots: http.HandlerFunc(n.repl.ServeSnapshot), CaughtUp: http.HandlerFunc(n.repl.ServeCaughtUp), Txn: n.coords.Txns, Share: http.HandlerFunc(n.coords.Shares.ServeState), Pprof: n.cfg.EnablePprof, Log: n.log, Closing: n.closing,
+		Metrics: n.metrics, Leadership: n.leaders.Local(), Snapshots: http.HandlerFunc(n.repl.ServeSnapshot), CaughtUp: http.HandlerFunc(n.repl.ServeCaughtUp), Txn: n.coords.Txns, Share: http.HandlerFunc(n.coords.Shares.ServeState), ShareGroups: http.HandlerFunc(n.coords.Shares.ServeDescribe), Pprof: n.cfg.EnablePprof, Log: n.log, Closing: n.closing,
 		Access: n.access.AdminAccess(), Rebalance: view, Console: n.console,
 	})
 	n.loops.Go(func(ctx context.Context) { n.adminAPI.RecordMemberEvents(ctx, n.agent.Subscribe, n.console) }) // the console's timeline

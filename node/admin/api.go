@@ -62,6 +62,10 @@ type Config struct {
 	// share partition's leader claiming or writing its snapshot with the
 	// leader of its __share_group_state partition (node/share: Node.ServeState).
 	Share http.Handler
+	// ShareGroups serves GET /v1/share-groups/{group}: the group's share
+	// partitions this node leads, with their in-flight counts
+	// (node/share: Node.ServeDescribe).
+	ShareGroups http.Handler
 	// Rebalance serves /v1/rebalance (rebalance.go); nil leaves it out.
 	Rebalance Rebalancer
 	// Console serves the live web console at "/" and its /v1/console/
@@ -104,6 +108,8 @@ func New(cfg Config) *API { return &API{cfg: cfg} }
 //	/v1/placement   JSON replicas and leader per partition (?topic=T for one
 //	                topic) beside where rendezvous over today's roster would
 //	                put them
+//	/v1/share-groups/{group}  JSON share partitions of the share group this
+//	                node leads: start offset, window end, in-flight count
 //	/v1/roster      JSON roster (decommissioned ids included)
 //	POST /v1/roster/decommission?id=N[&force=1|&cancel=1]  drains broker N,
 //	                then removes it from the roster (or stops the drain)

@@ -129,6 +129,9 @@ func (a *API) clusterRoutes(mux *http.ServeMux) {
 	if a.cfg.Share != nil {
 		mux.Handle("POST "+SharePath, a.cfg.Share)
 	}
+	if a.cfg.ShareGroups != nil {
+		mux.Handle("GET /v1/share-groups/{group}", a.cfg.ShareGroups)
+	}
 	mux.HandleFunc("GET /v1/members", func(w http.ResponseWriter, r *http.Request) {
 		httpjson.Write(w, a.Members())
 	})

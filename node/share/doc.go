@@ -23,6 +23,10 @@
 //     Lock expiry needs no goroutine: each partition remembers its earliest
 //     lock deadline and expires locks when it is next touched at or past
 //     it; a long-polling fetch waits no longer than that deadline.
+//     Acquisitions are not written to the state (a failover loses them
+//     and a delivery count can come back one low, as in Kafka), except a
+//     record's last delivery: the fetch writes it, as archived, before
+//     the record leaves, so no failover delivers it past the limit.
 //
 // The log is reached only through the Log interface the caller passes in,
 // so this package knows nothing of replicas or files.
@@ -32,7 +36,9 @@
 // StateTopic by a Persister over the Stores, each on the leader of its
 // StateTopic partition (this node's, or another's through its admin
 // listener: ServeState), the group configs kept in cluster settings, and
-// the offsets operations run on each share partition's leader (OnLeader).
+// the offsets operations run on each share partition's leader (OnLeader),
+// and the in-flight counts served to the CLI from the leader's admin API
+// (ServeDescribe), which no Kafka API carries.
 //
 // Locks, in order: Partitions.mu (the maps of partitions and sessions) →
 // sharePartition.mu (one partition's window). Coordinator.mu stands alone.

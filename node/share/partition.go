@@ -86,6 +86,20 @@ func newSharePartition() *sharePartition {
 
 func (sp *sharePartition) end() int64 { return sp.spso + int64(len(sp.recs)) }
 
+// inFlightLocked counts the window's records still to be settled:
+// acquired, or available for redelivery (a lapsed lock not yet expired
+// is acquired; it counts either way). The window is at most
+// Config.MaxInFlight records, so the walk is short.
+func (sp *sharePartition) inFlightLocked() int {
+	n := 0
+	for i := range sp.recs {
+		if s := sp.recs[i].state; s == Available || s == Acquired {
+			n++
+		}
+	}
+	return n
+}
+
 // initLocked places a new share partition's SPSO by the group's reset.
 func (sp *sharePartition) initLocked(start, upTo int64, cfg GroupConfig) {
 	if sp.initialized {

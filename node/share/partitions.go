@@ -1,6 +1,7 @@
 package share
 
 import (
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -127,10 +128,15 @@ func (p *Partitions) Fetch(k Key, member string, log Log, maxRecords, maxBytes i
 	}
 
 	sp.mu.Lock()
-	defer sp.mu.Unlock()
 	sp.clampLocked(start)
 	sp.expireLocked(now, cfg.DeliveryLimit, &p.Stats)
 	ranges, raws := sp.acquireLocked(member, batches, aborted, upTo, now, cfg, p.cfg.MaxInFlight, maxRecords, &p.Stats)
+	sp.mu.Unlock()
+	if lastDelivery(ranges, cfg.DeliveryLimit) {
+		if e := p.persistLastDelivery(sp, k, log.LeaderEpoch(), cfg); e != nil {
+			return Fetched{}, e
+		}
+	}
 	var size int
 	for _, r := range raws {
 		size += len(r)
@@ -140,6 +146,39 @@ func (p *Partitions) Fetch(k Key, member string, log Log, maxRecords, maxBytes i
 		out.Records = append(out.Records, r...)
 	}
 	return out, nil
+}
+
+// lastDelivery tells whether ranges hold a record delivered the limit of
+// times.
+func lastDelivery(ranges []Range, limit int) bool {
+	return slices.ContainsFunc(ranges, func(r Range) bool { return int(r.DeliveryCount) >= limit })
+}
+
+// persistLastDelivery makes a fetch's last deliveries durable before the
+// records leave: the snapshot keeps them archived (snapshotLocked), so a
+// new leader after a failover does not deliver them once more than the
+// limit. Other acquisitions are not written (a lost one costs a delivery
+// count one low, as in Kafka, whose share-partition state does not record
+// the transient Acquired state either); this one would cost a delivery
+// past the limit. On an error the records stay acquired by the member,
+// never sent: their lock lapses into archived.
+func (p *Partitions) persistLastDelivery(sp *sharePartition, k Key, epoch int32, cfg GroupConfig) *kerr.Error {
+	if p.persist == nil {
+		return nil
+	}
+	sp.writer <- struct{}{}
+	defer func() { <-sp.writer }()
+	sp.mu.Lock()
+	if sp.loadedEpoch != epoch {
+		sp.mu.Unlock()
+		return kerr.NotLeaderForPartition // reloaded for another leadership meanwhile
+	}
+	snap := sp.snapshotLocked(epoch, cfg.DeliveryLimit)
+	sp.mu.Unlock()
+	if err := p.persist.Write(k, snap); err != nil { // the writer token, not the lock, held
+		return kerr.CoordinatorNotAvailable
+	}
+	return nil
 }
 
 // Acknowledge applies member's acknowledgements on k, all or none, and
@@ -332,7 +371,10 @@ type PartitionState struct {
 	TopicPartition
 	StartOffset int64 // the SPSO
 	EndOffset   int64 // the SPEO
-	InFlight    int   // records acquired now
+	// InFlight counts the window's records not yet acknowledged or
+	// archived: acquired, or available for redelivery.
+	InFlight int
+	Acquired int // the records of InFlight a member holds now
 }
 
 // Describe lists group's share partitions on this node, by topic id and
@@ -354,7 +396,7 @@ func (p *Partitions) Describe(group string) []PartitionState {
 		}
 		sp.mu.Lock()
 		if sp.initialized {
-			out = append(out, PartitionState{TopicPartition: k.TopicPartition, StartOffset: sp.spso, EndOffset: sp.end(), InFlight: sp.acquired})
+			out = append(out, PartitionState{TopicPartition: k.TopicPartition, StartOffset: sp.spso, EndOffset: sp.end(), InFlight: sp.inFlightLocked(), Acquired: sp.acquired})
 		}
 		sp.mu.Unlock()
 	}

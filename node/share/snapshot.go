@@ -8,8 +8,9 @@ import (
 
 // Snapshot is a share partition's durable state: its SPSO and, above it,
 // each in-flight record's state and delivery count, run-length coded. A
-// record acquired when the snapshot was taken is kept as available: locks
-// do not outlive the leader that granted them. Epoch is the partition
+// record acquired when the snapshot was taken is kept as available (as
+// archived when that was its last delivery): locks do not outlive the
+// leader that granted them. Epoch is the partition
 // leader epoch of the leader that wrote it; the store refuses a write
 // from an epoch older than the newest it has (a deposed leader's).
 type Snapshot struct {
@@ -97,7 +98,14 @@ func (sp *sharePartition) snapshotLocked(epoch int32, limit int) Snapshot {
 	for _, rec := range sp.recs[k:] {
 		st := effectiveState(rec, limit)
 		if st == Acquired {
+			// The lock dies with this leader: the record is what its
+			// lapse would make it, available again, or archived once
+			// delivered the limit of times (Partitions.Fetch writes a
+			// snapshot before such a last delivery leaves).
 			st = Available
+			if int(rec.deliveries) >= limit {
+				st = Archived
+			}
 		}
 		if n := len(s.Runs); n > 0 && s.Runs[n-1].State == st && s.Runs[n-1].Deliveries == rec.deliveries {
 			s.Runs[n-1].Count++

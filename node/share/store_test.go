@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -156,5 +157,65 @@ func TestShareStoreFencesOlderEpochs(t *testing.T) {
 	st2 := loadedStore(t, slog, 2)
 	if snap, ok, err := st2.Claim(k, 6); err != nil || !ok || snap.SPSO != 12 {
 		t.Fatalf("after replay: %+v %v %v", snap, ok, err)
+	}
+}
+
+// TestShareLastDeliveryDurableBeforeItLeaves: a record's last delivery
+// (the delivery limit reached) is written before the fetch returns it, so
+// a leader failover while it is out does not deliver it once more: the
+// new leader finds it archived. Earlier deliveries are not written on
+// their own (a lost one leaves the count one low, as in Kafka).
+func TestShareLastDeliveryDurableBeforeItLeaves(t *testing.T) {
+	slog := &memStoreLog{}
+	h := newHarness(t, func(_ *Config, gc *GroupConfig) { gc.LockDuration, gc.DeliveryLimit = 2*time.Second, 2 })
+	h.p.persist = loadedStore(t, slog, 1)
+	h.log.add(1, 0, -1)
+	h.log.epoch = 3
+	if f := h.fetch("a", 100); count(f.Ranges) != 1 || f.Ranges[0].DeliveryCount != 1 {
+		t.Fatalf("first delivery %v", f.Ranges)
+	}
+	h.clock = h.clock.Add(3 * time.Second) // a's lock lapses
+	if f := h.fetch("b", 100); count(f.Ranges) != 1 || f.Ranges[0].DeliveryCount != 2 {
+		t.Fatalf("second (last) delivery %v", f.Ranges)
+	}
+	// Failover while b holds it: the new leader must not deliver it a
+	// third time.
+	h2 := newHarness(t, func(_ *Config, gc *GroupConfig) { gc.LockDuration, gc.DeliveryLimit = 2*time.Second, 2 })
+	h2.p.persist = loadedStore(t, slog, 2)
+	h2.log = h.log
+	h2.log.epoch = 4
+	if f := h2.fetch("c", 100); len(f.Ranges) != 0 {
+		t.Fatalf("after failover the record at its delivery limit was delivered again: %v", f.Ranges)
+	}
+	if spso, _ := h2.p.StartOffset(h2.key); spso != 1 {
+		t.Fatalf("after failover the start offset is %d, want 1 (past the archived record)", spso)
+	}
+}
+
+// TestShareLastDeliveryNotSentWhenNotDurable: when the last delivery
+// cannot be written, the fetch fails and sends nothing; the record stays
+// with the member unsent and is archived when its lock lapses (its
+// delivery spent, as the limit counts attempts).
+func TestShareLastDeliveryNotSentWhenNotDurable(t *testing.T) {
+	slog := &memStoreLog{}
+	h := newHarness(t, func(_ *Config, gc *GroupConfig) { gc.LockDuration, gc.DeliveryLimit = 2*time.Second, 1 })
+	h.p.persist = loadedStore(t, slog, 1)
+	h.log.epoch = 3
+	if f := h.fetch("a", 100); len(f.Ranges) != 0 { // loads the empty partition
+		t.Fatalf("fetched %v from an empty log", f.Ranges)
+	}
+	h.log.add(1, 0, -1)
+	slog.fail = errors.New("disk full")
+	f, e := h.p.Fetch(h.key, "a", h.log, 100, 1<<20)
+	if e != kerr.CoordinatorNotAvailable || len(f.Ranges) != 0 || len(f.Records) != 0 {
+		t.Fatalf("last delivery with the store failing: %v, %+v", e, f)
+	}
+	slog.fail = nil
+	h.clock = h.clock.Add(3 * time.Second)
+	if f := h.fetch("b", 100); len(f.Ranges) != 0 {
+		t.Fatalf("delivered past the limit of 1: %v", f.Ranges)
+	}
+	if spso, _ := h.p.StartOffset(h.key); spso != 1 || h.p.Stats.Archived.Load() != 1 {
+		t.Fatalf("start offset %d, %d archived; want 1 and 1 (offset 0 archived)", spso, h.p.Stats.Archived.Load())
 	}
 }
