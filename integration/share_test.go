@@ -439,7 +439,20 @@ func TestShareGroupOffsetsAdminAcrossNodes(t *testing.T) {
 	ap.StartOffset = 8
 	at.Partitions = append(at.Partitions, ap)
 	alter.Topics = append(alter.Topics, at)
-	ar, err := alter.RequestWith(ctx, cl)
+	// The first group request of a new cluster creates __consumer_offsets
+	// and may meet its coordinator loading (COORDINATOR_LOAD_IN_PROGRESS
+	// or COORDINATOR_NOT_AVAILABLE, both retriable): asked again, as a
+	// client does, until the coordinator answers.
+	var ar *kmsg.AlterShareGroupOffsetsResponse
+	var err error
+	for {
+		ar, err = alter.RequestWith(ctx, cl)
+		if err == nil && (ar.ErrorCode == kerr.CoordinatorLoadInProgress.Code || ar.ErrorCode == kerr.CoordinatorNotAvailable.Code) && ctx.Err() == nil {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		break
+	}
 	if err != nil || ar.ErrorCode != 0 || ar.Topics[0].Partitions[0].ErrorCode != 0 {
 		t.Fatalf("alter: %v %+v", err, ar)
 	}
