@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/spool-log/spool/client"
 	"github.com/spool-log/spool/integration/history"
 	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/node/tier/tiertest"
@@ -92,6 +94,29 @@ func TestTierRestoreAfterAllDisksLost(t *testing.T) {
 	if res.Checked == 0 || res.Checked != res.Acked {
 		t.Errorf("history: %d of %d acknowledged records below the restored ends checked", res.Checked, res.Acked)
 	}
+	// describe shows the restored partitions' remote and local starts and
+	// bytes: all remote below the restored end, nothing local yet.
+	retry.Run(t, 20*time.Second, func() error {
+		out, err := Spool(t, "", "topic", "describe", topic, "-o", "json", "--brokers", seeds[0])
+		if err != nil {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		var ds client.DescribedTopics
+		if err := json.Unmarshal([]byte(out), &ds); err != nil {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		for _, dp := range ds[0].Partitions {
+			end := ends[dp.Partition]
+			if end == 0 {
+				continue
+			}
+			if !dp.Tiered || dp.RemoteStart == nil || *dp.RemoteStart != 0 || dp.LocalStart == nil || *dp.LocalStart != end ||
+				dp.RemoteBytes == nil || *dp.RemoteBytes <= 0 || dp.LocalBytes == nil {
+				return fmt.Errorf("partition %d (restored end %d) described as %s", dp.Partition, end, out)
+			}
+		}
+		return nil
+	})
 	cl := franzClient(t, seeds[0], kgo.SeedBrokers(seeds...), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	for p := int32(0); p < parts; p++ {
 		r, err := cl.ProduceSync(ctxTimeout(t, 30*time.Second), &kgo.Record{Topic: topic, Partition: p, Value: []byte("after the restore")}).First()

@@ -222,7 +222,7 @@ func New(cfg Config) (_ *Node, err error) {
 	// The partitions this node hosts, over its catalog; the agent, the
 	// Raft driver, the catalog and the mover exist only from Start.
 	n.parts = hosted.NewHost(hosted.HostConfig{
-		Self: cfg.NodeID, DataDir: cfg.DataDir, Topic: cfg.Topic, Files: n.files,
+		Self: cfg.NodeID, DataDir: cfg.DataDir, Topic: cfg.Topic, RemoteStore: cfg.Tier.Store.Endpoint != "", Files: n.files,
 		Quarantine: n.quarantine, Scrub: n.scrub, ShutdownPoints: n.shutdownPoints,
 		Catalog: func() hosted.Catalog { return n.catalog },
 		Alive:   func(id int32) bool { return n.agent.IsAlive(id) },

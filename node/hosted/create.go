@@ -74,8 +74,12 @@ func (h *Host) CreateTopic(c Create) (topics.Spec, error) {
 	if rf%2 == 0 {
 		return topics.Spec{}, refuse(topics.ErrReplicationFactor, cc.EvenFactor(int(rf)))
 	}
-	if _, err := topicconfig.Parse(h.cfg.Topic, c.Configs); err != nil {
+	settings, err := topicconfig.Parse(h.cfg.Topic, c.Configs)
+	if err != nil {
 		return topics.Spec{}, refuse(topics.ErrInvalidConfig, err.Error())
+	}
+	if settings.RemoteRecovery && !h.cfg.RemoteStore {
+		return topics.Spec{}, refuse(topics.ErrInvalidConfig, "remote.storage.recovery=true restores from the object store, and this node has none (--remote-storage-endpoint)")
 	}
 	catalog := h.cfg.Catalog()
 	if _, ok := catalog.Topic(c.Name); ok {
@@ -104,7 +108,7 @@ func (h *Host) CreateTopic(c Create) (topics.Spec, error) {
 	if c.ValidateOnly {
 		return spec, nil
 	}
-	spec, err := catalog.Create(spec)
+	spec, err = catalog.Create(spec)
 	if err != nil {
 		if errors.Is(err, topics.ErrTopicExists) {
 			return topics.Spec{}, refuse(topics.ErrTopicExists, "topic "+c.Name+" already exists")

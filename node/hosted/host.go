@@ -45,12 +45,17 @@ type Scrub interface {
 // name parts the node makes only at Start (the agent, the Raft driver, the
 // catalog, the mover), read at each use.
 type HostConfig struct {
-	Self       int32
-	DataDir    string
-	Topic      topicconfig.Defaults
-	Files      *partition.FileCache
-	Quarantine Quarantine
-	Scrub      Scrub
+	Self    int32
+	DataDir string
+	Topic   topicconfig.Defaults
+	// RemoteStore is whether this node has an object store (node/tier):
+	// without one a create of a topic to restore from the store
+	// (remote.storage.recovery=true) is refused, as its partitions could
+	// not open here.
+	RemoteStore bool
+	Files       *partition.FileCache
+	Quarantine  Quarantine
+	Scrub       Scrub
 	// ShutdownPoints are what the last stop left in the shutdown
 	// checkpoint, for the partitions to open.
 	ShutdownPoints *ShutdownPoints
