@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -36,6 +37,9 @@ func TestQuotaProducerAcrossProcesses(t *testing.T) {
 	if parts[0].Leader == int32(nodes[1].ID) {
 		leader, other = nodes[1], nodes[0]
 	}
+	// paused holds the throttled producer back (no new records) while the
+	// unthrottled one is measured alone.
+	var paused atomic.Bool
 	produce := func(clientID string, stop <-chan struct{}, acked *atomic.Int64, wg *sync.WaitGroup) {
 		defer wg.Done()
 		cl := franzClient(t, leader.KafkaAddr, kgo.ClientID(clientID), kgo.DefaultProduceTopic(topic),
@@ -47,6 +51,10 @@ func TestQuotaProducerAcrossProcesses(t *testing.T) {
 			case <-stop:
 				return
 			default:
+			}
+			if clientID == "slow" && paused.Load() {
+				time.Sleep(10 * time.Millisecond)
+				continue
 			}
 			cl.Produce(context.Background(), &kgo.Record{Value: value}, func(r *kgo.Record, err error) {
 				if err == nil {
@@ -104,21 +112,41 @@ func TestQuotaProducerAcrossProcesses(t *testing.T) {
 	elapsed := time.Since(t1)
 	s, f := slow.Load()-s0, fast.Load()-f1
 	ratio := float64(s) / (rate * elapsed.Seconds())
-	beside := float64(f) / elapsed.Seconds()
-	stopSlowOnce()
-	time.Sleep(500 * time.Millisecond) // its last acks drain
-	aloneAfter := rateOf(3 * time.Second)
-	alone := (aloneBefore + aloneAfter) / 2
-	t.Logf("fast alone: %.1f MiB/s before, %.1f MiB/s after", aloneBefore/(1<<20), aloneAfter/(1<<20))
-	t.Logf("over %v: slow acked %d bytes (%.3f× its quota); fast %.1f MiB/s beside it, %.1f MiB/s alone (%.2f×)",
-		elapsed.Round(time.Millisecond), s, ratio, beside/(1<<20), alone/(1<<20), beside/alone)
+	t.Logf("fast alone before: %.1f MiB/s", aloneBefore/(1<<20))
+	t.Logf("over %v: slow acked %d bytes (%.3f× its quota); fast %.1f MiB/s beside it",
+		elapsed.Round(time.Millisecond), s, ratio, float64(f)/elapsed.Seconds()/(1<<20))
 	if ratio > 1.1 || ratio < 0.9 {
 		t.Errorf("the throttled producer got %.3f× its quota through over %v, want within 10 %%", ratio, elapsed)
 	}
-	// Not slowed: the throttled producer takes 1 MiB/s of the node; on a
-	// shared 2-core machine the figure alone wanders by a fifth.
-	if beside < 0.7*alone {
-		t.Errorf("the producer without a quota made %.1f MiB/s beside the throttled one, %.1f MiB/s alone: slowed", beside/(1<<20), alone/(1<<20))
+	// Not slowed: the unthrottled producer's rate beside the throttled one
+	// against its rate alone, in alternating slices of the same minutes
+	// (the throttled one paused, its buffered records drained, for the
+	// alone slices), each pair's ratio taken within the pair: a busy spell
+	// of the shared machine (CI runs other packages' tests beside this
+	// one) then falls on both sides of a ratio, as it did not when one
+	// window of each was compared (a 0.60× seen in CI; 0.98× alone). The
+	// throttled producer takes 1 MiB/s of the node.
+	const pairs = 4
+	var ratios []float64
+	for i := range pairs {
+		measure := func(beside bool) float64 {
+			paused.Store(!beside)
+			time.Sleep(700 * time.Millisecond) // the other's buffered records drain, or it resumes
+			return rateOf(1500 * time.Millisecond)
+		}
+		var b, a float64
+		if i%2 == 0 {
+			b, a = measure(true), measure(false)
+		} else {
+			a, b = measure(false), measure(true)
+		}
+		t.Logf("pair %d: fast %.1f MiB/s beside the throttled one, %.1f MiB/s alone (%.2f×)", i, b/(1<<20), a/(1<<20), b/a)
+		ratios = append(ratios, b/a)
+	}
+	slices.Sort(ratios)
+	med := (ratios[pairs/2-1] + ratios[pairs/2]) / 2
+	if med < 0.7 {
+		t.Errorf("the producer without a quota made %.2f× (median of %d pairs) of its rate alone beside the throttled one: slowed", med, pairs)
 	}
 }
 
