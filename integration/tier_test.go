@@ -436,6 +436,7 @@ func TestTierKillLeaderMidUpload(t *testing.T) {
 	for p := int32(0); p < parts; p++ {
 		remoteEnd(p) // no gap, no range twice
 	}
+	checkEpochEndsFromStore(t, seeds, topic, 0)
 	// Whether the restarted node came back behind a snapshot (the case
 	// this test was written for) depends on timing: said, not asserted.
 	t.Logf("node %d after its restart: %d catch-ups of a manifest from the store's copy", leader.ID,

@@ -32,6 +32,10 @@ import (
 //   UNDEFINED (-1) epoch and offset. The leader's current epoch counts as
 //   cached from the log end even before a batch is written in it, as a
 //   Kafka leader assigns its epoch on election.
+// * Tiered (KIP-405): below the local log start the cache is the
+//   uploaded segments' epochs, recorded with each upload (node/tier's
+//   View.LeaderEpochs), so an epoch whose records are only in the store
+//   is answered as the local cache would have before retention cut it.
 // * CurrentLeaderEpoch (v2+) is checked as in Fetch and ListOffsets:
 //   older than the leader's FENCED_LEADER_EPOCH, newer
 //   UNKNOWN_LEADER_EPOCH, -1 not checked.
@@ -67,7 +71,8 @@ func (n *Node) handleOffsetForLeaderEpoch(ctx context.Context, wreq *wire.Reques
 				if p, code = n.leaderPartition(rt.Topic, rp.Partition); code == nil {
 					current := p.Replica.LeaderEpoch()
 					if code = checkLeaderEpoch(rp.CurrentLeaderEpoch, current); code == nil {
-						sp.LeaderEpoch, sp.EndOffset = endOffsetForEpoch(p.Replica.LeaderEpochs(), current, p.Replica.LogEndOffset(), rp.LeaderEpoch)
+						epochs := n.remote(p).LeaderEpochs(p.Replica.LeaderEpochs())
+						sp.LeaderEpoch, sp.EndOffset = endOffsetForEpoch(epochs, current, p.Replica.LogEndOffset(), rp.LeaderEpoch)
 					}
 				}
 			}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/spool-log/spool/internal/atomicfile"
+	"github.com/spool-log/spool/partition"
 )
 
 // ManifestFile is the manifest's name in the partition directory.
@@ -241,7 +242,7 @@ func (m *Manifest) Merge(start int64, segs []RemoteSegment, found bool) (bool, e
 	// record found its place; a copy older than that is retried (the
 	// leader rewrites it after each record), unless there is none at all.
 	caught := !found || (end >= m.behindTo && len(still) == 0)
-	if !slices.Equal(cur, m.segs) || curStart != m.start {
+	if !slices.EqualFunc(cur, m.segs, RemoteSegment.Equal) || curStart != m.start {
 		if err := m.writeLocked(cur, curStart); err != nil {
 			return false, err
 		}
@@ -289,6 +290,37 @@ func (m *Manifest) Segments() []RemoteSegment {
 	return slices.Clone(m.segs)
 }
 
+// Epochs is the leader-epoch cache of the remote records below offset
+// (the local log start), oldest first: the segments' Epochs joined, from
+// the remote start. Segments recorded without their epochs (version 1
+// records) add nothing, so an epoch of theirs is answered by the next
+// known start, at or above its true end, never below it.
+func (m *Manifest) Epochs(below int64) []partition.EpochEntry {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []partition.EpochEntry
+	for _, s := range m.segs {
+		for _, e := range s.Epochs {
+			if e.StartOffset >= below {
+				return out
+			}
+			e.StartOffset = max(e.StartOffset, m.start)
+			n := len(out)
+			switch {
+			case n > 0 && e.Epoch <= out[n-1].Epoch:
+				// An overlapping segment's copy of what is known.
+			case n > 0 && e.StartOffset <= out[n-1].StartOffset:
+				// Both raised to the remote start: the newer is
+				// the one in effect there.
+				out[n-1].Epoch = e.Epoch
+			default:
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
 // Bytes is the remote log's size.
 func (m *Manifest) Bytes() int64 {
 	m.mu.Lock()
@@ -327,12 +359,14 @@ func (m *Manifest) Find(offset int64) (RemoteSegment, bool) {
 // EncodeManifest is the manifest file's (and the store's manifest
 // object's) encoding:
 //
-//	magic "SPTM", version u8 (1), start i64, count u32,
-//	count upload records (record.go), CRC-32C of all before it (u32)
+//	magic "SPTM", version u8 (2), start i64, count u32,
+//	count upload records (record.go) back to back, CRC-32C of all before it (u32)
+//
+// Version 1, still read, is the same with version 1 upload records.
 func EncodeManifest(start int64, segs []RemoteSegment) []byte {
-	b := make([]byte, 0, 4+1+8+4+len(segs)*uploadRecordSize+4)
+	b := make([]byte, 0, 4+1+8+4+len(segs)*(uploadRecordSize+2+epochEntrySize)+4)
 	b = append(b, manifestMagic[:]...)
-	b = append(b, 1)
+	b = append(b, manifestVersion)
 	b = binary.BigEndian.AppendUint64(b, uint64(start))
 	b = binary.BigEndian.AppendUint32(b, uint32(len(segs)))
 	for _, s := range segs {
@@ -341,31 +375,42 @@ func EncodeManifest(start int64, segs []RemoteSegment) []byte {
 	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
 }
 
+const manifestVersion = 2
+
 // DecodeManifest decodes EncodeManifest's bytes, checking every bound.
 func DecodeManifest(b []byte) (start int64, segs []RemoteSegment, err error) {
 	const head = 4 + 1 + 8 + 4
-	if len(b) < head+4 || [4]byte(b[:4]) != manifestMagic || b[4] != 1 {
+	if len(b) < head+4 || [4]byte(b[:4]) != manifestMagic || (b[4] != 1 && b[4] != manifestVersion) {
 		return 0, nil, errors.New("not a remote manifest")
 	}
+	version := b[4]
 	body := b[:len(b)-4]
 	if crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)) != binary.BigEndian.Uint32(b[len(b)-4:]) {
 		return 0, nil, errors.New("remote manifest checksum mismatch")
 	}
 	start = int64(binary.BigEndian.Uint64(b[5:]))
 	n := binary.BigEndian.Uint32(b[13:])
-	if start < 0 || n > maxManifestSegments || int64(len(body)-head) != int64(n)*int64(uploadRecordSize) {
+	if start < 0 || n > maxManifestSegments || int64(len(body)-head) < int64(n)*int64(uploadRecordSize) {
 		return 0, nil, fmt.Errorf("remote manifest: start %d, %d segments in %d bytes", start, n, len(b))
 	}
 	segs = make([]RemoteSegment, 0, n)
+	at := head
 	for i := range int(n) {
-		s, err := decodeUpload(body[head+i*uploadRecordSize : head+(i+1)*uploadRecordSize])
+		if at >= len(body) || body[at] != version {
+			return 0, nil, fmt.Errorf("remote manifest version %d: segment %d is not a version %d record", version, i, version)
+		}
+		s, size, err := decodeUpload(body[at:])
 		if err != nil {
 			return 0, nil, err
 		}
+		at += size
 		if i > 0 && (s.Base > segs[i-1].Next || s.Next <= segs[i-1].Next) {
 			return 0, nil, fmt.Errorf("remote manifest: segment [%d,%d) does not continue [%d,%d)", s.Base, s.Next, segs[i-1].Base, segs[i-1].Next)
 		}
 		segs = append(segs, s)
+	}
+	if at != len(body) {
+		return 0, nil, fmt.Errorf("remote manifest: %d bytes after its %d segments", len(body)-at, n)
 	}
 	return start, segs, nil
 }

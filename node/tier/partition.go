@@ -16,6 +16,8 @@ type Source interface {
 	LogStartOffset() int64
 	ClosedSegments() []partition.SegmentInfo
 	LeaderEpochCheckpointPath() string
+	// LeaderEpochs is the leader-epoch cache, oldest first.
+	LeaderEpochs() []partition.EpochEntry
 	// RecordRemote makes a record part of the partition's replicated
 	// state and returns once this replica applied it.
 	RecordRemote(ctx context.Context, payload []byte) error

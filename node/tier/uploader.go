@@ -274,7 +274,8 @@ func (u *Uploader) uploadSegment(ctx context.Context, p *Partition, s partition.
 	if err != nil {
 		return err
 	}
-	rs := RemoteSegment{Base: s.Base, Next: s.Next, Size: s.Size, MaxTimestamp: s.MaxTimestamp, Epoch: p.Source.LeaderEpoch()}
+	rs := RemoteSegment{Base: s.Base, Next: s.Next, Size: s.Size, MaxTimestamp: s.MaxTimestamp, Epoch: p.Source.LeaderEpoch(),
+		Epochs: SegmentEpochs(p.Source.LeaderEpochs(), s.Base, s.Next)}
 	if _, err := rand.Read(rs.ID[:]); err != nil {
 		return err
 	}
@@ -365,8 +366,9 @@ func (u *Uploader) putManifest(ctx context.Context, p *Partition) {
 	}
 }
 
-// maxManifestCopy bounds the store's manifest copy read back.
-const maxManifestCopy = 17 + maxManifestSegments*uploadRecordSize + 4
+// maxManifestCopy bounds the store's manifest copy read back: the most
+// segments, four leader epochs each on average.
+const maxManifestCopy = 17 + maxManifestSegments*(uploadRecordSize+2+4*epochEntrySize) + 4
 
 // catchUp merges the store's copy of p's manifest into p's (Manifest.Merge):
 // what a replica that a Raft snapshot moved past remote records needs.

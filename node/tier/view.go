@@ -87,6 +87,32 @@ func (v View) OffsetForTime(ts int64) (offset, timestamp int64, ok bool, err err
 	return off, t, ok, err
 }
 
+// LeaderEpochs is the partition's leader-epoch cache for
+// OffsetForLeaderEpoch: the remote records' epochs (Manifest.Epochs)
+// below the local log start, then local, the replica's own cache (oldest
+// first, starting at the local log start). An epoch that continues across
+// the local start keeps its remote start.
+func (v View) LeaderEpochs(local []partition.EpochEntry) []partition.EpochEntry {
+	if v.m == nil {
+		return local
+	}
+	localStart := v.local.LogStartOffset()
+	remote := v.m.Epochs(localStart)
+	if len(local) > 0 {
+		// What the local cache covers is its to answer; a remote
+		// epoch newer than its first cannot precede it.
+		keep := 0
+		for keep < len(remote) && remote[keep].Epoch <= local[0].Epoch && remote[keep].StartOffset < local[0].StartOffset {
+			keep++
+		}
+		remote = remote[:keep]
+		if n := len(remote); n > 0 && remote[n-1].Epoch == local[0].Epoch {
+			local = local[1:]
+		}
+	}
+	return append(remote, local...)
+}
+
 // Bytes is the size of the remote segments, and whether the partition is
 // tiered.
 func (v View) Bytes() (int64, bool) {
