@@ -56,9 +56,6 @@ const uploadRecordSize = 2 + 4*8 + 4 + 16 + numFiles*8
 // epochEntrySize is one leader epoch's length in an upload record.
 const epochEntrySize = 4 + 8
 
-// maxUploadRecordSize bounds an upload record's encoded length.
-const maxUploadRecordSize = uploadRecordSize + 2 + maxSegmentEpochs*epochEntrySize
-
 // SegmentID names one upload's object directory.
 type SegmentID [16]byte
 
