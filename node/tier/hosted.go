@@ -36,6 +36,7 @@ func (t *Service) OpenManifest(dir string, tiered bool) (*Manifest, error) {
 	m.SetTiered(tiered)
 	t.mu.Lock()
 	t.manifests[dir] = m
+	delete(t.hostedOnce, dir) // opening: not hosted yet
 	t.mu.Unlock()
 	return m, nil
 }
@@ -65,6 +66,9 @@ func (t *Service) partitions() []*Partition {
 		live[h.Dir] = true
 		t.mu.Lock()
 		m := t.manifests[h.Dir]
+		if m != nil {
+			t.hostedOnce[h.Dir] = true
+		}
 		t.mu.Unlock()
 		if m == nil {
 			continue
@@ -83,8 +87,9 @@ func (t *Service) partitions() []*Partition {
 	}
 	t.mu.Lock()
 	for dir := range t.manifests {
-		if !live[dir] {
+		if !live[dir] && t.hostedOnce[dir] {
 			delete(t.manifests, dir)
+			delete(t.hostedOnce, dir)
 		}
 	}
 	t.mu.Unlock()

@@ -35,6 +35,12 @@ type Service struct {
 	// mu guards manifests only, never held across I/O.
 	mu        sync.Mutex
 	manifests map[string]*Manifest // by partition dir, as last opened
+	// hostedOnce are the dirs of manifests partitions() has seen among
+	// the hosted partitions: only those are forgotten when no longer
+	// hosted. A manifest is opened while its partition opens, before the
+	// partition is hosted; forgetting it then lost it for good (the
+	// partition stayed unread and unuploaded here until reopened).
+	hostedOnce map[string]bool
 
 	lastCache CacheStats // FlushMetrics's, on the node's one metrics loop
 }
@@ -61,7 +67,7 @@ func New(ctx context.Context, s Settings, dataDir string, hosted func() []Hosted
 		return nil, err
 	}
 	t := &Service{store: store, bucket: s.Store.Bucket, layout: layout, cache: cache, reader: NewReader(cache, layout), hosted: hosted,
-		log: log, m: m, ctx: ctx, manifests: make(map[string]*Manifest)}
+		log: log, m: m, ctx: ctx, manifests: make(map[string]*Manifest), hostedOnce: make(map[string]bool)}
 	t.uploader = NewUploader(s.Upload, store, layout, t.partitions, log, m)
 	log.WithField("store", s.Store.String()).Info("tiered storage on")
 	return t, nil
