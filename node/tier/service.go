@@ -32,7 +32,7 @@ type Service struct {
 	// node stops.
 	ctx context.Context
 
-	// mu guards manifests only, never held across I/O.
+	// mu guards manifests and hostedOnce only, never held across I/O.
 	mu        sync.Mutex
 	manifests map[string]*Manifest // by partition dir, as last opened
 	// hostedOnce are the dirs of manifests partitions() has seen among
