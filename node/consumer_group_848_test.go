@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/internal/retry"
+	"github.com/spool-log/spool/internal/testlog"
 )
 
 func kip848Config(t testing.TB, dir string) Config {
@@ -50,7 +51,7 @@ func startMember848(t *testing.T, n *Node, group, topic string, opts ...kgo.Opt)
 		kgo.ServerSideBalancer(), kgo.Balancers(kgo.CooperativeStickyBalancer()),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchMaxWait(100 * time.Millisecond),
-		kgo.WithLogger(kgo.BasicLogger(testFailureLog(t), kgo.LogLevelInfo, func() string { return "client " + group + ": " })),
+		kgo.WithLogger(kgo.BasicLogger(testlog.For(t), kgo.LogLevelInfo, func() string { return "client " + group + ": " })),
 	}, opts...)...)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

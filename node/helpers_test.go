@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/spool-log/spool/internal/retry"
+	"github.com/spool-log/spool/internal/testlog"
 	"github.com/spool-log/spool/membership"
 	"github.com/spool-log/spool/partition"
 )
@@ -29,7 +30,7 @@ func testConfig(t testing.TB, dir string) Config {
 	// automatic rebalancing turn it on.
 	cfg.AutoRebalance = false
 	log := logrus.New()
-	log.SetOutput(testFailureLog(t))
+	log.SetOutput(testlog.For(t))
 	if testing.Verbose() {
 		log.SetOutput(testWriter{t})
 		log.SetLevel(logrus.DebugLevel)

@@ -18,6 +18,7 @@ import (
 	pb "go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/spool-log/spool/internal/testlog"
 	"github.com/spool-log/spool/node/replica/raftlog"
 	"github.com/spool-log/spool/partition"
 )
@@ -95,14 +96,16 @@ type raftCluster struct {
 	mu sync.Mutex
 }
 
-func quietLog() *logrus.Entry {
+// quietLog is broker id's log: kept (raft's elections included) and printed
+// only if the test fails, or to stderr with -v.
+func quietLog(t testing.TB, id int32) *logrus.Entry {
 	l := logrus.New()
-	l.SetOutput(io.Discard)
+	l.SetOutput(testlog.For(t))
 	if testing.Verbose() {
 		l.SetOutput(os.Stderr)
-		l.SetLevel(logrus.DebugLevel)
 	}
-	return logrus.NewEntry(l)
+	l.SetLevel(logrus.DebugLevel)
+	return logrus.NewEntry(l).WithField("broker", id)
 }
 
 func newRaftCluster(t testing.TB, n int) *raftCluster {
@@ -147,7 +150,7 @@ func (c *raftCluster) start(id int32) {
 	cfg := DefaultDriverConfig()
 	cfg.Tick = 10 * time.Millisecond // fast elections for the test; nothing asserts on time
 	cfg.Workers = 2
-	cfg.Log = quietLog()
+	cfg.Log = quietLog(c.t, id)
 	cfg.FetchSnapshot = c.fetchSnapshot
 	if c.driverOpt != nil {
 		c.driverOpt(id, &cfg)
