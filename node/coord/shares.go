@@ -4,22 +4,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/spool-log/spool/node/admin"
-	"github.com/spool-log/spool/node/group"
 	"github.com/spool-log/spool/node/share"
-	"github.com/spool-log/spool/node/txn"
+	"github.com/spool-log/spool/node/topics"
 )
 
 // shareStatePartitions is __share_group_state's partition count (Kafka's
 // share.coordinator.state.topic.num.partitions is 50; the load here is a
 // snapshot per acknowledgement, small and compacted).
 const shareStatePartitions = 8
-
-// IsInternalTopic reports the topics the coordinators write for
-// themselves: clients see them (Metadata's IsInternal) but may not produce
-// to or delete them.
-func IsInternalTopic(name string) bool {
-	return name == group.TopicName || name == txn.TopicName || name == share.StateTopic
-}
 
 // newShares wires node/share: its state store hosted like the other
 // coordinators (__share_group_state as __consumer_offsets: every node
@@ -48,7 +40,7 @@ func (b shareBroker) Topic(name string) (share.TopicInfo, bool) {
 	return share.TopicInfo{ID: t.ID, Partitions: t.Partitions}, ok
 }
 
-func (b shareBroker) Internal(name string) bool { return IsInternalTopic(name) }
+func (b shareBroker) Internal(name string) bool { return topics.IsInternal(name) }
 
 func (b shareBroker) Led(topic string, p int32) (share.Log, *kerr.Error) {
 	lp, e := b.Leader(topic, p)
