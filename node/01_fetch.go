@@ -1,8 +1,10 @@
 package node
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/spool-log/spool/node/authz"
 	"github.com/spool-log/spool/node/hosted"
+	"github.com/spool-log/spool/node/tier"
 	"github.com/spool-log/spool/node/topics"
 	"github.com/spool-log/spool/partition"
 	"github.com/spool-log/spool/wire"
@@ -302,7 +305,8 @@ func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, 
 	}
 	var s *partition.Slice
 	var err error
-	if rp.FetchOffset < p.Replica.LogStartOffset() {
+	fromStore := rp.FetchOffset < p.Replica.LogStartOffset()
+	if fromStore {
 		// Tiered: from the store through the chunk cache (node/tier).
 		s, err = n.remote(p).Read(rp.FetchOffset, int(min(limit, 1<<30)), upTo)
 	} else {
@@ -317,6 +321,16 @@ func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, 
 		n.log.WithError(err).WithField("topic", topic).WithField("partition", rp.Partition).Error("read failed")
 		return kerr.KafkaStorageError
 	}
+	var remoteAborted []tier.AbortedTxn
+	if readCommitted && fromStore {
+		// Below the local start the local index has dropped what the
+		// store's segment carries beside it (its txnindex).
+		if remoteAborted, err = n.remote(p).Aborted(rp.FetchOffset, s.Next); err != nil {
+			s.Release()
+			n.log.WithError(err).WithField("topic", topic).WithField("partition", rp.Partition).Error("read aborted transactions from the store failed")
+			return kerr.KafkaStorageError
+		}
+	}
 	fp.Records = s
 	*remaining -= s.Size()
 	if readCommitted {
@@ -326,6 +340,28 @@ func (n *Node) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, 
 		// below the log start), so what covers [FetchOffset, Next) is
 		// the same now as when the LSO was taken.
 		fp.AbortedTransactions = p.Txns.AbortedBetween(rp.FetchOffset, s.Next)
+		fp.AbortedTransactions = mergeAborted(fp.AbortedTransactions, remoteAborted)
 	}
 	return nil
+}
+
+// mergeAborted adds the store's aborted transactions to the local index's,
+// each once, ordered by first offset as clients take them.
+func mergeAborted(local []wire.FetchAborted, remote []tier.AbortedTxn) []wire.FetchAborted {
+	if len(remote) == 0 {
+		return local
+	}
+	out := slices.Clone(local)
+	have := make(map[wire.FetchAborted]bool, len(local))
+	for _, a := range local {
+		have[a] = true
+	}
+	for _, a := range remote {
+		if t := (wire.FetchAborted{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset}); !have[t] {
+			have[t] = true
+			out = append(out, t)
+		}
+	}
+	slices.SortStableFunc(out, func(x, y wire.FetchAborted) int { return cmp.Compare(x.FirstOffset, y.FirstOffset) })
+	return out
 }

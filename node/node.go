@@ -685,9 +685,28 @@ func (n *Node) tierHosted() []tier.Hosted {
 	out := make([]tier.Hosted, 0, len(parts))
 	for _, p := range parts {
 		out = append(out, tier.Hosted{Dir: p.Dir, Topic: p.Topic, Index: p.Index, Source: p.Replica,
-			TxnIndexPath: filepath.Join(p.Dir, hosted.TxnIndexFile), Settings: p.CurrentSettings})
+			Aborted: segmentAborted(p), Settings: p.CurrentSettings})
 	}
 	return out
+}
+
+// segmentAborted is p's aborted transactions for a segment's upload, from
+// its transaction index brought up to the high watermark: not yet (ok
+// false) while the last stable offset is below the segment's end.
+func segmentAborted(p *hosted.Partition) tier.AbortedFunc {
+	return func(base, next int64) ([]tier.AbortedTxn, bool, error) {
+		if err := p.Txns.Refresh(p.Replica, p.Dir); err != nil {
+			return nil, false, err
+		}
+		if p.Txns.StableOffset(p.Replica.HighWatermark(), p.Replica.LogStartOffset()) < next {
+			return nil, false, nil
+		}
+		var out []tier.AbortedTxn
+		for _, a := range p.Txns.AbortedTxnsBetween(base, next) {
+			out = append(out, tier.AbortedTxn(a))
+		}
+		return out, true, nil
+	}
 }
 
 // remote is p's remote side in the store (node/tier), below its local start.

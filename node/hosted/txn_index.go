@@ -1,6 +1,7 @@
 package hosted
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -385,21 +386,19 @@ func (x *TxnIndex) lso(hw, start int64) int64 {
 // offset is below to, oldest first, as Kafka's collectAbortedTxns.
 func (x *TxnIndex) abortedIn(from, to int64) []wire.FetchAborted {
 	out := []wire.FetchAborted{}
-	i, _ := slices.BinarySearchFunc(x.aborted, from, func(a abortedTxn, off int64) int {
-		switch {
-		case a.last < off:
-			return -1
-		case a.last > off:
-			return 1
-		}
-		return 0
-	})
-	for ; i < len(x.aborted); i++ {
+	for i := x.abortedFrom(from); i < len(x.aborted); i++ {
 		if a := x.aborted[i]; a.first < to {
 			out = append(out, wire.FetchAborted{ProducerID: a.pid, FirstOffset: a.first})
 		}
 	}
 	return out
+}
+
+// abortedFrom is the index of the first aborted transaction whose marker
+// is at or after from. Called with x.mu held.
+func (x *TxnIndex) abortedFrom(from int64) int {
+	i, _ := slices.BinarySearchFunc(x.aborted, from, func(a abortedTxn, off int64) int { return cmp.Compare(a.last, off) })
+	return i
 }
 
 // StableOffset is the last stable offset: the first offset of the oldest
@@ -418,6 +417,20 @@ func (x *TxnIndex) AbortedBetween(from, to int64) []wire.FetchAborted {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.abortedIn(from, to)
+}
+
+// AbortedTxnsBetween is AbortedBetween with each transaction's abort
+// marker offset, for a segment's upload to the store (node/tier).
+func (x *TxnIndex) AbortedTxnsBetween(from, to int64) []AbortedTxn {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var out []AbortedTxn
+	for _, a := range x.aborted[x.abortedFrom(from):] {
+		if a.first < to {
+			out = append(out, AbortedTxn{ProducerID: a.pid, FirstOffset: a.first, MarkerOffset: a.last})
+		}
+	}
+	return out
 }
 
 // OpenSince is the first offset of the producer's open transaction, if

@@ -13,9 +13,9 @@ type Hosted struct {
 	Topic  string
 	Index  int32
 	Source Source
-	// TxnIndexPath is the partition's aborted-transaction index file,
-	// uploaded beside each segment; empty: none.
-	TxnIndexPath string
+	// Aborted lists the partition's aborted transactions for a segment's
+	// upload (Partition.Aborted).
+	Aborted AbortedFunc
 	// Settings are the topic's settings now, read on each uploader pass
 	// (an altered topic): remote.storage.enable, the total retention.
 	Settings func() topicconfig.Settings
@@ -76,7 +76,7 @@ func (t *Service) partitions() []*Partition {
 		m.SetTiered(h.Settings().RemoteStorage)
 		out = append(out, &Partition{
 			Topic: h.Topic, Index: h.Index, Source: h.Source, Manifest: m,
-			TxnIndexPath: h.TxnIndexPath,
+			Aborted: h.Aborted,
 			Retention: func() (time.Duration, int64) {
 				if s := h.Settings(); s.Delete {
 					return s.RetentionAge, s.RetentionBytes

@@ -23,15 +23,22 @@ type Source interface {
 	RecordRemote(ctx context.Context, payload []byte) error
 }
 
+// AbortedFunc lists a partition's aborted transactions that may hold
+// records in [base, next) once its last stable offset is at or past next
+// (ok false before).
+type AbortedFunc func(base, next int64) (txns []AbortedTxn, ok bool, err error)
+
 // Partition is one hosted partition of a topic that may be tiered.
 type Partition struct {
 	Topic    string
 	Index    int32
 	Source   Source
 	Manifest *Manifest
-	// TxnIndexPath is the partition's aborted-transaction index file
-	// (node/hosted), uploaded beside each segment; empty: none.
-	TxnIndexPath string
+	// Aborted, when set, lists the aborted transactions that may hold
+	// records in [base, next) (a segment's txnindex), ok false while a
+	// transaction with a record below next is still open: the segment
+	// waits for the last stable offset to pass it. Nil: none ever.
+	Aborted AbortedFunc
 	// ProducerSnapshot, when set, is the partition's producer state to
 	// upload beside each segment.
 	ProducerSnapshot func() []byte

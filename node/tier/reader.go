@@ -17,6 +17,7 @@ import (
 type Reader struct {
 	cache  *Cache
 	layout Layout
+	txns   txnLists // decoded txnindex objects (Aborted)
 }
 
 // NewReader reads through cache, objects named by layout.

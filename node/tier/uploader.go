@@ -243,8 +243,9 @@ func (u *Uploader) count(key []string, v float32) {
 // manifest (another leader's record of the range came first).
 var errNotContinued = errors.New("upload record did not extend the manifest")
 
-// uploadPartition uploads p's closed segments that are wholly committed and
-// above the manifest's end, oldest first, each recorded before the next.
+// uploadPartition uploads p's closed segments that are wholly committed,
+// below the last stable offset (their txnindex complete) and above the
+// manifest's end, oldest first, each recorded before the next.
 func (u *Uploader) uploadPartition(ctx context.Context, p *Partition) error {
 	for _, s := range p.Source.ClosedSegments() {
 		end := p.Manifest.End()
@@ -256,20 +257,33 @@ func (u *Uploader) uploadPartition(ctx context.Context, p *Partition) error {
 				WithField("hw", hw).Debug("segment not uploaded yet: not wholly committed, or not leading")
 			return nil
 		}
+		var aborted []AbortedTxn
+		if p.Aborted != nil {
+			txns, stable, err := p.Aborted(s.Base, s.Next)
+			if err != nil {
+				return err
+			}
+			if !stable {
+				u.log.WithField("topic", p.Topic).WithField("partition", p.Index).WithField("next", s.Next).
+					Debug("segment not uploaded yet: a transaction with records in it is open (the last stable offset is below its end)")
+				return nil
+			}
+			aborted = txns
+		}
 		if s.Base > end && len(p.Manifest.Segments()) > 0 {
 			// A gap: the local log starts above the manifest's end (a
 			// replica that took a snapshot). Recorded uploads must be
 			// contiguous, so this replica cannot continue them.
 			return fmt.Errorf("local segment %d starts above the remote end %d", s.Base, end)
 		}
-		if err := u.uploadSegment(ctx, p, s); err != nil {
+		if err := u.uploadSegment(ctx, p, s, aborted); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (u *Uploader) uploadSegment(ctx context.Context, p *Partition, s partition.SegmentInfo) error {
+func (u *Uploader) uploadSegment(ctx context.Context, p *Partition, s partition.SegmentInfo, aborted []AbortedTxn) error {
 	prefix, err := u.layout.PartitionPrefix(p.Topic, p.Index)
 	if err != nil {
 		return err
@@ -296,12 +310,7 @@ func (u *Uploader) uploadSegment(ctx context.Context, p *Partition, s partition.
 		fileIndex:     func() ([]byte, error) { return u.readSide(s.IndexPath) },
 		fileTimeIndex: func() ([]byte, error) { return u.readSide(s.TimeIndexPath) },
 		fileEpochs:    func() ([]byte, error) { return u.readSide(p.Source.LeaderEpochCheckpointPath()) },
-		fileTxnIndex: func() ([]byte, error) {
-			if p.TxnIndexPath == "" {
-				return nil, nil
-			}
-			return u.readSide(p.TxnIndexPath)
-		},
+		fileTxnIndex:  func() ([]byte, error) { return EncodeTxnIndex(aborted), nil },
 		fileProducers: func() ([]byte, error) {
 			if p.ProducerSnapshot == nil {
 				return nil, nil

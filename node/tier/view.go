@@ -72,6 +72,22 @@ func (v View) Read(offset int64, maxBytes int, upTo int64) (*partition.Slice, er
 	return s, err
 }
 
+// Aborted lists the aborted transactions that may hold records in [from,
+// to) of the remote segment holding from, for a read_committed fetch that
+// Read answered (its Slice ends within that segment).
+func (v View) Aborted(from, to int64) ([]AbortedTxn, error) {
+	if v.m == nil {
+		return nil, nil
+	}
+	s, ok := v.m.Find(from)
+	if !ok {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(v.t.ctx, ReadTimeout)
+	defer cancel()
+	return v.t.reader.Aborted(ctx, v.topic, v.index, s, from, to)
+}
+
 // OffsetForTime is ListOffsets by timestamp over the remote segments
 // below the local log start: ok when a remote batch is that new.
 func (v View) OffsetForTime(ts int64) (offset, timestamp int64, ok bool, err error) {
