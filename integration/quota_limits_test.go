@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -131,25 +132,40 @@ func TestQuotaRequestPercentageFlood(t *testing.T) {
 		wg.Wait()
 		return float64(done.Load()) / time.Since(start).Seconds(), hook.n.Load()
 	}
-	alone := syncProduceRate(t, n.KafkaAddr, topic, "producer", 3*time.Second)
-	// phase floods with clientID for 5 s and measures the producer beside
-	// it from 1 s on, past the quota window's burst.
-	phase := func(clientID string) (produced, flooded float64, throttles int64) {
+	// phase floods with clientID for flood and measures the producer
+	// beside it for measure, from 1 s on, past the quota window's burst.
+	phase := func(clientID string, floodFor, measure time.Duration) (produced, flooded float64, throttles int64) {
 		var wg sync.WaitGroup
 		wg.Add(1)
-		go func() { defer wg.Done(); flooded, throttles = flood(clientID, 5*time.Second) }()
+		go func() { defer wg.Done(); flooded, throttles = flood(clientID, floodFor) }()
 		time.Sleep(time.Second)
-		produced = syncProduceRate(t, n.KafkaAddr, topic, "producer", 3*time.Second)
+		produced = syncProduceRate(t, n.KafkaAddr, topic, "producer", measure)
 		wg.Wait()
 		return produced, flooded, throttles
 	}
-	freeBeside, free, freeThrottles := phase("free")
-	beside, held, heldThrottles := phase("flooder")
-	// Alone again: the shared machine's pace drifts over a test's
-	// seconds, so the figure alone is the mean of before and after.
-	alone = (alone + syncProduceRate(t, n.KafkaAddr, topic, "producer", 3*time.Second)) / 2
-	t.Logf("producer (one record at a time): alone %.0f records/s, beside the flood without a quota %.0f (%.2f×), beside the flood with request_percentage=0.2 %.0f (%.2f×); ListOffsets/s: without a quota %.0f (%d throttles), with it %.0f (%d throttles)",
-		alone, freeBeside, freeBeside/alone, beside, beside/alone, free, freeThrottles, held, heldThrottles)
+	alone := syncProduceRate(t, n.KafkaAddr, topic, "producer", 2*time.Second)
+	freeBeside, free, freeThrottles := phase("free", 4*time.Second, 2*time.Second)
+	// The producer beside the throttled flood against alone, in
+	// alternating slices, the median of the pairs' ratios: the shared
+	// machine's pace drifts over a test's seconds (other packages' tests
+	// run beside this one), which one long slice of each cannot tell
+	// from the flood's effect.
+	const pairs = 5
+	var ratios []float64
+	var held float64
+	var heldThrottles int64
+	var besides, alones float64
+	for range pairs {
+		a := syncProduceRate(t, n.KafkaAddr, topic, "producer", time.Second)
+		b, h, th := phase("flooder", 2500*time.Millisecond, time.Second)
+		ratios = append(ratios, b/a)
+		held, heldThrottles = held+h/pairs, heldThrottles+th
+		besides, alones = besides+b/pairs, alones+a/pairs
+	}
+	slices.Sort(ratios)
+	ratio := ratios[pairs/2]
+	t.Logf("producer (one record at a time): alone %.0f records/s, beside the flood without a quota %.0f (%.2f×); beside the flood with request_percentage=0.2 %.0f, alone %.0f, the pairs' ratios %.2f, median %.2f×; ListOffsets/s: without a quota %.0f (%d throttles), with it %.0f (%d throttles)",
+		alone, freeBeside, freeBeside/alone, besides, alones, ratios, ratio, free, freeThrottles, held, heldThrottles)
 	if freeThrottles != 0 {
 		t.Errorf("the client without a quota was throttled %d times", freeThrottles)
 	}
@@ -159,8 +175,8 @@ func TestQuotaRequestPercentageFlood(t *testing.T) {
 	if held*4 > free {
 		t.Errorf("the flood with request_percentage=0.2 made %.0f requests/s, without a quota %.0f: not held back", held, free)
 	}
-	if beside < 0.8*alone {
-		t.Errorf("the producer made %.0f records/s beside the throttled flood, %.0f alone: it did not keep its throughput", beside, alone)
+	if ratio < 0.8 {
+		t.Errorf("the producer beside the throttled flood made a median %.2f× of its records/s alone (pairs %.2f): it did not keep its throughput", ratio, ratios)
 	}
 }
 
