@@ -4,15 +4,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/spool-log/spool/client"
 	"github.com/spool-log/spool/integration/history"
+	"github.com/spool-log/spool/internal/recordbatch"
 	"github.com/spool-log/spool/internal/retry"
+	"github.com/spool-log/spool/node/hosted"
 	"github.com/spool-log/spool/node/tier/tiertest"
 )
 
@@ -32,6 +37,18 @@ func TestTierRestoreAfterAllDisksLost(t *testing.T) {
 	const parts = 2
 	createTieredTopic(t, nodes, topic, parts)
 	h := history.New()
+	// One idempotent batch of a producer that writes nothing after it:
+	// only the producer snapshots uploaded beside each later segment,
+	// each built on the one before, carry its state to the restored end.
+	raw := franzClient(t, seeds[0], kgo.SeedBrokers(seeds...))
+	pid, epoch := initProducerID(t, raw)
+	const rawValue = "idempotent-before-the-loss"
+	h.Send("raw", rawValue)
+	rawOffset, code := produceIdempotent(t, raw, topic, 0, pid, epoch, rawValue)
+	if code != 0 {
+		t.Fatalf("idempotent produce: %s", errName(code))
+	}
+	h.Acked(rawValue, 0, rawOffset)
 	bulkProduceInto(t, h, seeds, topic, parts, "pre", 2<<20) // four segments a partition
 	remoteEnd := func(p int32) int64 {
 		_, segs, err := storeManifest(t, store, topic, p)
@@ -51,7 +68,35 @@ func TestTierRestoreAfterAllDisksLost(t *testing.T) {
 		})
 	}
 
+	// Every replica keeps the last segment's producer snapshot, so a new
+	// leader knows the producer although its batch has left every local
+	// disk: the retry is answered as the duplicate it is.
+	retry.Run(t, 30*time.Second, func() error {
+		for _, n := range nodes {
+			if bases, _ := localSegments(t, n, topic, 0); len(bases) == 0 || bases[0] <= rawOffset {
+				return fmt.Errorf("node %d: partition 0's local log still holds offset %d (segments from %v)", n.ID, rawOffset, bases)
+			}
+			if _, err := os.Stat(filepath.Join(n.Dir, fmt.Sprintf("%s-0", topic), hosted.ProducerSeedFile)); err != nil {
+				return fmt.Errorf("node %d: %v", n.ID, err)
+			}
+		}
+		return nil
+	})
+	old := waitLeader(t, nodes, topic, 0, -1, 30*time.Second)
+	old.Kill()
+	var live []*Node
 	for _, n := range nodes {
+		if n != old {
+			live = append(live, n)
+		}
+	}
+	waitLeader(t, live, topic, 0, int32(old.ID), 30*time.Second)
+	raw = franzClient(t, live[0].KafkaAddr, kgo.SeedBrokers(kafkaAddrs(live)...))
+	if again, code := produceIdempotent(t, raw, topic, 0, pid, epoch, rawValue); code != 0 || again != rawOffset {
+		t.Fatalf("the idempotent batch retried to the new leader: at %d, %s; want the duplicate's answer, its old offset %d", again, errName(code), rawOffset)
+	}
+
+	for _, n := range live {
 		n.Kill()
 	}
 	for _, n := range nodes {
@@ -117,6 +162,13 @@ func TestTierRestoreAfterAllDisksLost(t *testing.T) {
 		}
 		return nil
 	})
+	// The producer retries its batch, which only the store holds: the
+	// restored partition knows it (from the producer snapshot) and
+	// answers with its old offset rather than append it again.
+	raw = franzClient(t, seeds[0], kgo.SeedBrokers(seeds...))
+	if again, code := produceIdempotent(t, raw, topic, 0, pid, epoch, rawValue); code != 0 || again != rawOffset {
+		t.Fatalf("the idempotent batch retried after the restore: at %d, %s; want the duplicate's answer, its old offset %d", again, errName(code), rawOffset)
+	}
 	cl := franzClient(t, seeds[0], kgo.SeedBrokers(seeds...), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	for p := int32(0); p < parts; p++ {
 		r, err := cl.ProduceSync(ctxTimeout(t, 30*time.Second), &kgo.Record{Topic: topic, Partition: p, Value: []byte("after the restore")}).First()
@@ -147,4 +199,50 @@ func readRestored(t *testing.T, h *history.History, seeds []string, topic string
 			h.Read(r.Partition, r.Offset, string(r.Value))
 		}
 	}
+}
+
+// initProducerID gets an idempotent producer id and epoch.
+func initProducerID(t testing.TB, cl *kgo.Client) (int64, int16) {
+	t.Helper()
+	req := kmsg.NewPtrInitProducerIDRequest()
+	req.TransactionTimeoutMillis = -1
+	resp, err := req.RequestWith(ctxTimeout(t, 10*time.Second), cl)
+	if err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("InitProducerID: %v %v", err, errName(resp.ErrorCode))
+	}
+	return resp.ProducerID, resp.ProducerEpoch
+}
+
+// produceIdempotent sends one batch of pid at epoch, sequence 0, holding
+// value, to topic/p's leader with acks=all, retrying only what is
+// retriable; it returns the offset answered and the error code.
+func produceIdempotent(t testing.TB, cl *kgo.Client, topic string, p int32, pid int64, epoch int16, value string) (int64, int16) {
+	t.Helper()
+	h := recordbatch.NoProducer()
+	h.ProducerID, h.ProducerEpoch = pid, epoch
+	h.FirstTimestamp = time.Now().UnixMilli()
+	h.MaxTimestamp = h.FirstTimestamp
+	batch, err := recordbatch.Build(nil, h, []recordbatch.Record{{Value: []byte(value)}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var offset int64
+	var code int16
+	retry.Run(t, 30*time.Second, func() error {
+		resp, err := cl.Request(ctxTimeout(t, 10*time.Second), produceRequest(9, topic, p, batch))
+		if err != nil {
+			return err
+		}
+		pr := resp.(*kmsg.ProduceResponse)
+		if len(pr.Topics) != 1 || len(pr.Topics[0].Partitions) != 1 {
+			return fmt.Errorf("produce response %+v", pr)
+		}
+		part := pr.Topics[0].Partitions[0]
+		if e := kerr.ErrorForCode(part.ErrorCode); e != nil && kerr.IsRetriable(e) {
+			return e
+		}
+		offset, code = part.BaseOffset, part.ErrorCode
+		return nil
+	})
+	return offset, code
 }

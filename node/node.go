@@ -667,7 +667,8 @@ func (n *Node) remoteLog(o hosted.RemoteOpen) (replica.RemoteLog, error) {
 			return nil, err
 		}
 		if !started && o.Log.EndOffset() == 0 {
-			if _, err := n.tier.Restore(o.Dir, o.Topic, o.Index, o.Log); err != nil {
+			seed := func(b []byte) error { return hosted.WriteProducerSeed(o.Dir, b) }
+			if _, err := n.tier.Restore(o.Dir, o.Topic, o.Index, o.Log, seed); err != nil {
 				return nil, err
 			}
 		}
@@ -685,9 +686,20 @@ func (n *Node) tierHosted() []tier.Hosted {
 	out := make([]tier.Hosted, 0, len(parts))
 	for _, p := range parts {
 		out = append(out, tier.Hosted{Dir: p.Dir, Topic: p.Topic, Index: p.Index, Source: p.Replica,
-			Aborted: segmentAborted(p), Settings: p.CurrentSettings})
+			Aborted: segmentAborted(p), ProducerSnapshot: n.segmentProducers(p), Settings: p.CurrentSettings,
+			SeedProducers: func(b []byte) error { return hosted.WriteProducerSeed(p.Dir, b) }})
 	}
 	return out
+}
+
+// segmentProducers is p's producer snapshot as of a segment's end, for its
+// upload (node/hosted's SnapshotAt), producers idle past
+// producer.id.expiration.ms left out.
+func (n *Node) segmentProducers(p *hosted.Partition) tier.ProducerSnapshotFunc {
+	return func(prev []byte, next int64) ([]byte, error) {
+		now := time.Now()
+		return hosted.SnapshotAt(p.Replica, prev, next, now, now.Add(-n.cfg.ProducerIDExpiry))
+	}
 }
 
 // segmentAborted is p's aborted transactions for a segment's upload, from

@@ -9,6 +9,7 @@ package atomicfile
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -75,4 +76,23 @@ func SyncDir(dir string) error {
 		return fmt.Errorf("fsync dir %s: %w", dir, err)
 	}
 	return nil
+}
+
+// ReadBounded reads the file at path whole if it is at most limit bytes,
+// and refuses it otherwise: for files read back at start, whose size a
+// damaged or foreign file must not choose.
+func ReadBounded(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() > limit {
+		return nil, fmt.Errorf("%s: %d bytes, more than %d", path, st.Size(), limit)
+	}
+	return io.ReadAll(io.LimitReader(f, limit))
 }

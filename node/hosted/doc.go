@@ -17,7 +17,10 @@
 // last stable offset, and aborted ones, with its checkpoint file). Both are
 // derived from the partition's committed log, read through Log, so every
 // replica that comes to lead or serve the partition builds the same state
-// from its own copy. A Partition holds one of each; the Kafka handlers
+// from its own copy; a tiered partition's replica starts its producer
+// state from the snapshot uploaded with its last segment, kept beside it
+// (producer_snapshot.go: SnapshotAt builds the one uploaded beside each
+// segment, ProducerSeedFile is the last one, also after a restore). A Partition holds one of each; the Kafka handlers
 // (node) call its methods (EnqueueIdempotent, SettleProducer,
 // EnqueueMarker, TxnView, ...) and never take its locks themselves.
 //
@@ -49,8 +52,9 @@
 // No lock of this package is held across a network call (a repair asks
 // its leader holding only the partition's claim). planMu is held
 // across Mend's close of stopped replicas (waited on only by reconciles). appendMu is held across a producer-state rebuild (a header
-// scan of at most the last 100,000 offsets, when the replica starts
-// leading in a new epoch) and a single-copy partition's Enqueue (the log's
+// scan of at most the last 100,000 offsets, and a read of the restore's
+// producer seed file if there is one, when the replica starts leading in
+// a new epoch) and a single-copy partition's Enqueue (the log's
 // own write); scanMu across the scan's reads of the log, and flushMu
 // across the checkpoint's write, waited on by nobody but the next scan or
 // flush.

@@ -97,7 +97,7 @@ func (p *Partition) CurrentSettings() topicconfig.Settings {
 // state (Producers.Rebuild). The caller holds appendMu, or has the
 // partition to itself (NewPartition).
 func (p *Partition) rebuildProducers(now time.Time) error {
-	if err := p.producers.Rebuild(p.Replica, now); err != nil {
+	if err := p.producers.RebuildIn(p.Replica, p.Dir, now); err != nil {
 		return fmt.Errorf("%s: %w", p.Dir, err)
 	}
 	return nil

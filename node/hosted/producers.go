@@ -277,10 +277,26 @@ func (ps *Producers) PendingBatches() int {
 // per batch, and the record of each marker) and replays them into the
 // producer state, noting each at now. A log start that retention moves
 // meanwhile ends the rebuild early, without error: nothing older matters.
-func (ps *Producers) Rebuild(log Log, now time.Time) error {
-	end := log.HighWatermark()
-	off := max(log.LogStartOffset(), end-RebuildOffsets)
-	for off < end {
+func (ps *Producers) Rebuild(log Log, now time.Time) error { return ps.RebuildIn(log, "", now) }
+
+// RebuildIn is Rebuild for the partition in dir: when a restore left the
+// state as of the log's start there (ProducerSeedFile) and the log
+// continues it, the rebuild starts from that state and replays the log
+// from where it ends.
+func (ps *Producers) RebuildIn(log Log, dir string, now time.Time) error {
+	seed, from := seeded(log, dir)
+	ps.m = seed.m
+	return ps.replay(log, from, log.HighWatermark(), now)
+}
+
+// errReplayed stops a replay's walk at its end.
+var errReplayed = errors.New("replayed to the end")
+
+// replay applies the log's batches that start in [from, to) to the
+// producer state, noting each at now.
+func (ps *Producers) replay(log Log, from, to int64, now time.Time) error {
+	off := from
+	for off < to {
 		s, err := log.Read(off, 1<<20)
 		if errors.Is(err, partition.ErrOffsetOutOfRange) {
 			return nil // retention moved the start; nothing older matters
@@ -289,6 +305,9 @@ func (ps *Producers) Rebuild(log Log, now time.Time) error {
 			return fmt.Errorf("read producer state: %w", err)
 		}
 		next, err := s.EachBatchHeader(off, func(f *os.File, pos int64, h partition.BatchHeader) error {
+			if h.BaseOffset >= to {
+				return errReplayed
+			}
 			if !h.Control() || h.ProducerID < 0 {
 				ps.Record(h, h.BaseOffset, now)
 				return nil
@@ -303,6 +322,9 @@ func (ps *Producers) Rebuild(log Log, now time.Time) error {
 			return nil
 		})
 		s.Release()
+		if errors.Is(err, errReplayed) {
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("producer state: %w", err)
 		}

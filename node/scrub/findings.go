@@ -3,10 +3,7 @@ package scrub
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"slices"
 	"time"
 
@@ -50,7 +47,7 @@ func (s *Scrubber) loadFindings() {
 	if s.cfg.FindingsFile == "" {
 		return
 	}
-	b, err := readBounded(s.cfg.FindingsFile, maxFindingsFileBytes)
+	b, err := atomicfile.ReadBounded(s.cfg.FindingsFile, maxFindingsFileBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return
 	}
@@ -73,22 +70,6 @@ func (s *Scrubber) loadFindings() {
 		saved.Repairs = saved.Repairs[len(saved.Repairs)-maxRepairs:]
 	}
 	s.repairs = saved.Repairs
-}
-
-func readBounded(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if st.Size() > limit {
-		return nil, fmt.Errorf("%s: %d bytes, more than %d", path, st.Size(), limit)
-	}
-	return io.ReadAll(io.LimitReader(f, limit))
 }
 
 // trim keeps the newest maxFindings of fs.

@@ -16,6 +16,12 @@ type Hosted struct {
 	// Aborted lists the partition's aborted transactions for a segment's
 	// upload (Partition.Aborted).
 	Aborted AbortedFunc
+	// ProducerSnapshot is the partition's producer state for a
+	// segment's upload (Partition.ProducerSnapshot).
+	ProducerSnapshot ProducerSnapshotFunc
+	// SeedProducers keeps the last segment's producer snapshot beside the
+	// partition (Partition.SeedProducers).
+	SeedProducers func(snapshot []byte) error
 	// Settings are the topic's settings now, read on each uploader pass
 	// (an altered topic): remote.storage.enable, the total retention.
 	Settings func() topicconfig.Settings
@@ -76,7 +82,7 @@ func (t *Service) partitions() []*Partition {
 		m.SetTiered(h.Settings().RemoteStorage)
 		out = append(out, &Partition{
 			Topic: h.Topic, Index: h.Index, Source: h.Source, Manifest: m,
-			Aborted: h.Aborted,
+			Aborted: h.Aborted, ProducerSnapshot: h.ProducerSnapshot, SeedProducers: h.SeedProducers,
 			Retention: func() (time.Duration, int64) {
 				if s := h.Settings(); s.Delete {
 					return s.RetentionAge, s.RetentionBytes

@@ -43,6 +43,9 @@ type Restored struct {
 	Start, End int64
 	Segments   int
 	Bytes      int64
+	// Producers says the producer snapshot of the restored end was
+	// found and handed on.
+	Producers bool
 }
 
 // Restore rebuilds the remote side of the new partition (topic, index) in
@@ -52,7 +55,12 @@ type Restored struct {
 // joiner), before the replica and OpenManifest open. A crash part way is
 // finished by asking again (the manifest first, then the log; a log
 // already past the end is left alone). No lock is held: it reads the store.
-func (t *Service) Restore(dir, topic string, index int32, log RestoreLog) (Restored, error) {
+//
+// seedProducers, when set, is given the producer snapshot uploaded beside
+// the last segment (the producers' state as of the restored end) before
+// the log restarts, so the partition recognises an idempotent retry of a
+// batch only the store holds (node/hosted's ProducerSeedFile).
+func (t *Service) Restore(dir, topic string, index int32, log RestoreLog, seedProducers func([]byte) error) (Restored, error) {
 	if t == nil {
 		return Restored{}, ErrNoStore
 	}
@@ -72,12 +80,22 @@ func (t *Service) Restore(dir, topic string, index int32, log RestoreLog) (Resto
 	if err := atomicfile.Write(filepath.Join(dir, ManifestFile), EncodeManifest(start, segs), 0o644); err != nil {
 		return Restored{}, fmt.Errorf("restore %s/%d: write remote manifest: %w", topic, index, err)
 	}
+	if last := segs[len(segs)-1]; seedProducers != nil && last.FileSizes[fileProducers] > 0 && last.FileSizes[fileProducers] <= maxProducerSnapshot {
+		b, err := getObject(ctx, t.store, t.layout, topic, index, last, fileProducers)
+		if err != nil {
+			return Restored{}, fmt.Errorf("restore %s/%d: read the producer snapshot: %w", topic, index, err)
+		}
+		if err := seedProducers(b); err != nil {
+			return Restored{}, fmt.Errorf("restore %s/%d: producer snapshot: %w", topic, index, err)
+		}
+		r.Producers = true
+	}
 	if log.EndOffset() < r.End {
 		if err := log.RestartAt(r.End); err != nil {
 			return Restored{}, fmt.Errorf("restore %s/%d: start the local log at %d: %w", topic, index, r.End, err)
 		}
 	}
 	t.log.WithField("topic", topic).WithField("partition", index).WithField("remote_start", r.Start).
-		WithField("remote_end", r.End).WithField("segments", r.Segments).Info("remote storage: partition restored from the store")
+		WithField("remote_end", r.End).WithField("segments", r.Segments).WithField("producer_state", r.Producers).Info("remote storage: partition restored from the store")
 	return r, nil
 }

@@ -48,7 +48,7 @@ func TestRestoreFromTheStore(t *testing.T) {
 		return dir, lg
 	}
 	dir, lg := open()
-	r, err := svc.Restore(dir, "orders", 0, lg)
+	r, err := svc.Restore(dir, "orders", 0, lg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestRestoreFromTheStore(t *testing.T) {
 		t.Fatalf("restored local log [%d,%d), want empty at %d", lg.StartOffset(), lg.EndOffset(), uploaded)
 	}
 	// Asked again (a crash before the replica recorded its start): no change.
-	if again, err := svc.Restore(dir, "orders", 0, lg); err != nil || again != r || lg.EndOffset() != uploaded {
+	if again, err := svc.Restore(dir, "orders", 0, lg, nil); err != nil || again != r || lg.EndOffset() != uploaded {
 		t.Fatalf("second restore %+v %v, log end %d", again, err, lg.EndOffset())
 	}
 	rm, err := svc.OpenManifest(dir, true)
@@ -101,11 +101,11 @@ func TestRestoreFromTheStore(t *testing.T) {
 	}
 
 	dir, lg = open()
-	if r, err := svc.Restore(dir, "orders", 1, lg); err != nil || r.Found || lg.EndOffset() != 0 {
+	if r, err := svc.Restore(dir, "orders", 1, lg, nil); err != nil || r.Found || lg.EndOffset() != 0 {
 		t.Fatalf("restore of a partition the store lacks: %+v %v, log end %d", r, err, lg.EndOffset())
 	}
 	var off *tier.Service
-	if _, err := off.Restore(dir, "orders", 0, lg); !errors.Is(err, tier.ErrNoStore) {
+	if _, err := off.Restore(dir, "orders", 0, lg, nil); !errors.Is(err, tier.ErrNoStore) {
 		t.Fatalf("restore with no store: %v", err)
 	}
 }

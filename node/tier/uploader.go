@@ -83,6 +83,14 @@ type partKey struct {
 type partState struct {
 	Backlog
 	retryAt time.Time
+	// producers is the producer snapshot uploaded with the last segment
+	// this uploader recorded, as of producersEnd (the next snapshot is
+	// built on it); only the uploader's goroutine touches them.
+	producers    []byte
+	producersEnd int64
+	// seededEnd is the end of the producer snapshot last handed to the
+	// partition (Partition.SeedProducers).
+	seededEnd int64
 }
 
 // NewUploader is an uploader of parts' partitions (called each pass) to store.
@@ -131,8 +139,11 @@ func (u *Uploader) Pass(ctx context.Context) {
 					Warn("remote manifest: catching up from the store's copy failed; retrying next pass")
 			}
 		}
+		if p.SeedProducers != nil && !p.Manifest.NeedsMerge(p.Source.LogStartOffset()) {
+			u.seedProducers(ctx, p, st)
+		}
 		if p.Source.IsLeader() && !time.Now().Before(st.retryAt) && !p.Manifest.NeedsMerge(p.Source.LogStartOffset()) {
-			err := u.uploadPartition(ctx, p)
+			err := u.uploadPartition(ctx, p, st)
 			if err == nil {
 				_, err = u.remoteRetention(ctx, p, time.Now())
 			}
@@ -246,7 +257,7 @@ var errNotContinued = errors.New("upload record did not extend the manifest")
 // uploadPartition uploads p's closed segments that are wholly committed,
 // below the last stable offset (their txnindex complete) and above the
 // manifest's end, oldest first, each recorded before the next.
-func (u *Uploader) uploadPartition(ctx context.Context, p *Partition) error {
+func (u *Uploader) uploadPartition(ctx context.Context, p *Partition, st *partState) error {
 	for _, s := range p.Source.ClosedSegments() {
 		end := p.Manifest.End()
 		if s.Next <= end {
@@ -276,14 +287,14 @@ func (u *Uploader) uploadPartition(ctx context.Context, p *Partition) error {
 			// contiguous, so this replica cannot continue them.
 			return fmt.Errorf("local segment %d starts above the remote end %d", s.Base, end)
 		}
-		if err := u.uploadSegment(ctx, p, s, aborted); err != nil {
+		if err := u.uploadSegment(ctx, p, s, aborted, st); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (u *Uploader) uploadSegment(ctx context.Context, p *Partition, s partition.SegmentInfo, aborted []AbortedTxn) error {
+func (u *Uploader) uploadSegment(ctx context.Context, p *Partition, s partition.SegmentInfo, aborted []AbortedTxn, st *partState) error {
 	prefix, err := u.layout.PartitionPrefix(p.Topic, p.Index)
 	if err != nil {
 		return err
@@ -306,6 +317,7 @@ func (u *Uploader) uploadSegment(ctx context.Context, p *Partition, s partition.
 		return err
 	}
 	rs.FileSizes[fileLog] = s.Size
+	var producers []byte // the snapshot uploaded, once recorded the next one's base
 	side := [numFiles]func() ([]byte, error){
 		fileIndex:     func() ([]byte, error) { return u.readSide(s.IndexPath) },
 		fileTimeIndex: func() ([]byte, error) { return u.readSide(s.TimeIndexPath) },
@@ -315,7 +327,9 @@ func (u *Uploader) uploadSegment(ctx context.Context, p *Partition, s partition.
 			if p.ProducerSnapshot == nil {
 				return nil, nil
 			}
-			return p.ProducerSnapshot(), nil
+			b, err := p.ProducerSnapshot(u.previousProducers(ctx, p, st, s.Base), s.Next)
+			producers = b
+			return b, err
 		},
 	}
 	total := s.Size
@@ -348,11 +362,90 @@ func (u *Uploader) uploadSegment(ctx context.Context, p *Partition, s partition.
 	if p.Manifest.End() < s.Next {
 		return fmt.Errorf("segment %d: %w", s.Base, errNotContinued)
 	}
+	st.producers, st.producersEnd = producers, s.Next
 	u.count([]string{"tier", "upload", "segments"}, 1)
 	u.log.WithField("topic", p.Topic).WithField("partition", p.Index).WithField("base", s.Base).
 		WithField("next", s.Next).WithField("bytes", total).Debug("segment uploaded")
 	u.putManifest(ctx, p)
 	return nil
+}
+
+// previousProducers is the producer snapshot as of base to build the next
+// one on: the one this uploader recorded last, or the store's beside the
+// recorded segment ending at base (a new leader's first upload), or nil
+// (the next is built from the local log alone).
+func (u *Uploader) previousProducers(ctx context.Context, p *Partition, st *partState, base int64) []byte {
+	if st.producers != nil && st.producersEnd == base {
+		return st.producers
+	}
+	prev, ok := p.Manifest.Find(base - 1)
+	if !ok || prev.Next != base || prev.FileSizes[fileProducers] == 0 || prev.FileSizes[fileProducers] > maxProducerSnapshot {
+		return nil
+	}
+	b, err := getObject(ctx, u.store, u.layout, p.Topic, p.Index, prev, fileProducers)
+	if err != nil {
+		u.log.WithError(err).WithField("topic", p.Topic).WithField("partition", p.Index).WithField("base", prev.Base).
+			Warn("remote storage: the previous segment's producer snapshot could not be read; the next is built from the local log alone")
+		return nil
+	}
+	return b
+}
+
+// seedProducers hands the partition the producer snapshot of its last
+// recorded segment once per segment (this uploader's own, else the
+// store's), so that a rebuild of its producer state — as a new leader,
+// after a restart — knows the producers whose batches local retention has
+// deleted. A failed read is tried again next pass.
+func (u *Uploader) seedProducers(ctx context.Context, p *Partition, st *partState) {
+	end := p.Manifest.End()
+	if end == 0 || end == st.seededEnd {
+		return
+	}
+	b := st.producers
+	if b == nil || st.producersEnd != end {
+		last, ok := p.Manifest.Find(end - 1)
+		if !ok || last.FileSizes[fileProducers] == 0 || last.FileSizes[fileProducers] > maxProducerSnapshot {
+			st.seededEnd = end // none uploaded with it
+			return
+		}
+		var err error
+		if b, err = getObject(ctx, u.store, u.layout, p.Topic, p.Index, last, fileProducers); err != nil {
+			u.log.WithError(err).WithField("topic", p.Topic).WithField("partition", p.Index).
+				Debug("remote storage: reading the last segment's producer snapshot failed; retrying next pass")
+			return
+		}
+	}
+	if err := p.SeedProducers(b); err != nil {
+		u.log.WithError(err).WithField("topic", p.Topic).WithField("partition", p.Index).
+			Warn("remote storage: keeping the last segment's producer snapshot failed; retrying next pass")
+		return
+	}
+	st.seededEnd = end
+}
+
+// maxProducerSnapshot bounds a producer snapshot read back from the store.
+const maxProducerSnapshot = 64 << 20
+
+// getObject reads remote segment s's object of kind whole (at most its
+// recorded size).
+func getObject(ctx context.Context, store ObjectStore, layout Layout, topic string, index int32, s RemoteSegment, kind int) ([]byte, error) {
+	prefix, err := layout.PartitionPrefix(topic, index)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := store.GetRange(ctx, prefix+SegmentDir(s.Base, s.Next, s.ID)+FileKinds[kind], 0, -1)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, s.FileSizes[kind]+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) != s.FileSizes[kind] {
+		return nil, fmt.Errorf("remote segment %d of %s-%d: %s of %d bytes, recorded %d", s.Base, topic, index, FileKinds[kind], len(b), s.FileSizes[kind])
+	}
+	return b, nil
 }
 
 // ManifestKey is the key of the store's copy of a partition's manifest.
