@@ -219,7 +219,8 @@ func pending(p *Partition) (int, int64) {
 	return n, b
 }
 
-// Backlog is partition (topic, index)'s backlog as of the last pass.
+// Backlog is partition (topic, index)'s backlog as of the last pass, less
+// what the pass under way has uploaded since.
 func (u *Uploader) Backlog(topic string, index int32) (Backlog, bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -290,6 +291,13 @@ func (u *Uploader) uploadPartition(ctx context.Context, p *Partition, st *partSt
 		if err := u.uploadSegment(ctx, p, s, aborted, st); err != nil {
 			return err
 		}
+		// A pass catching up on a long backlog takes minutes: the
+		// backlog it reports (/readyz, Backlog) shrinks as it goes,
+		// and an upload that went through means it is not failing.
+		u.mu.Lock()
+		st.Segments, st.Bytes = max(st.Segments-1, 0), max(st.Bytes-s.Size, 0)
+		st.Failures, st.LastError = 0, ""
+		u.mu.Unlock()
 	}
 	return nil
 }
