@@ -67,13 +67,17 @@ func tierEnvInt(t testing.TB, name string, def int) int {
 // createTieredTopic creates an R=3 topic with remote.storage.enable and
 // local.retention.bytes=1 (only what is not yet uploaded, and the active
 // segment, stays local).
-func createTieredTopic(t testing.TB, nodes []*Node, topic string, partitions int32) {
+// extra are more topic configs, as key, value pairs.
+func createTieredTopic(t testing.TB, nodes []*Node, topic string, partitions int32, extra ...string) {
 	t.Helper()
 	adm := kadm.NewClient(franzClient(t, nodes[0].KafkaAddr))
 	cfg := map[string]*string{}
 	for k, v := range map[string]string{"remote.storage.enable": "true", "local.retention.bytes": "1",
 		"segment.bytes": strconv.Itoa(tierSegmentBytes), "max.message.bytes": strconv.Itoa(1 << 20)} {
 		cfg[k] = &v
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		cfg[extra[i]] = &extra[i+1]
 	}
 	retry.Run(t, 30*time.Second, func() error {
 		resp, err := adm.CreateTopic(ctxTimeout(t, 30*time.Second), partitions, 3, cfg, topic)
