@@ -59,6 +59,10 @@ type DescribedPartition struct {
 	LocalStart  *int64 `json:"local_start,omitempty"`
 	RemoteBytes *int64 `json:"remote_bytes,omitempty"`
 	LocalBytes  *int64 `json:"local_bytes,omitempty"`
+	// NotUploaded is the upload backlog in records: those at or past the
+	// remote end, on the replicas' disks only (the active segment's,
+	// which is uploaded once closed, included).
+	NotUploaded *int64 `json:"not_uploaded,omitempty"`
 }
 
 type DescribedConfig struct {
@@ -138,7 +142,8 @@ const (
 
 // describeTiered fills the tiered storage columns of the topics with
 // remote.storage.enable=true: remote and local starts by ListOffsets (the
-// earliest offset is the remote start once anything is uploaded), local
+// earliest offset is the remote start once anything is uploaded), the
+// records not uploaded past the last tiered offset (latest-tiered), local
 // and remote bytes from the leader's DescribeLogDirs (Spool lists the
 // store as a log dir named s3://bucket/prefix).
 func describeTiered(ctx context.Context, adm *kadm.Client, ds DescribedTopics) error {
@@ -174,8 +179,15 @@ func describeTiered(ctx context.Context, adm *kadm.Client, ds DescribedTopics) e
 			p := &d.Partitions[j]
 			p.Tiered = true
 			p.LocalStart = listedOffsetPtr(local, d.Topic, p.Partition)
-			if last := listedOffsetPtr(tiered, d.Topic, p.Partition); last != nil && *last >= 0 {
-				p.RemoteStart = p.Start
+			if last := listedOffsetPtr(tiered, d.Topic, p.Partition); last != nil && p.End != nil {
+				if *last >= 0 {
+					p.RemoteStart = p.Start
+				}
+				n := max(*p.End-(*last+1), 0)
+				if *last < 0 && p.Start != nil {
+					n = *p.End - *p.Start // nothing uploaded: every record
+				}
+				p.NotUploaded = &n
 			}
 			for dir, ld := range dirs[p.Leader] {
 				lp, ok := ld.Topics[d.Topic][p.Partition]
@@ -219,7 +231,7 @@ func (d DescribedTopic) WriteTable(out io.Writer) {
 	tiered := len(d.Partitions) > 0 && d.Partitions[0].Tiered
 	head := "PARTITION\tLEADER\tEPOCH\tREPLICAS\tISR\tOFFLINE\tSTART\tEND"
 	if tiered {
-		head += "\tREMOTE START\tLOCAL START\tREMOTE BYTES\tLOCAL BYTES"
+		head += "\tREMOTE START\tLOCAL START\tREMOTE BYTES\tLOCAL BYTES\tNOT UPLOADED"
 	}
 	fmt.Fprintln(w, head)
 	for _, p := range d.Partitions {
@@ -230,7 +242,7 @@ func (d DescribedTopic) WriteTable(out io.Writer) {
 		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s", p.Partition, leader, epochOrDash(p.LeaderEpoch),
 			formatBrokers(p.Replicas), formatBrokers(p.ISR), formatBrokers(p.Offline), offsetOrDash(p.Start), offsetOrDash(p.End))
 		if tiered {
-			fmt.Fprintf(w, "\t%s\t%s\t%s\t%s", offsetOrDash(p.RemoteStart), offsetOrDash(p.LocalStart), offsetOrDash(p.RemoteBytes), offsetOrDash(p.LocalBytes))
+			fmt.Fprintf(w, "\t%s\t%s\t%s\t%s\t%s", offsetOrDash(p.RemoteStart), offsetOrDash(p.LocalStart), offsetOrDash(p.RemoteBytes), offsetOrDash(p.LocalBytes), offsetOrDash(p.NotUploaded))
 		}
 		fmt.Fprintln(w)
 	}

@@ -156,7 +156,7 @@ func TestTierRestoreAfterAllDisksLost(t *testing.T) {
 				continue
 			}
 			if !dp.Tiered || dp.RemoteStart == nil || *dp.RemoteStart != 0 || dp.LocalStart == nil || *dp.LocalStart != end ||
-				dp.RemoteBytes == nil || *dp.RemoteBytes <= 0 || dp.LocalBytes == nil {
+				dp.RemoteBytes == nil || *dp.RemoteBytes <= 0 || dp.LocalBytes == nil || dp.NotUploaded == nil || *dp.NotUploaded != 0 {
 				return fmt.Errorf("partition %d (restored end %d) described as %s", dp.Partition, end, out)
 			}
 		}

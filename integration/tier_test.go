@@ -11,6 +11,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -25,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/spool-log/spool/client"
 	"github.com/spool-log/spool/integration/history"
 	"github.com/spool-log/spool/internal/retry"
 	"github.com/spool-log/spool/node/tier"
@@ -350,11 +352,27 @@ func TestTierConsumeFromStore(t *testing.T) {
 	if !sawBacklog {
 		t.Fatalf("no node's /readyz reported an upload backlog with the store down %v", outage)
 	}
+	// spool topic describe reports it too: what was produced while the
+	// store was down is not uploaded.
+	for p, dp := range describedPartitions(t, seeds, topic) {
+		if dp.NotUploaded == nil || *dp.NotUploaded < int64(len(more[p])) {
+			t.Fatalf("partition %d: spool topic describe shows %s records not uploaded with the store down, %d produced meanwhile", p, describedCount(dp.NotUploaded), len(more[p]))
+		}
+	}
 	sw.Restart(t)
 	sw.WaitReady(t)
 	for _, n := range nodes {
 		waitUploadsCaughtUp(t, n)
 	}
+	// Caught up: at most the active segment's records are not uploaded.
+	retry.Run(t, 30*time.Second, func() error {
+		for p, dp := range describedPartitions(t, seeds, topic) {
+			if dp.NotUploaded == nil || *dp.NotUploaded > 2*tierSegmentBytes/1024 {
+				return fmt.Errorf("partition %d: spool topic describe shows %s records not uploaded after catching up", p, describedCount(dp.NotUploaded))
+			}
+		}
+		return nil
+	})
 	for p := range want {
 		want[p] = append(want[p], more[p]...)
 		_, segs, err := storeManifest(t, store, topic, p)
@@ -364,6 +382,31 @@ func TestTierConsumeFromStore(t *testing.T) {
 		checkRanges(t, segs)
 	}
 	readBack("after the outage", want)
+}
+
+// describedPartitions is `spool topic describe`'s partitions of topic.
+func describedPartitions(t testing.TB, seeds []string, topic string) map[int32]client.DescribedPartition {
+	t.Helper()
+	out, err := Spool(t, "", "topic", "describe", topic, "-o", "json", "--brokers", seeds[0])
+	if err != nil {
+		t.Fatalf("spool topic describe: %v\n%s", err, out)
+	}
+	var ds client.DescribedTopics
+	if err := json.Unmarshal([]byte(out), &ds); err != nil || len(ds) != 1 {
+		t.Fatalf("spool topic describe: %v\n%s", err, out)
+	}
+	ps := map[int32]client.DescribedPartition{}
+	for _, dp := range ds[0].Partitions {
+		ps[dp.Partition] = dp
+	}
+	return ps
+}
+
+func describedCount(n *int64) string {
+	if n == nil {
+		return "no figure of"
+	}
+	return strconv.FormatInt(*n, 10)
 }
 
 // waitUploadsCaughtUp waits until n's /readyz says its uploads caught up.
