@@ -25,13 +25,14 @@ import (
 //
 // Layout, big-endian: "SPPS", a version byte (1), End (8), the producer
 // count (4), then per producer: id (8), epoch (2), coordinator epoch (4),
-// last append in Unix ms (8), the batch count (1, at most
-// ProducerWindow), and per batch its first and last sequence (4 each) and
-// first and last offset (8 each).
+// last append in Unix ms (8), flags (1: bit 0, its transaction is open),
+// the batch count (1, at most ProducerWindow), and per batch its first and
+// last sequence (4 each) and first and last offset (8 each).
 const (
 	producerSnapshotMagic   = "SPPS"
 	producerSnapshotVersion = 1
-	producerEntryBytes      = 8 + 2 + 4 + 8 + 1
+	producerEntryBytes      = 8 + 2 + 4 + 8 + 1 + 1
+	flagTxnOpen             = 1
 	producerBatchBytes      = 4 + 4 + 8 + 8
 	// maxProducerSnapshotBytes bounds a snapshot decoded (millions of
 	// producers).
@@ -71,6 +72,11 @@ func (ps *Producers) EncodeSnapshot(end int64) []byte {
 		b = binary.BigEndian.AppendUint16(b, uint16(e.epoch))
 		b = binary.BigEndian.AppendUint32(b, uint32(e.coordEpoch))
 		b = binary.BigEndian.AppendUint64(b, uint64(e.lastAppend.UnixMilli()))
+		var flags byte
+		if e.txnOpen {
+			flags |= flagTxnOpen
+		}
+		b = append(b, flags)
 		var settled []batchMeta
 		for _, bm := range e.batches {
 			if bm.pending == nil {
@@ -127,8 +133,12 @@ func DecodeProducerSnapshot(b []byte) (ProducerSnapshot, error) {
 			coordEpoch: int32(binary.BigEndian.Uint32(b[10:])),
 			lastAppend: time.UnixMilli(int64(binary.BigEndian.Uint64(b[14:]))),
 		}
-		nb := int(b[22])
+		flags, nb := b[22], int(b[23])
 		b = b[producerEntryBytes:]
+		if flags&^flagTxnOpen != 0 {
+			return bad("producer %d: flags %#x", id, flags)
+		}
+		e.txnOpen = flags&flagTxnOpen != 0
 		if id < 0 || id <= last {
 			return bad("producer id %d after %d", id, last)
 		}

@@ -59,6 +59,14 @@ func TestProducerSnapshots(t *testing.T) {
 			}
 		}
 	}
+	// Producer 9's transaction is open (no marker yet).
+	txn := idempotentBatch(9, 2, 0, 1)
+	h, _ := recordbatch.ParseHeader(txn)
+	h.Attributes |= recordbatch.AttrTransactional
+	txn, _ = recordbatch.Build(nil, h, []recordbatch.Record{{Value: []byte("in a transaction")}}, nil)
+	if _, err := rep.Append(txn); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := rep.Append(recordbatch.Simple(time.Now().UnixMilli(), []byte("plain"))); err != nil {
 		t.Fatal(err)
 	}
@@ -107,6 +115,9 @@ func TestProducerSnapshots(t *testing.T) {
 	}
 	wantCheck(t, ps, hdr(7, 0, 10, 2), true, offsets[5], nil)
 	wantCheck(t, ps, hdr(7, 0, 12, 2), false, 0, nil)
+	if open, _ := ps.TxnView(9, 2); !open {
+		t.Fatal("producer 9's open transaction is not open in the restored state")
+	}
 	// A seed the log does not continue (its end below the log start) is
 	// not used: the state is what the log holds, nothing.
 	if err := WriteProducerSeed(dir, atMid); err != nil {

@@ -279,10 +279,10 @@ func (ps *Producers) PendingBatches() int {
 // meanwhile ends the rebuild early, without error: nothing older matters.
 func (ps *Producers) Rebuild(log Log, now time.Time) error { return ps.RebuildIn(log, "", now) }
 
-// RebuildIn is Rebuild for the partition in dir: when a restore left the
-// state as of the log's start there (ProducerSeedFile) and the log
-// continues it, the rebuild starts from that state and replays the log
-// from where it ends.
+// RebuildIn is Rebuild for the partition in dir: when the state as of an
+// offset the log holds is kept there (ProducerSeedFile: the last uploaded
+// segment's, or a restore's) within RebuildOffsets of the high watermark,
+// the rebuild starts from that state and replays the log from there.
 func (ps *Producers) RebuildIn(log Log, dir string, now time.Time) error {
 	seed, from := seeded(log, dir)
 	ps.m = seed.m
