@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/spool-log/spool/internal/testports"
 )
 
 // spoolBin is the binary under test, built by TestMain from ../cmd/spool.
@@ -265,34 +266,9 @@ func Spool(t testing.TB, stdin string, args ...string) (string, error) {
 	return string(out), err
 }
 
-// freeAddr returns a loopback address with a port that was free a moment
-// ago and that no other freeAddr call of this test binary has returned: the
-// kernel may hand a just-closed ephemeral port out again at once, which gave
-// one node the same port for two listeners.
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	handedOutMu.Lock()
-	defer handedOutMu.Unlock()
-	for range 100 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("free port: %v", err)
-		}
-		addr := ln.Addr().String()
-		ln.Close()
-		if !handedOut[addr] {
-			handedOut[addr] = true
-			return addr
-		}
-	}
-	t.Fatal("free port: the kernel keeps returning ports already handed out")
-	return ""
-}
-
-var (
-	handedOutMu sync.Mutex
-	handedOut   = map[string]bool{}
-)
+// freeAddr is a loopback address for a process the test starts, free a
+// moment ago, below the kernel's ephemeral range (internal/testports).
+func freeAddr(t testing.TB) string { return testports.Free(t) }
 
 // lockedBuffer collects a process's output from several goroutines.
 type lockedBuffer struct {

@@ -262,12 +262,15 @@ func (m *Manifest) LocalRetentionFloor() (int64, bool) {
 	return m.End(), true
 }
 
-// End is the offset after the last uploaded segment (0 with none).
+// End is the offset after the last uploaded segment; with none, the
+// remote start (0 on a partition never uploaded; past every upload once
+// remote retention expired them all, which local retention and the next
+// upload must not go below).
 func (m *Manifest) End() int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if len(m.segs) == 0 {
-		return 0
+		return m.start
 	}
 	return m.segs[len(m.segs)-1].Next
 }

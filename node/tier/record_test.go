@@ -248,3 +248,26 @@ func TestManifestCatchUpAfterSnapshot(t *testing.T) {
 		t.Fatalf("no copy: caught %v, %v", caught, err)
 	}
 }
+
+// TestManifestAllExpired: once remote retention has expired every
+// segment, the manifest ends at the remote start, not at 0: local
+// retention may go up to it, an upload of what lies below it changes
+// nothing, and the next upload continues from it.
+func TestManifestAllExpired(t *testing.T) {
+	m, err := OpenManifest(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.SetTiered(true)
+	for _, b := range [][]byte{EncodeUpload(seg(0, 10, 1)), EncodeUpload(seg(10, 20, 2)), EncodeStart(20), EncodeUpload(seg(0, 10, 3))} {
+		if err := m.ApplyRemote(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f, ok := m.LocalRetentionFloor(); len(m.Segments()) != 0 || m.End() != 20 || m.Start() != 20 || !ok || f != 20 {
+		t.Fatalf("all expired: %d segments, start %d, end %d, floor %d; want none, 20, 20, 20", len(m.Segments()), m.Start(), m.End(), f)
+	}
+	if err := m.ApplyRemote(EncodeUpload(seg(20, 30, 4))); err != nil || m.End() != 30 || m.Start() != 20 {
+		t.Fatalf("the next upload: start %d, end %d (%v); want 20, 30", m.Start(), m.End(), err)
+	}
+}

@@ -282,7 +282,7 @@ func (u *Uploader) uploadPartition(ctx context.Context, p *Partition, st *partSt
 			}
 			aborted = txns
 		}
-		if s.Base > end && len(p.Manifest.Segments()) > 0 {
+		if s.Base > end && (end > 0 || len(p.Manifest.Segments()) > 0) {
 			// A gap: the local log starts above the manifest's end (a
 			// replica that took a snapshot). Recorded uploads must be
 			// contiguous, so this replica cannot continue them.

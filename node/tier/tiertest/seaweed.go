@@ -8,7 +8,6 @@ package tiertest
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spool-log/spool/internal/testports"
 	"github.com/spool-log/spool/node/tier"
 )
 
@@ -187,20 +187,9 @@ func (s *Seaweed) WaitReady(t testing.TB) {
 
 func freePorts(t testing.TB, n int) []int {
 	t.Helper()
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
 	out := make([]int, 0, n)
 	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, l)
-		out = append(out, l.Addr().(*net.TCPAddr).Port)
+		out = append(out, testports.FreePort(t)) // below the ephemeral range: weed binds them a moment later
 	}
 	return out
 }
