@@ -15,11 +15,13 @@
 //     applies in log order to its manifest (manifest.go), durably, before
 //     its local retention may drop the segments it covers;
 //   - the uploader (uploader.go): the leader of each tiered partition copies
-//     each closed, committed segment above its manifest's end with what a
-//     reader needs beside it (offset and time indexes, leader-epoch
-//     checkpoint, producer snapshot, aborted-transaction index), then
-//     records it; a failed copy is retried with backoff and counted in the
-//     backlog.
+//     each closed, committed segment above its manifest's end, once the
+//     last stable offset has passed it, with what a reader needs beside it
+//     (offset and time indexes, leader-epoch checkpoint, the producer
+//     snapshot as of its end, built on the one before, and its aborted
+//     transactions: txnindex.go), then records it; a failed copy is
+//     retried with backoff and counted in the backlog; every replica keeps
+//     the last producer snapshot beside its partition;
 //   - the node's side (service.go: Service, one per node, nil when no
 //     store is configured; hosted.go: the manifests of the partitions the
 //     node hosts, by directory; view.go: View, a partition's remote side
