@@ -686,7 +686,7 @@ func (n *Node) tierHosted() []tier.Hosted {
 	out := make([]tier.Hosted, 0, len(parts))
 	for _, p := range parts {
 		out = append(out, tier.Hosted{Dir: p.Dir, Topic: p.Topic, Index: p.Index, Source: p.Replica,
-			Aborted: segmentAborted(p), ProducerSnapshot: n.segmentProducers(p), Settings: p.CurrentSettings,
+			Aborted: segmentAborted(p), ProducerSnapshot: segmentProducers(p, n.cfg.ProducerIDExpiry), Settings: p.CurrentSettings,
 			SeedProducers: func(b []byte) error { return hosted.WriteProducerSeed(p.Dir, b) }})
 	}
 	return out
@@ -695,10 +695,10 @@ func (n *Node) tierHosted() []tier.Hosted {
 // segmentProducers is p's producer snapshot as of a segment's end, for its
 // upload (node/hosted's SnapshotAt), producers idle past
 // producer.id.expiration.ms left out.
-func (n *Node) segmentProducers(p *hosted.Partition) tier.ProducerSnapshotFunc {
+func segmentProducers(p *hosted.Partition, expiry time.Duration) tier.ProducerSnapshotFunc {
 	return func(prev []byte, next int64) ([]byte, error) {
 		now := time.Now()
-		return hosted.SnapshotAt(p.Replica, prev, next, now, now.Add(-n.cfg.ProducerIDExpiry))
+		return hosted.SnapshotAt(p.Replica, prev, next, now, now.Add(-expiry))
 	}
 }
 
